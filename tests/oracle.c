@@ -1,0 +1,218 @@
+/*
+ * oracle.c - memhist against a brute-force scan, on synthetic traces.
+ *
+ * Each configuration generates a trace with mh_synth, writes it with a mix of
+ * single and batch appends, commits at random points (several segments),
+ * throws away a run of junk accesses with mh_writer_discard_from, and checks
+ * a reader opened in the middle of writing still sees its committed prefix.
+ * Then thousands of random queries (plain, resume chains, cursors) must give
+ * exactly what tu_oracle() gives, from one thread and from two at once.
+ *
+ * Usage: oracle [QUERIES_PER_CONFIG [SEED_OFFSET]] (defaults 2000, 0); a
+ * failure prints the query and its seed so it can be replayed.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth.h"
+#include "testutil.h"
+
+typedef struct config {
+    const char *name;
+    uint64_t seed;
+    size_t total;
+    unsigned flags;     /* MH_SYNTH_* */
+    int default_opts;   /* the library defaults, else the fields below */
+    uint32_t slice, block, chunk_min;
+    int32_t background;
+    int commits;        /* random commit points besides the close */
+    int discard;        /* junk runs to append and discard */
+} config;
+
+static const config configs[] = {
+    {"small slices", 1, 60000, 0, 0, 300, 64, 4, 1, 3, 1},
+    {"exec, tiny chunks", 2, 60000, MH_SYNTH_EXEC, 0, 300, 64, 1, 1, 4, 2},
+    {"no linear, sparse", 3, 40000, MH_SYNTH_NO_LINEAR | MH_SYNTH_SPARSE_T, 0, 300, 64, 64, 0, 2, 1},
+    {"everything, foreground", 4, 50000, MH_SYNTH_EXEC | MH_SYNTH_SPARSE_T | MH_SYNTH_NO_LINEAR,
+     0, 1000, 100, 16, 0, 3, 2},
+    {"default options", 5, 300000, MH_SYNTH_EXEC, 1, 0, 0, 0, 1, 2, 1},
+    {"default options, sparse", 6, 150000, MH_SYNTH_SPARSE_T, 1, 0, 0, 0, 1, 0, 0},
+};
+
+static size_t g_queries = 2000;
+static uint64_t g_seed_offset = 0;
+
+static int cmp_size(const void *a, const void *b) {
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Appends junk after position pos (which starts a new transition) and
+ * discards it again: the writer must come back to exactly pos accesses. */
+static void append_and_discard(mh_writer *w, const mh_access *all, size_t pos,
+                               uint32_t slice, tu_rng *rng) {
+    uint64_t t0 = all[pos].transition;
+    size_t junk = 1 + (size_t)tu_below(rng, 3 * (uint64_t)slice);
+    mh_access a = {0};
+    a.transition = t0;
+    for (size_t j = 0; j < junk; j++) {
+        if (tu_below(rng, 4) == 0 && a.transition < UINT64_MAX)
+            a.transition++;
+        a.physical = tu_next(rng) >> 1;
+        a.size = 1 + (uint32_t)tu_below(rng, 16);
+        a.op = (uint8_t)tu_below(rng, MH_OP_COUNT);
+        a.has_linear = (uint8_t)tu_below(rng, 2);
+        a.linear = tu_next(rng);
+        CHECK_OK(mh_writer_append(w, &a));
+    }
+    CHECK(mh_writer_next_id(w) == pos + junk);
+    CHECK_OK(mh_writer_discard_from(w, t0));
+    CHECKF(mh_writer_next_id(w) == pos, "after discarding %zu junk accesses the next id is "
+           "%llu, expected %zu", junk, (unsigned long long)mh_writer_next_id(w), pos);
+}
+
+typedef struct qjob {
+    const mh_reader *r;
+    const mh_access *all;
+    size_t n, count;
+    uint64_t seed;
+} qjob;
+
+static void *query_thread(void *arg) {
+    qjob *j = arg;
+    tu_random_queries(j->r, j->all, j->n, j->count, j->seed);
+    return NULL;
+}
+
+static void run_config(const config *c) {
+    uint64_t seed = c->seed + g_seed_offset;
+    printf("config '%s' seed %llu: %zu accesses\n", c->name, (unsigned long long)seed,
+           c->total);
+    fflush(stdout);
+    snprintf(tu_context, sizeof tu_context, "config '%s' seed %llu", c->name,
+             (unsigned long long)seed);
+
+    mh_access *all = calloc(c->total, sizeof *all);
+    CHECK(all != NULL);
+    mh_synth *s = mh_synth_new(seed, c->total, c->flags);
+    CHECK(s != NULL);
+    size_t n = 0, k;
+    while ((k = mh_synth_next(s, all + n, c->total - n)) > 0)
+        n += k;
+    mh_synth_free(s);
+    CHECK(n == c->total);
+
+    char dir[4096];
+    tu_mkdtemp(dir, sizeof dir, "oracle");
+    char store[4096];
+    tu_join(store, sizeof store, dir, "store");
+
+    mh_writer_options opt;
+    mh_writer_options_init(&opt);
+    if (!c->default_opts) {
+        opt.slice_accesses = c->slice;
+        opt.block_accesses = c->block;
+        opt.chunk_min_accesses = c->chunk_min;
+    }
+    opt.background = c->background;
+    opt.commit_accesses = 0; /* commits only where this test says */
+    mh_writer *w = NULL;
+    CHECK_OK(mh_writer_open(store, MH_CREATE, &opt, &w));
+    char seedtxt[32];
+    snprintf(seedtxt, sizeof seedtxt, "%llu", (unsigned long long)seed);
+    CHECK_OK(mh_writer_set_meta(w, "tracer", "mh_synth"));
+    CHECK_OK(mh_writer_set_meta(w, "seed", seedtxt));
+
+    tu_rng rng = {seed * 7919 + 1};
+    /* commit and discard points, in ascending order */
+    size_t commit_at[8], discard_at[8];
+    for (int i = 0; i < c->commits; i++)
+        commit_at[i] = 1 + (size_t)tu_below(&rng, n - 1);
+    qsort(commit_at, (size_t)c->commits, sizeof commit_at[0], cmp_size);
+    for (int i = 0; i < c->discard; i++)
+        discard_at[i] = 1 + (size_t)tu_below(&rng, n - 1);
+    qsort(discard_at, (size_t)c->discard, sizeof discard_at[0], cmp_size);
+
+    int ci = 0, di = 0;
+    size_t pos = 0;
+    mh_reader *early = NULL; /* opened after the first commit */
+    size_t early_n = 0;
+    while (pos < n) {
+        while (ci < c->commits && commit_at[ci] <= pos) {
+            CHECK_OK(mh_writer_commit(w));
+            CHECK(mh_writer_committed(w) == pos);
+            if (!early) {
+                CHECK_OK(mh_reader_open(store, &early));
+                early_n = pos;
+                tu_check_stats(early, all, early_n);
+            }
+            ci++;
+        }
+        while (di < c->discard && discard_at[di] <= pos) {
+            if (all[pos].transition > all[pos - 1].transition)
+                append_and_discard(w, all, pos, c->default_opts ? 65536 : c->slice, &rng);
+            di++;
+        }
+        /* the next piece ends before the next commit or discard point */
+        size_t limit = n;
+        if (ci < c->commits && commit_at[ci] < limit)
+            limit = commit_at[ci];
+        if (di < c->discard && discard_at[di] < limit)
+            limit = discard_at[di];
+        size_t piece = tu_below(&rng, 5) == 0 ? 1 : 1 + (size_t)tu_below(&rng, 5000);
+        if (piece > limit - pos)
+            piece = limit - pos;
+        if (piece == 1) {
+            CHECK_OK(mh_writer_append(w, &all[pos]));
+        } else {
+            size_t bad = 12345;
+            CHECK_OK(mh_writer_append_batch(w, &all[pos], piece, &bad));
+        }
+        pos += piece;
+        CHECK(mh_writer_next_id(w) == pos);
+    }
+    CHECK_OK(mh_writer_close(w));
+
+    mh_reader *r = NULL;
+    CHECK_OK(mh_reader_open(store, &r));
+    tu_check_stats(r, all, n);
+    CHECK(mh_reader_meta_find(r, "seed") && !strcmp(mh_reader_meta_find(r, "seed"), seedtxt));
+    CHECK(mh_reader_meta_find(r, "tracer") &&
+          !strcmp(mh_reader_meta_find(r, "tracer"), "mh_synth"));
+    if (c->commits > 0)
+        CHECKF(mh_reader_segment_count(r) >= 2, "%zu commits left %zu segments",
+               (size_t)c->commits, mh_reader_segment_count(r));
+
+    /* the early reader still sees only its prefix */
+    if (early) {
+        tu_check_stats(early, all, early_n);
+        tu_random_queries(early, all, early_n, g_queries / 10, seed + 1000);
+        mh_reader_close(early);
+    }
+
+    /* one thread, then two at once on the same reader */
+    tu_random_queries(r, all, n, g_queries, seed + 1);
+    qjob jobs[2] = {{r, all, n, g_queries / 4, seed + 2}, {r, all, n, g_queries / 4, seed + 3}};
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, query_thread, &jobs[1]) == 0);
+    query_thread(&jobs[0]);
+    CHECK(pthread_join(th, NULL) == 0);
+
+    mh_reader_close(r);
+    tu_rmtree(dir);
+    free(all);
+    tu_context[0] = 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1)
+        g_queries = strtoull(argv[1], NULL, 0);
+    if (argc > 2)
+        g_seed_offset = strtoull(argv[2], NULL, 0);
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++)
+        run_config(&configs[i]);
+    printf("oracle: all configurations agree\n");
+    return 0;
+}

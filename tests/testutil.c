@@ -1,0 +1,618 @@
+/*
+ * testutil.c - shared test helpers; see testutil.h. The oracle here is the
+ * executable definition of the half-axis query: it must stay a plain scan
+ * that a reader can check against memhist.h line by line.
+ */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+_Thread_local char tu_context[512];
+
+void tu_fail(const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "%s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (tu_context[0])
+        fprintf(stderr, "  context: %s\n", tu_context);
+    fflush(stderr);
+    exit(1);
+}
+
+/* ---- PRNG ---------------------------------------------------------------- */
+uint64_t tu_next(tu_rng *r) {
+    uint64_t z = (r->x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t tu_below(tu_rng *r, uint64_t n) {
+    /* rejection keeps it uniform; n is often tiny, rarely near 2^64 */
+    uint64_t lim = UINT64_MAX - UINT64_MAX % n;
+    uint64_t v;
+    do
+        v = tu_next(r);
+    while (v >= lim);
+    return v % n;
+}
+
+uint64_t tu_range(tu_rng *r, uint64_t lo, uint64_t hi) {
+    if (lo == 0 && hi == UINT64_MAX)
+        return tu_next(r);
+    return lo + tu_below(r, hi - lo + 1);
+}
+
+/* ---- directories and files ----------------------------------------------- */
+void tu_join(char *buf, size_t cap, const char *dir, const char *name) {
+    int k = snprintf(buf, cap, "%s/%s", dir, name);
+    CHECKF(k > 0 && (size_t)k < cap, "path too long: %s/%s", dir, name);
+}
+
+void tu_mkdtemp(char *buf, size_t cap, const char *tag) {
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base)
+        base = "/tmp";
+    int k = snprintf(buf, cap, "%s/mh-%s-XXXXXX", base, tag);
+    CHECKF(k > 0 && (size_t)k < cap, "temporary path too long");
+    CHECKF(mkdtemp(buf) != NULL, "mkdtemp %s: %s", buf, strerror(errno));
+}
+
+void tu_rmtree(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d)) != NULL) {
+                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                    continue;
+                char sub[4096];
+                tu_join(sub, sizeof sub, path, e->d_name);
+                tu_rmtree(sub);
+            }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+unsigned char *tu_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *buf = malloc(cap);
+    CHECK(buf != NULL);
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            CHECK(buf != NULL);
+        }
+        size_t k = fread(buf + n, 1, cap - n, f);
+        if (k == 0)
+            break;
+        n += k;
+    }
+    CHECKF(!ferror(f), "read %s failed", path);
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+void tu_write_file(const char *path, const void *data, size_t len) {
+    FILE *f = fopen(path, "wb");
+    CHECKF(f != NULL, "cannot create %s: %s", path, strerror(errno));
+    CHECKF(fwrite(data, 1, len, f) == len, "write %s failed", path);
+    CHECKF(fclose(f) == 0, "close %s failed", path);
+}
+
+void tu_copy_dir(const char *src, const char *dst) {
+    DIR *d = opendir(src);
+    CHECKF(d != NULL, "cannot open directory %s: %s", src, strerror(errno));
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char from[4096], to[4096];
+        struct stat st;
+        tu_join(from, sizeof from, src, e->d_name);
+        if (stat(from, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        tu_join(to, sizeof to, dst, e->d_name);
+        size_t len;
+        unsigned char *data = tu_read_file(from, &len);
+        CHECKF(data != NULL, "cannot read %s", from);
+        tu_write_file(to, data, len);
+        free(data);
+    }
+    closedir(d);
+}
+
+/* ---- accesses ------------------------------------------------------------ */
+int tu_same_access(const mh_access *a, const mh_access *b) {
+    return a->id == b->id && a->transition == b->transition &&
+           a->physical == b->physical && a->size == b->size && a->op == b->op &&
+           a->has_linear == b->has_linear && (!a->has_linear || a->linear == b->linear);
+}
+
+void tu_print_access(FILE *f, const mh_access *a) {
+    fprintf(f, "id=%llu t=%llu phys=0x%llx size=%u op=%u lin=%s0x%llx\n",
+            (unsigned long long)a->id, (unsigned long long)a->transition,
+            (unsigned long long)a->physical, a->size, a->op,
+            a->has_linear ? "" : "(absent)", (unsigned long long)a->linear);
+}
+
+/* ---- oracle ---------------------------------------------------------------- */
+int tu_matches(const mh_access *a, const mh_query *q) {
+    uint64_t last = a->physical + (a->size - 1); /* no wrap: the writer checks */
+    return ((q->ops >> a->op) & 1u) && a->physical <= q->addr_last &&
+           last >= q->addr_first;
+}
+
+/* First index whose transition is >= t (n when none). */
+static size_t lower_bound_t(const mh_access *all, size_t n, uint64_t t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (all[mid].transition < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* First index whose transition is > t. */
+static size_t upper_bound_t(const mh_access *all, size_t n, uint64_t t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (all[mid].transition <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+size_t tu_oracle(const mh_access *all, size_t n, const mh_query *q,
+                 mh_access *out, size_t max) {
+    size_t got = 0;
+    if (q->direction == MH_FORWARD) {
+        size_t i;
+        if (q->start_kind == MH_FROM_TRANSITION)
+            i = lower_bound_t(all, n, q->start); /* transition >= T */
+        else if (q->start >= (uint64_t)n)
+            i = n; /* id > X: nothing left */
+        else
+            i = (size_t)q->start + 1;
+        for (; i < n && got < max; i++)
+            if (tu_matches(&all[i], q))
+                out[got++] = all[i];
+    } else {
+        size_t end; /* one past the first index to look at, going down */
+        if (q->start_kind == MH_FROM_TRANSITION)
+            end = upper_bound_t(all, n, q->start); /* transition <= T */
+        else
+            end = q->start < (uint64_t)n ? (size_t)q->start : n; /* id < X */
+        for (size_t i = end; i > 0 && got < max; i--)
+            if (tu_matches(&all[i - 1], q))
+                out[got++] = all[i - 1];
+    }
+    return got;
+}
+
+static void print_query(FILE *f, const mh_query *q, size_t max) {
+    fprintf(f, "query: %s %s %llu addr [0x%llx, 0x%llx] ops %u max %zu\n",
+            q->direction == MH_FORWARD ? "forward" : "backward",
+            q->start_kind == MH_FROM_TRANSITION ? "from transition" : "from id",
+            (unsigned long long)q->start, (unsigned long long)q->addr_first,
+            (unsigned long long)q->addr_last, q->ops, max);
+}
+
+static void diff_fail(const char *what, const mh_query *q, size_t max,
+                      const mh_access *got, size_t ngot, const mh_access *want,
+                      size_t nwant) {
+    fprintf(stderr, "%s: answer differs from the oracle\n", what);
+    print_query(stderr, q, max);
+    size_t first = 0;
+    while (first < ngot && first < nwant && tu_same_access(&got[first], &want[first]))
+        first++;
+    fprintf(stderr, "library returned %zu, oracle %zu, first difference at %zu\n",
+            ngot, nwant, first);
+    size_t from = first > 3 ? first - 3 : 0;
+    for (size_t i = from; i < first + 4 && (i < ngot || i < nwant); i++) {
+        if (i < ngot) {
+            fprintf(stderr, "  lib[%zu]    ", i);
+            tu_print_access(stderr, &got[i]);
+        }
+        if (i < nwant) {
+            fprintf(stderr, "  oracle[%zu] ", i);
+            tu_print_access(stderr, &want[i]);
+        }
+    }
+    tu_fail(__FILE__, __LINE__, "%s mismatch", what);
+}
+
+static int same_list(const mh_access *a, const mh_access *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!tu_same_access(&a[i], &b[i]))
+            return 0;
+    return 1;
+}
+
+size_t tu_check_query(const mh_reader *r, const mh_access *all, size_t n,
+                      const mh_query *q, size_t max) {
+    mh_access *got = calloc(max ? max : 1, sizeof *got);
+    mh_access *want = calloc(max ? max : 1, sizeof *want);
+    CHECK(got && want);
+    size_t ngot = (size_t)-1;
+    CHECK_OK(mh_query_run(r, q, got, max, &ngot));
+    size_t nwant = tu_oracle(all, n, q, want, max);
+    if (ngot != nwant || !same_list(got, want, nwant))
+        diff_fail("mh_query_run", q, max, got, ngot > max ? 0 : ngot, want, nwant);
+    free(got);
+    free(want);
+    return nwant;
+}
+
+void tu_check_cursor(const mh_reader *r, const mh_access *all, size_t n,
+                     const mh_query *q, size_t limit, tu_rng *rng) {
+    mh_cursor *c = NULL;
+    CHECK_OK(mh_cursor_open(r, q, &c));
+    mh_access *got = calloc(limit + 1, sizeof *got);
+    mh_access *want = calloc(limit + 1, sizeof *want);
+    CHECK(got && want && c);
+    size_t total = 0;
+    int ended = 0;
+    while (total < limit) {
+        size_t room = limit - total;
+        size_t ask = 1 + (size_t)tu_below(rng, tu_below(rng, 4) == 0 ? 1000 : 64);
+        if (ask > room)
+            ask = room;
+        size_t k = (size_t)-1;
+        CHECK_OK(mh_cursor_next(c, got + total, ask, &k));
+        CHECKF(k <= ask, "mh_cursor_next returned %zu > max %zu", k, ask);
+        if (k == 0) {
+            ended = 1;
+            break;
+        }
+        total += k;
+    }
+    /* one more than returned tells whether the cursor really ended */
+    size_t nwant = tu_oracle(all, n, q, want, total + 1);
+    if (ended) {
+        if (nwant != total || !same_list(got, want, total))
+            diff_fail("cursor (ended)", q, total, got, total, want, nwant);
+        /* an ended cursor stays ended */
+        size_t k = (size_t)-1;
+        CHECK_OK(mh_cursor_next(c, got, 1, &k));
+        CHECK(k == 0);
+    } else {
+        if (nwant < total || !same_list(got, want, total))
+            diff_fail("cursor", q, total, got, total, want, nwant < total ? nwant : total);
+    }
+    mh_cursor_close(c);
+    free(got);
+    free(want);
+}
+
+void tu_check_chain(const mh_reader *r, const mh_access *all, size_t n,
+                    const mh_query *q, int pages, tu_rng *rng) {
+    size_t cap = (size_t)pages * 1000 + 1;
+    mh_access *chain = calloc(cap, sizeof *chain);
+    mh_access *want = calloc(cap, sizeof *want);
+    CHECK(chain && want);
+    mh_query cur = *q;
+    size_t total = 0;
+    for (int p = 0; p < pages; p++) {
+        size_t max = 1 + (size_t)tu_below(rng, tu_below(rng, 3) == 0 ? 1000 : 20);
+        size_t k = tu_check_query(r, all, n, &cur, max);
+        /* the library's answer equals the oracle's; take the oracle's */
+        tu_oracle(all, n, &cur, chain + total, k);
+        total += k;
+        if (k < max)
+            break; /* the end: nothing left to resume */
+        cur.start_kind = MH_FROM_ID;
+        cur.start = chain[total - 1].id;
+    }
+    /* the pages together are the answer to the first query */
+    size_t nwant = tu_oracle(all, n, q, want, total);
+    CHECKF(nwant == total && same_list(chain, want, total),
+           "resume chain is not the continuation (%zu pages)", (size_t)pages);
+    free(chain);
+    free(want);
+}
+
+/* ---- stats and introspection --------------------------------------------- */
+typedef struct op_span {
+    size_t first, count; /* chunks of one op within a slice, by index */
+} op_span;
+
+static void check_slice(const mh_reader *r, size_t seg, size_t sl,
+                        const mh_slice_info *si, const mh_access *all,
+                        uint32_t rows_per_block) {
+    uint64_t id0 = si->id_first;
+    CHECK(si->accesses >= 1);
+    CHECK(si->transition_first == all[id0].transition);
+    CHECK(si->transition_last == all[id0 + si->accesses - 1].transition);
+    uint32_t ops[MH_OP_COUNT] = {0};
+    for (uint64_t i = id0; i < id0 + si->accesses; i++)
+        ops[all[i].op]++;
+    for (int o = 0; o < MH_OP_COUNT; o++)
+        CHECKF(si->op_counts[o] == ops[o], "segment %zu slice %zu op %d count %u, data %u",
+               seg, sl, o, si->op_counts[o], ops[o]);
+    CHECKF(si->blocks == (si->accesses + rows_per_block - 1) / rows_per_block,
+           "segment %zu slice %zu: %u blocks for %u rows", seg, sl, si->blocks,
+           si->accesses);
+    /* chunks: grouped per op, in address order, non-overlapping, each
+     * access inside exactly one chunk of its op */
+    mh_chunk_info *ch = calloc(si->chunks ? si->chunks : 1, sizeof *ch);
+    uint32_t *counted = calloc(si->chunks ? si->chunks : 1, sizeof *counted);
+    CHECK(ch && counted);
+    /* chunk indexes of each op, in stored order */
+    uint32_t *byop = calloc(si->chunks ? si->chunks : 1, sizeof *byop);
+    CHECK(byop != NULL);
+    uint32_t opn[MH_OP_COUNT] = {0}, opstart[MH_OP_COUNT] = {0};
+    uint64_t sum = 0;
+    for (uint32_t k = 0; k < si->chunks; k++) {
+        CHECK_OK(mh_reader_chunk_info(r, seg, si->chunk_first + k, &ch[k]));
+        CHECK(ch[k].op < MH_OP_COUNT);
+        CHECK(ch[k].phy_first <= ch[k].phy_last);
+        CHECK(ch[k].accesses >= 1);
+        CHECK(ch[k].id_first >= id0 && ch[k].id_last < id0 + si->accesses);
+        CHECK(ch[k].id_first <= ch[k].id_last);
+        sum += ch[k].accesses;
+        opn[ch[k].op]++;
+    }
+    CHECK(sum == si->accesses);
+    for (int o = 1; o < MH_OP_COUNT; o++)
+        opstart[o] = opstart[o - 1] + opn[o - 1];
+    {
+        uint32_t fill[MH_OP_COUNT] = {0};
+        for (uint32_t k = 0; k < si->chunks; k++) {
+            uint8_t o = ch[k].op;
+            uint32_t at = opstart[o] + fill[o]++;
+            byop[at] = k;
+            if (fill[o] > 1)
+                CHECKF(ch[byop[at - 1]].phy_last < ch[k].phy_first,
+                       "segment %zu slice %zu: chunks %u and %u of op %u overlap or are "
+                       "out of address order", seg, sl, byop[at - 1], k, o);
+        }
+    }
+    for (uint64_t i = id0; i < id0 + si->accesses; i++) {
+        const mh_access *a = &all[i];
+        uint64_t last = a->physical + (a->size - 1);
+        /* the last chunk of the op starting at or before physical */
+        uint32_t lo = opstart[a->op], hi = opstart[a->op] + opn[a->op];
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (ch[byop[mid]].phy_first <= a->physical)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        CHECKF(lo > opstart[a->op] && a->physical <= ch[byop[lo - 1]].phy_last,
+               "access %llu is in no chunk of segment %zu slice %zu",
+               (unsigned long long)i, seg, sl);
+        uint32_t found = byop[lo - 1];
+        const mh_chunk_info *c = &ch[found];
+        CHECKF(last <= c->phy_last, "access %llu ends after its chunk",
+               (unsigned long long)i);
+        CHECK(c->id_first <= i && i <= c->id_last);
+        CHECK(c->transition_first <= a->transition && a->transition <= c->transition_last);
+        counted[found]++;
+    }
+    free(byop);
+    for (uint32_t k = 0; k < si->chunks; k++) {
+        CHECKF(counted[k] == ch[k].accesses,
+               "segment %zu slice %zu chunk %u: %u accesses recorded, %u found",
+               seg, sl, k, ch[k].accesses, counted[k]);
+        CHECK(ch[k].transition_first == all[ch[k].id_first].transition);
+        CHECK(ch[k].transition_last == all[ch[k].id_last].transition);
+    }
+    free(ch);
+    free(counted);
+}
+
+void tu_check_stats(const mh_reader *r, const mh_access *all, size_t n) {
+    mh_stats st;
+    CHECK_OK(mh_reader_stats(r, &st));
+    CHECKF(st.accesses == n, "stats.accesses %llu, appended %zu",
+           (unsigned long long)st.accesses, n);
+    uint64_t ops[MH_OP_COUNT] = {0};
+    for (size_t i = 0; i < n; i++)
+        ops[all[i].op]++;
+    for (int o = 0; o < MH_OP_COUNT; o++)
+        CHECK(st.op_counts[o] == ops[o]);
+    CHECK(st.transition_first == (n ? all[0].transition : 0));
+    CHECK(st.transition_last == (n ? all[n - 1].transition : 0));
+    size_t segs = mh_reader_segment_count(r);
+    CHECK(st.segments == segs);
+    uint64_t id = 0, slices = 0, chunks = 0, blocks = 0, comp = 0, raw = 0, bytes = 0;
+    for (size_t s = 0; s < segs; s++) {
+        mh_segment_info si;
+        CHECK_OK(mh_reader_segment_info(r, s, &si));
+        CHECKF(si.id_first == id, "segment %zu starts at id %llu, expected %llu", s,
+               (unsigned long long)si.id_first, (unsigned long long)id);
+        CHECK(si.accesses >= 1 && si.id_first + si.accesses <= n);
+        CHECK(si.version_major == MH_FORMAT_MAJOR);
+        CHECK(si.file_name != NULL);
+        CHECK(si.transition_first == all[si.id_first].transition);
+        CHECK(si.transition_last == all[si.id_first + si.accesses - 1].transition);
+        uint64_t sops[MH_OP_COUNT] = {0};
+        for (uint64_t i = si.id_first; i < si.id_first + si.accesses; i++)
+            sops[all[i].op]++;
+        for (int o = 0; o < MH_OP_COUNT; o++)
+            CHECK(si.op_counts[o] == sops[o]);
+        CHECK(si.rows_per_block >= 1);
+        uint64_t sid = si.id_first, sblocks = 0;
+        uint32_t next_chunk = 0, next_block = 0;
+        for (size_t k = 0; k < si.slices; k++) {
+            mh_slice_info sl;
+            CHECK_OK(mh_reader_slice_info(r, s, k, &sl));
+            CHECKF(sl.id_first == sid, "segment %zu slice %zu starts at id %llu, expected %llu",
+                   s, k, (unsigned long long)sl.id_first, (unsigned long long)sid);
+            CHECK(sl.chunk_first == next_chunk && sl.block_first == next_block);
+            check_slice(r, s, k, &sl, all, si.rows_per_block);
+            sid += sl.accesses;
+            next_chunk += sl.chunks;
+            next_block += sl.blocks;
+            sblocks += sl.blocks;
+        }
+        CHECK(sid == si.id_first + si.accesses);
+        CHECK(next_chunk == si.chunks && sblocks == si.blocks);
+        CHECK_RC(mh_reader_slice_info(r, s, si.slices, &(mh_slice_info){0}), MH_EINVAL);
+        CHECK_RC(mh_reader_chunk_info(r, s, si.chunks, &(mh_chunk_info){0}), MH_EINVAL);
+        id += si.accesses;
+        slices += si.slices;
+        chunks += si.chunks;
+        blocks += si.blocks;
+        comp += si.compressed_bytes;
+        raw += si.raw_bytes;
+        bytes += si.file_bytes;
+    }
+    CHECK(id == n);
+    CHECK(st.slices == slices && st.chunks == chunks && st.blocks == blocks);
+    CHECK(st.compressed_bytes == comp && st.raw_bytes == raw);
+    CHECK(st.file_bytes >= bytes); /* plus the manifest */
+    CHECK_RC(mh_reader_segment_info(r, segs, &(mh_segment_info){0}), MH_EINVAL);
+}
+
+/* ---- random queries ---------------------------------------------------- */
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+static uint64_t sat_sub(uint64_t a, uint64_t b) { return a < b ? 0 : a - b; }
+
+static uint64_t random_transition(tu_rng *rng, const mh_access *all, size_t n) {
+    uint64_t first = n ? all[0].transition : 0, last = n ? all[n - 1].transition : 0;
+    switch (tu_below(rng, 12)) {
+    case 0: return 0;
+    case 1: return UINT64_MAX;
+    case 2: return sat_sub(first, 1);
+    case 3: return sat_add(last, 1);
+    case 4: return tu_next(rng);
+    case 5: return first;
+    case 6: return last;
+    default: break;
+    }
+    if (n == 0)
+        return tu_next(rng);
+    uint64_t t = all[tu_below(rng, n)].transition;
+    switch (tu_below(rng, 4)) {
+    case 0: return sat_sub(t, 1);
+    case 1: return sat_add(t, 1);
+    default: return t;
+    }
+}
+
+static uint64_t random_id(tu_rng *rng, size_t n) {
+    switch (tu_below(rng, 10)) {
+    case 0: return 0;
+    case 1: return UINT64_MAX;
+    case 2: return n;
+    case 3: return n + 1 + tu_below(rng, 100);
+    case 4: return n ? n - 1 : 0;
+    case 5: return tu_next(rng);
+    default: return n ? tu_below(rng, n) : 0;
+    }
+}
+
+void tu_random_query(tu_rng *rng, const mh_access *all, size_t n, mh_query *q,
+                     size_t *max) {
+    mh_query_init(q);
+    q->direction = tu_below(rng, 2) ? MH_BACKWARD : MH_FORWARD;
+    if (tu_below(rng, 3) == 0) {
+        q->start_kind = MH_FROM_ID;
+        q->start = random_id(rng, n);
+    } else {
+        q->start_kind = MH_FROM_TRANSITION;
+        q->start = random_transition(rng, all, n);
+    }
+    /* address range */
+    static const uint64_t widths[] = {1, 2, 4, 8, 16, 64, 256, 4096, 65536,
+                                      1ull << 20, 1ull << 24, 1ull << 32, 1ull << 40};
+    uint64_t kind = tu_below(rng, 20);
+    if (kind == 0) {
+        q->addr_first = 0;
+        q->addr_last = UINT64_MAX;
+    } else if (kind == 1) {
+        q->addr_first = q->addr_last = tu_below(rng, 2) ? 0 : UINT64_MAX;
+    } else if (kind == 2) {
+        q->addr_first = tu_next(rng);
+        q->addr_last = UINT64_MAX;
+    } else if (kind == 3) {
+        q->addr_first = 0;
+        q->addr_last = tu_next(rng);
+    } else {
+        uint64_t w = widths[tu_below(rng, sizeof widths / sizeof widths[0])];
+        if (tu_below(rng, 3) == 0)
+            w = 1 + tu_below(rng, w); /* odd widths too */
+        uint64_t centre;
+        if (n && kind > 5) {
+            const mh_access *a = &all[tu_below(rng, n)];
+            centre = a->physical + tu_below(rng, a->size); /* a byte it touched */
+        } else {
+            centre = tu_next(rng);
+        }
+        q->addr_first = sat_sub(centre, tu_below(rng, w));
+        q->addr_last = sat_add(q->addr_first, w - 1);
+    }
+    q->ops = 1 + (uint32_t)tu_below(rng, MH_OPS_ALL);
+    switch (tu_below(rng, 4)) {
+    case 0: *max = 1; break;
+    case 1: *max = 2 + (size_t)tu_below(rng, 9); break;
+    case 2: *max = 11 + (size_t)tu_below(rng, 90); break;
+    default: *max = 101 + (size_t)tu_below(rng, 900); break;
+    }
+}
+
+static void describe(const mh_query *q, size_t max, size_t i, uint64_t seed) {
+    snprintf(tu_context, sizeof tu_context,
+             "query seed %llu #%zu: %s %s %llu addr [0x%llx, 0x%llx] ops %u max %zu",
+             (unsigned long long)seed, i, q->direction == MH_FORWARD ? "forward" : "backward",
+             q->start_kind == MH_FROM_TRANSITION ? "from transition" : "from id",
+             (unsigned long long)q->start, (unsigned long long)q->addr_first,
+             (unsigned long long)q->addr_last, q->ops, max);
+}
+
+void tu_random_queries(const mh_reader *r, const mh_access *all, size_t n,
+                       size_t count, uint64_t seed) {
+    tu_rng rng = {seed};
+    /* everything, both ways, with a cursor: every access comes back once */
+    for (int dir = 0; dir < 2; dir++) {
+        mh_query q;
+        mh_query_init(&q);
+        q.direction = (uint32_t)dir;
+        q.start = dir == MH_FORWARD ? 0 : UINT64_MAX;
+        q.ops = MH_OPS_ALL;
+        q.addr_last = UINT64_MAX;
+        describe(&q, n, (size_t)-1, seed);
+        tu_check_cursor(r, all, n, &q, n + 1, &rng);
+    }
+    for (size_t i = 0; i < count; i++) {
+        mh_query q;
+        size_t max;
+        tu_random_query(&rng, all, n, &q, &max);
+        describe(&q, max, i, seed);
+        uint64_t what = tu_below(&rng, 10);
+        if (what < 6)
+            tu_check_query(r, all, n, &q, max);
+        else if (what < 8)
+            tu_check_chain(r, all, n, &q, 2 + (int)tu_below(&rng, 9), &rng);
+        else
+            tu_check_cursor(r, all, n, &q, 1 + (size_t)tu_below(&rng, 3000), &rng);
+    }
+    tu_context[0] = 0;
+}

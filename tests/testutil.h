@@ -1,0 +1,126 @@
+/*
+ * testutil.h - what every library test shares: fail-fast checks that name
+ * the error code, a deterministic PRNG, scratch directories, and the
+ * brute-force oracle that defines the half-axis query by a linear scan.
+ */
+#ifndef MH_TESTUTIL_H
+#define MH_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "memhist.h"
+
+/* Exit code that ctest's SKIP_RETURN_CODE maps to "skipped". */
+#define TU_SKIP 77
+
+void tu_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noreturn));
+
+/* Context printed with every failure (seed, query...); set by the test. */
+extern _Thread_local char tu_context[512];
+
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            tu_fail(__FILE__, __LINE__, "check failed: %s", #cond);            \
+    } while (0)
+
+#define CHECKF(cond, ...)                                                      \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            tu_fail(__FILE__, __LINE__, __VA_ARGS__);                          \
+    } while (0)
+
+/* expr must return exactly the code want. */
+#define CHECK_RC(expr, want)                                                   \
+    do {                                                                       \
+        int tu_rc_ = (expr);                                                   \
+        int tu_want_ = (want);                                                 \
+        if (tu_rc_ != tu_want_)                                                \
+            tu_fail(__FILE__, __LINE__, "%s returned %s (%d), expected %s",    \
+                    #expr, mh_error_name(tu_rc_), tu_rc_,                      \
+                    mh_error_name(tu_want_));                                  \
+    } while (0)
+
+#define CHECK_OK(expr) CHECK_RC(expr, MH_OK)
+
+/* ---- PRNG (splitmix64): the same sequence on every host ----------------- */
+typedef struct tu_rng {
+    uint64_t x;
+} tu_rng;
+
+uint64_t tu_next(tu_rng *r);
+/* Uniform in [0, n); n > 0. */
+uint64_t tu_below(tu_rng *r, uint64_t n);
+/* Uniform in [lo, hi]. */
+uint64_t tu_range(tu_rng *r, uint64_t lo, uint64_t hi);
+
+/* ---- scratch directories ------------------------------------------------ */
+/* Creates a fresh directory under $TMPDIR (or /tmp) and writes its path to
+ * buf. Aborts the test on failure. */
+void tu_mkdtemp(char *buf, size_t cap, const char *tag);
+/* Removes path and everything below it; missing is fine. */
+void tu_rmtree(const char *path);
+/* buf = dir + "/" + name. */
+void tu_join(char *buf, size_t cap, const char *dir, const char *name);
+
+/* ---- files -------------------------------------------------------------- */
+/* Reads a whole file; NULL when it cannot be opened. *len gets the size. */
+unsigned char *tu_read_file(const char *path, size_t *len);
+/* Writes a whole file; aborts the test on failure. */
+void tu_write_file(const char *path, const void *data, size_t len);
+/* Copies every regular file of directory src into the existing dst. */
+void tu_copy_dir(const char *src, const char *dst);
+
+/* ---- accesses ------------------------------------------------------------ */
+/* Fields a query must return; linear only compared when has_linear. */
+int tu_same_access(const mh_access *a, const mh_access *b);
+/* Prints an access on one line to f. */
+void tu_print_access(FILE *f, const mh_access *a);
+
+/* ---- the oracle ---------------------------------------------------------
+ * all[i] is the access with id i (n of them, transitions non-decreasing).
+ * Writes at most max matches of q to out in query order and returns how
+ * many. Accepts only valid queries (the test checks errors elsewhere). */
+size_t tu_oracle(const mh_access *all, size_t n, const mh_query *q,
+                 mh_access *out, size_t max);
+/* Does access a match q's range and operation set? */
+int tu_matches(const mh_access *a, const mh_query *q);
+
+/* Compares mh_query_run(r, q, max) with the oracle; on a difference prints
+ * both answers and fails. Returns the number of accesses returned. */
+size_t tu_check_query(const mh_reader *r, const mh_access *all, size_t n,
+                      const mh_query *q, size_t max);
+
+/* Opens a cursor on q, reads up to limit matches in pieces of random size
+ * drawn from rng, and compares them with the oracle, including the end. */
+void tu_check_cursor(const mh_reader *r, const mh_access *all, size_t n,
+                     const mh_query *q, size_t limit, tu_rng *rng);
+
+/* Runs q, then resumes with the last id returned up to pages times (page
+ * sizes drawn from rng), checking each page with the oracle and that the
+ * concatenation is the oracle's answer for the whole chain. */
+void tu_check_chain(const mh_reader *r, const mh_access *all, size_t n,
+                    const mh_query *q, int pages, tu_rng *rng);
+
+/* Checks mh_reader_stats and the introspection records against all[]:
+ * totals, per-op counts, transition range, and that slices, chunks and
+ * segments partition the ids and bound their accesses. */
+void tu_check_stats(const mh_reader *r, const mh_access *all, size_t n);
+
+#endif
+
+/* ---- random queries ------------------------------------------------------ */
+/* Draws a valid query aimed at the data: starts at existing, neighbouring
+ * and extreme transitions and ids, ranges from 1 byte to the whole space
+ * centred on accessed addresses (or anywhere, or at 0 / UINT64_MAX), every
+ * non-empty op set, both kinds and directions; *max in 1..1000. */
+void tu_random_query(tu_rng *rng, const mh_access *all, size_t n, mh_query *q,
+                     size_t *max);
+
+/* Runs count random queries on r against the oracle: plain runs, resume
+ * chains and cursors, plus whole-trace scans in both directions. */
+void tu_random_queries(const mh_reader *r, const mh_access *all, size_t n,
+                       size_t count, uint64_t seed);
