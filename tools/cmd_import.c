@@ -1,0 +1,298 @@
+/*
+ * cmd_import.c - `memhist import`: stream a lackey, CSV or legacy SQLite
+ * trace into a store.
+ *
+ * The input is read in 1 MiB pieces and pushed through the parser, which
+ * hands batches to the writer; nothing is buffered whole. On a failure the
+ * writer is abandoned, so the store keeps exactly what was committed, and a
+ * store this run created with nothing committed is removed again.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "import.h"
+
+static const char synopsis[] =
+    "memhist import --format lackey|csv|sqlite [OPTIONS] INPUT STORE";
+static const char help[] =
+    "Reads a memory trace and stores it in STORE (a new directory).\n"
+    "INPUT may be '-' (standard input) for lackey and csv.\n\n"
+    "formats:\n"
+    "  lackey   output of valgrind --tool=lackey --trace-mem=yes\n"
+    "  csv      header transition,linear,physical,size,op; numbers decimal or 0x hex;\n"
+    "           linear may be empty; op r, w or x\n"
+    "  sqlite   the legacy tables slices/chunks/accesses (operation bits x=1 w=2 r=4)\n\n"
+    "options:\n"
+    "  -f, --format FMT       input format (required)\n"
+    "  -a, --append           add to STORE if it exists (created otherwise)\n"
+    "  -x, --exec             lackey: store instruction fetches as execute accesses\n"
+    "  -c, --commit-every N   commit after every N accesses (default: the library's\n"
+    "                         automatic commit interval and once at the end)\n"
+    "      --report-commits   print 'committed N' on stdout after every commit\n"
+    "  -q, --quiet            no progress and no summary\n"
+    "  -h, --help             this help\n\n"
+    "On bad input the error names the line (or rowid); accesses committed before\n"
+    "it stay in the store, and a store created by this run with nothing\n"
+    "committed is removed. Exit status: 0 imported, 1 failed, 2 bad usage.\n";
+
+static int run(int argc, char **argv);
+const cli_cmd cmd_import = {"import", synopsis, help, run};
+
+enum { FMT_NONE, FMT_LACKEY, FMT_CSV, FMT_SQLITE };
+enum { OPT_REPORT = 256 };
+
+typedef struct import_ctx {
+    mh_writer *w;
+    uint64_t commit_every; /* 0 = library's automatic commits */
+    uint64_t since_commit;
+    uint64_t appended;
+    uint64_t reported;     /* last committed count printed */
+    int report;
+    cli_progress prog;
+} import_ctx;
+
+static void report_commits(import_ctx *c) {
+    if (!c->report)
+        return;
+    uint64_t done = mh_writer_committed(c->w);
+    if (done != c->reported) {
+        c->reported = done;
+        printf("committed %llu\n", (unsigned long long)done);
+        fflush(stdout);
+    }
+}
+
+/* Appends a parser batch, committing exactly at multiples of commit_every. */
+static int sink(void *ctx, const mh_access *a, size_t n) {
+    import_ctx *c = ctx;
+    while (n > 0) {
+        size_t take = n;
+        if (c->commit_every && take > c->commit_every - c->since_commit)
+            take = (size_t)(c->commit_every - c->since_commit);
+        int rc = mh_writer_append_batch(c->w, a, take, NULL);
+        if (rc)
+            return rc;
+        c->appended += take;
+        c->since_commit += take;
+        a += take;
+        n -= take;
+        if (c->commit_every && c->since_commit == c->commit_every) {
+            rc = mh_writer_commit(c->w);
+            if (rc)
+                return rc;
+            c->since_commit = 0;
+        }
+        report_commits(c);
+    }
+    cli_progress_update(&c->prog, c->appended);
+    return 0;
+}
+
+/* Pushes the whole of in through a lackey or CSV parser. */
+static int feed_text(int fmt, FILE *in, mh_lackey_parser *lp, mh_csv_parser *cp,
+                     int *read_errno) {
+    enum { BUF = 1 << 20 };
+    char *buf = malloc(BUF);
+    if (buf == NULL)
+        return MH_ENOMEM;
+    int fd = fileno(in);
+    int rc = 0;
+    for (;;) {
+        ssize_t got = read(fd, buf, BUF);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            *read_errno = errno;
+            rc = MH_EIO;
+            break;
+        }
+        if (got == 0) {
+            rc = fmt == FMT_LACKEY ? mh_lackey_finish(lp) : mh_csv_finish(cp);
+            break;
+        }
+        rc = fmt == FMT_LACKEY ? mh_lackey_feed(lp, buf, (size_t)got)
+                               : mh_csv_feed(cp, buf, (size_t)got);
+        if (rc)
+            break;
+    }
+    free(buf);
+    return rc;
+}
+
+static int run(int argc, char **argv) {
+    static const struct option longopts[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"append", no_argument, NULL, 'a'},
+        {"exec", no_argument, NULL, 'x'},
+        {"commit-every", required_argument, NULL, 'c'},
+        {"report-commits", no_argument, NULL, OPT_REPORT},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const cli_cmd *cmd = &cmd_import;
+    int fmt = FMT_NONE, append = 0, exec = 0, quiet = 0, report = 0;
+    uint64_t every = 0;
+    int c;
+    while ((c = cli_getopt(cmd, argc, argv, "f:axc:qh", longopts)) != -1) {
+        switch (c) {
+        case 'f':
+            if (strcmp(optarg, "lackey") == 0)
+                fmt = FMT_LACKEY;
+            else if (strcmp(optarg, "csv") == 0)
+                fmt = FMT_CSV;
+            else if (strcmp(optarg, "sqlite") == 0)
+                fmt = FMT_SQLITE;
+            else
+                return cli_usage_error(cmd, "unknown format '%s' (lackey, csv or sqlite)", optarg);
+            break;
+        case 'a': append = 1; break;
+        case 'x': exec = 1; break;
+        case 'c':
+            if (cli_parse_u64(optarg, &every) || every == 0)
+                return cli_usage_error(cmd, "bad --commit-every '%s' (a number >= 1)", optarg);
+            break;
+        case OPT_REPORT: report = 1; break;
+        case 'q': quiet = 1; break;
+        case 'h': return cli_help(cmd);
+        default: return CLI_USAGE;
+        }
+    }
+    if (fmt == FMT_NONE)
+        return cli_usage_error(cmd, "missing --format (lackey, csv or sqlite)");
+    if (argc - optind != 2)
+        return cli_usage_error(cmd, argc - optind < 2 ? "missing INPUT or STORE"
+                                                      : "too many arguments");
+    const char *input = argv[optind], *store = argv[optind + 1];
+    if (exec && fmt != FMT_LACKEY)
+        return cli_usage_error(cmd, "--exec applies to --format lackey only");
+#ifndef MH_WITH_SQLITE
+    if (fmt == FMT_SQLITE)
+        return cli_fail(cmd, "this memhist was built without SQLite support");
+#endif
+    if (fmt == FMT_SQLITE && strcmp(input, "-") == 0)
+        return cli_usage_error(cmd, "--format sqlite needs a file, not '-'");
+
+    /* Open the input before touching the store: a missing input must not
+     * leave an empty store behind. */
+    FILE *in = NULL;
+    char err[512] = "";
+#ifdef MH_WITH_SQLITE
+    mh_sqlite_source *src = NULL;
+#endif
+    if (fmt == FMT_SQLITE) {
+#ifdef MH_WITH_SQLITE
+        int orc = 0;
+        src = mh_sqlite_open(input, &orc, err, sizeof err);
+        if (src == NULL)
+            return cli_fail(cmd, "%s: %s", input, err);
+#endif
+    } else {
+        in = cli_open_in(input);
+        if (in == NULL)
+            return cli_fail(cmd, "cannot open '%s': %s", input, strerror(errno));
+    }
+
+    int existed = cli_exists(store);
+    int status = CLI_FAIL;
+    mh_writer *w = NULL;
+    mh_lackey_parser *lp = NULL;
+    mh_csv_parser *cp = NULL;
+    if (existed && !append) {
+        cli_fail(cmd, "'%s' already exists (use --append to add to a store)", store);
+        goto done;
+    }
+    mh_writer_options opt;
+    mh_writer_options_init(&opt);
+    if (every)
+        opt.commit_accesses = 0; /* we commit ourselves, at exact multiples */
+    int rc = mh_writer_open(store, append ? (MH_CREATE | MH_APPEND) : MH_CREATE, &opt, &w);
+    if (rc) {
+        cli_fail(cmd, "cannot %s store '%s': %s", existed ? "open" : "create", store,
+                 cli_store_error(rc));
+        goto done;
+    }
+    static const char *const fmt_names[] = {"", "lackey", "csv", "sqlite"};
+    rc = mh_writer_set_meta(w, "importer", "memhist import");
+    if (rc == 0)
+        rc = mh_writer_set_meta(w, "import_format", fmt_names[fmt]);
+    if (rc == 0)
+        rc = mh_writer_set_meta(w, "import_source", strcmp(input, "-") ? input : "(stdin)");
+    if (rc == 0 && fmt == FMT_LACKEY)
+        rc = mh_writer_set_meta(w, "tracer", "valgrind-lackey");
+    if (rc) {
+        cli_fail(cmd, "cannot set metadata: %s", cli_errstr(rc));
+        goto abandon;
+    }
+
+    import_ctx ctx = {.w = w, .commit_every = every, .report = report};
+    uint64_t base = mh_writer_committed(w);
+    ctx.reported = base;
+    cli_progress_init(&ctx.prog, "import:", quiet);
+    double t0 = cli_now();
+    int read_errno = 0;
+    if (fmt == FMT_SQLITE) {
+#ifdef MH_WITH_SQLITE
+        rc = mh_sqlite_run(src, sink, &ctx, err, sizeof err);
+#endif
+    } else {
+        if (fmt == FMT_LACKEY)
+            lp = mh_lackey_new(exec ? MH_IMPORT_EXEC : 0, sink, &ctx);
+        else
+            cp = mh_csv_new(0, sink, &ctx);
+        if (lp == NULL && cp == NULL) {
+            cli_fail(cmd, "%s", mh_strerror(MH_ENOMEM));
+            goto abandon;
+        }
+        rc = feed_text(fmt, in, lp, cp, &read_errno);
+        if (rc == MH_EIO && read_errno)
+            snprintf(err, sizeof err, "read error: %s", strerror(read_errno));
+        else if (rc)
+            snprintf(err, sizeof err, "%s", lp ? mh_lackey_error(lp) : mh_csv_error(cp));
+    }
+    cli_progress_done(&ctx.prog);
+    if (rc) {
+        cli_fail(cmd, "%s: %s", strcmp(input, "-") ? input : "(stdin)",
+                 err[0] ? err : cli_errstr(rc));
+        goto abandon;
+    }
+    rc = mh_writer_close(w);
+    w = NULL;
+    if (rc) {
+        cli_fail(cmd, "final commit of '%s' failed: %s", store, cli_errstr(rc));
+        goto done;
+    }
+    if (report && base + ctx.appended != ctx.reported) /* the close committed the rest */
+        printf("committed %llu\n", (unsigned long long)(base + ctx.appended));
+    double el = cli_now() - t0;
+    if (!quiet)
+        fprintf(stderr, "imported %llu accesses in %.2f s (%.0f accesses/s) into %s\n",
+                (unsigned long long)ctx.appended, el, el > 0 ? (double)ctx.appended / el : 0.0,
+                store);
+    status = fflush(stdout) == 0 && !ferror(stdout) ? CLI_OK : CLI_FAIL;
+    goto done;
+
+abandon:
+    if (w != NULL) {
+        uint64_t committed = mh_writer_committed(w);
+        mh_writer_abandon(w);
+        w = NULL;
+        if (!existed && committed == 0)
+            cli_remove_store(store);
+        else if (!quiet && committed > 0)
+            fprintf(stderr, "memhist import: %s keeps the %llu accesses committed before the error\n",
+                    store, (unsigned long long)committed);
+    }
+done:
+    mh_lackey_free(lp);
+    mh_csv_free(cp);
+#ifdef MH_WITH_SQLITE
+    mh_sqlite_close(src);
+#endif
+    if (in != NULL)
+        cli_close(in);
+    return status;
+}

@@ -1,0 +1,490 @@
+/*
+ * cmd_inspect.c - `memhist inspect`: what a store holds and how it is laid
+ * out, as text for people or one JSON document for scripts.
+ *
+ * Everything comes from the reader's index (segment, slice and chunk
+ * records, dictionary, metadata): no access block is decompressed, so this
+ * is fast on any store. The JSON field names are part of the interface:
+ * add fields, never rename them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+
+static const char synopsis[] =
+    "memhist inspect STORE [--dict] [--segments] [--slices] [--chunks] [--json]";
+static const char help[] =
+    "Describes STORE: format version, metadata, counts (accesses per operation,\n"
+    "transitions, segments, slices, chunks, blocks), bytes on disk, bytes per\n"
+    "access, compression ratio, and distributions (accesses per chunk, chunk\n"
+    "address widths, slice transition spans: min/p50/p90/max).\n\n"
+    "options:\n"
+    "  -d, --dict       also the dictionary: strings, columns, operation names\n"
+    "  -s, --segments   also one line per segment\n"
+    "      --slices     also every slice record\n"
+    "      --chunks     also every chunk record\n"
+    "  -j, --json       one JSON document instead of text\n"
+    "  -h, --help       this help\n\n"
+    "Exit status: 0 described, 1 the store cannot be read, 2 bad usage.\n";
+
+static int run(int argc, char **argv);
+const cli_cmd cmd_inspect = {"inspect", synopsis, help, run};
+
+enum { OPT_SLICES = 256, OPT_CHUNKS };
+
+typedef struct dist {
+    uint64_t *v;
+    size_t n, cap;
+} dist;
+
+static int dist_add(dist *d, uint64_t x) {
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 1024;
+        uint64_t *v = realloc(d->v, cap * sizeof *v);
+        if (v == NULL)
+            return -1;
+        d->v = v;
+        d->cap = cap;
+    }
+    d->v[d->n++] = x;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* min, p50, p90, max (nearest rank); all 0 when empty. */
+static void dist_summary(dist *d, uint64_t out[4]) {
+    memset(out, 0, 4 * sizeof out[0]);
+    if (d->n == 0)
+        return;
+    qsort(d->v, d->n, sizeof d->v[0], cmp_u64);
+    out[0] = d->v[0];
+    out[1] = d->v[(d->n - 1) * 50 / 100];
+    out[2] = d->v[(d->n - 1) * 90 / 100];
+    out[3] = d->v[d->n - 1];
+}
+
+static const char *type_name(uint8_t t) {
+    return t == 1 ? "uint" : t == 2 ? "enum" : "unknown";
+}
+
+static const char *encoding_name(uint8_t e) {
+    static const char *const names[] = {"implicit", "delta-zigzag", "delta-physical-zigzag",
+                                        "varint", "chunk"};
+    return e < sizeof names / sizeof names[0] ? names[e] : "unknown";
+}
+
+typedef struct inspect_opts {
+    int dict, segments, slices, chunks, json;
+} inspect_opts;
+
+/* ---- JSON output --------------------------------------------------------- */
+
+static void json_kv_u64(const char *k, uint64_t v, int comma) {
+    printf("%s\"%s\": %" PRIu64, comma ? ", " : "", k, v);
+}
+
+static void json_dist(const char *name, const uint64_t s[4], size_t n) {
+    printf("    \"%s\": {\"count\": %zu, \"min\": %" PRIu64 ", \"p50\": %" PRIu64
+           ", \"p90\": %" PRIu64 ", \"max\": %" PRIu64 "}",
+           name, n, s[0], s[1], s[2], s[3]);
+}
+
+/* ---- gathering ------------------------------------------------------------ */
+
+typedef struct gathered {
+    dist per_chunk, width, span;
+} gathered;
+
+static int gather(const mh_reader *r, gathered *g) {
+    size_t nseg = mh_reader_segment_count(r);
+    for (size_t s = 0; s < nseg; s++) {
+        mh_segment_info si;
+        int rc = mh_reader_segment_info(r, s, &si);
+        if (rc)
+            return rc;
+        for (uint32_t k = 0; k < si.slices; k++) {
+            mh_slice_info sl;
+            rc = mh_reader_slice_info(r, s, k, &sl);
+            if (rc)
+                return rc;
+            if (dist_add(&g->span, sl.transition_last - sl.transition_first + 1))
+                return MH_ENOMEM;
+        }
+        for (uint32_t k = 0; k < si.chunks; k++) {
+            mh_chunk_info ch;
+            rc = mh_reader_chunk_info(r, s, k, &ch);
+            if (rc)
+                return rc;
+            uint64_t w = ch.phy_last - ch.phy_first;
+            if (dist_add(&g->per_chunk, ch.accesses) ||
+                dist_add(&g->width, w == UINT64_MAX ? w : w + 1))
+                return MH_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* ---- listings (text and JSON share the iteration) ------------------------ */
+
+static int list_segments(const mh_reader *r, int json) {
+    size_t nseg = mh_reader_segment_count(r);
+    if (json)
+        printf(",\n  \"segment_list\": [");
+    else
+        printf("\nsegments:\n  %-26s %7s %12s %12s %12s %8s %8s %8s %12s\n", "file", "version",
+               "id_first", "accesses", "transitions", "slices", "chunks", "blocks", "bytes");
+    for (size_t s = 0; s < nseg; s++) {
+        mh_segment_info si;
+        int rc = mh_reader_segment_info(r, s, &si);
+        if (rc)
+            return rc;
+        if (json) {
+            printf("%s\n    {\"seq\": %" PRIu64 ", \"file\": ", s ? "," : "", si.seq);
+            cli_json_string(stdout, si.file_name);
+            printf(", \"version\": \"%u.%u\"", si.version_major, si.version_minor);
+            json_kv_u64("id_first", si.id_first, 1);
+            json_kv_u64("accesses", si.accesses, 1);
+            json_kv_u64("reads", si.op_counts[MH_OP_READ], 1);
+            json_kv_u64("writes", si.op_counts[MH_OP_WRITE], 1);
+            json_kv_u64("executes", si.op_counts[MH_OP_EXEC], 1);
+            json_kv_u64("transition_first", si.transition_first, 1);
+            json_kv_u64("transition_last", si.transition_last, 1);
+            json_kv_u64("slices", si.slices, 1);
+            json_kv_u64("chunks", si.chunks, 1);
+            json_kv_u64("blocks", si.blocks, 1);
+            json_kv_u64("rows_per_block", si.rows_per_block, 1);
+            json_kv_u64("file_bytes", si.file_bytes, 1);
+            json_kv_u64("compressed_bytes", si.compressed_bytes, 1);
+            json_kv_u64("raw_bytes", si.raw_bytes, 1);
+            json_kv_u64("dict_bytes", si.dict_bytes, 1);
+            json_kv_u64("index_bytes", si.index_bytes, 1);
+            printf("}");
+        } else {
+            char tr[48], ver[16];
+            snprintf(tr, sizeof tr, "%" PRIu64 "-%" PRIu64, si.transition_first, si.transition_last);
+            snprintf(ver, sizeof ver, "%u.%u", si.version_major, si.version_minor);
+            printf("  %-26s %7s %12" PRIu64 " %12" PRIu64 " %12s %8u %8u %8u %12" PRIu64 "\n",
+                   si.file_name, ver, si.id_first, si.accesses, tr, si.slices, si.chunks,
+                   si.blocks, si.file_bytes);
+        }
+    }
+    if (json)
+        printf(nseg ? "\n  ]" : "]");
+    return 0;
+}
+
+static int list_slices(const mh_reader *r, int json) {
+    size_t nseg = mh_reader_segment_count(r);
+    int first = 1;
+    if (json)
+        printf(",\n  \"slice_list\": [");
+    else
+        printf("\nslices:\n  %4s %7s %12s %12s %12s %9s %9s %9s %9s %8s %8s\n", "seg", "slice",
+               "t_first", "t_last", "id_first", "accesses", "reads", "writes", "executes",
+               "chunks", "blocks");
+    for (size_t s = 0; s < nseg; s++) {
+        mh_segment_info si;
+        int rc = mh_reader_segment_info(r, s, &si);
+        if (rc)
+            return rc;
+        for (uint32_t k = 0; k < si.slices; k++) {
+            mh_slice_info sl;
+            rc = mh_reader_slice_info(r, s, k, &sl);
+            if (rc)
+                return rc;
+            if (json) {
+                printf("%s\n    {\"segment\": %zu, \"slice\": %u", first ? "" : ",", s, k);
+                json_kv_u64("transition_first", sl.transition_first, 1);
+                json_kv_u64("transition_last", sl.transition_last, 1);
+                json_kv_u64("id_first", sl.id_first, 1);
+                json_kv_u64("accesses", sl.accesses, 1);
+                json_kv_u64("reads", sl.op_counts[MH_OP_READ], 1);
+                json_kv_u64("writes", sl.op_counts[MH_OP_WRITE], 1);
+                json_kv_u64("executes", sl.op_counts[MH_OP_EXEC], 1);
+                json_kv_u64("chunk_first", sl.chunk_first, 1);
+                json_kv_u64("chunks", sl.chunks, 1);
+                json_kv_u64("block_first", sl.block_first, 1);
+                json_kv_u64("blocks", sl.blocks, 1);
+                printf("}");
+            } else {
+                printf("  %4zu %7u %12" PRIu64 " %12" PRIu64 " %12" PRIu64
+                       " %9u %9u %9u %9u %8u %8u\n",
+                       s, k, sl.transition_first, sl.transition_last, sl.id_first, sl.accesses,
+                       sl.op_counts[MH_OP_READ], sl.op_counts[MH_OP_WRITE],
+                       sl.op_counts[MH_OP_EXEC], sl.chunks, sl.blocks);
+            }
+            first = 0;
+        }
+    }
+    if (json)
+        printf(first ? "]" : "\n  ]");
+    return 0;
+}
+
+static int list_chunks(const mh_reader *r, int json) {
+    size_t nseg = mh_reader_segment_count(r);
+    int first = 1;
+    if (json)
+        printf(",\n  \"chunk_list\": [");
+    else
+        printf("\nchunks:\n  %4s %7s %2s %18s %18s %12s %12s %12s %12s %8s\n", "seg", "chunk",
+               "op", "phy_first", "phy_last", "t_first", "t_last", "id_first", "id_last",
+               "accesses");
+    for (size_t s = 0; s < nseg; s++) {
+        mh_segment_info si;
+        int rc = mh_reader_segment_info(r, s, &si);
+        if (rc)
+            return rc;
+        for (uint32_t k = 0; k < si.chunks; k++) {
+            mh_chunk_info ch;
+            rc = mh_reader_chunk_info(r, s, k, &ch);
+            if (rc)
+                return rc;
+            if (json) {
+                printf("%s\n    {\"segment\": %zu, \"chunk\": %u, \"op\": \"%c\"", first ? "" : ",",
+                       s, k, cli_op_letter(ch.op));
+                json_kv_u64("phy_first", ch.phy_first, 1);
+                json_kv_u64("phy_last", ch.phy_last, 1);
+                json_kv_u64("transition_first", ch.transition_first, 1);
+                json_kv_u64("transition_last", ch.transition_last, 1);
+                json_kv_u64("id_first", ch.id_first, 1);
+                json_kv_u64("id_last", ch.id_last, 1);
+                json_kv_u64("row_first", ch.row_first, 1);
+                json_kv_u64("accesses", ch.accesses, 1);
+                printf("}");
+            } else {
+                printf("  %4zu %7u %2c 0x%016" PRIx64 " 0x%016" PRIx64 " %12" PRIu64 " %12" PRIu64
+                       " %12" PRIu64 " %12" PRIu64 " %8u\n",
+                       s, k, cli_op_letter(ch.op), ch.phy_first, ch.phy_last,
+                       ch.transition_first, ch.transition_last, ch.id_first, ch.id_last,
+                       ch.accesses);
+            }
+            first = 0;
+        }
+    }
+    if (json)
+        printf(first ? "]" : "\n  ]");
+    return 0;
+}
+
+static void print_dict_text(const mh_reader *r) {
+    size_t ns = mh_reader_string_count(r), nc = mh_reader_column_count(r);
+    printf("\ndictionary:\n  strings (%zu):\n", ns);
+    for (size_t i = 0; i < ns; i++)
+        printf("    %4zu  %s\n", i, mh_reader_string(r, i));
+    printf("  columns (%zu):\n    %-12s %-5s %5s  %-22s %s\n", nc, "name", "type", "width",
+           "encoding", "nullable");
+    for (size_t i = 0; i < nc; i++) {
+        mh_column_info ci;
+        if (mh_reader_column(r, i, &ci) == 0)
+            printf("    %-12s %-5s %5u  %-22s %s\n", ci.name, type_name(ci.type), ci.width,
+                   encoding_name(ci.encoding), ci.nullable ? "yes" : "no");
+    }
+    printf("  operations:\n");
+    for (unsigned op = 0; op < MH_OP_COUNT; op++) {
+        const char *name = mh_reader_op_name(r, op);
+        if (name)
+            printf("    %u  %c  %s\n", op, cli_op_letter(op), name);
+    }
+}
+
+static void print_dict_json(const mh_reader *r) {
+    size_t ns = mh_reader_string_count(r), nc = mh_reader_column_count(r);
+    printf(",\n  \"dictionary\": {\n    \"strings\": [");
+    for (size_t i = 0; i < ns; i++) {
+        printf("%s", i ? ", " : "");
+        cli_json_string(stdout, mh_reader_string(r, i));
+    }
+    printf("],\n    \"columns\": [");
+    for (size_t i = 0, k = 0; i < nc; i++) {
+        mh_column_info ci;
+        if (mh_reader_column(r, i, &ci) != 0)
+            continue;
+        printf("%s\n      {\"name\": ", k++ ? "," : "");
+        cli_json_string(stdout, ci.name);
+        printf(", \"type\": \"%s\", \"width\": %u, \"encoding\": \"%s\", \"nullable\": %s}",
+               type_name(ci.type), ci.width, encoding_name(ci.encoding),
+               ci.nullable ? "true" : "false");
+    }
+    printf("\n    ],\n    \"operations\": [");
+    for (unsigned op = 0, k = 0; op < MH_OP_COUNT; op++) {
+        const char *name = mh_reader_op_name(r, op);
+        if (name == NULL)
+            continue;
+        printf("%s{\"code\": %u, \"letter\": \"%c\", \"name\": ", k++ ? ", " : "", op,
+               cli_op_letter(op));
+        cli_json_string(stdout, name);
+        printf("}");
+    }
+    printf("]\n  }");
+}
+
+static int describe(const char *store, const mh_reader *r, const inspect_opts *o) {
+    mh_stats st;
+    mh_reader_stats(r, &st);
+    gathered g;
+    memset(&g, 0, sizeof g);
+    int rc = gather(r, &g);
+    uint64_t pc[4], wd[4], sp[4];
+    dist_summary(&g.per_chunk, pc);
+    dist_summary(&g.width, wd);
+    dist_summary(&g.span, sp);
+    size_t nseg = mh_reader_segment_count(r);
+    unsigned vmaj = MH_FORMAT_MAJOR, vmin = MH_FORMAT_MINOR;
+    if (nseg > 0) {
+        mh_segment_info si;
+        if (mh_reader_segment_info(r, nseg - 1, &si) == 0) {
+            vmaj = si.version_major;
+            vmin = si.version_minor;
+        }
+    }
+    /* Accesses as an uncompressed array of mh_access would take: the
+     * natural yardstick for the compression ratio a user cares about. */
+    double bpa = st.accesses ? (double)st.file_bytes / (double)st.accesses : 0.0;
+    double block_ratio = st.compressed_bytes ? (double)st.raw_bytes / (double)st.compressed_bytes : 0.0;
+    double struct_ratio = st.file_bytes ? (double)st.accesses * (double)sizeof(mh_access) /
+                                              (double)st.file_bytes : 0.0;
+    uint64_t tspan = st.accesses ? st.transition_last - st.transition_first + 1 : 0;
+    size_t nmeta = mh_reader_meta_count(r);
+
+    if (o->json) {
+        printf("{\n  \"store\": ");
+        cli_json_string(stdout, store);
+        printf(",\n  \"format_version\": \"%u.%u\", \"memhist_version\": \"%s\",\n  ", vmaj, vmin,
+               MH_VERSION_STRING);
+        json_kv_u64("accesses", st.accesses, 0);
+        printf(",\n  \"op_counts\": {\"read\": %" PRIu64 ", \"write\": %" PRIu64
+               ", \"execute\": %" PRIu64 "},\n  ",
+               st.op_counts[MH_OP_READ], st.op_counts[MH_OP_WRITE], st.op_counts[MH_OP_EXEC]);
+        json_kv_u64("transition_first", st.transition_first, 0);
+        json_kv_u64("transition_last", st.transition_last, 1);
+        json_kv_u64("transition_span", tspan, 1);
+        printf(",\n  ");
+        json_kv_u64("segments", st.segments, 0);
+        json_kv_u64("slices", st.slices, 1);
+        json_kv_u64("chunks", st.chunks, 1);
+        json_kv_u64("blocks", st.blocks, 1);
+        printf(",\n  ");
+        json_kv_u64("file_bytes", st.file_bytes, 0);
+        json_kv_u64("compressed_bytes", st.compressed_bytes, 1);
+        json_kv_u64("raw_bytes", st.raw_bytes, 1);
+        printf(",\n  \"bytes_per_access\": %.3f, \"block_compression_ratio\": %.3f, "
+               "\"compression_ratio\": %.3f",
+               bpa, block_ratio, struct_ratio);
+        printf(",\n  \"metadata\": {");
+        for (size_t i = 0; i < nmeta; i++) {
+            const char *k, *v;
+            if (mh_reader_meta_get(r, i, &k, &v) != 0)
+                continue;
+            printf("%s\n    ", i ? "," : "");
+            cli_json_string(stdout, k);
+            printf(": ");
+            cli_json_string(stdout, v);
+        }
+        printf(nmeta ? "\n  }" : "}");
+        printf(",\n  \"distributions\": {\n");
+        json_dist("accesses_per_chunk", pc, g.per_chunk.n);
+        printf(",\n");
+        json_dist("chunk_address_width", wd, g.width.n);
+        printf(",\n");
+        json_dist("slice_transition_span", sp, g.span.n);
+        printf("\n  }");
+        if (o->dict)
+            print_dict_json(r);
+    } else {
+        printf("store:            %s\n", store);
+        printf("format version:   %u.%u (memhist %s)\n", vmaj, vmin, MH_VERSION_STRING);
+        printf("accesses:         %" PRIu64 " (read %" PRIu64 ", write %" PRIu64
+               ", execute %" PRIu64 ")\n",
+               st.accesses, st.op_counts[MH_OP_READ], st.op_counts[MH_OP_WRITE],
+               st.op_counts[MH_OP_EXEC]);
+        if (st.accesses)
+            printf("transitions:      %" PRIu64 " .. %" PRIu64 " (span %" PRIu64 ")\n",
+                   st.transition_first, st.transition_last, tspan);
+        else
+            printf("transitions:      none\n");
+        printf("segments:         %" PRIu64 "\nslices:           %" PRIu64
+               "\nchunks:           %" PRIu64 "\nblocks:           %" PRIu64 "\n",
+               st.segments, st.slices, st.chunks, st.blocks);
+        printf("bytes on disk:    %" PRIu64 " (access blocks %" PRIu64 " compressed, %" PRIu64
+               " raw)\n",
+               st.file_bytes, st.compressed_bytes, st.raw_bytes);
+        printf("bytes per access: %.3f\n", bpa);
+        printf("compression:      %.2fx vs %zu-byte records, blocks %.2fx by LZ4\n",
+               struct_ratio, sizeof(mh_access), block_ratio);
+        printf("metadata:%s\n", nmeta ? "" : "         none");
+        for (size_t i = 0; i < nmeta; i++) {
+            const char *k, *v;
+            if (mh_reader_meta_get(r, i, &k, &v) == 0)
+                printf("  %s = %s\n", k, v);
+        }
+        printf("distributions:    %9s %12s %12s %12s %12s\n", "count", "min", "p50", "p90", "max");
+        printf("  accesses/chunk  %9zu %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
+               g.per_chunk.n, pc[0], pc[1], pc[2], pc[3]);
+        printf("  chunk width     %9zu %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
+               g.width.n, wd[0], wd[1], wd[2], wd[3]);
+        printf("  slice span      %9zu %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
+               g.span.n, sp[0], sp[1], sp[2], sp[3]);
+        if (o->dict)
+            print_dict_text(r);
+    }
+    free(g.per_chunk.v);
+    free(g.width.v);
+    free(g.span.v);
+    if (rc == 0 && o->segments)
+        rc = list_segments(r, o->json);
+    if (rc == 0 && o->slices)
+        rc = list_slices(r, o->json);
+    if (rc == 0 && o->chunks)
+        rc = list_chunks(r, o->json);
+    if (o->json)
+        printf("\n}\n");
+    return rc;
+}
+
+static int run(int argc, char **argv) {
+    static const struct option longopts[] = {
+        {"dict", no_argument, NULL, 'd'},
+        {"segments", no_argument, NULL, 's'},
+        {"slices", no_argument, NULL, OPT_SLICES},
+        {"chunks", no_argument, NULL, OPT_CHUNKS},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const cli_cmd *cmd = &cmd_inspect;
+    inspect_opts o = {0, 0, 0, 0, 0};
+    int c;
+    while ((c = cli_getopt(cmd, argc, argv, "dsjh", longopts)) != -1) {
+        switch (c) {
+        case 'd': o.dict = 1; break;
+        case 's': o.segments = 1; break;
+        case OPT_SLICES: o.slices = 1; break;
+        case OPT_CHUNKS: o.chunks = 1; break;
+        case 'j': o.json = 1; break;
+        case 'h': return cli_help(cmd);
+        default: return CLI_USAGE;
+        }
+    }
+    if (argc - optind != 1)
+        return cli_usage_error(cmd, argc == optind ? "missing STORE" : "too many arguments");
+    const char *store = argv[optind];
+    mh_reader *r = NULL;
+    int rc = mh_reader_open(store, &r);
+    if (rc)
+        return cli_fail(cmd, "cannot open store '%s': %s", store, cli_store_error(rc));
+    rc = describe(store, r, &o);
+    mh_reader_close(r);
+    if (rc)
+        return cli_fail(cmd, "'%s': %s", store, cli_errstr(rc));
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return cli_fail(cmd, "cannot write: %s", strerror(errno));
+    return CLI_OK;
+}
