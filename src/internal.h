@@ -1,0 +1,285 @@
+/*
+ * internal.h - declarations shared by the library's files; not installed.
+ *
+ * Data flows one way: writer.c buffers a slice -> segment_write.c builds its
+ * chunks and blocks (codec.c) and writes the segment -> manifest.c commits
+ * it -> segment_read.c maps and validates -> query.c answers queries.
+ */
+#ifndef MH_INTERNAL_H
+#define MH_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memhist.h"
+#include "mh_format.h"
+
+/* ---- failing through one macro -------------------------------------- */
+/* A diagnostic filled where a check fails: which byte, and why. */
+typedef struct mh_diag {
+    uint64_t offset;
+    char msg[200];
+} mh_diag;
+
+void mh_diag_set(mh_diag *d, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#ifdef MH_DEBUG_CHECKS
+#include <stdio.h>
+#define MH_TRACE_FAIL_(code, cond)                                             \
+    fprintf(stderr, "memhist: %s:%d: %s failed (%s)\n", __FILE__, __LINE__,    \
+            #cond, mh_error_name(code))
+#else
+#define MH_TRACE_FAIL_(code, cond) ((void)0)
+#endif
+
+/* Returns code from the enclosing function when cond is false, after
+ * describing the failure in diag d (which may be NULL). */
+#define MH_CHECK(cond, code, d, off, ...)                                      \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            MH_TRACE_FAIL_(code, cond);                                        \
+            mh_diag_set((d), (uint64_t)(off), __VA_ARGS__);                    \
+            return (code);                                                     \
+        }                                                                      \
+    } while (0)
+
+#define MH_TRY(expr)                                                           \
+    do {                                                                       \
+        int mh_try_rc_ = (expr);                                               \
+        if (mh_try_rc_ < 0)                                                    \
+            return mh_try_rc_;                                                 \
+    } while (0)
+
+/* Checksums are skipped only in fuzzing builds, so the fuzzer reaches the
+ * structures behind them. Never defined in a normal build. */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define MH_CHECKSUMS_ENFORCED 0
+#else
+#define MH_CHECKSUMS_ENFORCED 1
+#endif
+
+uint64_t mh_hash(const void *p, size_t n);
+uint64_t mh_hash_seeded(const void *p, size_t n, uint64_t seed);
+
+/* ---- block codec (codec.c) ------------------------------------------ */
+/* Decoded rows of one block, columns apart. */
+typedef struct mh_rows {
+    uint32_t n;
+    uint32_t cap;
+    uint32_t *id_off;
+    uint64_t *t;
+    uint64_t *phy;
+    uint64_t *lin;
+    uint32_t *size;
+    uint8_t *has_lin;
+} mh_rows;
+
+int mh_rows_reserve(mh_rows *r, uint32_t cap);
+void mh_rows_free(mh_rows *r);
+
+/* Largest raw (uncompressed) size of a block of n rows. */
+size_t mh_block_raw_bound(uint32_t n);
+
+/* Encodes rows [0, n) of the given columns into raw (capacity
+ * mh_block_raw_bound(n)); returns the raw size. t_base is the slice's
+ * first transition. */
+size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const uint32_t *id_off,
+                           const uint64_t *t, const uint64_t *phy,
+                           const uint64_t *lin, const uint8_t *has_lin,
+                           const uint32_t *size, uint64_t t_base);
+
+/* Parses a raw block of n rows into out (reserved for n); every varint is
+ * bounds-checked and the block must be consumed exactly. */
+int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
+                        uint64_t t_base, mh_rows *out, mh_diag *d);
+
+/* Checks the checksum, decompresses and parses one block. scratch must hold
+ * raw_size bytes. */
+int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
+                    uint32_t raw_size, uint32_t n, uint64_t t_base,
+                    uint8_t *scratch, mh_rows *out, mh_diag *d);
+
+/* ---- dictionary (dict.c) -------------------------------------------- */
+typedef struct mh_kv {
+    char *key;
+    char *value;
+} mh_kv;
+
+typedef struct mh_dict {
+    char **strings;  /* NUL-terminated copies */
+    size_t nstrings;
+    mh_column_info *columns;
+    size_t ncolumns;
+    const char *op_names[MHF_OP_COUNT];
+    uint8_t op_sqlite_bit[MHF_OP_COUNT];
+    mh_kv *meta;     /* pointers into strings */
+    size_t nmeta;
+} mh_dict;
+
+/* Serializes the standard dictionary with the given metadata into a malloc'd
+ * buffer. */
+int mh_dict_build(const mh_kv *meta, size_t nmeta, uint8_t **out, size_t *size);
+/* Parses and validates a dictionary section (base_off: its file offset,
+ * for diagnostics). Unknown columns or encodings give MH_EVERSION. */
+int mh_dict_parse(const uint8_t *p, size_t size, uint64_t base_off,
+                  mh_dict *out, mh_diag *d);
+void mh_dict_free(mh_dict *dict);
+
+/* ---- files (fileio.c) ----------------------------------------------- */
+int mh_write_all(int fd, const void *buf, size_t n);
+int mh_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);
+int mh_fsync_dir(const char *dir);
+/* Reads a whole small file into a malloc'd buffer. MH_ENOENT if absent. */
+int mh_read_file(const char *path, uint8_t **out, size_t *size);
+/* Writes buf to dir/name atomically: dir/tmp_name, fsync, rename, fsync dir. */
+int mh_write_atomic(const char *dir, const char *tmp_name, const char *name,
+                    const void *buf, size_t n);
+char *mh_path_join(const char *dir, const char *name);
+void mh_segment_name(char out[MHF_SEGMENT_NAME_LEN + 1], uint64_t seq);
+/* Maps errno after a failed write to MH_ENOSPC or MH_EIO. */
+int mh_io_error(void);
+
+/* ---- manifest (manifest.c) ------------------------------------------ */
+typedef struct mh_manrec {
+    uint64_t seq, id_first, count, t_first, t_last, file_size, header_sum;
+} mh_manrec;
+
+typedef struct mh_manifest {
+    uint16_t major, minor;
+    uint64_t generation;
+    uint64_t access_count;
+    uint64_t next_seq;
+    mh_manrec *recs;
+    size_t nrecs;
+} mh_manifest;
+
+int mh_manifest_parse(const uint8_t *p, size_t size, mh_manifest *out,
+                      mh_diag *d);
+int mh_manifest_encode(const mh_manifest *m, uint8_t **out, size_t *size);
+int mh_manifest_load(const char *dir, mh_manifest *out, mh_diag *d);
+int mh_manifest_store(const char *dir, const mh_manifest *m);
+void mh_manifest_free(mh_manifest *m);
+
+/* ---- segment reading (segment_read.c) ------------------------------- */
+typedef struct mh_seg {
+    const uint8_t *base;  /* whole file */
+    size_t size;
+    int mapped;           /* base came from mmap */
+    char name[MHF_SEGMENT_NAME_LEN + 1];
+    uint16_t major, minor;
+    uint64_t seq, id_first, count, t_first, t_last;
+    uint64_t op_counts[MHF_OP_COUNT];
+    uint32_t rows_per_block;
+    uint64_t data_off, data_size, dict_off, dict_size, raw_size;
+    uint64_t header_sum;
+    const uint8_t *slices, *chunks, *blocks;
+    uint32_t nslices, nchunks, nblocks;
+    uint32_t slice_recsz, chunk_recsz, block_recsz;
+    uint64_t slice_off, chunk_off, block_off;
+    uint64_t chunk_sum, block_sum;
+    mh_dict dict;
+    _Atomic uint8_t *slice_ok; /* per slice: index checksum verified */
+} mh_seg;
+
+/* A validated slice record. */
+typedef struct mh_slice {
+    uint64_t t_first, t_last, id_first;
+    uint32_t count, chunk_first, chunk_count, block_first, block_count;
+    uint32_t op_counts[MHF_OP_COUNT];
+    uint64_t index_sum;
+} mh_slice;
+
+typedef struct mh_chunk {
+    uint64_t phy_first, phy_last, t_first, t_last;
+    uint32_t id_first, id_last, row_first, row_count;
+    uint8_t op;
+} mh_chunk;
+
+typedef struct mh_block {
+    uint64_t offset, sum, phy_min, phy_max, first_t;
+    uint32_t comp_size, raw_size, first_id;
+} mh_block;
+
+/* Validates header, dictionary and slice array of a segment held in memory
+ * (buf, size). The slice array's checksum and every slice record are checked
+ * here; chunk and block records per slice on first use. */
+int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *seg, mh_diag *d);
+/* Maps dir/name and parses it. */
+int mh_seg_open(const char *dir, const char *name, mh_seg *seg, mh_diag *d);
+void mh_seg_close(mh_seg *seg);
+
+void mh_seg_slice(const mh_seg *seg, uint32_t i, mh_slice *out);
+/* Verifies the slice's chunk and block records (checksum and invariants),
+ * once per reader (cached). */
+int mh_seg_slice_check(const mh_seg *seg, uint32_t i, const mh_slice *s,
+                       mh_diag *d);
+/* Loads and validates one chunk / block record of slice s (k indexes the
+ * segment-wide array). */
+int mh_seg_chunk(const mh_seg *seg, const mh_slice *s, uint32_t k,
+                 mh_chunk *out, mh_diag *d);
+int mh_seg_block(const mh_seg *seg, const mh_slice *s, uint32_t k,
+                 mh_block *out, mh_diag *d);
+/* Decodes block b (0-based within slice s) into out; scratch holds
+ * MHF_MAX_ROWS_PER_BLOCK raw bytes bound. */
+int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
+                        uint8_t *scratch, mh_rows *out, mh_diag *d);
+uint32_t mh_slice_block_rows(const mh_seg *seg, const mh_slice *s, uint32_t b);
+
+/* ---- reader (reader.c) ---------------------------------------------- */
+struct mh_reader {
+    char *path;
+    mh_seg *segs;
+    size_t nsegs;
+    size_t *live;      /* indexes of segments with accesses, in id order */
+    size_t nlive;
+    uint32_t max_rows_per_block;
+    mh_stats stats;
+    const mh_dict *dict; /* newest segment's, or NULL */
+};
+
+/* ---- small growable buffer ------------------------------------------ */
+typedef struct mh_buf {
+    uint8_t *p;
+    size_t n, cap;
+} mh_buf;
+int mh_buf_reserve(mh_buf *b, size_t extra);
+int mh_buf_append(mh_buf *b, const void *p, size_t n);
+void mh_buf_free(mh_buf *b);
+
+/* ---- slice building (segment_write.c) ------------------------------- */
+typedef struct mh_segw mh_segw;
+
+typedef struct mh_segw_config {
+    const char *dir;
+    uint64_t seq;
+    uint64_t id_first;
+    uint32_t rows_per_block;
+    uint32_t chunk_min_accesses;
+    int32_t lz4_acceleration;
+} mh_segw_config;
+
+int mh_segw_create(const mh_segw_config *cfg, mh_segw **out);
+/* Builds one slice from n accesses (ids id_first..id_first+n-1 in order),
+ * writes its blocks and keeps its index records. */
+int mh_segw_add_slice(mh_segw *w, const mh_access *a, uint32_t n);
+uint64_t mh_segw_count(const mh_segw *w);
+uint64_t mh_segw_next_id(const mh_segw *w);
+uint64_t mh_segw_t_last(const mh_segw *w);
+/* Drops every access with transition >= t; the kept accesses of the first
+ * affected slice are returned (malloc'd, in id order) so the caller can put
+ * them back in its buffer. */
+int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
+                         uint32_t *nkept);
+/* Writes dictionary, index arrays and header, fsyncs, renames the file to
+ * its final name and fsyncs the directory. Fills rec. */
+int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec);
+/* Closes and removes the unsealed file; frees w. NULL accepted. */
+void mh_segw_destroy(mh_segw *w);
+
+/* Sorts n (key, payload) pairs by key, stable. tmp arrays of n. */
+void mh_radix_sort(uint64_t *key, uint32_t *val, uint64_t *tmpk,
+                   uint32_t *tmpv, size_t n);
+
+#endif /* MH_INTERNAL_H */

@@ -1,0 +1,392 @@
+/*
+ * memhist.h - the complete memory-access history of a traced program,
+ * stored in compact files and queried in microseconds.
+ *
+ * OVERVIEW
+ *   A store is a directory: segment files (seg-<seq>.mhs), a MANIFEST that
+ *   lists the committed ones, and a LOCK file. SPEC.md gives every byte.
+ *
+ *   An access is one memory operation of the traced program:
+ *     id          0-based order of appearance, assigned by the writer,
+ *                 global across segments;
+ *     transition  instruction counter, non-decreasing in id order;
+ *     linear      virtual address, or absent (has_linear == 0);
+ *     physical    physical address;
+ *     size        >= 1 bytes, physical + size - 1 must not wrap;
+ *     op          MH_OP_READ, MH_OP_WRITE or MH_OP_EXEC.
+ *
+ *   The half-axis query returns the first N accesses, going forward or
+ *   backward from a transition or from an access id, whose operation is in a
+ *   set and whose bytes [physical, physical + size - 1] overlap [A, B]:
+ *     forward from T:   transition >= T, ascending id;
+ *     backward from T:  transition <= T, descending id;
+ *     forward after X:  id > X, ascending id;
+ *     backward before X: id < X, descending id.
+ *   Resuming with the id of the last access returned gives exactly the
+ *   continuation, with no duplicate and no gap.
+ *
+ * ROLES AND THREADS
+ *   mh_writer: one per store at a time (enforced with flock on LOCK); use it
+ *   from one thread. mh_reader: immutable once opened; any number of threads
+ *   may query one reader at once. mh_cursor: one thread at a time. Readers
+ *   and a writer may run at once, in one process or many: a reader sees the
+ *   committed prefix that existed when it was opened; open a new reader to
+ *   see more.
+ *
+ * SAFETY PROMISE
+ *   Every byte read from disk is untrusted. Opening and querying a damaged,
+ *   truncated or hostile store returns an error code (MH_ECORRUPT,
+ *   MH_ECHECKSUM, MH_ETRUNCATED, MH_EVERSION, MH_ENOTSTORE) and never reads
+ *   outside the files, never crashes and never returns accesses from a block
+ *   whose checksum fails.
+ *
+ * ERRORS
+ *   Functions return 0 (MH_OK) or a negative MH_E* code; mh_strerror() names
+ *   it. After MH_EIO and MH_ENOSPC, errno holds the operating system's reason.
+ *
+ * CAVEATS
+ *   - Strings returned by a reader point into memory owned by the reader:
+ *     valid until mh_reader_close(), never to be written through.
+ *   - Every commit seals the segment being written: commit at a rate that
+ *     keeps segments large (the writer options do it for you).
+ *   - The files are little-endian on every host.
+ */
+#ifndef MEMHIST_H
+#define MEMHIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MH_VERSION_STRING "1.0.0"
+/* Format version written by this library; see SPEC.md "Versions". */
+#define MH_FORMAT_MAJOR 1
+#define MH_FORMAT_MINOR 0
+
+/* ------------------------------------------------------------------------
+ * Errors: one list, expanded into the enum and mh_strerror()'s table.
+ * ---------------------------------------------------------------------- */
+#define MH_ERROR_LIST(X)                                                       \
+    X(MH_OK, 0, "success")                                                     \
+    X(MH_EIO, -1, "input/output error")                                        \
+    X(MH_ENOMEM, -2, "out of memory")                                          \
+    X(MH_EINVAL, -3, "invalid argument")                                       \
+    X(MH_ENOTSTORE, -4, "not a memhist store or file")                         \
+    X(MH_EVERSION, -5, "unsupported format version, feature or byte order")    \
+    X(MH_ECORRUPT, -6, "corrupt data")                                         \
+    X(MH_ECHECKSUM, -7, "checksum mismatch")                                   \
+    X(MH_ETRUNCATED, -8, "truncated file")                                     \
+    X(MH_ELOCKED, -9, "store is locked by another writer")                     \
+    X(MH_EEXIST, -10, "store already exists")                                  \
+    X(MH_ENOENT, -11, "no such store")                                         \
+    X(MH_ECOMMITTED, -12, "accesses to discard are already committed")         \
+    X(MH_EORDER, -13, "transition decreases")                                  \
+    X(MH_ENOSPC, -14, "no space left or file size limit reached")              \
+    X(MH_ESTATE, -15, "writer failed earlier; only close or abandon are allowed")
+
+enum mh_error {
+#define MH_ERROR_ENUM_(name, value, text) name = value,
+    MH_ERROR_LIST(MH_ERROR_ENUM_)
+#undef MH_ERROR_ENUM_
+};
+
+/* Returns a static, never NULL, English description of code (unknown codes
+ * give "unknown error"). */
+const char *mh_strerror(int code);
+/* Returns the symbolic name ("MH_ECORRUPT"), or "MH_UNKNOWN". */
+const char *mh_error_name(int code);
+
+/* ------------------------------------------------------------------------
+ * Accesses
+ * ---------------------------------------------------------------------- */
+enum mh_op { MH_OP_READ = 0, MH_OP_WRITE = 1, MH_OP_EXEC = 2 };
+#define MH_OP_COUNT 3
+/* Operation sets are bit masks: bit (1 << op). */
+#define MH_OPS_READ (1u << MH_OP_READ)
+#define MH_OPS_WRITE (1u << MH_OP_WRITE)
+#define MH_OPS_EXEC (1u << MH_OP_EXEC)
+#define MH_OPS_RW (MH_OPS_READ | MH_OPS_WRITE)
+#define MH_OPS_ALL (MH_OPS_READ | MH_OPS_WRITE | MH_OPS_EXEC)
+
+typedef struct mh_access {
+    uint64_t id;         /* ignored on append; set by queries */
+    uint64_t transition;
+    uint64_t linear;     /* meaningful only when has_linear */
+    uint64_t physical;
+    uint32_t size;       /* >= 1 */
+    uint8_t op;          /* enum mh_op */
+    uint8_t has_linear;  /* 0 or 1 */
+    uint16_t reserved;   /* set to 0 */
+} mh_access;
+
+/* Name of an operation ("read", "write", "execute"), NULL when unknown. */
+const char *mh_op_name(unsigned op);
+
+/* ------------------------------------------------------------------------
+ * Writer
+ * ---------------------------------------------------------------------- */
+typedef struct mh_writer mh_writer;
+
+typedef struct mh_writer_options {
+    /* A slice closes at the first new transition once it holds this many
+     * accesses (default 65536); it is cut inside a transition only at twice
+     * this number. Smaller slices: faster point queries, more index. */
+    uint32_t slice_accesses;
+    /* Rows per compressed block (default 2048; 64 .. 65536). */
+    uint32_t block_accesses;
+    /* Average accesses per chunk the writer aims at at least (default 64):
+     * nearby chunks are merged across gaps until a slice has at most
+     * accesses / chunk_min_accesses chunks per operation. */
+    uint32_t chunk_min_accesses;
+    /* LZ4 acceleration (default 1; higher is faster and larger). */
+    int32_t lz4_acceleration;
+    /* Commit automatically once this many accesses are pending
+     * (default 1 << 24; 0 = only on mh_writer_commit() and close). */
+    uint64_t commit_accesses;
+    /* Build and write slices on a background thread (default 1). */
+    int32_t background;
+    int32_t reserved;
+} mh_writer_options;
+
+/* Fills *opt with the defaults above. */
+void mh_writer_options_init(mh_writer_options *opt);
+
+#define MH_CREATE 1u /* create the store; MH_EEXIST if it exists */
+#define MH_APPEND 2u /* open an existing store and append; MH_ENOENT if absent */
+
+/* Opens a writer on directory path with flags MH_CREATE or MH_APPEND (one of
+ * them; both = create when absent). opt may be NULL for the defaults.
+ * Errors: MH_EINVAL (bad flags or options), MH_EEXIST, MH_ENOENT,
+ * MH_ELOCKED (another writer holds the store), MH_ENOTSTORE, MH_EVERSION,
+ * MH_ECORRUPT, MH_ECHECKSUM, MH_ETRUNCATED (on append), MH_EIO, MH_ENOMEM.
+ * On success *out owns the lock until mh_writer_close/abandon. */
+int mh_writer_open(const char *path, unsigned flags,
+                   const mh_writer_options *opt, mh_writer **out);
+
+/* Sets a metadata key/value (UTF-8, NUL-terminated, key non-empty, each at
+ * most 65535 bytes); an existing key is replaced. Saved with the next
+ * commit. Errors: MH_EINVAL, MH_ENOMEM, MH_ESTATE. */
+int mh_writer_set_meta(mh_writer *w, const char *key, const char *value);
+
+/* Appends one access (a->id is ignored). Errors: MH_EINVAL (size 0, range
+ * wraps, unknown op, has_linear not 0/1), MH_EORDER (transition smaller than
+ * the previous one), MH_ESTATE, and any error of an automatic commit.
+ * A rejected access changes nothing. */
+int mh_writer_append(mh_writer *w, const mh_access *a);
+
+/* Appends n accesses in order: the path high-throughput tracers use.
+ * Validates all n before taking any: on error nothing of the batch is
+ * appended and *bad (if not NULL) is the index of the first bad access. */
+int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
+                           size_t *bad);
+
+/* Id the next appended access will get. */
+uint64_t mh_writer_next_id(const mh_writer *w);
+
+/* Discards every uncommitted access with transition >= t (the unfinished
+ * last transition of a trace). MH_ECOMMITTED if a committed access has
+ * transition >= t: nothing is discarded then. Errors: MH_ESTATE, MH_EIO. */
+int mh_writer_discard_from(mh_writer *w, uint64_t t);
+
+/* Makes everything appended so far durable: after a crash the store opens
+ * with every committed access and nothing else. A commit with nothing new
+ * (no access, no metadata change) does nothing. Errors: MH_EIO, MH_ENOSPC,
+ * MH_ENOMEM, MH_ESTATE. After an error the writer is failed (MH_ESTATE for
+ * everything but close and abandon); what was committed before stays. */
+int mh_writer_commit(mh_writer *w);
+
+/* Number of accesses committed so far (the store's total). */
+uint64_t mh_writer_committed(const mh_writer *w);
+
+/* Commits, then releases the lock and frees w. Returns the commit's error, if
+ * any (w is freed either way). NULL is accepted. */
+int mh_writer_close(mh_writer *w);
+
+/* Releases the lock and frees w without committing: what was not committed
+ * is lost, the store keeps what was. NULL is accepted. */
+void mh_writer_abandon(mh_writer *w);
+
+/* ------------------------------------------------------------------------
+ * Reader
+ * ---------------------------------------------------------------------- */
+typedef struct mh_reader mh_reader;
+
+/* Opens the committed content of the store at path. Reads the manifest and
+ * each segment's header, dictionary and index arrays (checksums verified);
+ * never reads or decompresses access blocks, so its cost does not grow with
+ * the number of accesses. Errors: MH_ENOENT, MH_ENOTSTORE, MH_EVERSION,
+ * MH_ECORRUPT, MH_ECHECKSUM, MH_ETRUNCATED, MH_EIO, MH_ENOMEM. */
+int mh_reader_open(const char *path, mh_reader **out);
+
+/* Frees r; every pointer obtained from r becomes invalid. NULL accepted.
+ * No cursor on r may be used afterwards. */
+void mh_reader_close(mh_reader *r);
+
+typedef struct mh_stats {
+    uint64_t accesses;
+    uint64_t op_counts[MH_OP_COUNT];
+    uint64_t transition_first; /* 0 when accesses == 0 */
+    uint64_t transition_last;
+    uint64_t segments;
+    uint64_t slices;
+    uint64_t chunks;
+    uint64_t blocks;
+    uint64_t file_bytes;       /* segment files plus manifest */
+    uint64_t compressed_bytes; /* access blocks as stored */
+    uint64_t raw_bytes;        /* access blocks before LZ4 */
+} mh_stats;
+
+/* Fills *st. Cannot fail on an open reader; MH_EINVAL on NULL. */
+int mh_reader_stats(const mh_reader *r, mh_stats *st);
+
+/* Metadata of the newest segment (the writer saves all keys in every
+ * segment). Index i in [0, mh_reader_meta_count()). Strings are
+ * NUL-terminated and owned by r. mh_reader_meta_find returns NULL when
+ * the key is absent. */
+size_t mh_reader_meta_count(const mh_reader *r);
+int mh_reader_meta_get(const mh_reader *r, size_t i, const char **key,
+                       const char **value);
+const char *mh_reader_meta_find(const mh_reader *r, const char *key);
+
+/* ------------------------------------------------------------------------
+ * Queries
+ * ---------------------------------------------------------------------- */
+enum mh_start { MH_FROM_TRANSITION = 0, MH_FROM_ID = 1 };
+enum mh_direction { MH_FORWARD = 0, MH_BACKWARD = 1 };
+
+typedef struct mh_query {
+    uint32_t start_kind;  /* MH_FROM_TRANSITION: start is T (inclusive);
+                             MH_FROM_ID: start is an id X (exclusive) */
+    uint32_t direction;   /* MH_FORWARD or MH_BACKWARD */
+    uint64_t start;
+    uint64_t addr_first;  /* A, inclusive */
+    uint64_t addr_last;   /* B, inclusive; A <= B */
+    uint32_t ops;         /* non-empty subset of MH_OPS_ALL */
+    uint32_t reserved;    /* 0 */
+} mh_query;
+
+/* Fills q with: forward from transition 0, the whole address space,
+ * reads and writes. */
+void mh_query_init(mh_query *q);
+
+/* Runs q and writes at most max accesses to out (ascending ids forward,
+ * descending backward); *n gets how many. A store with no match gives 0.
+ * Errors: MH_EINVAL (A > B, empty or unknown op set, bad kind/direction,
+ * NULL out with max > 0), MH_ECORRUPT, MH_ECHECKSUM, MH_ENOMEM. Thread-safe
+ * on a shared reader. */
+int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
+                 size_t max, size_t *n);
+
+typedef struct mh_cursor mh_cursor;
+
+/* Opens an iterator over every match of q, in query order, with no max.
+ * Errors as mh_query_run. The cursor must be closed before r. */
+int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out);
+
+/* Writes up to max next matches to out; *n = 0 means the end.
+ * Errors as mh_query_run; after an error the cursor stays at the error. */
+int mh_cursor_next(mh_cursor *c, mh_access *out, size_t max, size_t *n);
+
+/* Frees c. NULL accepted. */
+void mh_cursor_close(mh_cursor *c);
+
+/* ------------------------------------------------------------------------
+ * Introspection (for inspect, fsck and scripts)
+ * ---------------------------------------------------------------------- */
+typedef struct mh_segment_info {
+    uint64_t seq;
+    const char *file_name;   /* "seg-0000000000000000.mhs", owned by r */
+    uint32_t version_major, version_minor;
+    uint64_t id_first, accesses;
+    uint64_t op_counts[MH_OP_COUNT];
+    uint64_t transition_first, transition_last;
+    uint32_t slices, chunks, blocks, rows_per_block;
+    uint64_t file_bytes, compressed_bytes, raw_bytes;
+    uint64_t dict_bytes, index_bytes;
+} mh_segment_info;
+
+typedef struct mh_slice_info {
+    uint64_t transition_first, transition_last;
+    uint64_t id_first;
+    uint32_t accesses;
+    uint32_t op_counts[MH_OP_COUNT];
+    uint32_t chunk_first, chunks; /* index into the segment's chunks */
+    uint32_t block_first, blocks;
+} mh_slice_info;
+
+typedef struct mh_chunk_info {
+    uint64_t phy_first, phy_last;
+    uint64_t transition_first, transition_last;
+    uint64_t id_first, id_last; /* absolute ids */
+    uint32_t row_first, accesses;
+    uint8_t op;
+} mh_chunk_info;
+
+typedef struct mh_column_info {
+    const char *name;    /* owned by r */
+    uint8_t type;        /* 1 unsigned integer, 2 enumeration */
+    uint8_t width;       /* bytes of the value */
+    uint8_t encoding;    /* SPEC.md "Type dictionary" */
+    uint8_t nullable;
+} mh_column_info;
+
+size_t mh_reader_segment_count(const mh_reader *r);
+/* Errors: MH_EINVAL (index out of range). Records are validated before
+ * they are returned: MH_ECORRUPT for a record that breaks an invariant. */
+int mh_reader_segment_info(const mh_reader *r, size_t seg, mh_segment_info *out);
+int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
+                         mh_slice_info *out);
+/* chunk indexes the whole segment's chunk array (slice.chunk_first + k). */
+int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
+                         mh_chunk_info *out);
+/* Dictionary of the newest segment (all segments written by this version
+ * carry the same strings, columns and operations). */
+size_t mh_reader_string_count(const mh_reader *r);
+const char *mh_reader_string(const mh_reader *r, size_t i);
+size_t mh_reader_column_count(const mh_reader *r);
+int mh_reader_column(const mh_reader *r, size_t i, mh_column_info *out);
+/* Operation name stored in the dictionary, NULL when op is unknown. */
+const char *mh_reader_op_name(const mh_reader *r, unsigned op);
+
+/* ------------------------------------------------------------------------
+ * Verification and repair (fsck)
+ * ---------------------------------------------------------------------- */
+typedef struct mh_problem {
+    int code;              /* MH_E* code of the failed check */
+    const char *file;      /* file name inside the store, e.g. "MANIFEST" */
+    uint64_t offset;       /* byte offset in that file of what is wrong */
+    const char *message;   /* one line, no newline */
+} mh_problem;
+
+/* Called once per problem (verify) or per action (repair: code MH_OK and a
+ * message such as "removed seg-...mhs.tmp"). Pointers valid during the call. */
+typedef void (*mh_report_fn)(void *ctx, const mh_problem *p);
+
+typedef struct mh_verify_result {
+    uint64_t problems;     /* problems found */
+    uint64_t accesses;     /* accesses decoded and checked */
+    uint64_t bytes;        /* bytes read */
+    uint64_t segments;
+    uint64_t repaired;     /* actions taken by repair */
+} mh_verify_result;
+
+#define MH_VERIFY_REPAIR 1u /* remove what a crash leaves behind; rewrite the manifest */
+
+/* Reads every byte of the store at path and checks every checksum and
+ * invariant of SPEC.md, reporting each problem through fn (may be NULL).
+ * With MH_VERIFY_REPAIR, first removes temporary files, torn segments not
+ * listed in a valid manifest, and rebuilds the manifest from the longest
+ * chain of segments that verify from id 0; a sealed segment that verifies
+ * is never modified or deleted. Returns MH_OK when the store is clean (after
+ * repair, if asked), MH_ECORRUPT when problems remain, or MH_ENOENT,
+ * MH_ELOCKED (repair while a writer runs), MH_EIO, MH_ENOMEM. */
+int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
+              mh_verify_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MEMHIST_H */

@@ -1,0 +1,453 @@
+/*
+ * query.c - the half-axis query engine (SPEC.md "Query algorithm").
+ *
+ * Slices are visited in query order from the one holding the start. In a
+ * slice, the chunks of each requested operation that overlap [A, B] are
+ * found by binary search; in each chunk the block holding the start is
+ * found by binary search over the blocks' first rows, and rows are walked
+ * in query order until the chunk yields `want` matches or passes the
+ * cutoff (the want-th best id found so far in the slice). The candidates
+ * of all chunks are merged by id. Decoded blocks are kept in a small LRU
+ * cache, which a cursor keeps between calls so resume chains decode each
+ * block once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CACHE_ENTRIES 8
+
+typedef struct centry {
+    const mh_seg *seg;
+    uint32_t block; /* index in the segment's block array */
+    uint64_t stamp;
+    mh_rows rows;
+} centry;
+
+typedef struct qctx {
+    const mh_reader *r;
+    centry ent[CACHE_ENTRIES];
+    uint64_t clock;
+    uint8_t *scratch;
+    mh_access *cand;
+    size_t ncand, capcand;
+} qctx;
+
+typedef struct qspec {
+    uint32_t kind, dir;
+    uint64_t start, a, b;
+    uint32_t ops;
+} qspec;
+
+struct mh_cursor {
+    qctx ctx;
+    qspec spec;
+    int started, done, error;
+    uint64_t last_id;
+};
+
+void mh_query_init(mh_query *q) {
+    if (!q)
+        return;
+    memset(q, 0, sizeof *q);
+    q->start_kind = MH_FROM_TRANSITION;
+    q->direction = MH_FORWARD;
+    q->addr_last = UINT64_MAX;
+    q->ops = MH_OPS_RW;
+}
+
+static int check_query(const mh_query *q) {
+    if (!q || q->start_kind > MH_FROM_ID || q->direction > MH_BACKWARD ||
+        q->addr_first > q->addr_last || q->ops == 0 ||
+        (q->ops & ~(uint32_t)MH_OPS_ALL) || q->reserved)
+        return MH_EINVAL;
+    return MH_OK;
+}
+
+static int ctx_init(qctx *c, const mh_reader *r) {
+    memset(c, 0, sizeof *c);
+    c->r = r;
+    uint32_t rows = r->max_rows_per_block ? r->max_rows_per_block : 1;
+    c->scratch = malloc(mh_block_raw_bound(rows));
+    return c->scratch ? MH_OK : MH_ENOMEM;
+}
+
+static void ctx_free(qctx *c) {
+    for (int i = 0; i < CACHE_ENTRIES; i++)
+        mh_rows_free(&c->ent[i].rows);
+    free(c->scratch);
+    free(c->cand);
+    memset(c, 0, sizeof *c);
+}
+
+/* Decoded block b of slice s (through the cache). */
+static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                     const mh_rows **out) {
+    uint32_t key = s->block_first + b;
+    centry *victim = &c->ent[0];
+    for (int i = 0; i < CACHE_ENTRIES; i++) {
+        centry *e = &c->ent[i];
+        if (e->seg == seg && e->block == key && e->rows.n) {
+            e->stamp = ++c->clock;
+            *out = &e->rows;
+            return MH_OK;
+        }
+        if (e->stamp < victim->stamp)
+            victim = e;
+    }
+    victim->seg = NULL;
+    victim->rows.n = 0;
+    MH_TRY(mh_rows_reserve(&victim->rows, seg->rows_per_block));
+    MH_TRY(mh_seg_decode_block(seg, s, b, c->scratch, &victim->rows, NULL));
+    victim->seg = seg;
+    victim->block = key;
+    victim->stamp = ++c->clock;
+    *out = &victim->rows;
+    return MH_OK;
+}
+
+static int add_cand(qctx *c, const mh_access *a) {
+    if (c->ncand == c->capcand) {
+        size_t cap = c->capcand ? c->capcand * 2 : 64;
+        mh_access *p = realloc(c->cand, cap * sizeof *p);
+        if (!p)
+            return MH_ENOMEM;
+        c->cand = p;
+        c->capcand = cap;
+    }
+    c->cand[c->ncand++] = *a;
+    return MH_OK;
+}
+
+static int cmp_id_asc(const void *x, const void *y) {
+    uint64_t a = ((const mh_access *)x)->id, b = ((const mh_access *)y)->id;
+    return (a > b) - (a < b);
+}
+
+static int cmp_id_desc(const void *x, const void *y) { return cmp_id_asc(y, x); }
+
+static void sort_cands(qctx *c, uint32_t dir) {
+    if (c->ncand < 2)
+        return;
+    qsort(c->cand, c->ncand, sizeof *c->cand,
+          dir == MH_FORWARD ? cmp_id_asc : cmp_id_desc);
+}
+
+/* Does a row with this transition and id lie on the query's side of the
+ * start? Monotone along a chunk's rows. */
+static inline int in_range(const qspec *q, uint64_t t, uint64_t id) {
+    if (q->kind == MH_FROM_TRANSITION)
+        return q->dir == MH_FORWARD ? t >= q->start : t <= q->start;
+    return q->dir == MH_FORWARD ? id > q->start : id < q->start;
+}
+
+typedef struct cut {
+    int set;
+    uint64_t id; /* forward: ids above are out; backward: ids below */
+} cut;
+
+static inline int beyond(const qspec *q, const cut *k, uint64_t id) {
+    return k->set && (q->dir == MH_FORWARD ? id > k->id : id < k->id);
+}
+
+/* Walks one chunk in query order, adding at most want matches. */
+static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
+                      const mh_chunk *ch, const qspec *q, size_t want,
+                      const cut *k) {
+    uint32_t R = seg->rows_per_block;
+    uint32_t r0 = ch->row_first, r1 = ch->row_first + ch->row_count;
+    uint32_t b0 = r0 / R, b1 = (r1 - 1) / R;
+    int fwd = q->dir == MH_FORWARD;
+    /* start block: the last one whose first row is (forward) still before
+     * the start, or (backward) already on the query's side */
+    uint32_t lo = b0, hi = b1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        mh_block bl;
+        MH_TRY(mh_seg_block(seg, s, s->block_first + mid, &bl, NULL));
+        int side = in_range(q, bl.first_t, s->id_first + bl.first_id);
+        if (fwd ? !side : side)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    size_t found = 0;
+    uint64_t prev_id = fwd ? 0 : UINT64_MAX;
+    int have_prev = 0;
+    for (int64_t b = lo; fwd ? b <= (int64_t)b1 : b >= (int64_t)b0;
+         b += fwd ? 1 : -1) {
+        mh_block bl;
+        MH_TRY(mh_seg_block(seg, s, s->block_first + (uint32_t)b, &bl, NULL));
+        uint32_t base = (uint32_t)b * R;
+        if (base >= r0 && fwd && beyond(q, k, s->id_first + bl.first_id))
+            break;
+        if (bl.phy_max < q->a || bl.phy_min > q->b)
+            continue; /* no row of this block overlaps [A, B] */
+        const mh_rows *rows;
+        MH_TRY(get_block(c, seg, s, (uint32_t)b, &rows));
+        uint32_t k0 = (r0 > base ? r0 : base) - base;
+        uint32_t k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;
+        for (uint32_t i = 0; i < k1 - k0; i++) {
+            uint32_t row = fwd ? k0 + i : k1 - 1 - i;
+            uint64_t id = s->id_first + rows->id_off[row];
+            uint64_t t = rows->t[row], phy = rows->phy[row];
+            uint64_t end = phy + (rows->size[row] - 1u);
+            /* the rows of a chunk must agree with its record */
+            if (phy < ch->phy_first || end > ch->phy_last ||
+                t < ch->t_first || t > ch->t_last ||
+                rows->id_off[row] < ch->id_first ||
+                rows->id_off[row] > ch->id_last ||
+                (have_prev && (fwd ? id <= prev_id : id >= prev_id)))
+                return MH_ECORRUPT;
+            prev_id = id;
+            have_prev = 1;
+            if (!in_range(q, t, id))
+                continue;
+            if (beyond(q, k, id))
+                return MH_OK;
+            if (phy > q->b || end < q->a)
+                continue;
+            mh_access a = {.id = id,
+                           .transition = t,
+                           .linear = rows->lin[row],
+                           .physical = phy,
+                           .size = rows->size[row],
+                           .op = ch->op,
+                           .has_linear = rows->has_lin[row]};
+            MH_TRY(add_cand(c, &a));
+            if (++found == want)
+                return MH_OK;
+        }
+    }
+    return MH_OK;
+}
+
+/* Adds to out the first `want` matches of slice si, in query order. */
+static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
+                      size_t want, mh_access *out, size_t *got) {
+    mh_slice s;
+    mh_seg_slice(seg, si, &s);
+    MH_TRY(mh_seg_slice_check(seg, si, &s, NULL));
+    c->ncand = 0;
+    cut k = {0, 0};
+    int fwd = q->dir == MH_FORWARD;
+    for (unsigned op = 0; op < MH_OP_COUNT; op++) {
+        if (!(q->ops & (1u << op)) || s.op_counts[op] == 0)
+            continue;
+        /* first chunk of op whose range ends at or after A */
+        uint32_t lo = s.chunk_first, hi = s.chunk_first + s.chunk_count;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            mh_chunk ch;
+            MH_TRY(mh_seg_chunk(seg, &s, mid, &ch, NULL));
+            if (ch.op < op || (ch.op == op && ch.phy_last < q->a))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (uint32_t ci = lo; ci < s.chunk_first + s.chunk_count; ci++) {
+            mh_chunk ch;
+            MH_TRY(mh_seg_chunk(seg, &s, ci, &ch, NULL));
+            if (ch.op != op || ch.phy_first > q->b)
+                break;
+            uint64_t idf = s.id_first + ch.id_first, idl = s.id_first + ch.id_last;
+            /* skip chunks wholly before the start or beyond the cutoff */
+            if (!in_range(q, fwd ? ch.t_last : ch.t_first, fwd ? idl : idf))
+                continue;
+            if (beyond(q, &k, fwd ? idf : idl))
+                continue;
+            MH_TRY(scan_chunk(c, seg, &s, &ch, q, want, &k));
+            if (c->ncand >= want &&
+                (!k.set || want <= 16 || c->ncand / 2 >= want)) {
+                sort_cands(c, q->dir);
+                c->ncand = want;
+                k.set = 1;
+                k.id = c->cand[want - 1].id;
+            }
+        }
+    }
+    sort_cands(c, q->dir);
+    size_t n = c->ncand < want ? c->ncand : want;
+    if (n)
+        memcpy(out, c->cand, n * sizeof *out);
+    *got = n;
+    return MH_OK;
+}
+
+/* First slice, in query order, that can hold a match: returns 0 when none.
+ * *li indexes r->live. */
+static int find_start(const mh_reader *r, const qspec *q, size_t *li,
+                      uint32_t *si) {
+    if (r->nlive == 0)
+        return 0;
+    int fwd = q->dir == MH_FORWARD, by_t = q->kind == MH_FROM_TRANSITION;
+    if (!by_t && ((fwd && q->start == UINT64_MAX) || (!fwd && q->start == 0)))
+        return 0;
+    /* segments: forward, the first whose end reaches the start; backward,
+     * the last whose beginning is at or before it */
+    size_t lo = 0, hi = r->nlive;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const mh_seg *s = &r->segs[r->live[mid]];
+        int before;
+        if (fwd)
+            before = by_t ? s->t_last < q->start
+                          : s->id_first + s->count - 1 <= q->start;
+        else
+            before = by_t ? s->t_first <= q->start : s->id_first < q->start;
+        if (before)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t seg_i;
+    if (fwd) {
+        if (lo == r->nlive)
+            return 0;
+        seg_i = lo;
+    } else {
+        if (lo == 0)
+            return 0;
+        seg_i = lo - 1;
+    }
+    const mh_seg *s = &r->segs[r->live[seg_i]];
+    uint32_t a = 0, b = s->nslices;
+    while (a < b) {
+        uint32_t mid = a + (b - a) / 2;
+        mh_slice sl;
+        mh_seg_slice(s, mid, &sl);
+        int before;
+        if (fwd)
+            before = by_t ? sl.t_last < q->start
+                          : sl.id_first + sl.count - 1 <= q->start;
+        else
+            before = by_t ? sl.t_first <= q->start : sl.id_first < q->start;
+        if (before)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    if (fwd) {
+        if (a == s->nslices)
+            return 0; /* cannot happen: the segment's end reaches the start */
+        *si = a;
+    } else {
+        if (a == 0)
+            return 0;
+        *si = a - 1;
+    }
+    *li = seg_i;
+    return 1;
+}
+
+static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
+                size_t *n) {
+    *n = 0;
+    size_t li;
+    uint32_t si;
+    if (need == 0 || !find_start(c->r, q, &li, &si))
+        return MH_OK;
+    const mh_reader *r = c->r;
+    for (;;) {
+        const mh_seg *seg = &r->segs[r->live[li]];
+        size_t got = 0;
+        MH_TRY(scan_slice(c, seg, si, q, need - *n, out + *n, &got));
+        *n += got;
+        if (*n == need)
+            return MH_OK;
+        if (q->dir == MH_FORWARD) {
+            if (++si == seg->nslices) {
+                if (++li == r->nlive)
+                    return MH_OK;
+                si = 0;
+            }
+        } else {
+            if (si-- == 0) {
+                if (li-- == 0)
+                    return MH_OK;
+                si = r->segs[r->live[li]].nslices - 1;
+            }
+        }
+    }
+}
+
+static void to_spec(const mh_query *q, qspec *s) {
+    s->kind = q->start_kind;
+    s->dir = q->direction;
+    s->start = q->start;
+    s->a = q->addr_first;
+    s->b = q->addr_last;
+    s->ops = q->ops;
+}
+
+int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
+                 size_t max, size_t *n) {
+    if (!r || !n || (!out && max))
+        return MH_EINVAL;
+    *n = 0;
+    MH_TRY(check_query(q));
+    qspec s;
+    to_spec(q, &s);
+    qctx c;
+    int rc = ctx_init(&c, r);
+    if (rc == MH_OK)
+        rc = fill(&c, &s, out, max, n);
+    if (rc != MH_OK)
+        *n = 0;
+    ctx_free(&c);
+    return rc;
+}
+
+int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out) {
+    if (!r || !out)
+        return MH_EINVAL;
+    *out = NULL;
+    MH_TRY(check_query(q));
+    mh_cursor *cur = calloc(1, sizeof *cur);
+    if (!cur)
+        return MH_ENOMEM;
+    int rc = ctx_init(&cur->ctx, r);
+    if (rc != MH_OK) {
+        free(cur);
+        return rc;
+    }
+    to_spec(q, &cur->spec);
+    *out = cur;
+    return MH_OK;
+}
+
+int mh_cursor_next(mh_cursor *cur, mh_access *out, size_t max, size_t *n) {
+    if (!cur || !n || (!out && max))
+        return MH_EINVAL;
+    *n = 0;
+    if (cur->error)
+        return cur->error;
+    if (cur->done || max == 0)
+        return MH_OK;
+    qspec s = cur->spec;
+    if (cur->started) {
+        s.kind = MH_FROM_ID; /* resume after the last id returned */
+        s.start = cur->last_id;
+    }
+    int rc = fill(&cur->ctx, &s, out, max, n);
+    if (rc != MH_OK) {
+        *n = 0;
+        cur->error = rc;
+        return rc;
+    }
+    if (*n) {
+        cur->started = 1;
+        cur->last_id = out[*n - 1].id;
+    }
+    if (*n < max)
+        cur->done = 1;
+    return MH_OK;
+}
+
+void mh_cursor_close(mh_cursor *cur) {
+    if (!cur)
+        return;
+    ctx_free(&cur->ctx);
+    free(cur);
+}

@@ -1,0 +1,241 @@
+/*
+ * reader.c - opens the committed state of a store: the MANIFEST, then each
+ * segment it lists (mapped and validated, and checked against its manifest
+ * record), and answers the introspection calls. Queries are in query.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+static int open_segments(mh_reader *r, const mh_manifest *m) {
+    r->segs = calloc(m->nrecs ? m->nrecs : 1, sizeof *r->segs);
+    r->live = calloc(m->nrecs ? m->nrecs : 1, sizeof *r->live);
+    if (!r->segs || !r->live)
+        return MH_ENOMEM;
+    for (size_t i = 0; i < m->nrecs; i++) {
+        const mh_manrec *rec = &m->recs[i];
+        char name[MHF_SEGMENT_NAME_LEN + 1];
+        mh_segment_name(name, rec->seq);
+        mh_seg *s = &r->segs[i];
+        int rc = mh_seg_open(r->path, name, s, NULL);
+        if (rc == MH_EIO && errno == ENOENT)
+            rc = MH_ECORRUPT; /* the manifest lists a missing file */
+        if (rc != MH_OK)
+            return rc;
+        r->nsegs = i + 1;
+        if (s->seq != rec->seq || s->id_first != rec->id_first ||
+            s->count != rec->count || s->size != rec->file_size ||
+            s->header_sum != rec->header_sum ||
+            (rec->count && (s->t_first != rec->t_first ||
+                            s->t_last != rec->t_last)))
+            return MH_ECORRUPT;
+        if (s->count)
+            r->live[r->nlive++] = i;
+        if (s->rows_per_block > r->max_rows_per_block)
+            r->max_rows_per_block = s->rows_per_block;
+        mh_stats *st = &r->stats;
+        if (s->count) {
+            if (st->accesses == 0)
+                st->transition_first = s->t_first;
+            st->transition_last = s->t_last;
+        }
+        st->accesses += s->count;
+        for (unsigned k = 0; k < MH_OP_COUNT; k++)
+            st->op_counts[k] += s->op_counts[k];
+        st->slices += s->nslices;
+        st->chunks += s->nchunks;
+        st->blocks += s->nblocks;
+        st->file_bytes += s->size;
+        st->compressed_bytes += s->data_size;
+        st->raw_bytes += s->raw_size;
+    }
+    r->stats.segments = m->nrecs;
+    if (r->nsegs)
+        r->dict = &r->segs[r->nsegs - 1].dict;
+    return MH_OK;
+}
+
+int mh_reader_open(const char *path, mh_reader **out) {
+    if (!path || !*path || !out)
+        return MH_EINVAL;
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno == ENOENT ? MH_ENOENT : MH_EIO;
+    if (!S_ISDIR(st.st_mode))
+        return MH_ENOTSTORE;
+    mh_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return MH_ENOMEM;
+    r->path = strdup(path);
+    mh_manifest m;
+    int rc = r->path ? mh_manifest_load(path, &m, NULL) : MH_ENOMEM;
+    if (rc == MH_OK) {
+        char *mp = mh_path_join(path, MHF_MANIFEST_NAME);
+        struct stat ms;
+        if (mp && stat(mp, &ms) == 0)
+            r->stats.file_bytes += (uint64_t)ms.st_size;
+        free(mp);
+        rc = open_segments(r, &m);
+        mh_manifest_free(&m);
+    }
+    if (rc != MH_OK) {
+        mh_reader_close(r);
+        return rc;
+    }
+    *out = r;
+    return MH_OK;
+}
+
+void mh_reader_close(mh_reader *r) {
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nsegs; i++)
+        mh_seg_close(&r->segs[i]);
+    free(r->segs);
+    free(r->live);
+    free(r->path);
+    free(r);
+}
+
+int mh_reader_stats(const mh_reader *r, mh_stats *st) {
+    if (!r || !st)
+        return MH_EINVAL;
+    *st = r->stats;
+    return MH_OK;
+}
+
+size_t mh_reader_meta_count(const mh_reader *r) {
+    return r && r->dict ? r->dict->nmeta : 0;
+}
+
+int mh_reader_meta_get(const mh_reader *r, size_t i, const char **key,
+                       const char **value) {
+    if (!r || !key || !value || i >= mh_reader_meta_count(r))
+        return MH_EINVAL;
+    *key = r->dict->meta[i].key;
+    *value = r->dict->meta[i].value;
+    return MH_OK;
+}
+
+const char *mh_reader_meta_find(const mh_reader *r, const char *key) {
+    if (!r || !key)
+        return NULL;
+    const char *found = NULL;
+    for (size_t i = 0; i < mh_reader_meta_count(r); i++)
+        if (strcmp(r->dict->meta[i].key, key) == 0)
+            found = r->dict->meta[i].value; /* the last one wins */
+    return found;
+}
+
+size_t mh_reader_segment_count(const mh_reader *r) { return r ? r->nsegs : 0; }
+
+int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
+    if (!r || !o || i >= r->nsegs)
+        return MH_EINVAL;
+    const mh_seg *s = &r->segs[i];
+    memset(o, 0, sizeof *o);
+    o->seq = s->seq;
+    o->file_name = s->name;
+    o->version_major = s->major;
+    o->version_minor = s->minor;
+    o->id_first = s->id_first;
+    o->accesses = s->count;
+    for (unsigned k = 0; k < MH_OP_COUNT; k++)
+        o->op_counts[k] = s->op_counts[k];
+    o->transition_first = s->t_first;
+    o->transition_last = s->t_last;
+    o->slices = s->nslices;
+    o->chunks = s->nchunks;
+    o->blocks = s->nblocks;
+    o->rows_per_block = s->rows_per_block;
+    o->file_bytes = s->size;
+    o->compressed_bytes = s->data_size;
+    o->raw_bytes = s->raw_size;
+    o->dict_bytes = s->dict_size;
+    o->index_bytes = (uint64_t)s->nslices * s->slice_recsz +
+                     (uint64_t)s->nchunks * s->chunk_recsz +
+                     (uint64_t)s->nblocks * s->block_recsz;
+    return MH_OK;
+}
+
+int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
+                         mh_slice_info *o) {
+    if (!r || !o || seg >= r->nsegs || slice >= r->segs[seg].nslices)
+        return MH_EINVAL;
+    mh_slice s;
+    mh_seg_slice(&r->segs[seg], (uint32_t)slice, &s);
+    memset(o, 0, sizeof *o);
+    o->transition_first = s.t_first;
+    o->transition_last = s.t_last;
+    o->id_first = s.id_first;
+    o->accesses = s.count;
+    for (unsigned k = 0; k < MH_OP_COUNT; k++)
+        o->op_counts[k] = s.op_counts[k];
+    o->chunk_first = s.chunk_first;
+    o->chunks = s.chunk_count;
+    o->block_first = s.block_first;
+    o->blocks = s.block_count;
+    return MH_OK;
+}
+
+int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
+                         mh_chunk_info *o) {
+    if (!r || !o || seg >= r->nsegs || chunk >= r->segs[seg].nchunks)
+        return MH_EINVAL;
+    const mh_seg *sg = &r->segs[seg];
+    /* find the slice holding the chunk, and check it before trusting it */
+    uint32_t lo = 0, hi = sg->nslices;
+    mh_slice s;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        mh_seg_slice(sg, mid, &s);
+        if (s.chunk_first <= chunk)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    mh_seg_slice(sg, lo, &s);
+    MH_TRY(mh_seg_slice_check(sg, lo, &s, NULL));
+    mh_chunk c;
+    MH_TRY(mh_seg_chunk(sg, &s, (uint32_t)chunk, &c, NULL));
+    memset(o, 0, sizeof *o);
+    o->phy_first = c.phy_first;
+    o->phy_last = c.phy_last;
+    o->transition_first = c.t_first;
+    o->transition_last = c.t_last;
+    o->id_first = s.id_first + c.id_first;
+    o->id_last = s.id_first + c.id_last;
+    o->row_first = c.row_first;
+    o->accesses = c.row_count;
+    o->op = c.op;
+    return MH_OK;
+}
+
+size_t mh_reader_string_count(const mh_reader *r) {
+    return r && r->dict ? r->dict->nstrings : 0;
+}
+
+const char *mh_reader_string(const mh_reader *r, size_t i) {
+    return i < mh_reader_string_count(r) ? r->dict->strings[i] : NULL;
+}
+
+size_t mh_reader_column_count(const mh_reader *r) {
+    return r && r->dict ? r->dict->ncolumns : 0;
+}
+
+int mh_reader_column(const mh_reader *r, size_t i, mh_column_info *out) {
+    if (!out || i >= mh_reader_column_count(r))
+        return MH_EINVAL;
+    *out = r->dict->columns[i];
+    return MH_OK;
+}
+
+const char *mh_reader_op_name(const mh_reader *r, unsigned op) {
+    if (op >= MH_OP_COUNT)
+        return NULL;
+    return r && r->dict ? r->dict->op_names[op] : mh_op_name(op);
+}

@@ -1,0 +1,475 @@
+/*
+ * segment_read.c - maps a sealed segment file and validates it in the
+ * fixed order of SPEC.md "Reading a segment": magic, byte order, version,
+ * feature flags, header checksum, reserved fields, sizes and section
+ * bounds, dictionary, slice array. A slice's chunk and block records are
+ * checked (checksum and invariants) the first time a query touches the
+ * slice, so opening costs the same whatever the number of accesses.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int add_ok(uint64_t a, uint64_t b, uint64_t *out) {
+    if (a > UINT64_MAX - b)
+        return 0;
+    *out = a + b;
+    return 1;
+}
+
+static int mul_ok(uint64_t a, uint64_t b, uint64_t *out) {
+    if (b && a > UINT64_MAX / b)
+        return 0;
+    *out = a * b;
+    return 1;
+}
+
+void mh_seg_slice(const mh_seg *seg, uint32_t i, mh_slice *o) {
+    const uint8_t *p = seg->slices + (size_t)i * seg->slice_recsz;
+    o->t_first = mhf_load_u64(p + MHF_SLICE_T_FIRST);
+    o->t_last = mhf_load_u64(p + MHF_SLICE_T_LAST);
+    o->id_first = mhf_load_u64(p + MHF_SLICE_ID_FIRST);
+    o->count = mhf_load_u32(p + MHF_SLICE_COUNT);
+    o->chunk_first = mhf_load_u32(p + MHF_SLICE_CHUNK_FIRST);
+    o->chunk_count = mhf_load_u32(p + MHF_SLICE_CHUNK_COUNT);
+    o->block_first = mhf_load_u32(p + MHF_SLICE_BLOCK_FIRST);
+    o->block_count = mhf_load_u32(p + MHF_SLICE_BLOCK_COUNT);
+    for (unsigned k = 0; k < MHF_OP_COUNT; k++)
+        o->op_counts[k] = mhf_load_u32(p + MHF_SLICE_OP_COUNTS + 4 * k);
+    o->index_sum = mhf_load_u64(p + MHF_SLICE_INDEX_SUM);
+}
+
+static int parse_header(const uint8_t *b, size_t size, mh_seg *s, mh_diag *d) {
+    MH_CHECK(size >= 8 && memcmp(b, MHF_SEG_MAGIC, 8) == 0, MH_ENOTSTORE, d, 0,
+             "not a memhist segment (bad magic)");
+    MH_CHECK(size >= MHF_SEG_HEADER_SIZE, MH_ETRUNCATED, d, size,
+             "segment is %zu bytes, shorter than its header", size);
+    uint32_t bom = mhf_load_u32(b + MHF_SEG_BOM);
+    MH_CHECK(bom == MHF_BYTE_ORDER_MARK, MH_EVERSION, d, MHF_SEG_BOM,
+             "byte-order mark %08x: not a little-endian segment", bom);
+    s->major = mhf_load_u16(b + MHF_SEG_MAJOR);
+    s->minor = mhf_load_u16(b + MHF_SEG_MINOR);
+    MH_CHECK(s->major == MHF_VERSION_MAJOR, MH_EVERSION, d, MHF_SEG_MAJOR,
+             "segment format version %u.%u: this reader knows %u.x", s->major,
+             s->minor, MHF_VERSION_MAJOR);
+    uint32_t flags = mhf_load_u32(b + MHF_SEG_FLAGS);
+    MH_CHECK((flags & 0xffffu) == 0, MH_EVERSION, d, MHF_SEG_FLAGS,
+             "segment uses unknown incompatible features %04x", flags & 0xffffu);
+    if (MH_CHECKSUMS_ENFORCED)
+        MH_CHECK(mh_hash(b, MHF_SEG_HEADER_SUM) ==
+                     mhf_load_u64(b + MHF_SEG_HEADER_SUM),
+                 MH_ECHECKSUM, d, MHF_SEG_HEADER_SUM,
+                 "segment header checksum mismatch");
+    s->header_sum = mhf_load_u64(b + MHF_SEG_HEADER_SUM);
+    int strict = s->minor <= MHF_VERSION_MINOR;
+    if (strict) {
+        MH_CHECK(flags == 0, MH_ECORRUPT, d, MHF_SEG_FLAGS,
+                 "segment flags %08x not zero", flags);
+        MH_CHECK(mhf_load_u32(b + MHF_SEG_RESERVED0) == 0, MH_ECORRUPT, d,
+                 MHF_SEG_RESERVED0, "reserved header field not zero");
+        for (unsigned i = 0; i < MHF_SEG_RESERVED1_SIZE; i++)
+            MH_CHECK(b[MHF_SEG_RESERVED1 + i] == 0, MH_ECORRUPT, d,
+                     MHF_SEG_RESERVED1 + i, "reserved header byte not zero");
+    }
+    MH_CHECK(mhf_load_u32(b + MHF_SEG_HEADER_SIZE_OFF) == MHF_SEG_HEADER_SIZE,
+             MH_ECORRUPT, d, MHF_SEG_HEADER_SIZE_OFF, "header size is not 256");
+    uint64_t file_size = mhf_load_u64(b + MHF_SEG_FILE_SIZE);
+    MH_CHECK(size >= file_size, MH_ETRUNCATED, d, size,
+             "segment is %zu bytes, its header announces %llu", size,
+             (unsigned long long)file_size);
+    MH_CHECK(size == file_size, MH_ECORRUPT, d, file_size,
+             "%llu bytes of trailing garbage after the segment",
+             (unsigned long long)(size - file_size));
+    s->seq = mhf_load_u64(b + MHF_SEG_SEQ);
+    s->id_first = mhf_load_u64(b + MHF_SEG_ID_FIRST);
+    s->count = mhf_load_u64(b + MHF_SEG_COUNT);
+    s->t_first = mhf_load_u64(b + MHF_SEG_T_FIRST);
+    s->t_last = mhf_load_u64(b + MHF_SEG_T_LAST);
+    for (unsigned k = 0; k < MHF_OP_COUNT; k++)
+        s->op_counts[k] = mhf_load_u64(b + MHF_SEG_OP_COUNTS + 8 * k);
+    s->rows_per_block = mhf_load_u32(b + MHF_SEG_ROWS_PER_BLOCK);
+    s->data_off = mhf_load_u64(b + MHF_SEG_DATA_OFF);
+    s->data_size = mhf_load_u64(b + MHF_SEG_DATA_SIZE);
+    s->dict_off = mhf_load_u64(b + MHF_SEG_DICT_OFF);
+    s->dict_size = mhf_load_u64(b + MHF_SEG_DICT_SIZE);
+    s->slice_off = mhf_load_u64(b + MHF_SEG_SLICE_OFF);
+    s->nslices = mhf_load_u32(b + MHF_SEG_SLICE_COUNT);
+    s->slice_recsz = mhf_load_u32(b + MHF_SEG_SLICE_RECSZ);
+    s->chunk_off = mhf_load_u64(b + MHF_SEG_CHUNK_OFF);
+    s->nchunks = mhf_load_u32(b + MHF_SEG_CHUNK_COUNT);
+    s->chunk_recsz = mhf_load_u32(b + MHF_SEG_CHUNK_RECSZ);
+    s->block_off = mhf_load_u64(b + MHF_SEG_BLOCK_OFF);
+    s->nblocks = mhf_load_u32(b + MHF_SEG_BLOCK_COUNT);
+    s->block_recsz = mhf_load_u32(b + MHF_SEG_BLOCK_RECSZ);
+    s->raw_size = mhf_load_u64(b + MHF_SEG_RAW_SIZE);
+    s->chunk_sum = mhf_load_u64(b + MHF_SEG_CHUNK_SUM);
+    s->block_sum = mhf_load_u64(b + MHF_SEG_BLOCK_SUM);
+    MH_CHECK(s->rows_per_block >= 1 &&
+                 s->rows_per_block <= MHF_MAX_ROWS_PER_BLOCK,
+             MH_ECORRUPT, d, MHF_SEG_ROWS_PER_BLOCK, "rows per block %u",
+             s->rows_per_block);
+    MH_CHECK(s->slice_recsz == MHF_SLICE_SIZE && s->chunk_recsz == MHF_CHUNK_SIZE &&
+                 s->block_recsz == MHF_BLOCK_SIZE,
+             strict ? MH_ECORRUPT : MH_EVERSION, d, MHF_SEG_SLICE_RECSZ,
+             "index record sizes %u/%u/%u", s->slice_recsz, s->chunk_recsz,
+             s->block_recsz);
+    /* the sections follow each other with no gap, in this order */
+    uint64_t end, len;
+    MH_CHECK(s->data_off == MHF_SEG_HEADER_SIZE, MH_ECORRUPT, d,
+             MHF_SEG_DATA_OFF, "data section does not follow the header");
+    MH_CHECK(add_ok(s->data_off, s->data_size, &end) && end == s->dict_off,
+             MH_ECORRUPT, d, MHF_SEG_DATA_SIZE,
+             "dictionary does not follow the data section");
+    MH_CHECK(add_ok(s->dict_off, s->dict_size, &end) && end == s->slice_off,
+             MH_ECORRUPT, d, MHF_SEG_DICT_SIZE,
+             "slice array does not follow the dictionary");
+    MH_CHECK(mul_ok(s->nslices, s->slice_recsz, &len) &&
+                 add_ok(s->slice_off, len, &end) && end == s->chunk_off,
+             MH_ECORRUPT, d, MHF_SEG_SLICE_COUNT,
+             "chunk array does not follow the slice array");
+    MH_CHECK(mul_ok(s->nchunks, s->chunk_recsz, &len) &&
+                 add_ok(s->chunk_off, len, &end) && end == s->block_off,
+             MH_ECORRUPT, d, MHF_SEG_CHUNK_COUNT,
+             "block array does not follow the chunk array");
+    MH_CHECK(mul_ok(s->nblocks, s->block_recsz, &len) &&
+                 add_ok(s->block_off, len, &end) && end == file_size,
+             MH_ECORRUPT, d, MHF_SEG_BLOCK_COUNT,
+             "block array does not end at the end of the file");
+    return MH_OK;
+}
+
+static int parse_slices(mh_seg *s, mh_diag *d) {
+    uint64_t id = s->id_first, t_prev = 0;
+    uint64_t ops[MHF_OP_COUNT] = {0};
+    uint32_t chunks = 0, blocks = 0;
+    for (uint32_t i = 0; i < s->nslices; i++) {
+        mh_slice sl;
+        mh_seg_slice(s, i, &sl);
+        uint64_t off = s->slice_off + (uint64_t)i * s->slice_recsz;
+        MH_CHECK(sl.count >= 1 && sl.count <= MHF_MAX_SLICE_ROWS, MH_ECORRUPT,
+                 d, off + MHF_SLICE_COUNT, "slice %u: %u accesses", i, sl.count);
+        MH_CHECK(sl.id_first == id, MH_ECORRUPT, d, off + MHF_SLICE_ID_FIRST,
+                 "slice %u: first id %llu, expected %llu", i,
+                 (unsigned long long)sl.id_first, (unsigned long long)id);
+        MH_CHECK(sl.t_first <= sl.t_last && (i == 0 || sl.t_first >= t_prev),
+                 MH_ECORRUPT, d, off + MHF_SLICE_T_FIRST,
+                 "slice %u: transition range out of order", i);
+        MH_CHECK(sl.chunk_first == chunks && sl.chunk_count >= 1 &&
+                     sl.chunk_count <= sl.count &&
+                     sl.chunk_count <= s->nchunks - chunks,
+                 MH_ECORRUPT, d, off + MHF_SLICE_CHUNK_FIRST,
+                 "slice %u: chunk range out of bounds", i);
+        uint32_t nb = sl.count / s->rows_per_block +
+                      (sl.count % s->rows_per_block != 0);
+        MH_CHECK(sl.block_first == blocks && sl.block_count == nb &&
+                     nb <= s->nblocks - blocks,
+                 MH_ECORRUPT, d, off + MHF_SLICE_BLOCK_FIRST,
+                 "slice %u: block range out of bounds", i);
+        uint64_t sum = 0;
+        for (unsigned k = 0; k < MHF_OP_COUNT; k++) {
+            sum += sl.op_counts[k];
+            ops[k] += sl.op_counts[k];
+        }
+        MH_CHECK(sum == sl.count, MH_ECORRUPT, d, off + MHF_SLICE_OP_COUNTS,
+                 "slice %u: operation counts do not add up", i);
+        if (i == 0)
+            MH_CHECK(sl.t_first == s->t_first, MH_ECORRUPT, d,
+                     off + MHF_SLICE_T_FIRST,
+                     "slice 0 does not start at the segment's first transition");
+        id += sl.count;
+        t_prev = sl.t_last;
+        chunks += sl.chunk_count;
+        blocks += nb;
+    }
+    MH_CHECK(id - s->id_first == s->count, MH_ECORRUPT, d, MHF_SEG_COUNT,
+             "slices hold %llu accesses, header says %llu",
+             (unsigned long long)(id - s->id_first),
+             (unsigned long long)s->count);
+    MH_CHECK(chunks == s->nchunks && blocks == s->nblocks, MH_ECORRUPT, d,
+             MHF_SEG_CHUNK_COUNT, "slices do not cover the chunk and block arrays");
+    if (s->nslices)
+        MH_CHECK(t_prev == s->t_last, MH_ECORRUPT, d, MHF_SEG_T_LAST,
+                 "last slice does not end at the segment's last transition");
+    else
+        MH_CHECK(s->t_first == 0 && s->t_last == 0, MH_ECORRUPT, d,
+                 MHF_SEG_T_FIRST, "empty segment with a transition range");
+    for (unsigned k = 0; k < MHF_OP_COUNT; k++)
+        MH_CHECK(ops[k] == s->op_counts[k], MH_ECORRUPT, d,
+                 MHF_SEG_OP_COUNTS + 8 * k,
+                 "operation %u count differs from its slices", k);
+    MH_CHECK(s->count <= UINT64_MAX - s->id_first, MH_ECORRUPT, d,
+             MHF_SEG_COUNT, "id range overflows");
+    return MH_OK;
+}
+
+int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
+    MH_TRY(parse_header(buf, size, s, d));
+    s->base = buf;
+    s->size = size;
+    const uint8_t *dict = buf + s->dict_off;
+    if (MH_CHECKSUMS_ENFORCED)
+        MH_CHECK(mh_hash(dict, s->dict_size) == mhf_load_u64(buf + MHF_SEG_DICT_SUM),
+                 MH_ECHECKSUM, d, s->dict_off, "dictionary checksum mismatch");
+    MH_TRY(mh_dict_parse(dict, s->dict_size, s->dict_off, &s->dict, d));
+    s->slices = buf + s->slice_off;
+    s->chunks = buf + s->chunk_off;
+    s->blocks = buf + s->block_off;
+    int rc = MH_OK;
+    if (MH_CHECKSUMS_ENFORCED &&
+        mh_hash(s->slices, (size_t)s->nslices * s->slice_recsz) !=
+            mhf_load_u64(buf + MHF_SEG_SLICE_SUM)) {
+        mh_diag_set(d, s->slice_off, "slice array checksum mismatch");
+        rc = MH_ECHECKSUM;
+    }
+    if (rc == MH_OK)
+        rc = parse_slices(s, d);
+    if (rc == MH_OK) {
+        s->slice_ok = calloc(s->nslices ? s->nslices : 1, 1);
+        if (!s->slice_ok)
+            rc = MH_ENOMEM;
+    }
+    if (rc != MH_OK)
+        mh_dict_free(&s->dict);
+    return rc;
+}
+
+int mh_seg_open(const char *dir, const char *name, mh_seg *s, mh_diag *d) {
+    memset(s, 0, sizeof *s);
+    char *path = mh_path_join(dir, name);
+    if (!path)
+        return MH_ENOMEM;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0) {
+        int e = errno;
+        mh_diag_set(d, 0, "cannot open %s", name);
+        errno = e;
+        return MH_EIO;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        mh_diag_set(d, 0, "%s is not a regular file", name);
+        return MH_EIO;
+    }
+    size_t size = (size_t)st.st_size;
+    if (size < MHF_SEG_HEADER_SIZE) {
+        close(fd);
+        mh_diag_set(d, size, "%s is %zu bytes, shorter than a header", name, size);
+        return size == 0 ? MH_ETRUNCATED : MH_ETRUNCATED;
+    }
+    void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        mh_diag_set(d, 0, "cannot map %s", name);
+        return errno == ENOMEM ? MH_ENOMEM : MH_EIO;
+    }
+    int rc = mh_seg_parse(map, size, s, d);
+    if (rc != MH_OK) {
+        munmap(map, size);
+        memset(s, 0, sizeof *s);
+        return rc;
+    }
+    s->mapped = 1;
+    memcpy(s->name, name, strnlen(name, MHF_SEGMENT_NAME_LEN));
+    return MH_OK;
+}
+
+void mh_seg_close(mh_seg *s) {
+    if (!s)
+        return;
+    if (s->mapped && s->base)
+        munmap((void *)s->base, s->size);
+    mh_dict_free(&s->dict);
+    free((void *)s->slice_ok);
+    memset(s, 0, sizeof *s);
+}
+
+static void load_chunk(const mh_seg *seg, uint32_t k, mh_chunk *c) {
+    const uint8_t *p = seg->chunks + (size_t)k * seg->chunk_recsz;
+    c->phy_first = mhf_load_u64(p + MHF_CHUNK_PHY_FIRST);
+    c->phy_last = mhf_load_u64(p + MHF_CHUNK_PHY_LAST);
+    c->t_first = mhf_load_u64(p + MHF_CHUNK_T_FIRST);
+    c->t_last = mhf_load_u64(p + MHF_CHUNK_T_LAST);
+    c->id_first = mhf_load_u32(p + MHF_CHUNK_ID_FIRST);
+    c->id_last = mhf_load_u32(p + MHF_CHUNK_ID_LAST);
+    c->row_first = mhf_load_u32(p + MHF_CHUNK_ROW_FIRST);
+    c->row_count = mhf_load_u32(p + MHF_CHUNK_ROW_COUNT);
+    c->op = p[MHF_CHUNK_OP];
+}
+
+static void load_block(const mh_seg *seg, uint32_t k, mh_block *b) {
+    const uint8_t *p = seg->blocks + (size_t)k * seg->block_recsz;
+    b->offset = mhf_load_u64(p + MHF_BLOCK_OFFSET);
+    b->comp_size = mhf_load_u32(p + MHF_BLOCK_COMP_SIZE);
+    b->raw_size = mhf_load_u32(p + MHF_BLOCK_RAW_SIZE);
+    b->sum = mhf_load_u64(p + MHF_BLOCK_SUM);
+    b->phy_min = mhf_load_u64(p + MHF_BLOCK_PHY_MIN);
+    b->phy_max = mhf_load_u64(p + MHF_BLOCK_PHY_MAX);
+    b->first_t = mhf_load_u64(p + MHF_BLOCK_FIRST_T);
+    b->first_id = mhf_load_u32(p + MHF_BLOCK_FIRST_ID);
+}
+
+uint32_t mh_slice_block_rows(const mh_seg *seg, const mh_slice *s, uint32_t b) {
+    uint64_t r0 = (uint64_t)b * seg->rows_per_block;
+    uint64_t left = s->count - r0;
+    return left < seg->rows_per_block ? (uint32_t)left : seg->rows_per_block;
+}
+
+static int check_slice_records(const mh_seg *seg, uint32_t si,
+                               const mh_slice *s, mh_diag *d) {
+    uint32_t rows = 0, op_rows[MHF_OP_COUNT] = {0};
+    mh_chunk prev = {0};
+    for (uint32_t k = 0; k < s->chunk_count; k++) {
+        mh_chunk c;
+        uint32_t idx = s->chunk_first + k;
+        uint64_t off = seg->chunk_off + (uint64_t)idx * seg->chunk_recsz;
+        load_chunk(seg, idx, &c);
+        const uint8_t *p = seg->chunks + (size_t)idx * seg->chunk_recsz;
+        for (unsigned r = 0; r < 7; r++)
+            MH_CHECK(seg->minor > MHF_VERSION_MINOR || p[MHF_CHUNK_RESERVED + r] == 0,
+                     MH_ECORRUPT, d, off + MHF_CHUNK_RESERVED + r,
+                     "chunk %u: reserved byte not zero", idx);
+        MH_CHECK(c.op < MHF_OP_COUNT, MH_ECORRUPT, d, off + MHF_CHUNK_OP,
+                 "chunk %u: unknown operation %u", idx, c.op);
+        MH_CHECK(c.phy_first <= c.phy_last, MH_ECORRUPT, d,
+                 off + MHF_CHUNK_PHY_FIRST, "chunk %u: empty address range", idx);
+        MH_CHECK(s->t_first <= c.t_first && c.t_first <= c.t_last &&
+                     c.t_last <= s->t_last,
+                 MH_ECORRUPT, d, off + MHF_CHUNK_T_FIRST,
+                 "chunk %u: transition range outside its slice (slice %u)", idx,
+                 si);
+        MH_CHECK(c.id_first <= c.id_last && c.id_last < s->count, MH_ECORRUPT,
+                 d, off + MHF_CHUNK_ID_FIRST, "chunk %u: id range outside its slice",
+                 idx);
+        MH_CHECK(c.row_first == rows && c.row_count >= 1 &&
+                     c.row_count <= s->count - rows &&
+                     c.row_count <= c.id_last - c.id_first + 1u,
+                 MH_ECORRUPT, d, off + MHF_CHUNK_ROW_FIRST,
+                 "chunk %u: row range does not follow the previous chunk", idx);
+        if (k > 0) {
+            MH_CHECK(c.op > prev.op ||
+                         (c.op == prev.op && c.phy_first > prev.phy_last),
+                     MH_ECORRUPT, d, off,
+                     "chunk %u: not after the previous chunk in (operation, "
+                     "address) order", idx);
+        }
+        rows += c.row_count;
+        op_rows[c.op] += c.row_count;
+        prev = c;
+    }
+    MH_CHECK(rows == s->count, MH_ECORRUPT, d,
+             seg->slice_off + (uint64_t)si * seg->slice_recsz + MHF_SLICE_COUNT,
+             "slice %u: chunks hold %u rows, slice has %u", si, rows, s->count);
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        MH_CHECK(op_rows[o] == s->op_counts[o], MH_ECORRUPT, d,
+                 seg->slice_off + (uint64_t)si * seg->slice_recsz +
+                     MHF_SLICE_OP_COUNTS + 4 * o,
+                 "slice %u: operation %u count differs from its chunks", si, o);
+    uint64_t data_end = seg->data_off + seg->data_size;
+    for (uint32_t b = 0; b < s->block_count; b++) {
+        mh_block bl;
+        uint32_t idx = s->block_first + b;
+        uint64_t off = seg->block_off + (uint64_t)idx * seg->block_recsz;
+        load_block(seg, idx, &bl);
+        uint32_t m = mh_slice_block_rows(seg, s, b);
+        const uint8_t *p = seg->blocks + (size_t)idx * seg->block_recsz;
+        MH_CHECK(seg->minor > MHF_VERSION_MINOR ||
+                     mhf_load_u32(p + MHF_BLOCK_RESERVED) == 0,
+                 MH_ECORRUPT, d, off + MHF_BLOCK_RESERVED,
+                 "block %u: reserved field not zero", idx);
+        MH_CHECK(bl.offset >= seg->data_off && bl.comp_size >= 1 &&
+                     bl.offset <= data_end && bl.comp_size <= data_end - bl.offset,
+                 MH_ECORRUPT, d, off + MHF_BLOCK_OFFSET,
+                 "block %u: bytes outside the data section", idx);
+        MH_CHECK(bl.raw_size >= 1 && bl.raw_size <= mh_block_raw_bound(m),
+                 MH_ECORRUPT, d, off + MHF_BLOCK_RAW_SIZE,
+                 "block %u: raw size %u impossible for %u rows", idx,
+                 bl.raw_size, m);
+        MH_CHECK(bl.phy_min <= bl.phy_max, MH_ECORRUPT, d,
+                 off + MHF_BLOCK_PHY_MIN, "block %u: empty address range", idx);
+        MH_CHECK(bl.first_id < s->count && bl.first_t >= s->t_first &&
+                     bl.first_t <= s->t_last,
+                 MH_ECORRUPT, d, off + MHF_BLOCK_FIRST_T,
+                 "block %u: first row outside its slice", idx);
+    }
+    return MH_OK;
+}
+
+int mh_seg_slice_check(const mh_seg *seg, uint32_t i, const mh_slice *s,
+                       mh_diag *d) {
+    if (atomic_load_explicit(&seg->slice_ok[i], memory_order_acquire))
+        return MH_OK;
+    if (MH_CHECKSUMS_ENFORCED) {
+        const uint8_t *c = seg->chunks + (size_t)s->chunk_first * seg->chunk_recsz;
+        const uint8_t *b = seg->blocks + (size_t)s->block_first * seg->block_recsz;
+        uint64_t bsum = mh_hash(b, (size_t)s->block_count * seg->block_recsz);
+        uint64_t sum = mh_hash_seeded(c, (size_t)s->chunk_count * seg->chunk_recsz,
+                                      bsum);
+        MH_CHECK(sum == s->index_sum, MH_ECHECKSUM, d,
+                 seg->slice_off + (uint64_t)i * seg->slice_recsz +
+                     MHF_SLICE_INDEX_SUM,
+                 "slice %u: index checksum mismatch", i);
+    }
+    MH_TRY(check_slice_records(seg, i, s, d));
+    atomic_store_explicit(&seg->slice_ok[i], 1, memory_order_release);
+    return MH_OK;
+}
+
+int mh_seg_chunk(const mh_seg *seg, const mh_slice *s, uint32_t k,
+                 mh_chunk *out, mh_diag *d) {
+    MH_CHECK(k >= s->chunk_first && k - s->chunk_first < s->chunk_count,
+             MH_EINVAL, d, 0, "chunk %u not in slice", k);
+    load_chunk(seg, k, out);
+    return MH_OK;
+}
+
+int mh_seg_block(const mh_seg *seg, const mh_slice *s, uint32_t k,
+                 mh_block *out, mh_diag *d) {
+    MH_CHECK(k >= s->block_first && k - s->block_first < s->block_count,
+             MH_EINVAL, d, 0, "block %u not in slice", k);
+    load_block(seg, k, out);
+    return MH_OK;
+}
+
+int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
+                        uint8_t *scratch, mh_rows *out, mh_diag *d) {
+    mh_block bl;
+    MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, d));
+    uint32_t m = mh_slice_block_rows(seg, s, b);
+    uint64_t off = seg->block_off + (uint64_t)(s->block_first + b) * seg->block_recsz;
+    int rc = mh_block_decode(seg->base + bl.offset, bl.comp_size, bl.sum,
+                             bl.raw_size, m, s->t_first, scratch, out, d);
+    if (rc != MH_OK) {
+        if (d) {
+            /* name the block: its record and its bytes */
+            char msg[sizeof d->msg];
+            memcpy(msg, d->msg, sizeof msg);
+            mh_diag_set(d, bl.offset, "block %u (record at %llu): %s",
+                        s->block_first + b, (unsigned long long)off, msg);
+        }
+        return rc;
+    }
+    for (uint32_t k = 0; k < m; k++) {
+        MH_CHECK(out->id_off[k] < s->count && out->t[k] >= s->t_first &&
+                     out->t[k] <= s->t_last,
+                 MH_ECORRUPT, d, bl.offset,
+                 "block %u: row %u outside its slice", s->block_first + b, k);
+    }
+    MH_CHECK(out->id_off[0] == bl.first_id && out->t[0] == bl.first_t,
+             MH_ECORRUPT, d, off + MHF_BLOCK_FIRST_T,
+             "block %u: first row differs from its record", s->block_first + b);
+    for (uint32_t k = 0; k < m; k++)
+        MH_CHECK(out->phy[k] >= bl.phy_min &&
+                     out->phy[k] + (out->size[k] - 1u) <= bl.phy_max,
+                 MH_ECORRUPT, d, off + MHF_BLOCK_PHY_MIN,
+                 "block %u: row %u outside the block's address range",
+                 s->block_first + b, k);
+    return MH_OK;
+}

@@ -1,0 +1,482 @@
+/*
+ * verify.c - fsck: reads every byte of a store, checks every checksum and
+ * invariant of SPEC.md and reports each problem with its file and offset;
+ * repair removes only what a crash leaves behind (temporary files, torn
+ * uncommitted segments) and rebuilds the MANIFEST (SPEC.md "Repair").
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+typedef struct vctx {
+    const char *dir;
+    mh_report_fn fn;
+    void *arg;
+    mh_verify_result *res;
+    int quiet; /* count, but do not report (repair's dry run) */
+} vctx;
+
+static void report(vctx *v, int code, const char *file, uint64_t off,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void report(vctx *v, int code, const char *file, uint64_t off,
+                   const char *fmt, ...) {
+    if (code != MH_OK)
+        v->res->problems++;
+    else
+        v->res->repaired++;
+    if (!v->fn || v->quiet)
+        return;
+    char msg[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    mh_problem p = {code, file, off, msg};
+    v->fn(v->arg, &p);
+}
+
+/* Checks the rows of one slice against its chunks, blocks and record. */
+static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
+                         mh_rows *rows, uint8_t *scratch, uint8_t *seen,
+                         uint64_t *t_by_id) {
+    mh_slice s;
+    mh_diag d = {0, ""};
+    mh_seg_slice(seg, si, &s);
+    int rc = mh_seg_slice_check(seg, si, &s, &d);
+    if (rc != MH_OK) {
+        report(v, rc, seg->name, d.offset, "slice %u: %s", si, d.msg);
+        return;
+    }
+    memset(seen, 0, s.count);
+    uint32_t R = seg->rows_per_block;
+    uint64_t expect_off = 0;
+    int ok_all = 1;
+    for (uint32_t b = 0; b < s.block_count; b++) {
+        mh_block bl;
+        mh_seg_block(seg, &s, s.block_first + b, &bl, NULL);
+        if (b == 0 && si == 0)
+            expect_off = seg->data_off;
+        if (expect_off && bl.offset != expect_off)
+            report(v, MH_ECORRUPT, seg->name,
+                   seg->block_off + (uint64_t)(s.block_first + b) * seg->block_recsz,
+                   "block %u does not follow the previous block's bytes",
+                   s.block_first + b);
+        expect_off = bl.offset + bl.comp_size;
+        v->res->bytes += bl.comp_size;
+        rc = mh_seg_decode_block(seg, &s, b, scratch, rows, &d);
+        if (rc != MH_OK) {
+            report(v, rc, seg->name, d.offset, "slice %u: %s", si, d.msg);
+            ok_all = 0;
+            continue;
+        }
+        uint64_t pmin = UINT64_MAX, pmax = 0;
+        for (uint32_t k = 0; k < rows->n; k++) {
+            uint32_t row = b * R + k, id = rows->id_off[k];
+            uint64_t end = rows->phy[k] + (rows->size[k] - 1u);
+            if (rows->phy[k] < pmin)
+                pmin = rows->phy[k];
+            if (end > pmax)
+                pmax = end;
+            if (seen[id]) {
+                report(v, MH_ECORRUPT, seg->name, bl.offset,
+                       "slice %u: id %llu stored twice", si,
+                       (unsigned long long)(s.id_first + id));
+                ok_all = 0;
+                continue;
+            }
+            seen[id] = 1;
+            t_by_id[id] = rows->t[k];
+            /* find the row's chunk (chunks tile the rows in order) */
+            uint32_t lo = s.chunk_first, hi = s.chunk_first + s.chunk_count;
+            while (hi - lo > 1) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                mh_chunk c;
+                mh_seg_chunk(seg, &s, mid, &c, NULL);
+                if (c.row_first <= row)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            mh_chunk c;
+            mh_seg_chunk(seg, &s, lo, &c, NULL);
+            if (rows->phy[k] < c.phy_first || end > c.phy_last ||
+                rows->t[k] < c.t_first || rows->t[k] > c.t_last ||
+                id < c.id_first || id > c.id_last ||
+                (row == c.row_first && (id != c.id_first || rows->t[k] != c.t_first)) ||
+                (row == c.row_first + c.row_count - 1 &&
+                 (id != c.id_last || rows->t[k] != c.t_last))) {
+                report(v, MH_ECORRUPT, seg->name, bl.offset,
+                       "slice %u: access %llu lies outside its chunk %u", si,
+                       (unsigned long long)(s.id_first + id), lo);
+                ok_all = 0;
+            }
+            if (row > c.row_first && k > 0 && rows->id_off[k - 1] >= id) {
+                report(v, MH_ECORRUPT, seg->name, bl.offset,
+                       "slice %u: ids not increasing inside chunk %u", si, lo);
+                ok_all = 0;
+            }
+        }
+        if (pmin != bl.phy_min || pmax != bl.phy_max)
+            report(v, MH_ECORRUPT, seg->name,
+                   seg->block_off + (uint64_t)(s.block_first + b) * seg->block_recsz,
+                   "block %u: address range differs from its rows",
+                   s.block_first + b);
+        v->res->accesses += rows->n;
+    }
+    if (!ok_all)
+        return;
+    for (uint32_t i = 0; i < s.count; i++) {
+        if (i > 0 && t_by_id[i] < t_by_id[i - 1]) {
+            report(v, MH_ECORRUPT, seg->name,
+                   seg->slice_off + (uint64_t)si * seg->slice_recsz,
+                   "slice %u: transition decreases at id %llu", si,
+                   (unsigned long long)(s.id_first + i));
+            return;
+        }
+    }
+    if (t_by_id[0] != s.t_first || t_by_id[s.count - 1] != s.t_last)
+        report(v, MH_ECORRUPT, seg->name,
+               seg->slice_off + (uint64_t)si * seg->slice_recsz,
+               "slice %u: transition range differs from its accesses", si);
+}
+
+/* Verifies one segment file; rec is its manifest record or NULL. Returns
+ * the number of problems found. */
+static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
+                               mh_seg *keep) {
+    uint64_t before = v->res->problems;
+    mh_seg seg;
+    mh_diag d = {0, ""};
+    int rc = mh_seg_open(v->dir, name, &seg, &d);
+    if (rc != MH_OK) {
+        report(v, rc, name, d.offset, "%s", d.msg[0] ? d.msg : mh_strerror(rc));
+        return v->res->problems - before;
+    }
+    v->res->segments++;
+    v->res->bytes += seg.size - seg.data_size;
+    if (mh_hash(seg.chunks, (size_t)seg.nchunks * seg.chunk_recsz) != seg.chunk_sum)
+        report(v, MH_ECHECKSUM, name, seg.chunk_off, "chunk array checksum mismatch");
+    if (mh_hash(seg.blocks, (size_t)seg.nblocks * seg.block_recsz) != seg.block_sum)
+        report(v, MH_ECHECKSUM, name, seg.block_off, "block array checksum mismatch");
+    if (rec && (seg.seq != rec->seq || seg.id_first != rec->id_first ||
+                seg.count != rec->count || seg.size != rec->file_size ||
+                seg.header_sum != rec->header_sum ||
+                (rec->count && (seg.t_first != rec->t_first ||
+                                seg.t_last != rec->t_last))))
+        report(v, MH_ECORRUPT, name, 0,
+               "segment differs from its MANIFEST record");
+    char expect[MHF_SEGMENT_NAME_LEN + 1];
+    mh_segment_name(expect, seg.seq);
+    if (strcmp(expect, name) != 0)
+        report(v, MH_ECORRUPT, name, MHF_SEG_SEQ,
+               "sequence number %llu does not match the file name",
+               (unsigned long long)seg.seq);
+    mh_rows rows = {0};
+    uint8_t *scratch = malloc(mh_block_raw_bound(seg.rows_per_block));
+    uint32_t maxc = 1;
+    for (uint32_t i = 0; i < seg.nslices; i++) {
+        mh_slice s;
+        mh_seg_slice(&seg, i, &s);
+        if (s.count > maxc)
+            maxc = s.count;
+    }
+    uint8_t *seen = malloc(maxc);
+    uint64_t *tby = malloc((size_t)maxc * sizeof *tby);
+    if (!scratch || !seen || !tby ||
+        mh_rows_reserve(&rows, seg.rows_per_block) != MH_OK) {
+        report(v, MH_ENOMEM, name, 0, "out of memory verifying the segment");
+    } else {
+        uint64_t prev_data_end = seg.data_off;
+        for (uint32_t i = 0; i < seg.nslices; i++)
+            verify_slice(v, &seg, i, &rows, scratch, seen, tby);
+        if (seg.nblocks) {
+            mh_block last;
+            const uint8_t *p = seg.blocks + (size_t)(seg.nblocks - 1) * seg.block_recsz;
+            last.offset = mhf_load_u64(p + MHF_BLOCK_OFFSET);
+            last.comp_size = mhf_load_u32(p + MHF_BLOCK_COMP_SIZE);
+            prev_data_end = last.offset + last.comp_size;
+        }
+        if (prev_data_end != seg.data_off + seg.data_size)
+            report(v, MH_ECORRUPT, name, MHF_SEG_DATA_SIZE,
+                   "data section holds bytes no block covers");
+    }
+    mh_rows_free(&rows);
+    free(scratch);
+    free(seen);
+    free(tby);
+    if (keep)
+        *keep = seg;
+    else
+        mh_seg_close(&seg);
+    return v->res->problems - before;
+}
+
+typedef struct dirlist {
+    char **segs;      /* seg-*.mhs */
+    size_t nsegs;
+    char **tmps;      /* MANIFEST.tmp, seg-*.mhs.tmp */
+    size_t ntmps;
+    char **others;
+    size_t nothers;
+} dirlist;
+
+static int push(char ***v, size_t *n, const char *s) {
+    char **p = realloc(*v, (*n + 1) * sizeof *p);
+    if (!p)
+        return MH_ENOMEM;
+    *v = p;
+    p[*n] = strdup(s);
+    if (!p[*n])
+        return MH_ENOMEM;
+    (*n)++;
+    return MH_OK;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_segment_name(const char *s, size_t len) {
+    if (len != MHF_SEGMENT_NAME_LEN || strncmp(s, MHF_SEGMENT_PREFIX, 4) != 0 ||
+        strcmp(s + 20, MHF_SEGMENT_SUFFIX) != 0)
+        return 0;
+    for (int i = 4; i < 20; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+static int list_dir(const char *dir, dirlist *l) {
+    memset(l, 0, sizeof *l);
+    DIR *d = opendir(dir);
+    if (!d)
+        return MH_EIO;
+    struct dirent *e;
+    int rc = MH_OK;
+    while (rc == MH_OK && (e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        size_t len = strlen(n);
+        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, MHF_MANIFEST_NAME) ||
+            !strcmp(n, MHF_LOCK_NAME))
+            continue;
+        if (is_segment_name(n, len))
+            rc = push(&l->segs, &l->nsegs, n);
+        else if (!strcmp(n, MHF_MANIFEST_TMP_NAME) ||
+                 (len == MHF_SEGMENT_NAME_LEN + 4 &&
+                  !strncmp(n, MHF_SEGMENT_PREFIX, 4) &&
+                  !strcmp(n + MHF_SEGMENT_NAME_LEN, MHF_TMP_SUFFIX)))
+            rc = push(&l->tmps, &l->ntmps, n);
+        else
+            rc = push(&l->others, &l->nothers, n);
+    }
+    closedir(d);
+    if (l->segs)
+        qsort(l->segs, l->nsegs, sizeof *l->segs, cmp_str);
+    return rc;
+}
+
+static void free_list(dirlist *l) {
+    for (size_t i = 0; i < l->nsegs; i++)
+        free(l->segs[i]);
+    for (size_t i = 0; i < l->ntmps; i++)
+        free(l->tmps[i]);
+    for (size_t i = 0; i < l->nothers; i++)
+        free(l->others[i]);
+    free(l->segs);
+    free(l->tmps);
+    free(l->others);
+}
+
+static int in_manifest(const mh_manifest *m, const char *name) {
+    for (size_t i = 0; i < m->nrecs; i++) {
+        char n[MHF_SEGMENT_NAME_LEN + 1];
+        mh_segment_name(n, m->recs[i].seq);
+        if (!strcmp(n, name))
+            return 1;
+    }
+    return 0;
+}
+
+/* One read-only pass over the whole store. */
+static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
+    mh_diag d = {0, ""};
+    int rc = mh_manifest_load(v->dir, m, &d);
+    *man_ok = rc == MH_OK;
+    if (rc != MH_OK)
+        report(v, rc, MHF_MANIFEST_NAME, d.offset, "%s", d.msg);
+    for (size_t i = 0; *man_ok && i < m->nrecs; i++) {
+        char name[MHF_SEGMENT_NAME_LEN + 1];
+        mh_segment_name(name, m->recs[i].seq);
+        verify_segment(v, name, &m->recs[i], NULL);
+    }
+    for (size_t i = 0; i < l->nsegs; i++)
+        if (!*man_ok || !in_manifest(m, l->segs[i]))
+            report(v, MH_ECORRUPT, l->segs[i], 0,
+                   "segment file not listed in a valid MANIFEST (uncommitted)");
+    for (size_t i = 0; i < l->ntmps; i++)
+        report(v, MH_ECORRUPT, l->tmps[i], 0,
+               "temporary file left by an interrupted writer");
+    for (size_t i = 0; i < l->nothers; i++)
+        report(v, MH_ECORRUPT, l->others[i], 0, "unexpected file in the store");
+}
+
+static int remove_file(vctx *v, const char *name, const char *why) {
+    char *p = mh_path_join(v->dir, name);
+    if (!p)
+        return MH_ENOMEM;
+    int rc = unlink(p) == 0 ? MH_OK : MH_EIO;
+    free(p);
+    if (rc == MH_OK)
+        report(v, MH_OK, name, 0, "removed %s (%s)", name, why);
+    else
+        report(v, MH_EIO, name, 0, "cannot remove %s", name);
+    return rc;
+}
+
+static int repair(vctx *v) {
+    dirlist l;
+    MH_TRY(list_dir(v->dir, &l));
+    mh_manifest m;
+    mh_diag d;
+    int man_ok = mh_manifest_load(v->dir, &m, &d) == MH_OK;
+    int rc = MH_OK;
+    for (size_t i = 0; i < l.ntmps; i++)
+        remove_file(v, l.tmps[i], "temporary file of an interrupted writer");
+    /* committed segments must verify: repair does not touch damage */
+    mh_verify_result scratch_res = {0};
+    vctx quiet = *v;
+    quiet.res = &scratch_res;
+    quiet.quiet = 1;
+    mh_manifest next = {0};
+    next.generation = man_ok ? m.generation + 1 : 1;
+    next.recs = calloc(l.nsegs + 1, sizeof *next.recs);
+    if (!next.recs) {
+        rc = MH_ENOMEM;
+        goto out;
+    }
+    if (man_ok) {
+        for (size_t i = 0; i < m.nrecs; i++) {
+            char name[MHF_SEGMENT_NAME_LEN + 1];
+            mh_segment_name(name, m.recs[i].seq);
+            if (verify_segment(&quiet, name, &m.recs[i], NULL)) {
+                report(v, MH_ECORRUPT, name, 0,
+                       "committed segment is damaged: repair leaves the store "
+                       "as it is");
+                rc = MH_ECORRUPT;
+                goto out;
+            }
+            next.recs[next.nrecs++] = m.recs[i];
+        }
+        next.access_count = m.access_count;
+        next.next_seq = m.next_seq;
+    }
+    /* extend the chain with sealed segments that verify and follow it */
+    for (size_t i = 0; i < l.nsegs; i++) {
+        if (man_ok && in_manifest(&m, l.segs[i]))
+            continue;
+        mh_seg seg;
+        uint64_t bad = verify_segment(&quiet, l.segs[i], NULL, &seg);
+        int fits = !bad && seg.id_first == next.access_count &&
+                   (next.nrecs == 0 || seg.seq > next.recs[next.nrecs - 1].seq);
+        if (fits) {
+            mh_manrec *r = &next.recs[next.nrecs++];
+            r->seq = seg.seq;
+            r->id_first = seg.id_first;
+            r->count = seg.count;
+            r->t_first = seg.t_first;
+            r->t_last = seg.t_last;
+            r->file_size = seg.size;
+            r->header_sum = seg.header_sum;
+            next.access_count += seg.count;
+            if (seg.seq + 1 > next.next_seq)
+                next.next_seq = seg.seq + 1;
+            report(v, MH_OK, l.segs[i], 0,
+                   "adopted sealed segment %s (%llu accesses)", l.segs[i],
+                   (unsigned long long)seg.count);
+        }
+        if (!bad)
+            mh_seg_close(&seg);
+        if (bad)
+            remove_file(v, l.segs[i], "torn segment that was never committed");
+    }
+    if (!man_ok || next.nrecs != m.nrecs) {
+        rc = mh_manifest_store(v->dir, &next);
+        if (rc == MH_OK)
+            report(v, MH_OK, MHF_MANIFEST_NAME, 0,
+                   "wrote MANIFEST with %zu segments, %llu accesses", next.nrecs,
+                   (unsigned long long)next.access_count);
+        else
+            report(v, rc, MHF_MANIFEST_NAME, 0, "cannot write MANIFEST");
+    }
+out:
+    free(next.recs);
+    if (man_ok)
+        mh_manifest_free(&m);
+    free_list(&l);
+    return rc;
+}
+
+int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
+              mh_verify_result *res) {
+    mh_verify_result local;
+    if (!res)
+        res = &local;
+    memset(res, 0, sizeof *res);
+    if (!path || !*path || (flags & ~MH_VERIFY_REPAIR))
+        return MH_EINVAL;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno == ENOENT ? MH_ENOENT : MH_EIO;
+    if (!S_ISDIR(st.st_mode))
+        return MH_ENOTSTORE;
+    vctx v = {path, fn, ctx, res, 0};
+    int lock_fd = -1;
+    if (flags & MH_VERIFY_REPAIR) {
+        char *lp = mh_path_join(path, MHF_LOCK_NAME);
+        if (!lp)
+            return MH_ENOMEM;
+        lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        free(lp);
+        if (lock_fd < 0)
+            return MH_EIO;
+        if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+            close(lock_fd);
+            return MH_ELOCKED;
+        }
+        uint64_t repaired = 0;
+        mh_verify_result tmp = {0};
+        v.res = &tmp;
+        int rc = repair(&v);
+        repaired = tmp.repaired;
+        v.res = res;
+        (void)rc;
+        res->repaired = repaired;
+    }
+    dirlist l;
+    int rc = list_dir(path, &l);
+    if (rc == MH_OK) {
+        mh_manifest m = {0};
+        int man_ok;
+        uint64_t repaired = res->repaired;
+        verify_pass(&v, &l, &m, &man_ok);
+        res->repaired = repaired;
+        if (man_ok)
+            mh_manifest_free(&m);
+        free_list(&l);
+        /* a directory with neither MANIFEST nor segments is not a store */
+        rc = res->problems ? MH_ECORRUPT : MH_OK;
+    }
+    if (lock_fd >= 0)
+        close(lock_fd);
+    return rc;
+}

@@ -1,0 +1,565 @@
+/*
+ * writer.c - the writer API: validates and buffers accesses into slices,
+ * hands full slices to the segment builder (on a background thread when
+ * asked, so the producer keeps appending while the previous slice is
+ * sorted, encoded, compressed and written), and commits: seal the segment,
+ * then replace the MANIFEST atomically.
+ *
+ * Memory bound: two slice buffers of 2 * slice_accesses accesses (40 bytes
+ * each), the builder's scratch (about 60 bytes per access of one slice),
+ * and the index records of the segment being written (at most 56 bytes per
+ * chunk and per block, 64 per slice) until the next commit.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct mh_writer {
+    char *dir;
+    int lock_fd;
+    mh_writer_options opt;
+    mh_manifest man;          /* committed state */
+    mh_kv *meta;
+    size_t nmeta;
+    int meta_dirty;
+    mh_access *buf, *spare;   /* slice being filled; the other buffer */
+    uint32_t n, cap;
+    uint64_t next_id;
+    uint64_t last_t;          /* transition of the last access kept */
+    int has_last;
+    mh_segw *segw;            /* segment being written, or NULL */
+    int failed;
+    /* background builder */
+    int threaded;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    mh_access *job;           /* slice handed to the builder, or NULL */
+    uint32_t job_n;
+    int job_rc;
+    int stop;
+};
+
+void mh_writer_options_init(mh_writer_options *opt) {
+    if (!opt)
+        return;
+    memset(opt, 0, sizeof *opt);
+    opt->slice_accesses = 65536;
+    opt->block_accesses = 2048;
+    opt->chunk_min_accesses = 64;
+    opt->lz4_acceleration = 1;
+    opt->commit_accesses = (uint64_t)1 << 24;
+    opt->background = 1;
+}
+
+static void *builder_main(void *arg) {
+    mh_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->job && !w->stop)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->job)
+            break;
+        mh_access *job = w->job;
+        uint32_t n = w->job_n;
+        pthread_mutex_unlock(&w->mu);
+        int rc = mh_segw_add_slice(w->segw, job, n);
+        pthread_mutex_lock(&w->mu);
+        if (rc != MH_OK && w->job_rc == MH_OK)
+            w->job_rc = rc;
+        w->spare = job;
+        w->job = NULL;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Waits until the builder is idle; returns its first error. */
+static int wait_idle(mh_writer *w) {
+    if (!w->threaded)
+        return MH_OK;
+    pthread_mutex_lock(&w->mu);
+    while (w->job)
+        pthread_cond_wait(&w->cv, &w->mu);
+    int rc = w->job_rc;
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+static int fail(mh_writer *w, int rc) {
+    if (rc < 0 && !w->failed)
+        w->failed = rc;
+    return rc;
+}
+
+static int ensure_segment(mh_writer *w) {
+    if (w->segw)
+        return MH_OK;
+    mh_segw_config cfg = {
+        .dir = w->dir,
+        .seq = w->man.next_seq,
+        .id_first = w->man.access_count,
+        .rows_per_block = w->opt.block_accesses,
+        .chunk_min_accesses = w->opt.chunk_min_accesses,
+        .lz4_acceleration = w->opt.lz4_acceleration,
+    };
+    return mh_segw_create(&cfg, &w->segw);
+}
+
+static int commit_locked(mh_writer *w);
+
+/* Hands the filled buffer to the builder. */
+static int close_slice(mh_writer *w) {
+    if (w->n == 0)
+        return MH_OK;
+    int rc = wait_idle(w);
+    if (rc == MH_OK)
+        rc = ensure_segment(w);
+    if (rc != MH_OK)
+        return fail(w, rc);
+    if (w->threaded) {
+        pthread_mutex_lock(&w->mu);
+        w->job = w->buf;
+        w->job_n = w->n;
+        w->buf = w->spare;
+        w->spare = NULL;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+    } else {
+        rc = mh_segw_add_slice(w->segw, w->buf, w->n);
+        if (rc != MH_OK)
+            return fail(w, rc);
+    }
+    w->n = 0;
+    if (w->opt.commit_accesses &&
+        w->next_id - w->man.access_count >= w->opt.commit_accesses)
+        return commit_locked(w);
+    return MH_OK;
+}
+
+static int check_access(const mh_access *a) {
+    if (a->size == 0 || a->op >= MH_OP_COUNT || a->has_linear > 1 ||
+        a->physical + (a->size - 1u) < a->physical)
+        return MH_EINVAL;
+    return MH_OK;
+}
+
+static int lock_store(const char *dir, int *fd_out) {
+    char *path = mh_path_join(dir, MHF_LOCK_NAME);
+    if (!path)
+        return MH_ENOMEM;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    free(path);
+    if (fd < 0)
+        return mh_io_error();
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return e == EWOULDBLOCK ? MH_ELOCKED : MH_EIO;
+    }
+    *fd_out = fd;
+    return MH_OK;
+}
+
+/* An empty directory may become a store (mkdtemp, a prepared mount). */
+static int dir_is_empty(const char *path) {
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int empty = 1;
+    struct dirent *e;
+    while (empty && (e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            empty = 0;
+    closedir(d);
+    return empty;
+}
+
+static int load_meta(mh_writer *w) {
+    /* carry the metadata of the newest segment forward */
+    if (w->man.nrecs == 0)
+        return MH_OK;
+    char name[MHF_SEGMENT_NAME_LEN + 1];
+    mh_segment_name(name, w->man.recs[w->man.nrecs - 1].seq);
+    mh_seg seg;
+    MH_TRY(mh_seg_open(w->dir, name, &seg, NULL));
+    int rc = MH_OK;
+    w->meta = calloc(seg.dict.nmeta ? seg.dict.nmeta : 1, sizeof *w->meta);
+    if (!w->meta)
+        rc = MH_ENOMEM;
+    for (size_t i = 0; rc == MH_OK && i < seg.dict.nmeta; i++) {
+        w->meta[i].key = strdup(seg.dict.meta[i].key);
+        w->meta[i].value = strdup(seg.dict.meta[i].value);
+        w->nmeta = i + 1;
+        if (!w->meta[i].key || !w->meta[i].value)
+            rc = MH_ENOMEM;
+    }
+    mh_seg_close(&seg);
+    return rc;
+}
+
+static void free_writer(mh_writer *w) {
+    if (w->threaded) {
+        pthread_mutex_lock(&w->mu);
+        w->stop = 1;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        pthread_join(w->thread, NULL);
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+    }
+    mh_segw_destroy(w->segw);
+    if (w->lock_fd >= 0)
+        close(w->lock_fd);
+    mh_manifest_free(&w->man);
+    for (size_t i = 0; i < w->nmeta; i++) {
+        free(w->meta[i].key);
+        free(w->meta[i].value);
+    }
+    free(w->meta);
+    free(w->buf);
+    free(w->spare);
+    free(w->job);
+    free(w->dir);
+    free(w);
+}
+
+int mh_writer_open(const char *path, unsigned flags,
+                   const mh_writer_options *opt_in, mh_writer **out) {
+    if (!path || !*path || !out || flags == 0 ||
+        (flags & ~(MH_CREATE | MH_APPEND)))
+        return MH_EINVAL;
+    *out = NULL;
+    mh_writer_options opt;
+    if (opt_in)
+        opt = *opt_in;
+    else
+        mh_writer_options_init(&opt);
+    if (opt.slice_accesses < 1 || opt.slice_accesses > MHF_MAX_SLICE_ROWS / 2 ||
+        opt.block_accesses < 1 || opt.block_accesses > MHF_MAX_ROWS_PER_BLOCK ||
+        opt.chunk_min_accesses < 1 || opt.lz4_acceleration < 1 ||
+        opt.background < 0 || opt.background > 1 || opt.reserved != 0)
+        return MH_EINVAL;
+    mh_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return MH_ENOMEM;
+    w->lock_fd = -1;
+    w->opt = opt;
+    w->dir = strdup(path);
+    w->cap = opt.slice_accesses * 2;
+    w->buf = malloc((size_t)w->cap * sizeof *w->buf);
+    w->spare = malloc((size_t)w->cap * sizeof *w->spare);
+    int rc = (w->dir && w->buf && w->spare) ? MH_OK : MH_ENOMEM;
+    struct stat st;
+    int exists = rc == MH_OK && stat(path, &st) == 0;
+    int is_store = 0;
+    if (rc == MH_OK && exists) {
+        if (!S_ISDIR(st.st_mode)) {
+            rc = (flags & MH_CREATE) && !(flags & MH_APPEND) ? MH_EEXIST
+                                                              : MH_ENOTSTORE;
+        } else {
+            char *m = mh_path_join(path, MHF_MANIFEST_NAME);
+            if (!m)
+                rc = MH_ENOMEM;
+            else
+                is_store = access(m, F_OK) == 0;
+            free(m);
+        }
+    } else if (rc == MH_OK && errno != ENOENT) {
+        rc = MH_EIO;
+    }
+    if (rc == MH_OK) {
+        if (is_store && !(flags & MH_APPEND))
+            rc = MH_EEXIST;
+        else if (!exists && !(flags & MH_CREATE))
+            rc = MH_ENOENT;
+        else if (exists && !is_store) {
+            if (!(flags & MH_CREATE))
+                rc = MH_ENOTSTORE;
+            else if (!dir_is_empty(path))
+                rc = MH_EEXIST;
+        }
+    }
+    if (rc == MH_OK && !exists && mkdir(path, 0755) != 0)
+        rc = errno == EEXIST ? MH_EEXIST : mh_io_error();
+    if (rc == MH_OK)
+        rc = lock_store(path, &w->lock_fd);
+    if (rc == MH_OK && is_store) {
+        rc = mh_manifest_load(path, &w->man, NULL);
+        if (rc == MH_OK)
+            rc = load_meta(w);
+    } else if (rc == MH_OK) {
+        w->man.generation = 1;
+        rc = mh_manifest_store(path, &w->man);
+    }
+    if (rc == MH_OK) {
+        w->next_id = w->man.access_count;
+        for (size_t i = w->man.nrecs; i-- > 0;)
+            if (w->man.recs[i].count) {
+                w->last_t = w->man.recs[i].t_last;
+                w->has_last = 1;
+                break;
+            }
+    }
+    if (rc == MH_OK && opt.background) {
+        if (pthread_mutex_init(&w->mu, NULL) != 0)
+            rc = MH_ENOMEM;
+        else if (pthread_cond_init(&w->cv, NULL) != 0) {
+            pthread_mutex_destroy(&w->mu);
+            rc = MH_ENOMEM;
+        } else if (pthread_create(&w->thread, NULL, builder_main, w) != 0) {
+            pthread_cond_destroy(&w->cv);
+            pthread_mutex_destroy(&w->mu);
+            rc = MH_ENOMEM;
+        } else {
+            w->threaded = 1;
+        }
+    }
+    if (rc != MH_OK) {
+        free_writer(w);
+        return rc;
+    }
+    *out = w;
+    return MH_OK;
+}
+
+int mh_writer_set_meta(mh_writer *w, const char *key, const char *value) {
+    if (!w || !key || !value || !*key || strlen(key) > 65535 ||
+        strlen(value) > 65535)
+        return MH_EINVAL;
+    if (w->failed)
+        return MH_ESTATE;
+    for (size_t i = 0; i < w->nmeta; i++)
+        if (strcmp(w->meta[i].key, key) == 0) {
+            char *v = strdup(value);
+            if (!v)
+                return MH_ENOMEM;
+            free(w->meta[i].value);
+            w->meta[i].value = v;
+            w->meta_dirty = 1;
+            return MH_OK;
+        }
+    mh_kv *m = realloc(w->meta, (w->nmeta + 1) * sizeof *m);
+    if (!m)
+        return MH_ENOMEM;
+    w->meta = m;
+    char *k = strdup(key), *v = strdup(value);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return MH_ENOMEM;
+    }
+    m[w->nmeta].key = k;
+    m[w->nmeta].value = v;
+    w->nmeta++;
+    w->meta_dirty = 1;
+    return MH_OK;
+}
+
+/* Copies accesses into the slice buffer, closing slices at transition
+ * boundaries once they hold slice_accesses (or anywhere at twice that). */
+static int take(mh_writer *w, const mh_access *a, size_t n) {
+    uint32_t soft = w->opt.slice_accesses;
+    size_t i = 0;
+    while (i < n) {
+        if (w->n >= soft) {
+            /* full: close at the next new transition, or at the hard cap */
+            uint64_t t = w->buf[w->n - 1].transition;
+            while (i < n && a[i].transition == t && w->n < w->cap) {
+                w->buf[w->n] = a[i];
+                w->buf[w->n].id = w->next_id++;
+                w->n++;
+                i++;
+            }
+            if (i == n && w->n < w->cap)
+                break;
+            MH_TRY(close_slice(w));
+            continue;
+        }
+        size_t m = n - i;
+        if (m > soft - w->n)
+            m = soft - w->n;
+        memcpy(w->buf + w->n, a + i, m * sizeof *a);
+        for (size_t k = 0; k < m; k++)
+            w->buf[w->n + k].id = w->next_id + k;
+        w->n += (uint32_t)m;
+        w->next_id += m;
+        i += m;
+    }
+    w->last_t = a[n - 1].transition;
+    w->has_last = 1;
+    return MH_OK;
+}
+
+int mh_writer_append(mh_writer *w, const mh_access *a) {
+    if (!w || !a)
+        return MH_EINVAL;
+    if (w->failed)
+        return MH_ESTATE;
+    MH_TRY(check_access(a));
+    if (w->has_last && a->transition < w->last_t)
+        return MH_EORDER;
+    return take(w, a, 1);
+}
+
+int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
+                           size_t *bad) {
+    if (!w || (!a && n))
+        return MH_EINVAL;
+    if (w->failed)
+        return MH_ESTATE;
+    uint64_t prev = w->has_last ? w->last_t : 0;
+    for (size_t i = 0; i < n; i++) {
+        int rc = check_access(&a[i]);
+        if (rc == MH_OK && a[i].transition < prev)
+            rc = MH_EORDER;
+        if (rc != MH_OK) {
+            if (bad)
+                *bad = i;
+            return rc;
+        }
+        prev = a[i].transition;
+    }
+    return n ? take(w, a, n) : MH_OK;
+}
+
+uint64_t mh_writer_next_id(const mh_writer *w) { return w ? w->next_id : 0; }
+
+uint64_t mh_writer_committed(const mh_writer *w) {
+    return w ? w->man.access_count : 0;
+}
+
+static int commit_locked(mh_writer *w) {
+    int rc = MH_OK;
+    if (w->n) {
+        /* flush without recursing into the automatic commit */
+        uint64_t saved = w->opt.commit_accesses;
+        w->opt.commit_accesses = 0;
+        rc = close_slice(w);
+        w->opt.commit_accesses = saved;
+        if (rc != MH_OK)
+            return rc;
+    }
+    rc = wait_idle(w);
+    if (rc != MH_OK)
+        return fail(w, rc);
+    int has_new = w->segw && mh_segw_count(w->segw) > 0;
+    if (!has_new && !w->meta_dirty) {
+        mh_segw_destroy(w->segw); /* emptied by a discard */
+        w->segw = NULL;
+        return MH_OK;
+    }
+    rc = ensure_segment(w);
+    mh_manrec rec;
+    if (rc == MH_OK)
+        rc = mh_segw_seal(w->segw, w->meta, w->nmeta, &rec);
+    if (rc != MH_OK)
+        return fail(w, rc);
+    mh_manifest next = w->man;
+    next.recs = malloc((w->man.nrecs + 1) * sizeof *next.recs);
+    if (!next.recs)
+        return fail(w, MH_ENOMEM);
+    if (w->man.nrecs)
+        memcpy(next.recs, w->man.recs, w->man.nrecs * sizeof *next.recs);
+    next.recs[next.nrecs++] = rec;
+    next.generation++;
+    next.access_count += rec.count;
+    next.next_seq = rec.seq + 1;
+    rc = mh_manifest_store(w->dir, &next);
+    if (rc != MH_OK) {
+        free(next.recs);
+        return fail(w, rc);
+    }
+    free(w->man.recs);
+    w->man = next;
+    mh_segw_destroy(w->segw);
+    w->segw = NULL;
+    w->meta_dirty = 0;
+    return MH_OK;
+}
+
+int mh_writer_commit(mh_writer *w) {
+    if (!w)
+        return MH_EINVAL;
+    if (w->failed)
+        return MH_ESTATE;
+    return commit_locked(w);
+}
+
+int mh_writer_discard_from(mh_writer *w, uint64_t t) {
+    if (!w)
+        return MH_EINVAL;
+    if (w->failed)
+        return MH_ESTATE;
+    for (size_t i = w->man.nrecs; i-- > 0;)
+        if (w->man.recs[i].count) {
+            if (w->man.recs[i].t_last >= t)
+                return MH_ECOMMITTED;
+            break;
+        }
+    int rc = wait_idle(w);
+    if (rc != MH_OK)
+        return fail(w, rc);
+    mh_access *kept = NULL;
+    uint32_t nkept = 0;
+    if (w->segw) {
+        rc = mh_segw_discard_from(w->segw, t, &kept, &nkept);
+        if (rc != MH_OK)
+            return fail(w, rc);
+    }
+    if (kept) {
+        /* a flushed slice was cut: everything buffered came after it */
+        for (uint32_t i = 0; i < nkept; i++)
+            kept[i].id = mh_segw_next_id(w->segw) + i;
+        memcpy(w->buf, kept, (size_t)nkept * sizeof *kept);
+        w->n = nkept;
+        free(kept);
+    } else {
+        while (w->n > 0 && w->buf[w->n - 1].transition >= t)
+            w->n--;
+    }
+    uint64_t base = w->segw ? mh_segw_next_id(w->segw) : w->man.access_count;
+    w->next_id = base + w->n;
+    /* the last kept access bounds the transitions that may come next */
+    w->has_last = 0;
+    if (w->n) {
+        w->last_t = w->buf[w->n - 1].transition;
+        w->has_last = 1;
+    } else if (w->segw && mh_segw_count(w->segw)) {
+        w->last_t = mh_segw_t_last(w->segw);
+        w->has_last = 1;
+    } else {
+        for (size_t i = w->man.nrecs; i-- > 0;)
+            if (w->man.recs[i].count) {
+                w->last_t = w->man.recs[i].t_last;
+                w->has_last = 1;
+                break;
+            }
+    }
+    return MH_OK;
+}
+
+int mh_writer_close(mh_writer *w) {
+    if (!w)
+        return MH_OK;
+    int rc = w->failed ? MH_ESTATE : commit_locked(w);
+    free_writer(w);
+    return rc;
+}
+
+void mh_writer_abandon(mh_writer *w) {
+    if (!w)
+        return;
+    (void)wait_idle(w);
+    free_writer(w);
+}
