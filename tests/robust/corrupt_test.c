@@ -1,0 +1,488 @@
+/*
+ * corrupt_test.c - every byte of a small store flipped, one at a time.
+ *
+ *   corrupt_test WORKDIR [MAX_FLIPS [MEMHIST [SEED]]]
+ *
+ * Builds a store of a few thousand accesses in several segments with the
+ * writer API (small slices and blocks, metadata), then for every byte of
+ * every file but LOCK (or, when there are more than MAX_FLIPS bytes, a
+ * seeded sample of MAX_FLIPS of them) changes that byte in place and checks:
+ *   - mh_verify reports a problem whenever the byte lies in a checksummed
+ *     region: the MANIFEST (all of it), a segment's header, dictionary, the
+ *     slice, chunk and block arrays, and each block's compressed bytes;
+ *     bytes outside those (padding between sections, if any) are counted
+ *     apart and exempt;
+ *   - mh_reader_open either fails with a store error code or succeeds with
+ *     statistics and introspection equal to the intact store's;
+ *   - a full scan and a fixed set of queries either return exactly the
+ *     intact answers or stop with a store error code (accesses returned
+ *     before the error must still be right);
+ *   - nothing crashes or hangs (a 20 s alarm per flip; the flip is named on
+ *     a crash or a sanitizer report).
+ * With MEMHIST, every 64th flip also runs `memhist fsck` (exit 1 when the
+ * library found a problem) and `memhist inspect` (exit 0 or 1, no crash).
+ * Prints flips made / detected per region.
+ */
+#include "robust_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mh_format.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define RB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RB_ASAN 1
+#endif
+#endif
+#ifdef RB_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+enum { TOTAL = 2400, NQUERIES = 10, MAXANS = 3000 };
+
+/* what is being flipped, for the crash and hang handlers */
+static char g_where[256] = "(setup)";
+
+static void say_where(void) {
+    static const char msg[] = "corrupt_test: died while checking flip ";
+    ssize_t rc = write(STDERR_FILENO, msg, sizeof msg - 1);
+    rc = write(STDERR_FILENO, g_where, strlen(g_where));
+    rc = write(STDERR_FILENO, "\n", 1);
+    (void)rc;
+}
+
+static void on_fatal(int sig) {
+    say_where();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void on_alarm(int sig) {
+    (void)sig;
+    static const char msg[] = "corrupt_test: HANG (20 s) ";
+    ssize_t rc = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)rc;
+    say_where();
+    _exit(1);
+}
+
+/* Regions of a file: 1 = covered by a checksum. */
+static void mark(unsigned char *cov, size_t len, uint64_t off, uint64_t n) {
+    for (uint64_t i = off; i < off + n && i < len; i++)
+        cov[i] = 1;
+}
+
+/* Coverage map of a segment file, from its intact bytes. */
+static unsigned char *segment_coverage(const unsigned char *p, size_t len) {
+    unsigned char *cov = calloc(len ? len : 1, 1);
+    RB_CHECK(cov != NULL && len >= MHF_SEG_HEADER_SIZE, "segment of %zu bytes", len);
+    mark(cov, len, 0, MHF_SEG_HEADER_SIZE);
+    mark(cov, len, mhf_load_u64(p + MHF_SEG_DICT_OFF), mhf_load_u64(p + MHF_SEG_DICT_SIZE));
+    mark(cov, len, mhf_load_u64(p + MHF_SEG_SLICE_OFF),
+         (uint64_t)mhf_load_u32(p + MHF_SEG_SLICE_COUNT) * MHF_SLICE_SIZE);
+    mark(cov, len, mhf_load_u64(p + MHF_SEG_CHUNK_OFF),
+         (uint64_t)mhf_load_u32(p + MHF_SEG_CHUNK_COUNT) * MHF_CHUNK_SIZE);
+    uint64_t boff = mhf_load_u64(p + MHF_SEG_BLOCK_OFF);
+    uint32_t nb = mhf_load_u32(p + MHF_SEG_BLOCK_COUNT);
+    mark(cov, len, boff, (uint64_t)nb * MHF_BLOCK_SIZE);
+    for (uint32_t b = 0; b < nb; b++) {
+        const unsigned char *rec = p + boff + (uint64_t)b * MHF_BLOCK_SIZE;
+        RB_CHECK(boff + (uint64_t)(b + 1) * MHF_BLOCK_SIZE <= len, "block array past the end");
+        mark(cov, len, mhf_load_u64(rec + MHF_BLOCK_OFFSET),
+             mhf_load_u32(rec + MHF_BLOCK_COMP_SIZE));
+    }
+    return cov;
+}
+
+/* Which named region of a segment offset o falls in (for the report). */
+static int segment_region(const unsigned char *p, uint64_t o) {
+    struct {
+        uint64_t off, size;
+    } r[5] = {
+        {0, MHF_SEG_HEADER_SIZE},
+        {mhf_load_u64(p + MHF_SEG_DICT_OFF), mhf_load_u64(p + MHF_SEG_DICT_SIZE)},
+        {mhf_load_u64(p + MHF_SEG_SLICE_OFF),
+         (uint64_t)mhf_load_u32(p + MHF_SEG_SLICE_COUNT) * MHF_SLICE_SIZE},
+        {mhf_load_u64(p + MHF_SEG_CHUNK_OFF),
+         (uint64_t)mhf_load_u32(p + MHF_SEG_CHUNK_COUNT) * MHF_CHUNK_SIZE},
+        {mhf_load_u64(p + MHF_SEG_BLOCK_OFF),
+         (uint64_t)mhf_load_u32(p + MHF_SEG_BLOCK_COUNT) * MHF_BLOCK_SIZE},
+    };
+    for (int i = 0; i < 5; i++)
+        if (o >= r[i].off && o < r[i].off + r[i].size)
+            return i + 1;
+    uint64_t data = mhf_load_u64(p + MHF_SEG_DATA_OFF);
+    if (o >= data && o < data + mhf_load_u64(p + MHF_SEG_DATA_SIZE))
+        return 6;
+    return 7;
+}
+
+/* regions: 0 manifest, 1 header, 2 dict, 3 slices, 4 chunks, 5 block array,
+ * 6 block data, 7 elsewhere */
+static const char *const region_names[8] = {"MANIFEST", "segment header", "dictionary",
+                                            "slice array", "chunk array", "block array",
+                                            "block data", "other segment bytes"};
+
+typedef struct intact {
+    mh_stats st;
+    size_t nseg;
+    mh_segment_info seg[16];
+    mh_access *all;
+    mh_query q[NQUERIES];
+    size_t qn[NQUERIES];
+    mh_access *qans[NQUERIES];
+} intact;
+
+static int same_stats(const mh_stats *a, const mh_stats *b) {
+    return a->accesses == b->accesses && memcmp(a->op_counts, b->op_counts, sizeof a->op_counts) == 0 &&
+           a->transition_first == b->transition_first && a->transition_last == b->transition_last &&
+           a->segments == b->segments && a->slices == b->slices && a->chunks == b->chunks &&
+           a->blocks == b->blocks && a->compressed_bytes == b->compressed_bytes &&
+           a->raw_bytes == b->raw_bytes;
+}
+
+static int same_seg(const mh_segment_info *a, const mh_segment_info *b) {
+    return a->seq == b->seq && a->id_first == b->id_first && a->accesses == b->accesses &&
+           a->transition_first == b->transition_first && a->transition_last == b->transition_last &&
+           a->slices == b->slices && a->chunks == b->chunks && a->blocks == b->blocks &&
+           a->rows_per_block == b->rows_per_block &&
+           memcmp(a->op_counts, b->op_counts, sizeof a->op_counts) == 0 &&
+           strcmp(a->file_name, b->file_name) == 0;
+}
+
+/* Everything a reader does on the flipped store. Returns a description of a
+ * violation, or NULL. opened gets 1 when the store opened. */
+static const char *read_checks(const char *dir, const intact *in, mh_access *buf,
+                               int *opened, int *errored) {
+    static char why[512];
+    mh_reader *r = NULL;
+    *opened = 0;
+    *errored = 0;
+    int rc = mh_reader_open(dir, &r);
+    if (rc != MH_OK) {
+        *errored = 1;
+        if (!rb_is_data_error(rc)) {
+            snprintf(why, sizeof why, "open returned %s", mh_error_name(rc));
+            return why;
+        }
+        return NULL;
+    }
+    *opened = 1;
+    const char *bad = NULL;
+    mh_stats st;
+    if (mh_reader_stats(r, &st) != MH_OK || !same_stats(&st, &in->st)) {
+        bad = "statistics differ from the intact store's";
+        goto out;
+    }
+    if (mh_reader_segment_count(r) != in->nseg) {
+        bad = "segment count differs";
+        goto out;
+    }
+    for (size_t s = 0; s < in->nseg; s++) {
+        mh_segment_info si;
+        rc = mh_reader_segment_info(r, s, &si);
+        if (rc != MH_OK) {
+            if (!rb_is_data_error(rc)) {
+                bad = "segment_info returned an unexpected code";
+                goto out;
+            }
+            *errored = 1;
+            continue;
+        }
+        if (!same_seg(&si, &in->seg[s])) {
+            bad = "segment_info differs";
+            goto out;
+        }
+        for (uint32_t k = 0; k < si.slices; k++) {
+            mh_slice_info sl;
+            rc = mh_reader_slice_info(r, s, k, &sl);
+            if (rc != MH_OK && !rb_is_data_error(rc)) {
+                bad = "slice_info returned an unexpected code";
+                goto out;
+            }
+        }
+        for (uint32_t k = 0; k < si.chunks; k++) {
+            mh_chunk_info ch;
+            rc = mh_reader_chunk_info(r, s, k, &ch);
+            if (rc != MH_OK && !rb_is_data_error(rc)) {
+                bad = "chunk_info returned an unexpected code";
+                goto out;
+            }
+        }
+    }
+    for (size_t i = 0; i < mh_reader_meta_count(r); i++) {
+        const char *k = NULL, *v = NULL;
+        rc = mh_reader_meta_get(r, i, &k, &v);
+        if (rc == MH_OK && (k == NULL || v == NULL || strlen(k) > (1u << 20))) {
+            bad = "metadata entry without strings";
+            goto out;
+        }
+    }
+    /* full scan, batch by batch: what comes before an error must be right */
+    {
+        mh_query q;
+        mh_query_init(&q);
+        q.ops = MH_OPS_ALL;
+        mh_cursor *c = NULL;
+        rc = mh_cursor_open(r, &q, &c);
+        size_t pos = 0;
+        while (rc == MH_OK) {
+            size_t k = 0;
+            rc = mh_cursor_next(c, buf, 500, &k);
+            if (rc != MH_OK || k == 0)
+                break;
+            if (pos + k > TOTAL || rb_compare("scan", buf, in->all + pos, k) != 0) {
+                mh_cursor_close(c);
+                bad = "the full scan returned different accesses";
+                goto out;
+            }
+            pos += k;
+        }
+        mh_cursor_close(c);
+        if (rc != MH_OK) {
+            *errored = 1;
+            if (!rb_is_data_error(rc)) {
+                snprintf(why, sizeof why, "scan returned %s", mh_error_name(rc));
+                bad = why;
+                goto out;
+            }
+        } else if (pos != TOTAL) {
+            snprintf(why, sizeof why, "scan ended after %zu of %d accesses without error",
+                     pos, TOTAL);
+            bad = why;
+            goto out;
+        }
+    }
+    for (int i = 0; i < NQUERIES; i++) {
+        size_t n = 0;
+        rc = mh_query_run(r, &in->q[i], buf, MAXANS, &n);
+        if (rc != MH_OK) {
+            *errored = 1;
+            if (!rb_is_data_error(rc)) {
+                snprintf(why, sizeof why, "query %d returned %s", i, mh_error_name(rc));
+                bad = why;
+                goto out;
+            }
+            continue;
+        }
+        if (n != in->qn[i] || rb_compare("query", buf, in->qans[i], n) != 0) {
+            snprintf(why, sizeof why, "query %d: %zu accesses, intact %zu, or different ones",
+                     i, n, in->qn[i]);
+            bad = why;
+            goto out;
+        }
+    }
+out:
+    mh_reader_close(r);
+    return bad;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: corrupt_test WORKDIR [MAX_FLIPS [MEMHIST [SEED]]]\n");
+        return 2;
+    }
+    const char *work = argv[1];
+    size_t max_flips = argc > 2 ? (size_t)strtoull(argv[2], NULL, 0) : 1000000;
+    const char *memhist = argc > 3 && argv[3][0] ? argv[3] : NULL;
+    rb_rng rng = {argc > 4 ? strtoull(argv[4], NULL, 0) : 99};
+    signal(SIGSEGV, on_fatal);
+    signal(SIGBUS, on_fatal);
+    signal(SIGFPE, on_fatal);
+    signal(SIGILL, on_fatal);
+    signal(SIGABRT, on_fatal);
+    signal(SIGALRM, on_alarm);
+#ifdef RB_ASAN
+    __sanitizer_set_death_callback(say_where);
+#endif
+    rb_rm_dir(work);
+    RB_CHECK(mkdir(work, 0755) == 0, "mkdir %s: %s", work, strerror(errno));
+    char store[4096];
+    rb_path(store, sizeof store, work, "store");
+
+    intact in;
+    memset(&in, 0, sizeof in);
+    in.all = rb_gen_accesses(1234, TOTAL);
+    mh_writer_options o;
+    mh_writer_options_init(&o);
+    o.slice_accesses = 200;
+    o.block_accesses = 64;
+    o.chunk_min_accesses = 8;
+    o.commit_accesses = 0;
+    o.background = 0;
+    mh_writer *w = NULL;
+    RB_OK(mh_writer_open(store, MH_CREATE, &o, &w));
+    RB_OK(mh_writer_set_meta(w, "tracer", "corrupt_test"));
+    RB_OK(mh_writer_set_meta(w, "note", "every byte of this store gets flipped"));
+    size_t cuts[] = {0, 700, 1500, 2000, TOTAL};
+    for (int i = 0; i + 1 < 5; i++) {
+        RB_OK(mh_writer_append_batch(w, in.all + cuts[i], cuts[i + 1] - cuts[i], NULL));
+        RB_OK(mh_writer_commit(w));
+    }
+    RB_OK(mh_writer_close(w));
+
+    /* intact answers */
+    mh_reader *r = NULL;
+    RB_OK(mh_reader_open(store, &r));
+    RB_OK(mh_reader_stats(r, &in.st));
+    RB_CHECK(in.st.accesses == TOTAL, "store holds %llu", (unsigned long long)in.st.accesses);
+    in.nseg = mh_reader_segment_count(r);
+    RB_CHECK(in.nseg >= 2 && in.nseg <= 16, "%zu segments", in.nseg);
+    for (size_t s = 0; s < in.nseg; s++) {
+        RB_OK(mh_reader_segment_info(r, s, &in.seg[s]));
+        in.seg[s].file_name = strdup(in.seg[s].file_name); /* outlives r */
+        RB_CHECK(in.seg[s].file_name != NULL, "out of memory");
+    }
+    for (int i = 0; i < NQUERIES; i++) {
+        rb_random_query(&rng, in.all, TOTAL, &in.q[i]);
+        in.qans[i] = malloc(MAXANS * sizeof(mh_access));
+        RB_CHECK(in.qans[i] != NULL, "out of memory");
+        in.qn[i] = rb_oracle(in.all, TOTAL, &in.q[i], in.qans[i], MAXANS);
+        size_t n = 0;
+        mh_access *tmp = malloc(MAXANS * sizeof(mh_access));
+        RB_CHECK(tmp != NULL, "out of memory");
+        RB_OK(mh_query_run(r, &in.q[i], tmp, MAXANS, &n));
+        RB_CHECK(n == in.qn[i] && rb_compare("intact", tmp, in.qans[i], n) == 0,
+                 "the intact store answers query %d wrongly", i);
+        free(tmp);
+    }
+    mh_reader_close(r);
+    int vrc;
+    uint64_t p0 = rb_verify(store, 0, 1, &vrc);
+    RB_CHECK(vrc == MH_OK && p0 == 0, "intact store: fsck %s", mh_error_name(vrc));
+
+    /* every file, its coverage and the flips */
+    size_t nn = 0;
+    char **names = rb_list_dir(store, &nn);
+    RB_CHECK(names != NULL, "cannot list the store");
+    size_t total_bytes = 0;
+    for (size_t i = 0; i < nn; i++) {
+        char p[4096];
+        rb_path(p, sizeof p, store, names[i]);
+        struct stat stt;
+        RB_CHECK(stat(p, &stt) == 0, "stat %s", p);
+        if (strcmp(names[i], "LOCK") != 0)
+            total_bytes += (size_t)stt.st_size;
+    }
+    /* sampling: each byte is flipped with probability max/total */
+    uint64_t keep_num = max_flips >= total_bytes ? 1 : max_flips, keep_den =
+        max_flips >= total_bytes ? 1 : total_bytes;
+    unsigned long made[8] = {0}, detected[8] = {0}, opened[8] = {0}, errored[8] = {0};
+    unsigned long missed = 0, wrong = 0, cli_runs = 0;
+    mh_access *buf = malloc(MAXANS * sizeof *buf);
+    RB_CHECK(buf != NULL, "out of memory");
+    for (size_t i = 0; i < nn; i++) {
+        if (strcmp(names[i], "LOCK") == 0)
+            continue;
+        char p[4096];
+        rb_path(p, sizeof p, store, names[i]);
+        size_t len = 0;
+        unsigned char *orig = rb_read_file(p, &len);
+        int is_man = strcmp(names[i], MHF_MANIFEST_NAME) == 0;
+        RB_CHECK(is_man || strncmp(names[i], MHF_SEGMENT_PREFIX, 4) == 0,
+                 "unexpected file %s in a closed store", names[i]);
+        unsigned char *cov = NULL;
+        if (is_man) {
+            cov = malloc(len ? len : 1);
+            RB_CHECK(cov != NULL, "out of memory");
+            memset(cov, 1, len);
+        } else {
+            cov = segment_coverage(orig, len);
+        }
+        int fd = open(p, O_RDWR);
+        RB_CHECK(fd >= 0, "open %s: %s", p, strerror(errno));
+        for (size_t off = 0; off < len; off++) {
+            if (keep_den > 1 && rb_below(&rng, keep_den) >= keep_num)
+                continue;
+            int region = is_man ? 0 : segment_region(orig, off);
+            unsigned char mask = (off & 1) ? 0xFF : (unsigned char)(1u << ((off >> 1) % 8));
+            unsigned char v = (unsigned char)(orig[off] ^ mask);
+            snprintf(g_where, sizeof g_where, "%s offset %zu (%s) xor 0x%02x", names[i], off,
+                     region_names[region], mask);
+            RB_CHECK(pwrite(fd, &v, 1, (off_t)off) == 1, "pwrite: %s", strerror(errno));
+            alarm(20);
+            made[region]++;
+            mh_verify_result res;
+            memset(&res, 0, sizeof res);
+            int rc = mh_verify(store, 0, NULL, NULL, &res);
+            int found = rc != MH_OK || res.problems > 0;
+            if (found && rc != MH_ECORRUPT && !rb_is_data_error(rc)) {
+                fprintf(stderr, "%s: mh_verify returned %s\n", g_where, mh_error_name(rc));
+                wrong++;
+            }
+            if (found)
+                detected[region]++;
+            else if (cov[off]) {
+                if (missed < 20)
+                    fprintf(stderr, "NOT DETECTED: %s\n", g_where);
+                missed++;
+            }
+            int op = 0, er = 0;
+            const char *why = read_checks(store, &in, buf, &op, &er);
+            opened[region] += (unsigned long)op;
+            errored[region] += (unsigned long)er;
+            if (why != NULL) {
+                if (wrong < 20)
+                    fprintf(stderr, "WRONG: %s: %s\n", g_where, why);
+                wrong++;
+            }
+            if (memhist != NULL && made[region] % 64 == 1) {
+                char *fa[] = {(char *)memhist, "fsck", store, NULL};
+                int st = rb_run(fa, NULL, NULL);
+                if (st != (found ? 1 : 0)) {
+                    fprintf(stderr, "%s: memhist fsck exited %d, library %s\n", g_where, st,
+                            found ? "found a problem" : "found none");
+                    wrong++;
+                }
+                char *ia[] = {(char *)memhist, "inspect", store, NULL};
+                st = rb_run(ia, NULL, NULL);
+                if (st != 0 && st != 1) {
+                    fprintf(stderr, "%s: memhist inspect exited %d\n", g_where, st);
+                    wrong++;
+                }
+                cli_runs++;
+            }
+            alarm(0);
+            RB_CHECK(pwrite(fd, orig + off, 1, (off_t)off) == 1, "pwrite: %s", strerror(errno));
+        }
+        close(fd);
+        free(orig);
+        free(cov);
+    }
+    snprintf(g_where, sizeof g_where, "(after the flips)");
+    p0 = rb_verify(store, 0, 1, &vrc);
+    RB_CHECK(vrc == MH_OK && p0 == 0, "restored store: fsck %s", mh_error_name(vrc));
+
+    unsigned long tm = 0, td = 0;
+    printf("%-20s %8s %8s %8s %10s\n", "region", "flips", "detected", "opened", "err-seen");
+    for (int k = 0; k < 8; k++) {
+        if (made[k] == 0)
+            continue;
+        printf("%-20s %8lu %8lu %8lu %10lu\n", region_names[k], made[k], detected[k],
+               opened[k], errored[k]);
+        tm += made[k];
+        td += detected[k];
+    }
+    printf("flips made %lu, detected by fsck %lu (store bytes %zu, %s); checksummed "
+           "flips missed %lu; wrong reader behaviour %lu; CLI checks %lu\n",
+           tm, td, total_bytes, keep_den > 1 ? "sampled" : "every byte", missed, wrong,
+           cli_runs);
+    for (size_t s = 0; s < in.nseg; s++)
+        free((char *)in.seg[s].file_name);
+    rb_free_names(names, nn);
+    for (int i = 0; i < NQUERIES; i++)
+        free(in.qans[i]);
+    free(in.all);
+    free(buf);
+    RB_CHECK(missed == 0, "%lu flips in checksummed bytes went undetected", missed);
+    RB_CHECK(wrong == 0, "%lu flips made a reader misbehave", wrong);
+    rb_rm_dir(work);
+    return 0;
+}

@@ -1,0 +1,184 @@
+/*
+ * failmalloc.c - an LD_PRELOAD shim that makes allocations fail on demand.
+ *
+ * Environment:
+ *   FAILMALLOC_N     successful allocations allowed once armed; negative or
+ *                    absent: never fail (count only)
+ *   FAILMALLOC_ONCE  when set: only allocation number N+1 fails, the ones
+ *                    after it succeed again (tests recovery paths); default:
+ *                    every allocation after the first N fails
+ * Nothing fails before the program calls failmalloc_arm() (looked up with
+ * dlsym(RTLD_DEFAULT, ...), so the program also runs without the shim):
+ * the loader's and libc's start-up allocations are left alone.
+ * failmalloc_disarm() stops failing and reports the allocations made while
+ * armed, how many failed, and how many are still live (a leak, once the
+ * program has freed everything it allocated while armed).
+ *
+ * The real allocator is glibc's __libc_* entry points, so the shim needs
+ * no dlsym(RTLD_NEXT) (which itself allocates). Not usable together with
+ * AddressSanitizer, which replaces malloc itself.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+
+void failmalloc_arm(void);
+void failmalloc_disarm(unsigned long *allocs, unsigned long *failed, unsigned long *live);
+
+static atomic_int armed;
+static atomic_long budget_left; /* successful allocations still allowed */
+static atomic_ulong n_allocs, n_failed;
+static int once;
+static long limit = -1;
+
+/* live pointers allocated while armed: open addressing, tombstones */
+#define TRACK_SLOTS (1u << 16)
+#define TOMB ((void *)1)
+static void *track[TRACK_SLOTS];
+static unsigned long track_live;
+static int track_overflow;
+static pthread_mutex_t track_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t slot_of(void *p) {
+    uintptr_t x = (uintptr_t)p;
+    x ^= x >> 17;
+    x *= 0x9E3779B97F4A7C15ull;
+    return (size_t)(x >> 20) & (TRACK_SLOTS - 1);
+}
+
+static void track_add(void *p) {
+    pthread_mutex_lock(&track_lock);
+    size_t i = slot_of(p);
+    for (size_t k = 0; k < TRACK_SLOTS; k++, i = (i + 1) & (TRACK_SLOTS - 1)) {
+        if (track[i] == NULL || track[i] == TOMB) {
+            track[i] = p;
+            track_live++;
+            pthread_mutex_unlock(&track_lock);
+            return;
+        }
+    }
+    track_overflow = 1;
+    pthread_mutex_unlock(&track_lock);
+}
+
+static void track_del(void *p) {
+    if (p == NULL)
+        return;
+    pthread_mutex_lock(&track_lock);
+    size_t i = slot_of(p);
+    for (size_t k = 0; k < TRACK_SLOTS && track[i] != NULL; k++, i = (i + 1) & (TRACK_SLOTS - 1)) {
+        if (track[i] == p) {
+            track[i] = TOMB;
+            track_live--;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&track_lock);
+}
+
+/* 1 when this allocation must fail */
+static int should_fail(void) {
+    if (!atomic_load(&armed))
+        return 0;
+    atomic_fetch_add(&n_allocs, 1);
+    if (limit < 0)
+        return 0;
+    long left = atomic_fetch_sub(&budget_left, 1);
+    if (left > 0)
+        return 0;
+    if (once && left < 0)
+        return 0; /* only the first allocation past the budget fails */
+    atomic_fetch_add(&n_failed, 1);
+    return 1;
+}
+
+static void *done(void *p) {
+    if (p != NULL && atomic_load(&armed))
+        track_add(p);
+    return p;
+}
+
+void failmalloc_arm(void) {
+    const char *n = getenv("FAILMALLOC_N");
+    limit = n ? strtol(n, NULL, 10) : -1;
+    once = getenv("FAILMALLOC_ONCE") != NULL;
+    atomic_store(&budget_left, limit < 0 ? 0 : limit);
+    atomic_store(&n_allocs, 0);
+    atomic_store(&n_failed, 0);
+    pthread_mutex_lock(&track_lock);
+    memset(track, 0, sizeof track);
+    track_live = 0;
+    track_overflow = 0;
+    pthread_mutex_unlock(&track_lock);
+    atomic_store(&armed, 1);
+}
+
+void failmalloc_disarm(unsigned long *allocs, unsigned long *failed, unsigned long *live) {
+    atomic_store(&armed, 0);
+    *allocs = atomic_load(&n_allocs);
+    *failed = atomic_load(&n_failed);
+    pthread_mutex_lock(&track_lock);
+    *live = track_overflow ? (unsigned long)-1 : track_live;
+    pthread_mutex_unlock(&track_lock);
+}
+
+void *malloc(size_t n) {
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return done(__libc_malloc(n));
+}
+
+void *calloc(size_t a, size_t b) {
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return done(__libc_calloc(a, b));
+}
+
+void *realloc(void *p, size_t n) {
+    if (n != 0 && should_fail()) {
+        errno = ENOMEM;
+        return NULL; /* p stays valid, as with a real failure */
+    }
+    void *q = __libc_realloc(p, n);
+    if (q != NULL || n == 0)
+        track_del(p);
+    return done(q);
+}
+
+int posix_memalign(void **out, size_t align, size_t n) {
+    if (should_fail())
+        return ENOMEM;
+    void *p = __libc_memalign(align, n);
+    if (p == NULL)
+        return ENOMEM;
+    *out = done(p);
+    return 0;
+}
+
+void *aligned_alloc(size_t align, size_t n) {
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return done(__libc_memalign(align, n));
+}
+
+void free(void *p) {
+    track_del(p);
+    __libc_free(p);
+}
