@@ -1,0 +1,502 @@
+/*
+ * misuse.c - every documented error of the public API, and that a rejected
+ * call changes nothing: NULL arguments, bad flags and options, bad accesses
+ * (single and in a batch), decreasing transitions, discarding committed
+ * accesses, a second writer, stores that are missing or not stores, bad
+ * queries, a writer failed by a file size limit, and the error names.
+ */
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char g_dir[4096];
+
+static void path_in(char *buf, size_t cap, const char *name) {
+    tu_join(buf, cap, g_dir, name);
+}
+
+static mh_access acc(uint64_t t, uint64_t phys, uint32_t size, uint8_t op) {
+    mh_access a = {0};
+    a.transition = t;
+    a.physical = phys;
+    a.linear = phys + 0x1000;
+    a.has_linear = 1;
+    a.size = size;
+    a.op = op;
+    return a;
+}
+
+/* ---- errors -------------------------------------------------------------- */
+static void test_error_names(void) {
+#define X(name, value, text)                                                   \
+    CHECK(name == value);                                                      \
+    CHECKF(!strcmp(mh_strerror(value), text), "mh_strerror(%d) = '%s'", value, \
+           mh_strerror(value));                                                \
+    CHECKF(!strcmp(mh_error_name(value), #name), "mh_error_name(%d) = '%s'",   \
+           value, mh_error_name(value));
+    MH_ERROR_LIST(X)
+#undef X
+    static const int unknown[] = {1, 2, 100, -16, -17, -1000, INT32_MIN, INT32_MAX};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        CHECK(!strcmp(mh_strerror(unknown[i]), "unknown error"));
+        CHECK(!strcmp(mh_error_name(unknown[i]), "MH_UNKNOWN"));
+    }
+    CHECK(!strcmp(mh_op_name(MH_OP_READ), "read"));
+    CHECK(!strcmp(mh_op_name(MH_OP_WRITE), "write"));
+    CHECK(!strcmp(mh_op_name(MH_OP_EXEC), "execute"));
+    CHECK(mh_op_name(3) == NULL && mh_op_name(255) == NULL && mh_op_name(~0u) == NULL);
+}
+
+/* ---- writer open ---------------------------------------------------------- */
+static void test_writer_open(void) {
+    char store[4096], missing[4096], file[4096], other[4096], empty[4096];
+    path_in(store, sizeof store, "open.store");
+    path_in(missing, sizeof missing, "missing.store");
+    path_in(file, sizeof file, "plain-file");
+    path_in(other, sizeof other, "other-dir");
+    path_in(empty, sizeof empty, "empty-dir");
+    tu_write_file(file, "hello\n", 6);
+    CHECK(mkdir(other, 0755) == 0);
+    char inside[4096];
+    tu_join(inside, sizeof inside, other, "notes.txt");
+    tu_write_file(inside, "not a store\n", 12);
+    CHECK(mkdir(empty, 0755) == 0);
+
+    mh_writer *w = NULL;
+    CHECK_RC(mh_writer_open(NULL, MH_CREATE, NULL, &w), MH_EINVAL);
+    CHECK_RC(mh_writer_open("", MH_CREATE, NULL, &w), MH_EINVAL);
+    CHECK_RC(mh_writer_open(store, MH_CREATE, NULL, NULL), MH_EINVAL);
+    CHECK_RC(mh_writer_open(store, 0, NULL, &w), MH_EINVAL);
+    CHECK_RC(mh_writer_open(store, 4, NULL, &w), MH_EINVAL);
+    CHECK_RC(mh_writer_open(store, MH_CREATE | 8, NULL, &w), MH_EINVAL);
+    struct stat st;
+    CHECKF(stat(store, &st) != 0, "a rejected open created %s", store);
+
+    /* options outside their documented ranges */
+    mh_writer_options o;
+    mh_writer_options_init(&o);
+    CHECK(o.slice_accesses == 65536 && o.block_accesses == 2048 &&
+          o.chunk_min_accesses == 64 && o.lz4_acceleration == 1 &&
+          o.commit_accesses == (1ull << 24) && o.background == 1);
+    mh_writer_options bad;
+    bad = o, bad.block_accesses = 63;
+    CHECK_RC(mh_writer_open(store, MH_CREATE, &bad, &w), MH_EINVAL);
+    bad = o, bad.block_accesses = 65537;
+    CHECK_RC(mh_writer_open(store, MH_CREATE, &bad, &w), MH_EINVAL);
+    bad = o, bad.block_accesses = 0;
+    CHECK_RC(mh_writer_open(store, MH_CREATE, &bad, &w), MH_EINVAL);
+    bad = o, bad.slice_accesses = 0;
+    CHECK_RC(mh_writer_open(store, MH_CREATE, &bad, &w), MH_EINVAL);
+    CHECKF(stat(store, &st) != 0, "a rejected open created %s", store);
+    /* the bounds themselves are fine */
+    bad = o, bad.block_accesses = 64;
+    CHECK_OK(mh_writer_open(store, MH_CREATE, &bad, &w));
+    mh_writer_abandon(w);
+    tu_rmtree(store);
+    bad = o, bad.block_accesses = 65536;
+    CHECK_OK(mh_writer_open(store, MH_CREATE, &bad, &w));
+    mh_writer_abandon(w);
+    tu_rmtree(store);
+
+    /* existence */
+    CHECK_RC(mh_writer_open(missing, MH_APPEND, NULL, &w), MH_ENOENT);
+    CHECKF(stat(missing, &st) != 0, "MH_APPEND created %s", missing);
+    CHECK_RC(mh_writer_open(file, MH_APPEND, NULL, &w), MH_ENOTSTORE);
+    CHECK_RC(mh_writer_open(other, MH_APPEND, NULL, &w), MH_ENOTSTORE);
+    CHECK_RC(mh_writer_open(other, MH_CREATE, NULL, &w), MH_EEXIST);
+    CHECK_RC(mh_writer_open(file, MH_CREATE, NULL, &w), MH_EEXIST);
+
+    CHECK_OK(mh_writer_open(store, MH_CREATE, NULL, &w));
+    mh_access a = acc(5, 0x100, 8, MH_OP_WRITE);
+    CHECK_OK(mh_writer_append(w, &a));
+    /* a second writer, in this process and in another one */
+    mh_writer *w2 = NULL;
+    CHECK_RC(mh_writer_open(store, MH_APPEND, NULL, &w2), MH_ELOCKED);
+    CHECK_RC(mh_writer_open(store, MH_CREATE | MH_APPEND, NULL, &w2), MH_ELOCKED);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        mh_writer *w3 = NULL;
+        _exit(mh_writer_open(store, MH_APPEND, NULL, &w3) == MH_ELOCKED ? 0 : 1);
+    }
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+           "a writer in another process was not refused with MH_ELOCKED");
+    CHECK_OK(mh_writer_close(w));
+    /* the lock is released by close */
+    CHECK_RC(mh_writer_open(store, MH_CREATE, NULL, &w2), MH_EEXIST);
+    CHECK_OK(mh_writer_open(store, MH_APPEND, NULL, &w2));
+    mh_writer_abandon(w2);
+    CHECK_OK(mh_writer_open(store, MH_CREATE | MH_APPEND, NULL, &w2));
+    CHECK(mh_writer_next_id(w2) == 1 && mh_writer_committed(w2) == 1);
+    CHECK_OK(mh_writer_close(w2));
+    /* both flags on a missing store create it; an empty directory is fine */
+    CHECK_OK(mh_writer_open(missing, MH_CREATE | MH_APPEND, NULL, &w2));
+    CHECK_OK(mh_writer_close(w2));
+    CHECK_OK(mh_writer_open(empty, MH_CREATE, NULL, &w2));
+    CHECK_OK(mh_writer_close(w2));
+
+    /* NULL handles are accepted where documented */
+    CHECK_OK(mh_writer_close(NULL));
+    mh_writer_abandon(NULL);
+    mh_reader_close(NULL);
+    mh_cursor_close(NULL);
+}
+
+/* ---- appends --------------------------------------------------------------- */
+static void test_append(void) {
+    char store[4096];
+    path_in(store, sizeof store, "append.store");
+    mh_writer_options o;
+    mh_writer_options_init(&o);
+    o.slice_accesses = 100;
+    o.block_accesses = 64;
+    o.commit_accesses = 0;
+    mh_writer *w = NULL;
+    CHECK_OK(mh_writer_open(store, MH_CREATE, &o, &w));
+
+    mh_access good = acc(10, 0x1000, 4, MH_OP_READ);
+    CHECK_RC(mh_writer_append(NULL, &good), MH_EINVAL);
+    CHECK_RC(mh_writer_append(w, NULL), MH_EINVAL);
+    CHECK_OK(mh_writer_append(w, &good));
+    CHECK(mh_writer_next_id(w) == 1);
+
+    mh_access bad[6];
+    bad[0] = acc(10, 0x1000, 0, MH_OP_READ);            /* size 0 */
+    bad[1] = acc(10, UINT64_MAX, 2, MH_OP_READ);        /* wraps */
+    bad[2] = acc(10, UINT64_MAX - 7, 9, MH_OP_WRITE);   /* wraps by one */
+    bad[3] = acc(10, 0x1000, 4, 3);                     /* unknown op */
+    bad[4] = acc(10, 0x1000, 4, MH_OP_READ);
+    bad[4].has_linear = 2;                              /* not 0/1 */
+    bad[5] = acc(10, 0x1000, UINT32_MAX, 200);          /* unknown op, big */
+    for (int i = 0; i < 6; i++) {
+        snprintf(tu_context, sizeof tu_context, "bad access %d", i);
+        CHECK_RC(mh_writer_append(w, &bad[i]), MH_EINVAL);
+        CHECK(mh_writer_next_id(w) == 1);
+    }
+    tu_context[0] = 0;
+    mh_access dec = acc(9, 0x1000, 4, MH_OP_READ);
+    CHECK_RC(mh_writer_append(w, &dec), MH_EORDER);
+    CHECK(mh_writer_next_id(w) == 1);
+    /* the largest valid ones */
+    mh_access top = acc(10, UINT64_MAX, 1, MH_OP_EXEC);
+    CHECK_OK(mh_writer_append(w, &top));
+    top = acc(10, UINT64_MAX - (UINT32_MAX - 1ull), UINT32_MAX, MH_OP_WRITE);
+    CHECK_OK(mh_writer_append(w, &top));
+    CHECK(mh_writer_next_id(w) == 3);
+
+    /* batches: one bad entry, nothing taken, its index reported */
+    enum { B = 50 };
+    mh_access batch[B];
+    for (int i = 0; i < B; i++)
+        batch[i] = acc(11 + (uint64_t)i, 0x2000 + 8u * (unsigned)i, 8, (uint8_t)(i % 3));
+    static const size_t where[] = {0, 1, 17, B - 1};
+    for (size_t k = 0; k < sizeof where / sizeof where[0]; k++) {
+        for (int kind = 0; kind < 6; kind++) {
+            mh_access saved = batch[where[k]];
+            mh_access b = bad[kind];
+            b.transition = saved.transition;
+            batch[where[k]] = b;
+            size_t at = 999;
+            snprintf(tu_context, sizeof tu_context, "batch: bad %d at %zu", kind, where[k]);
+            CHECK_RC(mh_writer_append_batch(w, batch, B, &at), MH_EINVAL);
+            CHECK(at == where[k]);
+            CHECK_RC(mh_writer_append_batch(w, batch, B, NULL), MH_EINVAL);
+            CHECK(mh_writer_next_id(w) == 3);
+            batch[where[k]] = saved;
+        }
+        /* a decreasing transition inside the batch */
+        if (where[k] > 0) {
+            uint64_t saved_t = batch[where[k]].transition;
+            batch[where[k]].transition = batch[where[k] - 1].transition - 1;
+            size_t at = 999;
+            CHECK_RC(mh_writer_append_batch(w, batch, B, &at), MH_EORDER);
+            CHECK(at == where[k]);
+            CHECK(mh_writer_next_id(w) == 3);
+            batch[where[k]].transition = saved_t;
+        }
+    }
+    tu_context[0] = 0;
+    /* a batch starting before the writer's last transition */
+    {
+        mh_access early[2] = {acc(9, 1, 1, MH_OP_READ), acc(12, 1, 1, MH_OP_READ)};
+        size_t at = 999;
+        CHECK_RC(mh_writer_append_batch(w, early, 2, &at), MH_EORDER);
+        CHECK(at == 0);
+        CHECK(mh_writer_next_id(w) == 3);
+    }
+    size_t at = 999;
+    CHECK_RC(mh_writer_append_batch(NULL, batch, B, &at), MH_EINVAL);
+    CHECK_RC(mh_writer_append_batch(w, NULL, B, &at), MH_EINVAL);
+    CHECK_OK(mh_writer_append_batch(w, batch, 0, &at)); /* nothing is fine */
+    CHECK(mh_writer_next_id(w) == 3);
+    CHECK_OK(mh_writer_append_batch(w, batch, B, &at));
+    CHECK(mh_writer_next_id(w) == 3 + B);
+
+    /* metadata */
+    CHECK_RC(mh_writer_set_meta(NULL, "k", "v"), MH_EINVAL);
+    CHECK_RC(mh_writer_set_meta(w, NULL, "v"), MH_EINVAL);
+    CHECK_RC(mh_writer_set_meta(w, "", "v"), MH_EINVAL);
+    CHECK_RC(mh_writer_set_meta(w, "k", NULL), MH_EINVAL);
+    char *longs = malloc(65537);
+    CHECK(longs != NULL);
+    memset(longs, 'x', 65536);
+    longs[65536] = 0;
+    CHECK_RC(mh_writer_set_meta(w, longs, "v"), MH_EINVAL);
+    CHECK_RC(mh_writer_set_meta(w, "k", longs), MH_EINVAL);
+    longs[65535] = 0; /* 65535 bytes: the largest allowed */
+    CHECK_OK(mh_writer_set_meta(w, longs, "long key"));
+    CHECK_OK(mh_writer_set_meta(w, "long value", longs));
+
+    /* discard: committed accesses cannot go */
+    CHECK_OK(mh_writer_commit(w));
+    uint64_t committed = mh_writer_committed(w);
+    CHECK(committed == 3 + B);
+    mh_access more = acc(1000, 0x5000, 8, MH_OP_WRITE);
+    CHECK_OK(mh_writer_append(w, &more));
+    CHECK_RC(mh_writer_discard_from(w, batch[B - 1].transition), MH_ECOMMITTED);
+    CHECK_RC(mh_writer_discard_from(w, 0), MH_ECOMMITTED);
+    CHECK(mh_writer_next_id(w) == committed + 1); /* nothing discarded */
+    CHECK_OK(mh_writer_discard_from(w, batch[B - 1].transition + 1));
+    CHECK(mh_writer_next_id(w) == committed);
+    CHECK_OK(mh_writer_close(w));
+
+    mh_reader *r = NULL;
+    CHECK_OK(mh_reader_open(store, &r));
+    mh_stats st;
+    CHECK_OK(mh_reader_stats(r, &st));
+    CHECK(st.accesses == committed);
+    CHECK(mh_reader_meta_find(r, longs) && !strcmp(mh_reader_meta_find(r, longs), "long key"));
+    CHECK(mh_reader_meta_find(r, "long value") &&
+          !strcmp(mh_reader_meta_find(r, "long value"), longs));
+    mh_reader_close(r);
+    free(longs);
+}
+
+/* ---- reader and queries ---------------------------------------------------- */
+static void test_reader(void) {
+    char store[4096], missing[4096], file[4096], other[4096], garbage[4096];
+    path_in(store, sizeof store, "reader.store");
+    path_in(missing, sizeof missing, "missing-reader.store");
+    path_in(file, sizeof file, "plain-file");     /* made by test_writer_open */
+    path_in(other, sizeof other, "other-dir");    /* idem */
+    path_in(garbage, sizeof garbage, "garbage.store");
+    CHECK(mkdir(garbage, 0755) == 0);
+    char man[4096];
+    tu_join(man, sizeof man, garbage, "MANIFEST");
+    tu_write_file(man, "this is not a manifest at all, but long enough to look like one"
+                       " if nobody checked the magic bytes..........", 108);
+
+    mh_reader *r = NULL;
+    CHECK_RC(mh_reader_open(NULL, &r), MH_EINVAL);
+    CHECK_RC(mh_reader_open("", &r), MH_EINVAL);
+    CHECK_RC(mh_reader_open(store, NULL), MH_EINVAL);
+    CHECK_RC(mh_reader_open(missing, &r), MH_ENOENT);
+    CHECK_RC(mh_reader_open(file, &r), MH_ENOTSTORE);
+    CHECK_RC(mh_reader_open(other, &r), MH_ENOTSTORE);
+    CHECK_RC(mh_reader_open(garbage, &r), MH_ENOTSTORE);
+
+    mh_writer *w = NULL;
+    CHECK_OK(mh_writer_open(store, MH_CREATE, NULL, &w));
+    for (uint64_t i = 0; i < 100; i++) {
+        mh_access a = acc(i / 3, 0x1000 + 4 * i, 4, (uint8_t)(i % 3));
+        CHECK_OK(mh_writer_append(w, &a));
+    }
+    CHECK_OK(mh_writer_set_meta(w, "tracer", "misuse"));
+    CHECK_OK(mh_writer_close(w));
+    CHECK_OK(mh_reader_open(store, &r));
+
+    mh_stats st;
+    CHECK_RC(mh_reader_stats(NULL, &st), MH_EINVAL);
+    CHECK_RC(mh_reader_stats(r, NULL), MH_EINVAL);
+    const char *k = NULL, *v = NULL;
+    size_t nmeta = mh_reader_meta_count(r);
+    CHECK(nmeta >= 1);
+    CHECK_RC(mh_reader_meta_get(r, nmeta, &k, &v), MH_EINVAL);
+    CHECK(mh_reader_meta_find(r, "no such key") == NULL);
+    mh_segment_info si;
+    mh_slice_info sl;
+    mh_chunk_info ci;
+    mh_column_info col;
+    size_t segs = mh_reader_segment_count(r);
+    CHECK(segs == 1);
+    CHECK_RC(mh_reader_segment_info(r, segs, &si), MH_EINVAL);
+    CHECK_RC(mh_reader_segment_info(r, SIZE_MAX, &si), MH_EINVAL);
+    CHECK_OK(mh_reader_segment_info(r, 0, &si));
+    CHECK_RC(mh_reader_slice_info(r, segs, 0, &sl), MH_EINVAL);
+    CHECK_RC(mh_reader_slice_info(r, 0, si.slices, &sl), MH_EINVAL);
+    CHECK_RC(mh_reader_chunk_info(r, segs, 0, &ci), MH_EINVAL);
+    CHECK_RC(mh_reader_chunk_info(r, 0, si.chunks, &ci), MH_EINVAL);
+    CHECK_RC(mh_reader_column(r, mh_reader_column_count(r), &col), MH_EINVAL);
+    CHECK(mh_reader_op_name(r, 3) == NULL);
+    CHECK(mh_reader_op_name(r, MH_OP_READ) && !strcmp(mh_reader_op_name(r, MH_OP_READ), "read"));
+
+    /* queries */
+    mh_access out[8];
+    size_t n = 77;
+    mh_query q;
+    mh_query_init(&q);
+    CHECK(q.start_kind == MH_FROM_TRANSITION && q.direction == MH_FORWARD && q.start == 0 &&
+          q.addr_first == 0 && q.addr_last == UINT64_MAX && q.ops == MH_OPS_RW);
+    CHECK_OK(mh_query_run(r, &q, out, 8, &n));
+    CHECK(n == 8);
+    mh_query bad;
+    bad = q, bad.addr_first = 10, bad.addr_last = 9;
+    CHECK_RC(mh_query_run(r, &bad, out, 8, &n), MH_EINVAL);
+    bad = q, bad.addr_first = UINT64_MAX, bad.addr_last = 0;
+    CHECK_RC(mh_query_run(r, &bad, out, 8, &n), MH_EINVAL);
+    bad = q, bad.ops = 0;
+    CHECK_RC(mh_query_run(r, &bad, out, 8, &n), MH_EINVAL);
+    bad = q, bad.ops = 8;
+    CHECK_RC(mh_query_run(r, &bad, out, 8, &n), MH_EINVAL);
+    bad = q, bad.ops = MH_OPS_ALL | 16;
+    CHECK_RC(mh_query_run(r, &bad, out, 8, &n), MH_EINVAL);
+    bad = q, bad.ops = 0x80000000u;
+    CHECK_RC(mh_query_run(r, &bad, out, 8, &n), MH_EINVAL);
+    bad = q, bad.start_kind = 2;
+    CHECK_RC(mh_query_run(r, &bad, out, 8, &n), MH_EINVAL);
+    bad = q, bad.direction = 2;
+    CHECK_RC(mh_query_run(r, &bad, out, 8, &n), MH_EINVAL);
+    CHECK_RC(mh_query_run(r, &q, NULL, 8, &n), MH_EINVAL);
+    CHECK_RC(mh_query_run(NULL, &q, out, 8, &n), MH_EINVAL);
+    CHECK_RC(mh_query_run(r, NULL, out, 8, &n), MH_EINVAL);
+    CHECK_RC(mh_query_run(r, &q, out, 8, NULL), MH_EINVAL);
+    n = 77;
+    CHECK_OK(mh_query_run(r, &q, NULL, 0, &n)); /* max 0: nothing to write */
+    CHECK(n == 0);
+    n = 77;
+    CHECK_OK(mh_query_run(r, &q, out, 0, &n));
+    CHECK(n == 0);
+
+    mh_cursor *c = NULL;
+    bad = q, bad.addr_first = 10, bad.addr_last = 9;
+    CHECK_RC(mh_cursor_open(r, &bad, &c), MH_EINVAL);
+    bad = q, bad.ops = 0;
+    CHECK_RC(mh_cursor_open(r, &bad, &c), MH_EINVAL);
+    bad = q, bad.ops = 9;
+    CHECK_RC(mh_cursor_open(r, &bad, &c), MH_EINVAL);
+    bad = q, bad.start_kind = 7;
+    CHECK_RC(mh_cursor_open(r, &bad, &c), MH_EINVAL);
+    bad = q, bad.direction = 3;
+    CHECK_RC(mh_cursor_open(r, &bad, &c), MH_EINVAL);
+    CHECK_RC(mh_cursor_open(NULL, &q, &c), MH_EINVAL);
+    CHECK_RC(mh_cursor_open(r, NULL, &c), MH_EINVAL);
+    CHECK_RC(mh_cursor_open(r, &q, NULL), MH_EINVAL);
+    c = NULL;
+    CHECK_OK(mh_cursor_open(r, &q, &c));
+    CHECK_RC(mh_cursor_next(c, NULL, 4, &n), MH_EINVAL);
+    CHECK_RC(mh_cursor_next(NULL, out, 4, &n), MH_EINVAL);
+    CHECK_RC(mh_cursor_next(c, out, 4, NULL), MH_EINVAL);
+    n = 77;
+    CHECK_OK(mh_cursor_next(c, out, 4, &n));
+    CHECK(n == 4 && out[0].id == 0 && out[1].id == 1 && out[2].id == 3 && out[3].id == 4);
+    mh_cursor_close(c);
+    mh_reader_close(r);
+
+    /* verify */
+    mh_verify_result res;
+    CHECK_RC(mh_verify(missing, 0, NULL, NULL, &res), MH_ENOENT);
+    CHECK_OK(mh_verify(store, 0, NULL, NULL, &res));
+    CHECK(res.problems == 0 && res.accesses == 100 && res.segments == 1);
+    CHECK_OK(mh_writer_open(store, MH_APPEND, NULL, &w));
+    CHECK_RC(mh_verify(store, MH_VERIFY_REPAIR, NULL, NULL, &res), MH_ELOCKED);
+    CHECK_OK(mh_verify(store, 0, NULL, NULL, &res)); /* checking alone is fine */
+    mh_writer_abandon(w);
+}
+
+/* ---- a writer failed by the file size limit -------------------------------- */
+static int failed_writer_child(const char *store) {
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl = {256 << 10, 256 << 10};
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+        return 10;
+    mh_writer_options o;
+    mh_writer_options_init(&o);
+    o.slice_accesses = 1000;
+    o.block_accesses = 64;
+    o.commit_accesses = 0;
+    mh_writer *w = NULL;
+    if (mh_writer_open(store, MH_CREATE, &o, &w) != MH_OK)
+        return 11;
+    tu_rng rng = {99};
+    uint64_t committed = 0;
+    int rc = MH_OK;
+    for (uint64_t i = 0; i < 1000000 && rc == MH_OK; i++) {
+        /* random addresses do not compress: the limit comes soon */
+        mh_access a = acc(i, tu_next(&rng) >> 1, 8, (uint8_t)(i & 1));
+        rc = mh_writer_append(w, &a);
+        /* one small committed segment; the next one grows past the limit
+         * (every commit seals a segment, so only a long one can reach it) */
+        if (rc == MH_OK && i == 4999) {
+            rc = mh_writer_commit(w);
+            if (rc == MH_OK)
+                committed = mh_writer_committed(w);
+        }
+    }
+    if (rc == MH_OK)
+        rc = mh_writer_commit(w);
+    if (rc != MH_ENOSPC) {
+        fprintf(stderr, "expected MH_ENOSPC, got %s\n", mh_error_name(rc));
+        return 12;
+    }
+    if (committed == 0)
+        return 13;
+    /* failed: only close and abandon remain */
+    mh_access a = acc(UINT64_MAX, 0, 1, MH_OP_READ);
+    if (mh_writer_append(w, &a) != MH_ESTATE || mh_writer_append_batch(w, &a, 1, NULL) != MH_ESTATE ||
+        mh_writer_commit(w) != MH_ESTATE || mh_writer_set_meta(w, "k", "v") != MH_ESTATE ||
+        mh_writer_discard_from(w, UINT64_MAX) != MH_ESTATE)
+        return 14;
+    if (mh_writer_close(w) == MH_OK)
+        return 15;
+    /* what was committed stays */
+    mh_reader *r = NULL;
+    if (mh_reader_open(store, &r) != MH_OK)
+        return 16;
+    mh_stats st;
+    mh_reader_stats(r, &st);
+    mh_reader_close(r);
+    if (st.accesses != committed) {
+        fprintf(stderr, "reader sees %llu accesses, %llu were committed\n",
+                (unsigned long long)st.accesses, (unsigned long long)committed);
+        return 17;
+    }
+    return 0;
+}
+
+static void test_failed_writer(void) {
+    char store[4096];
+    path_in(store, sizeof store, "fsize.store");
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0)
+        _exit(failed_writer_child(store));
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+           "failed-writer check stopped at step %d (status 0x%x)",
+           WIFEXITED(status) ? WEXITSTATUS(status) : -1, status);
+    /* a failed writer may leave a temporary file; repair makes it clean */
+    mh_verify_result res;
+    CHECK_OK(mh_verify(store, MH_VERIFY_REPAIR, NULL, NULL, &res));
+    CHECK_OK(mh_verify(store, 0, NULL, NULL, &res));
+}
+
+int main(void) {
+    tu_mkdtemp(g_dir, sizeof g_dir, "misuse");
+    test_error_names();
+    test_writer_open();
+    test_append();
+    test_reader();
+    test_failed_writer();
+    tu_rmtree(g_dir);
+    printf("misuse: ok\n");
+    return 0;
+}
