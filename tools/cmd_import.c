@@ -236,6 +236,8 @@ static int run(int argc, char **argv) {
     int read_errno = 0;
     if (fmt == FMT_SQLITE) {
 #ifdef MH_WITH_SQLITE
+        if (every)
+            mh_sqlite_set_batch(src, every < MH_IMPORT_BATCH ? (size_t)every : 0);
         rc = mh_sqlite_run(src, sink, &ctx, err, sizeof err);
 #endif
     } else {
@@ -246,6 +248,12 @@ static int run(int argc, char **argv) {
         if (lp == NULL && cp == NULL) {
             cli_fail(cmd, "%s", mh_strerror(MH_ENOMEM));
             goto abandon;
+        }
+        if (every && every < MH_IMPORT_BATCH) {
+            if (lp)
+                mh_lackey_set_batch(lp, (size_t)every);
+            else
+                mh_csv_set_batch(cp, (size_t)every);
         }
         rc = feed_text(fmt, in, lp, cp, &read_errno);
         if (rc == MH_EIO && read_errno)

@@ -55,6 +55,10 @@ typedef struct mh_lackey_parser mh_lackey_parser;
 
 /* Returns NULL when out of memory. */
 mh_lackey_parser *mh_lackey_new(unsigned flags, mh_import_sink_fn fn, void *ctx);
+/* Hands accesses to the sink in batches of at most n (1 .. MH_IMPORT_BATCH,
+ * the default): a caller that commits every N accesses sets n <= N so a
+ * later parse error does not hold back accesses it should have committed. */
+void mh_lackey_set_batch(mh_lackey_parser *p, size_t n);
 /* Parses len bytes; a line may be split across calls anywhere. */
 int mh_lackey_feed(mh_lackey_parser *p, const char *buf, size_t len);
 /* Parses a last line without '\n' and flushes the pending batch. */
@@ -78,6 +82,7 @@ void mh_lackey_free(mh_lackey_parser *p);
 typedef struct mh_csv_parser mh_csv_parser;
 
 mh_csv_parser *mh_csv_new(unsigned flags, mh_import_sink_fn fn, void *ctx);
+void mh_csv_set_batch(mh_csv_parser *p, size_t n);
 int mh_csv_feed(mh_csv_parser *p, const char *buf, size_t len);
 int mh_csv_finish(mh_csv_parser *p);
 const char *mh_csv_error(const mh_csv_parser *p);
@@ -124,6 +129,7 @@ mh_sqlite_source *mh_sqlite_open(const char *db_path, int *rc, char *errbuf,
                                  size_t errlen);
 /* Reads every access in rowid order into fn in batches. Errors as above;
  * errbuf names the rowid of a bad row. */
+void mh_sqlite_set_batch(mh_sqlite_source *src, size_t n);
 int mh_sqlite_run(mh_sqlite_source *src, mh_import_sink_fn fn, void *ctx,
                   char *errbuf, size_t errlen);
 /* NULL accepted. */

@@ -39,6 +39,8 @@ mh_csv_parser *mh_csv_new(unsigned flags, mh_import_sink_fn fn, void *ctx) {
     return p;
 }
 
+void mh_csv_set_batch(mh_csv_parser *p, size_t n) { mh_batch_set_limit(&p->batch, n); }
+
 void mh_csv_free(mh_csv_parser *p) { free(p); }
 const char *mh_csv_error(const mh_csv_parser *p) { return p->err; }
 uint64_t mh_csv_accesses(const mh_csv_parser *p) { return p->batch.total; }

@@ -45,6 +45,8 @@ mh_lackey_parser *mh_lackey_new(unsigned flags, mh_import_sink_fn fn, void *ctx)
     return p;
 }
 
+void mh_lackey_set_batch(mh_lackey_parser *p, size_t n) { mh_batch_set_limit(&p->batch, n); }
+
 void mh_lackey_free(mh_lackey_parser *p) { free(p); }
 
 const char *mh_lackey_error(const mh_lackey_parser *p) { return p->err; }

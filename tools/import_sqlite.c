@@ -22,7 +22,10 @@
 
 struct mh_sqlite_source {
     sqlite3 *db;
+    size_t batch;
 };
+
+void mh_sqlite_set_batch(mh_sqlite_source *src, size_t n) { src->batch = n; }
 
 static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -149,6 +152,7 @@ int mh_sqlite_run(mh_sqlite_source *src, mh_import_sink_fn fn, void *ctx, char *
     }
     b->fn = fn;
     b->ctx = ctx;
+    mh_batch_set_limit(b, src->batch);
     int rc = 0, s;
     uint64_t last_t = 0;
     int have = 0;

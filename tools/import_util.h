@@ -17,6 +17,7 @@ typedef struct mh_batch {
     void *ctx;
     uint64_t total; /* accesses handed to the sink */
     size_t n;
+    size_t limit;   /* hand over at this many (1 .. MH_IMPORT_BATCH; 0 = full) */
     mh_access a[MH_IMPORT_BATCH];
 } mh_batch;
 
@@ -34,7 +35,7 @@ static inline int mh_batch_flush(mh_batch *b) {
 /* Next free slot, flushing first when the batch is full; NULL after a sink
  * error (*rc holds it). */
 static inline mh_access *mh_batch_slot(mh_batch *b, int *rc) {
-    if (b->n == MH_IMPORT_BATCH) {
+    if (b->n == MH_IMPORT_BATCH || (b->limit != 0 && b->n >= b->limit)) {
         *rc = mh_batch_flush(b);
         if (*rc != 0)
             return NULL;
@@ -43,6 +44,11 @@ static inline mh_access *mh_batch_slot(mh_batch *b, int *rc) {
     a->id = 0;
     a->reserved = 0;
     return a;
+}
+
+/* Sets the batch limit (see mh_lackey_set_batch). */
+static inline void mh_batch_set_limit(mh_batch *b, size_t n) {
+    b->limit = (n == 0 || n > MH_IMPORT_BATCH) ? 0 : n;
 }
 
 /* Value of a hex digit, or -1. */

@@ -1,0 +1,3 @@
+memhist --help
+memhist query --help
+memhist import -h

@@ -1,0 +1,1 @@
+memhist import --format csv --commit-every 0 in s

@@ -1,0 +1,3 @@
+printf '' > in.csv
+status memhist import --format csv in.csv s
+ls

@@ -1,0 +1,3 @@
+printf 'transition,linear,physical,size,op\n1,2,,4,r\n' > in.csv
+status memhist import --format csv in.csv s
+ls

@@ -1,0 +1,1 @@
+memhist import --format csv --exec in s

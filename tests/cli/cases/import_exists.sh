@@ -1,0 +1,2 @@
+small_store s
+memhist import --format csv "$DATA/small.csv" s

@@ -1,0 +1,2 @@
+echo x > s
+memhist import --format csv "$DATA/small.csv" s

@@ -1,0 +1,2 @@
+mkdir d
+memhist import --format lackey d s

@@ -1,0 +1,2 @@
+memhist import --format csv nothere.csv s
+ls

@@ -1,0 +1,1 @@
+memhist import --format csv "$DATA/small.csv" no/such/dir/s

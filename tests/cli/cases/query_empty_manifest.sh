@@ -1,0 +1,3 @@
+small_store s
+: > s/MANIFEST
+memhist query s --from 0

@@ -1,0 +1,2 @@
+small_store s
+memhist query s --after 0x10000000000000000

@@ -1,0 +1,1 @@
+memhist query nowhere --from 0

@@ -1,0 +1,1 @@
+memhist query --from 0

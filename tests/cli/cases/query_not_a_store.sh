@@ -1,0 +1,2 @@
+mkdir d
+memhist query d --from 0

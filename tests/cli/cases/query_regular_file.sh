@@ -1,0 +1,2 @@
+echo hello > f
+memhist query f --from 0
