@@ -419,8 +419,8 @@ int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
         i++;
     if (i == ns)
         return MH_OK;
-    mh_access *acc;
-    uint32_t n;
+    mh_access *acc = NULL;
+    uint32_t n = 0;
     MH_TRY(read_back_slice(w, i, &acc, &n));
     uint32_t keep = 0;
     while (keep < n && acc[keep].transition < t)

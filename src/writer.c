@@ -246,7 +246,7 @@ int mh_writer_open(const char *path, unsigned flags,
     else
         mh_writer_options_init(&opt);
     if (opt.slice_accesses < 1 || opt.slice_accesses > MHF_MAX_SLICE_ROWS / 2 ||
-        opt.block_accesses < 1 || opt.block_accesses > MHF_MAX_ROWS_PER_BLOCK ||
+        opt.block_accesses < 64 || opt.block_accesses > MHF_MAX_ROWS_PER_BLOCK ||
         opt.chunk_min_accesses < 1 || opt.lz4_acceleration < 1 ||
         opt.background < 0 || opt.background > 1 || opt.reserved != 0)
         return MH_EINVAL;

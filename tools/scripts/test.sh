@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The whole memhist test suite, from a clean checkout on Debian:
+#   1. install missing packages;
+#   2. gcc release build (-Werror), every ctest test;
+#   3. clang ASan+UBSan build, every ctest test again;
+#   4. a representative subset under valgrind memcheck;
+#   5. cppcheck over the library and the tools;
+#   6. every libFuzzer target for MH_FUZZ_SECONDS (default 60) each.
+# Exit status: 0 when everything passed, 1 otherwise.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+jobs=$(nproc 2>/dev/null || echo 2)
+fuzz_seconds=${MH_FUZZ_SECONDS:-60}
+step() { printf '\n=== memhist test: %s (%ss)\n' "$*" "$SECONDS"; }
+
+step "dependencies"
+tools/scripts/deps.sh
+
+step "release build (gcc)"
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc >/dev/null
+cmake --build build/release -j"$jobs"
+step "ctest (release)"
+ctest --test-dir build/release --output-on-failure -j"$jobs" --timeout 900
+
+step "ASan+UBSan build (clang)"
+cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DMH_SANITIZE=ON -DCMAKE_C_COMPILER=clang >/dev/null
+cmake --build build/asan -j"$jobs"
+step "ctest (ASan+UBSan)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan --output-on-failure -j"$jobs" --timeout 1800 -LE no_sanitizer
+
+step "valgrind memcheck subset"
+vg() { valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite "$@" >/dev/null; }
+for t in build/release/tests/test_misuse build/release/tests/test_edge build/release/tests/test_golden; do
+  if [ -x "$t" ]; then echo "valgrind $t"; (cd build/release/tests && vg "$root/$t"); fi
+done
+
+step "cppcheck"
+cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
+  --std=c11 --inline-suppr -I src -I format \
+  --suppress=missingIncludeSystem src tools/*.c
+
+if [ "$fuzz_seconds" != "0" ] && [ -x fuzz/run.sh ]; then
+  step "libFuzzer targets, ${fuzz_seconds}s each"
+  fuzz/run.sh "$fuzz_seconds"
+fi
+step "all passed"
