@@ -1,0 +1,295 @@
+/*
+ * fuzz_block_decode.c - the access-block codec (src/codec.c), called
+ * directly through the library's internal.h, and through a whole reader.
+ *
+ * A mode drawn from the input's tail picks what the front of the input is:
+ *   0  a raw block (the delta/zigzag columns) for mh_block_decode_raw; a
+ *      block that decodes must encode back to a block that decodes to the
+ *      same rows, within mh_block_raw_bound();
+ *   1  LZ4 bytes for mh_block_decode, with the right checksum or a wrong
+ *      one (which a normal build must refuse with MH_ECHECKSUM);
+ *   2  row values: encode, compress, decode must give them back exactly;
+ *   3  a raw block, compressed by the harness and put in place of the only
+ *      block of a real one-block segment (fuzz_build.c), all checksums and
+ *      offsets recomputed; the store is then opened and driven through
+ *      every query with every answer checked (fuzz_exercise_reader), so the
+ *      reader's row checks and the query engine meet every decoded value;
+ *   4  as 3 with the input as the compressed bytes themselves.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <lz4.h>
+
+#include "fuzz_build.h"
+#include "fuzz_check.h"
+#include "fuzz_data_producer.h"
+#include "fuzz_helpers.h"
+#include "fuzz_segfix.h"
+#include "fuzz_store.h"
+#include "internal.h"
+
+#define MAX_ROWS 512
+#define QUERY_LIMIT 4096
+
+static void rows_alloc(mh_rows *r, uint32_t n) {
+    memset(r, 0, sizeof *r);
+    FUZZ_OK(mh_rows_reserve(r, n ? n : 1));
+}
+
+static void rows_equal(const mh_rows *a, const mh_rows *b, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        FUZZ_ASSERT(a->id_off[i] == b->id_off[i]);
+        FUZZ_ASSERT(a->t[i] == b->t[i]);
+        FUZZ_ASSERT(a->phy[i] == b->phy[i]);
+        FUZZ_ASSERT(a->size[i] == b->size[i]);
+        FUZZ_ASSERT(a->has_lin[i] == b->has_lin[i]);
+        FUZZ_ASSERT(!a->has_lin[i] || a->lin[i] == b->lin[i]);
+    }
+}
+
+/* What a decoded block promises: sizes >= 1, no wrap, flags 0/1. */
+static void rows_valid(const mh_rows *r, uint32_t n) {
+    FUZZ_ASSERT(r->n == n);
+    for (uint32_t i = 0; i < n; i++) {
+        FUZZ_ASSERT(r->size[i] >= 1);
+        FUZZ_ASSERT(r->phy[i] + (r->size[i] - 1u) >= r->phy[i]);
+        FUZZ_ASSERT(r->has_lin[i] <= 1);
+    }
+}
+
+/* Encodes rows and decodes them back: exact round trip. */
+static void round_trip(const mh_rows *src, uint32_t n, uint64_t t_base,
+                       int compress) {
+    size_t bound = mh_block_raw_bound(n);
+    uint8_t *raw = fuzz_malloc(bound);
+    size_t len = mh_block_encode_raw(raw, n, src->id_off, src->t, src->phy,
+                                     src->lin, src->has_lin, src->size, t_base);
+    FUZZ_ASSERT_MSG(len <= bound, "an encoded block exceeds its bound");
+    mh_rows back;
+    rows_alloc(&back, n);
+    mh_diag d;
+    if (!compress) {
+        FUZZ_OK(mh_block_decode_raw(raw, len, n, t_base, &back, &d));
+    } else {
+        int cap = LZ4_compressBound((int)len);
+        uint8_t *comp = fuzz_malloc((size_t)cap);
+        int clen = LZ4_compress_default((const char *)raw, (char *)comp,
+                                        (int)len, cap);
+        FUZZ_ASSERT(clen > 0);
+        uint8_t *scratch = fuzz_malloc(len);
+        FUZZ_OK(mh_block_decode(comp, (uint32_t)clen, mh_hash(comp, (size_t)clen),
+                                (uint32_t)len, n, t_base, scratch, &back, &d));
+        free(scratch);
+        free(comp);
+    }
+    rows_valid(&back, n);
+    rows_equal(src, &back, n);
+    mh_rows_free(&back);
+    free(raw);
+}
+
+static void mode_raw(const uint8_t *buf, size_t len, uint32_t n,
+                     uint64_t t_base) {
+    mh_rows rows;
+    rows_alloc(&rows, n);
+    mh_diag d;
+    int rc = mh_block_decode_raw(buf, len, n, t_base, &rows, &d);
+    FUZZ_ASSERT_NAMED(rc);
+    if (rc == MH_OK) {
+        rows_valid(&rows, n);
+        round_trip(&rows, n, t_base, 0);
+    } else {
+        FUZZ_ASSERT(rc == MH_ECORRUPT);
+    }
+    mh_rows_free(&rows);
+}
+
+static void mode_comp(fuzz_producer *p, const uint8_t *buf, size_t len,
+                      uint32_t n, uint64_t t_base) {
+    if (len > UINT32_MAX)
+        return;
+    uint32_t raw_size = fuzz_producer_u32_range(p, 0, (uint32_t)mh_block_raw_bound(n));
+    int good_sum = !fuzz_producer_one_in(p, 8);
+    uint64_t sum = mh_hash(buf, len);
+    if (!good_sum)
+        sum ^= 1u + fuzz_producer_u32_range(p, 0, 1000);
+    mh_rows rows;
+    rows_alloc(&rows, n);
+    uint8_t *scratch = fuzz_malloc(raw_size);
+    mh_diag d;
+    int rc = mh_block_decode(buf, (uint32_t)len, sum, raw_size, n, t_base,
+                             scratch, &rows, &d);
+    FUZZ_ASSERT_NAMED(rc);
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+    if (!good_sum)
+        FUZZ_EXPECT_RC(rc, MH_ECHECKSUM);
+#endif
+    if (rc == MH_OK) {
+        rows_valid(&rows, n);
+        round_trip(&rows, n, t_base, 1);
+    } else {
+        FUZZ_ASSERT(rc == MH_ECORRUPT || rc == MH_ECHECKSUM);
+    }
+    free(scratch);
+    mh_rows_free(&rows);
+}
+
+static void mode_values(fuzz_producer *p, uint32_t n, uint64_t t_base) {
+    mh_rows rows;
+    rows_alloc(&rows, n);
+    uint32_t id = 0;
+    uint64_t t = t_base;
+    for (uint32_t i = 0; i < n; i++) {
+        /* any values the format can hold, not only sorted ones: the codec
+         * must round-trip whatever the row order of a slice gives it */
+        id = fuzz_producer_bool(p) ? id + fuzz_producer_u32_range(p, 0, 3)
+                                   : fuzz_producer_u32_range(p, 0, UINT32_MAX);
+        rows.id_off[i] = id;
+        t = fuzz_producer_bool(p) ? t + fuzz_producer_u32_range(p, 0, 3)
+                                  : fuzz_producer_u64(p);
+        rows.t[i] = t;
+        rows.size[i] = fuzz_producer_u32_range(p, 1, UINT32_MAX);
+        rows.phy[i] = fuzz_producer_u64_range(p, 0, UINT64_MAX - (rows.size[i] - 1u));
+        rows.has_lin[i] = (uint8_t)fuzz_producer_bool(p);
+        rows.lin[i] = rows.has_lin[i] ? fuzz_producer_u64(p) : 0;
+    }
+    round_trip(&rows, n, t_base, fuzz_producer_bool(p));
+    mh_rows_free(&rows);
+}
+
+/* ---- through a reader ------------------------------------------------- */
+
+static uint8_t *fixture;
+static size_t fixture_size;
+static uint64_t comp_old;
+
+static void load_fixture(void) {
+    if (fixture)
+        return;
+    char dir[FUZZ_PATH_MAX];
+    fuzz_join(dir, sizeof dir, fuzz_workdir(), "fixture");
+    fuzz_rmtree(dir);
+    fuzz_build_store(dir, FUZZ_STORE_ONE_BLOCK, NULL);
+    char name[32], path[FUZZ_PATH_MAX];
+    fuzz_segment_name(name, 0);
+    fuzz_join(path, sizeof path, dir, name);
+    fixture = fuzz_read_file(path, &fixture_size);
+    FUZZ_ASSERT_MSG(fixture != NULL, "the one-block fixture has no segment 0");
+    fuzz_rmtree(dir);
+    const uint8_t *h = fixture;
+    FUZZ_ASSERT(mhf_load_u32(h + MHF_SEG_BLOCK_COUNT) == 1);
+    const uint8_t *b = fixture + mhf_load_u64(h + MHF_SEG_BLOCK_OFF);
+    FUZZ_ASSERT(mhf_load_u64(b + MHF_BLOCK_OFFSET) == MHF_SEG_HEADER_SIZE);
+    comp_old = mhf_load_u32(b + MHF_BLOCK_COMP_SIZE);
+    FUZZ_ASSERT(comp_old == mhf_load_u64(h + MHF_SEG_DATA_SIZE));
+}
+
+/* The fixture with its block's bytes replaced by comp (raw_size bytes
+ * once decompressed), every offset after it moved and every checksum
+ * recomputed; then opened and exercised. */
+static void mode_reader(const uint8_t *comp, size_t clen, uint32_t raw_size) {
+    load_fixture();
+    size_t tail = fixture_size - MHF_SEG_HEADER_SIZE - (size_t)comp_old;
+    size_t size = MHF_SEG_HEADER_SIZE + clen + tail;
+    uint8_t *seg = fuzz_malloc(size);
+    memcpy(seg, fixture, MHF_SEG_HEADER_SIZE);
+    if (clen)
+        memcpy(seg + MHF_SEG_HEADER_SIZE, comp, clen);
+    memcpy(seg + MHF_SEG_HEADER_SIZE + clen,
+           fixture + MHF_SEG_HEADER_SIZE + comp_old, tail);
+    int64_t delta = (int64_t)clen - (int64_t)comp_old;
+    mhf_store_u64(seg + MHF_SEG_DATA_SIZE, clen);
+    static const unsigned moved[] = {MHF_SEG_DICT_OFF, MHF_SEG_SLICE_OFF,
+                                     MHF_SEG_CHUNK_OFF, MHF_SEG_BLOCK_OFF};
+    for (int i = 0; i < 4; i++)
+        mhf_store_u64(seg + moved[i],
+                      (uint64_t)((int64_t)mhf_load_u64(seg + moved[i]) + delta));
+    uint8_t *b = seg + mhf_load_u64(seg + MHF_SEG_BLOCK_OFF);
+    mhf_store_u32(b + MHF_BLOCK_COMP_SIZE, (uint32_t)clen);
+    mhf_store_u32(b + MHF_BLOCK_RAW_SIZE, raw_size);
+    mhf_store_u64(seg + MHF_SEG_RAW_SIZE, raw_size);
+    fuzz_segment_fix(seg, size);
+
+    char dir[FUZZ_PATH_MAX];
+    fuzz_join(dir, sizeof dir, fuzz_workdir(), "blk");
+    fuzz_rmtree(dir);
+    fuzz_mkdir(dir);
+    uint64_t seq;
+    size_t man_size;
+    uint8_t *man = fuzz_manifest_for(seg, size, &seq, &man_size);
+    char name[32];
+    fuzz_segment_name(name, seq);
+    fuzz_write_file(dir, name, seg, size);
+    fuzz_write_file(dir, "MANIFEST", man, man_size);
+    free(man);
+    free(seg);
+
+    mh_reader *r = NULL;
+    int rc = mh_reader_open(dir, &r);
+    /* only the block changed, and opening never decodes blocks */
+    FUZZ_OK(rc);
+    rc = fuzz_exercise_reader(r, QUERY_LIMIT);
+    mh_reader_close(r);
+    mh_verify_result res;
+    int vrc = fuzz_verify(dir, 0, &res);
+    if (vrc == MH_OK)
+        FUZZ_ASSERT_MSG(rc == MH_OK,
+                        "fsck calls the block clean but reading it fails");
+    if (fuzz_is_data_error(rc))
+        FUZZ_ASSERT_MSG(vrc != MH_OK,
+                        "reading the block fails but fsck calls it clean");
+    fuzz_rmtree(dir);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    fuzz_producer p;
+    fuzz_producer_init(&p, data, size);
+    const uint8_t *payload = data;
+    size_t len = fuzz_producer_reserve_payload(&p, 24);
+    uint32_t mode = fuzz_producer_u32_range(&p, 0, 4);
+    uint32_t n = fuzz_producer_one_in(&p, 64)
+                     ? fuzz_producer_u32_range(&p, 1, MHF_MAX_ROWS_PER_BLOCK)
+                     : fuzz_producer_u32_range(&p, 1, MAX_ROWS);
+    uint64_t t_base = fuzz_producer_bool(&p) ? fuzz_producer_u64(&p)
+                                             : fuzz_producer_u32_range(&p, 0, 100);
+    switch (mode) {
+    case 0:
+        mode_raw(payload, len, n, t_base);
+        break;
+    case 1:
+        mode_comp(&p, payload, len, n, t_base);
+        break;
+    case 2: {
+        fuzz_producer v;
+        fuzz_producer_init(&v, payload, len);
+        mode_values(&v, n > 256 ? 256 : n, t_base);
+        break;
+    }
+    case 3: {
+        if (len > 8u << 20)
+            break;
+        int cap = LZ4_compressBound((int)len);
+        uint8_t *comp = fuzz_malloc((size_t)cap);
+        int clen = LZ4_compress_default((const char *)payload, (char *)comp,
+                                        (int)len, cap);
+        FUZZ_ASSERT(clen > 0);
+        mode_reader(comp, (size_t)clen, (uint32_t)len);
+        free(comp);
+        break;
+    }
+    default: {
+        /* the declared raw size: what the bytes decompress to, if they do */
+        size_t cap = mh_block_raw_bound(MHF_MAX_ROWS_PER_BLOCK);
+        uint8_t *raw = fuzz_malloc(cap);
+        int got = len <= INT32_MAX
+                      ? LZ4_decompress_safe((const char *)payload, (char *)raw,
+                                            (int)len, (int)cap)
+                      : -1;
+        free(raw);
+        mode_reader(payload, len,
+                    got > 0 ? (uint32_t)got : fuzz_producer_u32_range(&p, 1, 5000));
+    }
+    }
+    return 0;
+}
