@@ -374,6 +374,11 @@ static void check_slice(const mh_reader *r, size_t seg, size_t sl,
         CHECK(ch[k].accesses >= 1);
         CHECK(ch[k].id_first >= id0 && ch[k].id_last < id0 + si->accesses);
         CHECK(ch[k].id_first <= ch[k].id_last);
+        /* SPEC 5.3: sorted by (op, phy_first), rows tiled in that order */
+        CHECKF(k == 0 || ch[k].op >= ch[k - 1].op,
+               "segment %zu slice %zu: chunk %u is not in op order", seg, sl, k);
+        CHECKF(ch[k].row_first == sum, "segment %zu slice %zu: chunk %u starts at row %u, "
+               "expected %llu", seg, sl, k, ch[k].row_first, (unsigned long long)sum);
         sum += ch[k].accesses;
         opn[ch[k].op]++;
     }
