@@ -248,9 +248,7 @@ int mh_buf_reserve(mh_buf *b, size_t extra);
 int mh_buf_append(mh_buf *b, const void *p, size_t n);
 void mh_buf_free(mh_buf *b);
 
-/* ---- slice building (segment_write.c) ------------------------------- */
-typedef struct mh_segw mh_segw;
-
+/* ---- slice building (slice_build.c) and segment writing (segment_write.c) */
 typedef struct mh_segw_config {
     const char *dir;
     uint64_t seq;
@@ -260,10 +258,40 @@ typedef struct mh_segw_config {
     int32_t lz4_acceleration;
 } mh_segw_config;
 
+/* One slice's encoded form, built in memory; one builder per thread. */
+typedef struct mh_builder {
+    uint32_t rows_per_block, chunk_min_accesses;
+    int32_t lz4_acceleration;
+    /* output of the last mh_builder_run */
+    uint8_t slice[MHF_SLICE_SIZE]; /* without chunk_first, block_first, sum */
+    mh_buf chunks, blocks, data;   /* block offsets relative to data */
+    uint32_t n, op_n[MHF_OP_COUNT];
+    uint64_t t_first, t_last, raw_total;
+    /* scratch, grown to the largest slice seen */
+    uint32_t cap;
+    uint64_t *key, *tmpk;
+    uint32_t *val, *tmpv, *chunk_of, *perm;
+    uint64_t *ck_lo, *ck_hi;
+    uint32_t *ck_start;
+    uint64_t *gaps;
+    mh_rows cols;
+    uint8_t *raw, *comp;
+    size_t raw_cap, comp_cap;
+} mh_builder;
+
+int mh_builder_create(const mh_segw_config *cfg, mh_builder **out);
+/* Builds n accesses (ids id_base .. id_base + n - 1, in order). Thread-safe
+ * across distinct builders. */
+int mh_builder_run(mh_builder *b, const mh_access *a, uint32_t n,
+                   uint64_t id_base);
+void mh_builder_destroy(mh_builder *b);
+
+typedef struct mh_segw mh_segw;
+
 int mh_segw_create(const mh_segw_config *cfg, mh_segw **out);
-/* Builds one slice from n accesses (ids id_first..id_first+n-1 in order),
- * writes its blocks and keeps its index records. */
-int mh_segw_add_slice(mh_segw *w, const mh_access *a, uint32_t n);
+/* Appends a built slice: writes its blocks, keeps its index records. Slices
+ * must be appended in id order. */
+int mh_segw_append(mh_segw *w, const mh_builder *b);
 uint64_t mh_segw_count(const mh_segw *w);
 uint64_t mh_segw_next_id(const mh_segw *w);
 uint64_t mh_segw_t_last(const mh_segw *w);

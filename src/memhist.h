@@ -137,7 +137,7 @@ typedef struct mh_writer_options {
     uint32_t slice_accesses;
     /* Rows per compressed block (default 2048; 64 .. 65536). */
     uint32_t block_accesses;
-    /* Average accesses per chunk the writer aims at at least (default 64):
+    /* Average accesses per chunk the writer aims at at least (default 256):
      * nearby chunks are merged across gaps until a slice has at most
      * accesses / chunk_min_accesses chunks per operation. */
     uint32_t chunk_min_accesses;
@@ -146,7 +146,9 @@ typedef struct mh_writer_options {
     /* Commit automatically once this many accesses are pending
      * (default 1 << 24; 0 = only on mh_writer_commit() and close). */
     uint64_t commit_accesses;
-    /* Build and write slices on a background thread (default 1). */
+    /* Number of background threads that build and write slices while the
+     * producer keeps appending (default 2; 0 = build in the appending
+     * thread; at most 8). Slices are still written in order. */
     int32_t background;
     int32_t reserved;
 } mh_writer_options;

@@ -22,6 +22,14 @@
 
 #include "internal.h"
 
+#define MAX_BUILDERS 8
+
+typedef struct job {
+    mh_access *buf;
+    uint32_t n;
+    uint64_t id_base, seq;
+} job;
+
 struct mh_writer {
     char *dir;
     int lock_fd;
@@ -30,23 +38,33 @@ struct mh_writer {
     mh_kv *meta;
     size_t nmeta;
     int meta_dirty;
-    mh_access *buf, *spare;   /* slice being filled; the other buffer */
+    mh_access *buf;           /* slice being filled */
     uint32_t n, cap;
     uint64_t next_id;
     uint64_t last_t;          /* transition of the last access kept */
     int has_last;
     mh_segw *segw;            /* segment being written, or NULL */
     int failed;
-    /* background builder */
-    int threaded;
-    pthread_t thread;
+    /* builders: builder[0] works in the appending thread when nthreads = 0 */
+    int nthreads;
+    mh_builder *builder[MAX_BUILDERS];
+    pthread_t thread[MAX_BUILDERS];
+    int mu_ready;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    mh_access *job;           /* slice handed to the builder, or NULL */
-    uint32_t job_n;
+    job queue[MAX_BUILDERS + 1]; /* slices waiting for a builder, in order */
+    size_t qhead, qlen;
+    mh_access *pool[MAX_BUILDERS + 1]; /* free slice buffers */
+    size_t npool;
+    uint64_t jobs_sent, jobs_done; /* slices handed out / appended */
     int job_rc;
     int stop;
 };
+
+typedef struct builder_arg {
+    mh_writer *w;
+    int index;
+} builder_arg;
 
 void mh_writer_options_init(mh_writer_options *opt) {
     if (!opt)
@@ -54,41 +72,51 @@ void mh_writer_options_init(mh_writer_options *opt) {
     memset(opt, 0, sizeof *opt);
     opt->slice_accesses = 65536;
     opt->block_accesses = 2048;
-    opt->chunk_min_accesses = 64;
+    opt->chunk_min_accesses = 256;
     opt->lz4_acceleration = 1;
     opt->commit_accesses = (uint64_t)1 << 24;
-    opt->background = 1;
+    opt->background = 2;
 }
 
+/* A builder thread: builds queued slices, then appends them to the segment
+ * in id order (each waits for its turn). */
 static void *builder_main(void *arg) {
-    mh_writer *w = arg;
+    mh_writer *w = ((builder_arg *)arg)->w;
+    mh_builder *b = w->builder[((builder_arg *)arg)->index];
+    free(arg);
     pthread_mutex_lock(&w->mu);
     for (;;) {
-        while (!w->job && !w->stop)
+        while (w->qlen == 0 && !w->stop)
             pthread_cond_wait(&w->cv, &w->mu);
-        if (!w->job)
+        if (w->qlen == 0)
             break;
-        mh_access *job = w->job;
-        uint32_t n = w->job_n;
+        job j = w->queue[w->qhead];
+        w->qhead = (w->qhead + 1) % (MAX_BUILDERS + 1);
+        w->qlen--;
+        int failed = w->job_rc != MH_OK;
         pthread_mutex_unlock(&w->mu);
-        int rc = mh_segw_add_slice(w->segw, job, n);
+        int rc = failed ? MH_OK : mh_builder_run(b, j.buf, j.n, j.id_base);
         pthread_mutex_lock(&w->mu);
+        while (w->jobs_done != j.seq)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (rc == MH_OK && w->job_rc == MH_OK)
+            rc = mh_segw_append(w->segw, b);
         if (rc != MH_OK && w->job_rc == MH_OK)
             w->job_rc = rc;
-        w->spare = job;
-        w->job = NULL;
+        w->jobs_done++;
+        w->pool[w->npool++] = j.buf;
         pthread_cond_broadcast(&w->cv);
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;
 }
 
-/* Waits until the builder is idle; returns its first error. */
+/* Waits until every slice handed out is appended; returns the first error. */
 static int wait_idle(mh_writer *w) {
-    if (!w->threaded)
+    if (!w->nthreads)
         return MH_OK;
     pthread_mutex_lock(&w->mu);
-    while (w->job)
+    while (w->jobs_done != w->jobs_sent)
         pthread_cond_wait(&w->cv, &w->mu);
     int rc = w->job_rc;
     pthread_mutex_unlock(&w->mu);
@@ -117,28 +145,34 @@ static int ensure_segment(mh_writer *w) {
 
 static int commit_locked(mh_writer *w);
 
-/* Hands the filled buffer to the builder. */
+/* Hands the filled buffer to a builder (or builds it here). */
 static int close_slice(mh_writer *w) {
     if (w->n == 0)
         return MH_OK;
-    int rc = wait_idle(w);
-    if (rc == MH_OK)
-        rc = ensure_segment(w);
+    int rc = ensure_segment(w);
     if (rc != MH_OK)
         return fail(w, rc);
-    if (w->threaded) {
+    uint64_t id_base = w->next_id - w->n;
+    if (w->nthreads) {
         pthread_mutex_lock(&w->mu);
-        w->job = w->buf;
-        w->job_n = w->n;
-        w->buf = w->spare;
-        w->spare = NULL;
-        pthread_cond_broadcast(&w->cv);
+        while (w->npool == 0 && w->job_rc == MH_OK)
+            pthread_cond_wait(&w->cv, &w->mu);
+        rc = w->job_rc;
+        if (rc == MH_OK) {
+            size_t tail = (w->qhead + w->qlen) % (MAX_BUILDERS + 1);
+            w->queue[tail] = (job){w->buf, w->n, id_base, w->jobs_sent++};
+            w->qlen++;
+            w->buf = w->pool[--w->npool];
+            pthread_cond_broadcast(&w->cv);
+        }
         pthread_mutex_unlock(&w->mu);
     } else {
-        rc = mh_segw_add_slice(w->segw, w->buf, w->n);
-        if (rc != MH_OK)
-            return fail(w, rc);
+        rc = mh_builder_run(w->builder[0], w->buf, w->n, id_base);
+        if (rc == MH_OK)
+            rc = mh_segw_append(w->segw, w->builder[0]);
     }
+    if (rc != MH_OK)
+        return fail(w, rc);
     w->n = 0;
     if (w->opt.commit_accesses &&
         w->next_id - w->man.access_count >= w->opt.commit_accesses)
@@ -209,15 +243,18 @@ static int load_meta(mh_writer *w) {
 }
 
 static void free_writer(mh_writer *w) {
-    if (w->threaded) {
+    if (w->mu_ready) {
         pthread_mutex_lock(&w->mu);
         w->stop = 1;
         pthread_cond_broadcast(&w->cv);
         pthread_mutex_unlock(&w->mu);
-        pthread_join(w->thread, NULL);
+        for (int i = 0; i < w->nthreads; i++)
+            pthread_join(w->thread[i], NULL);
         pthread_mutex_destroy(&w->mu);
         pthread_cond_destroy(&w->cv);
     }
+    for (int i = 0; i < MAX_BUILDERS; i++)
+        mh_builder_destroy(w->builder[i]);
     mh_segw_destroy(w->segw);
     if (w->lock_fd >= 0)
         close(w->lock_fd);
@@ -228,10 +265,49 @@ static void free_writer(mh_writer *w) {
     }
     free(w->meta);
     free(w->buf);
-    free(w->spare);
-    free(w->job);
+    for (size_t i = 0; i < w->npool; i++)
+        free(w->pool[i]);
     free(w->dir);
     free(w);
+}
+
+static int start_builders(mh_writer *w) {
+    mh_segw_config cfg = {
+        .rows_per_block = w->opt.block_accesses,
+        .chunk_min_accesses = w->opt.chunk_min_accesses,
+        .lz4_acceleration = w->opt.lz4_acceleration,
+    };
+    int nb = w->opt.background ? w->opt.background : 1;
+    for (int i = 0; i < nb; i++)
+        MH_TRY(mh_builder_create(&cfg, &w->builder[i]));
+    if (!w->opt.background)
+        return MH_OK;
+    for (int i = 0; i < nb; i++) {
+        w->pool[i] = malloc((size_t)w->cap * sizeof *w->buf);
+        if (!w->pool[i])
+            return MH_ENOMEM;
+        w->npool = (size_t)i + 1;
+    }
+    if (pthread_mutex_init(&w->mu, NULL) != 0)
+        return MH_ENOMEM;
+    if (pthread_cond_init(&w->cv, NULL) != 0) {
+        pthread_mutex_destroy(&w->mu);
+        return MH_ENOMEM;
+    }
+    w->mu_ready = 1;
+    for (int i = 0; i < nb; i++) {
+        builder_arg *arg = malloc(sizeof *arg);
+        if (!arg)
+            return MH_ENOMEM;
+        arg->w = w;
+        arg->index = i;
+        if (pthread_create(&w->thread[i], NULL, builder_main, arg) != 0) {
+            free(arg);
+            return MH_ENOMEM;
+        }
+        w->nthreads = i + 1;
+    }
+    return MH_OK;
 }
 
 int mh_writer_open(const char *path, unsigned flags,
@@ -248,7 +324,8 @@ int mh_writer_open(const char *path, unsigned flags,
     if (opt.slice_accesses < 1 || opt.slice_accesses > MHF_MAX_SLICE_ROWS / 2 ||
         opt.block_accesses < 64 || opt.block_accesses > MHF_MAX_ROWS_PER_BLOCK ||
         opt.chunk_min_accesses < 1 || opt.lz4_acceleration < 1 ||
-        opt.background < 0 || opt.background > 1 || opt.reserved != 0)
+        opt.background < 0 || opt.background > MAX_BUILDERS ||
+        opt.reserved != 0)
         return MH_EINVAL;
     mh_writer *w = calloc(1, sizeof *w);
     if (!w)
@@ -258,8 +335,7 @@ int mh_writer_open(const char *path, unsigned flags,
     w->dir = strdup(path);
     w->cap = opt.slice_accesses * 2;
     w->buf = malloc((size_t)w->cap * sizeof *w->buf);
-    w->spare = malloc((size_t)w->cap * sizeof *w->spare);
-    int rc = (w->dir && w->buf && w->spare) ? MH_OK : MH_ENOMEM;
+    int rc = (w->dir && w->buf) ? MH_OK : MH_ENOMEM;
     struct stat st;
     int exists = rc == MH_OK && stat(path, &st) == 0;
     int is_store = 0;
@@ -311,20 +387,8 @@ int mh_writer_open(const char *path, unsigned flags,
                 break;
             }
     }
-    if (rc == MH_OK && opt.background) {
-        if (pthread_mutex_init(&w->mu, NULL) != 0)
-            rc = MH_ENOMEM;
-        else if (pthread_cond_init(&w->cv, NULL) != 0) {
-            pthread_mutex_destroy(&w->mu);
-            rc = MH_ENOMEM;
-        } else if (pthread_create(&w->thread, NULL, builder_main, w) != 0) {
-            pthread_cond_destroy(&w->cv);
-            pthread_mutex_destroy(&w->mu);
-            rc = MH_ENOMEM;
-        } else {
-            w->threaded = 1;
-        }
-    }
+    if (rc == MH_OK)
+        rc = start_builders(w);
     if (rc != MH_OK) {
         free_writer(w);
         return rc;

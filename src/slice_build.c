@@ -1,0 +1,312 @@
+/*
+ * slice_build.c - turns one slice of accesses into its encoded form: chunk
+ * records, block records and compressed blocks (SPEC.md sections 5.3-6), in
+ * memory, so that several builders can work on consecutive slices at once
+ * and the segment writer appends their output in order.
+ *
+ * Five steps: group the accesses by operation, sort each group by address
+ * (radix sort), merge overlapping and touching ranges into chunks (then
+ * nearby chunks across the narrowest gaps, so a slice has at most
+ * accesses / chunk_min_accesses chunks per operation), order the rows by
+ * (operation, chunk, id) with a counting sort, and cut the rows into blocks
+ * that are encoded, LZ4-compressed and checksummed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <lz4.h>
+
+#include "internal.h"
+
+static int grow(void **p, size_t n, size_t elem) {
+    size_t bytes = n * elem;
+    void *q = realloc(*p, bytes ? bytes : 1);
+    if (!q)
+        return MH_ENOMEM;
+    *p = q;
+    return MH_OK;
+}
+
+static int reserve_scratch(mh_builder *w, uint32_t n) {
+    if (n <= w->cap)
+        return MH_OK;
+    if (grow((void **)&w->key, n, 8) || grow((void **)&w->tmpk, n, 8) ||
+        grow((void **)&w->val, n, 4) || grow((void **)&w->tmpv, n, 4) ||
+        grow((void **)&w->chunk_of, n, 4) || grow((void **)&w->perm, n, 4) ||
+        grow((void **)&w->ck_lo, n, 8) || grow((void **)&w->ck_hi, n, 8) ||
+        grow((void **)&w->ck_start, (size_t)n + 1, 4) ||
+        grow((void **)&w->gaps, n, 8))
+        return MH_ENOMEM;
+    w->cap = n;
+    return MH_OK;
+}
+
+/* k-th largest (0-based) of n values; reorders v. */
+static uint64_t select_kth_largest(uint64_t *v, size_t n, size_t k) {
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        uint64_t pivot = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] > pivot)
+                i++;
+            while (v[j] < pivot)
+                j--;
+            if (i <= j) {
+                uint64_t t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
+}
+
+/* Forms the chunks of one operation from its rows sorted by address
+ * (w->val[0..m) = row indexes). Writes chunk ranges starting at *nck and
+ * sets chunk_of[row]. */
+static void form_chunks(mh_builder *w, const mh_access *a, uint32_t m,
+                        uint32_t *nck) {
+    uint32_t first = *nck, nint = 0;
+    uint64_t *lo = w->ck_lo + first, *hi = w->ck_hi + first;
+    uint32_t *start = w->ck_start + first;
+    for (uint32_t i = 0; i < m; i++) {
+        const mh_access *x = &a[w->val[i]];
+        uint64_t end = x->physical + (x->size - 1u);
+        if (nint && (hi[nint - 1] == UINT64_MAX ||
+                     x->physical <= hi[nint - 1] + 1u)) {
+            if (end > hi[nint - 1])
+                hi[nint - 1] = end;
+        } else {
+            lo[nint] = x->physical;
+            hi[nint] = end;
+            start[nint] = i;
+            nint++;
+        }
+    }
+    uint32_t limit = m / (w->chunk_min_accesses ? w->chunk_min_accesses : 1);
+    if (limit < 1)
+        limit = 1;
+    if (nint > limit) {
+        /* keep the limit-1 widest gaps as chunk boundaries */
+        uint32_t ngaps = nint - 1, keep = limit - 1;
+        uint64_t thr = 0;
+        size_t above = 0;
+        if (keep > 0) {
+            for (uint32_t i = 0; i < ngaps; i++)
+                w->gaps[i] = lo[i + 1] - hi[i] - 1u;
+            thr = select_kth_largest(w->gaps, ngaps, keep - 1);
+            for (uint32_t i = 0; i < ngaps; i++)
+                above += (lo[i + 1] - hi[i] - 1u) > thr;
+        }
+        size_t ties = keep - above; /* gaps equal to thr that still split */
+        uint32_t out = 0;
+        for (uint32_t i = 1; i < nint; i++) {
+            /* hi[i - 1] still holds interval i-1's own end (see above) */
+            uint64_t g = lo[i] - hi[i - 1] - 1u;
+            int split = keep > 0 && (g > thr || (g == thr && ties > 0));
+            if (split && g == thr)
+                ties--;
+            if (split) {
+                out++;
+                lo[out] = lo[i];
+                hi[out] = hi[i];
+                start[out] = start[i];
+            } else {
+                hi[out] = hi[i]; /* intervals are sorted and disjoint */
+            }
+        }
+        nint = out + 1;
+    }
+    for (uint32_t c = 0; c < nint; c++) {
+        uint32_t end = c + 1 < nint ? start[c + 1] : m;
+        for (uint32_t i = start[c]; i < end; i++)
+            w->chunk_of[w->val[i]] = first + c;
+    }
+    *nck = first + nint;
+}
+
+static int put_block(mh_builder *w, const mh_access *a, const uint32_t *rows,
+                     uint32_t n, uint64_t t_base) {
+    mh_rows *c = &w->cols;
+    uint64_t pmin = UINT64_MAX, pmax = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const mh_access *x = &a[rows[i]];
+        c->id_off[i] = rows[i];
+        c->t[i] = x->transition;
+        c->phy[i] = x->physical;
+        c->lin[i] = x->linear;
+        c->has_lin[i] = x->has_linear;
+        c->size[i] = x->size;
+        uint64_t end = x->physical + (x->size - 1u);
+        if (x->physical < pmin)
+            pmin = x->physical;
+        if (end > pmax)
+            pmax = end;
+    }
+    size_t raw = mh_block_encode_raw(w->raw, n, c->id_off, c->t, c->phy, c->lin,
+                                     c->has_lin, c->size, t_base);
+    int comp = LZ4_compress_fast((const char *)w->raw, (char *)w->comp,
+                                 (int)raw, (int)w->comp_cap,
+                                 w->lz4_acceleration);
+    if (comp <= 0)
+        return MH_ENOMEM;
+    uint8_t rec[MHF_BLOCK_SIZE] = {0};
+    mhf_store_u64(rec + MHF_BLOCK_OFFSET, w->data.n); /* relative until appended */
+    mhf_store_u32(rec + MHF_BLOCK_COMP_SIZE, (uint32_t)comp);
+    mhf_store_u32(rec + MHF_BLOCK_RAW_SIZE, (uint32_t)raw);
+    mhf_store_u64(rec + MHF_BLOCK_SUM, mh_hash(w->comp, (size_t)comp));
+    mhf_store_u64(rec + MHF_BLOCK_PHY_MIN, pmin);
+    mhf_store_u64(rec + MHF_BLOCK_PHY_MAX, pmax);
+    mhf_store_u64(rec + MHF_BLOCK_FIRST_T, c->t[0]);
+    mhf_store_u32(rec + MHF_BLOCK_FIRST_ID, c->id_off[0]);
+    w->raw_total += raw;
+    MH_TRY(mh_buf_append(&w->data, w->comp, (size_t)comp));
+    return mh_buf_append(&w->blocks, rec, sizeof rec);
+}
+
+int mh_builder_run(mh_builder *w, const mh_access *a, uint32_t n, uint64_t id_base) {
+    if (n == 0)
+        return MH_OK;
+    MH_TRY(reserve_scratch(w, n));
+    w->chunks.n = w->blocks.n = w->data.n = 0;
+    w->raw_total = 0;
+    uint32_t op_n[MHF_OP_COUNT] = {0};
+    for (uint32_t i = 0; i < n; i++)
+        op_n[a[i].op]++;
+    /* group rows by operation (ids ascending inside each group) */
+    uint32_t op_start[MHF_OP_COUNT + 1] = {0};
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        op_start[o + 1] = op_start[o] + op_n[o];
+    uint32_t fill[MHF_OP_COUNT];
+    memcpy(fill, op_start, sizeof fill);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pos = fill[a[i].op]++;
+        w->val[pos] = i;
+        w->key[pos] = a[i].physical;
+    }
+    uint32_t nck = 0;
+    uint32_t op_ck[MHF_OP_COUNT + 1] = {0};
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        uint32_t s = op_start[o], m = op_n[o];
+        mh_radix_sort(w->key + s, w->val + s, w->tmpk, w->tmpv, m);
+        /* form_chunks reads w->val from 0: shift the view */
+        uint32_t *saved = w->val;
+        w->val = saved + s;
+        form_chunks(w, a, m, &nck);
+        w->val = saved;
+        op_ck[o + 1] = nck;
+    }
+    /* counting sort of rows by chunk, ids ascending inside a chunk */
+    uint32_t *cnt = w->ck_start; /* reuse: nck + 1 entries */
+    memset(cnt, 0, ((size_t)nck + 1) * sizeof *cnt);
+    for (uint32_t i = 0; i < n; i++)
+        cnt[w->chunk_of[i] + 1]++;
+    for (uint32_t c = 0; c < nck; c++)
+        cnt[c + 1] += cnt[c];
+    /* cnt[c] = row_first of chunk c; fill perm with a moving copy in tmpv */
+    memcpy(w->tmpv, cnt, (size_t)nck * sizeof *cnt);
+    for (uint32_t i = 0; i < n; i++)
+        w->perm[w->tmpv[w->chunk_of[i]]++] = i;
+    /* chunk records */
+    uint8_t rec[MHF_CHUNK_SIZE];
+    for (uint32_t c = 0; c < nck; c++) {
+        uint32_t r0 = cnt[c], r1 = cnt[c + 1];
+        const mh_access *f = &a[w->perm[r0]], *l = &a[w->perm[r1 - 1]];
+        unsigned op = 0;
+        while (c >= op_ck[op + 1])
+            op++;
+        memset(rec, 0, sizeof rec);
+        mhf_store_u64(rec + MHF_CHUNK_PHY_FIRST, w->ck_lo[c]);
+        mhf_store_u64(rec + MHF_CHUNK_PHY_LAST, w->ck_hi[c]);
+        mhf_store_u64(rec + MHF_CHUNK_T_FIRST, f->transition);
+        mhf_store_u64(rec + MHF_CHUNK_T_LAST, l->transition);
+        mhf_store_u32(rec + MHF_CHUNK_ID_FIRST, w->perm[r0]);
+        mhf_store_u32(rec + MHF_CHUNK_ID_LAST, w->perm[r1 - 1]);
+        mhf_store_u32(rec + MHF_CHUNK_ROW_FIRST, r0);
+        mhf_store_u32(rec + MHF_CHUNK_ROW_COUNT, r1 - r0);
+        rec[MHF_CHUNK_OP] = (uint8_t)op;
+        MH_TRY(mh_buf_append(&w->chunks, rec, sizeof rec));
+    }
+    /* blocks */
+    uint32_t R = w->rows_per_block, nblocks = (n + R - 1) / R;
+    uint64_t t_base = a[0].transition;
+    for (uint32_t b = 0; b < nblocks; b++) {
+        uint32_t r0 = b * R, m = n - r0 < R ? n - r0 : R;
+        MH_TRY(put_block(w, a, w->perm + r0, m, t_base));
+    }
+    /* slice record; chunk_first, block_first and index_sum come when the
+     * segment writer appends it */
+    uint8_t *sr = w->slice;
+    memset(sr, 0, MHF_SLICE_SIZE);
+    mhf_store_u64(sr + MHF_SLICE_T_FIRST, a[0].transition);
+    mhf_store_u64(sr + MHF_SLICE_T_LAST, a[n - 1].transition);
+    mhf_store_u64(sr + MHF_SLICE_ID_FIRST, id_base);
+    mhf_store_u32(sr + MHF_SLICE_COUNT, n);
+    mhf_store_u32(sr + MHF_SLICE_CHUNK_COUNT, nck);
+    mhf_store_u32(sr + MHF_SLICE_BLOCK_COUNT, nblocks);
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        mhf_store_u32(sr + MHF_SLICE_OP_COUNTS + 4 * o, op_n[o]);
+        w->op_n[o] = op_n[o];
+    }
+    w->n = n;
+    w->t_first = a[0].transition;
+    w->t_last = a[n - 1].transition;
+    return MH_OK;
+}
+
+int mh_builder_create(const mh_segw_config *cfg, mh_builder **out) {
+    mh_builder *w = calloc(1, sizeof *w);
+    if (!w)
+        return MH_ENOMEM;
+    w->rows_per_block = cfg->rows_per_block;
+    w->chunk_min_accesses = cfg->chunk_min_accesses;
+    w->lz4_acceleration = cfg->lz4_acceleration;
+    int rc = mh_rows_reserve(&w->cols, w->rows_per_block);
+    if (rc == MH_OK) {
+        w->raw_cap = mh_block_raw_bound(w->rows_per_block);
+        w->comp_cap = (size_t)LZ4_compressBound((int)w->raw_cap);
+        w->raw = malloc(w->raw_cap);
+        w->comp = malloc(w->comp_cap);
+        if (!w->raw || !w->comp)
+            rc = MH_ENOMEM;
+    }
+    if (rc != MH_OK) {
+        mh_builder_destroy(w);
+        return rc;
+    }
+    *out = w;
+    return MH_OK;
+}
+
+void mh_builder_destroy(mh_builder *w) {
+    if (!w)
+        return;
+    free(w->key);
+    free(w->tmpk);
+    free(w->val);
+    free(w->tmpv);
+    free(w->chunk_of);
+    free(w->perm);
+    free(w->ck_lo);
+    free(w->ck_hi);
+    free(w->ck_start);
+    free(w->gaps);
+    mh_rows_free(&w->cols);
+    free(w->raw);
+    free(w->comp);
+    mh_buf_free(&w->data);
+    mh_buf_free(&w->chunks);
+    mh_buf_free(&w->blocks);
+    free(w);
+}
