@@ -45,7 +45,7 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-enum { TOTAL = 2400, NQUERIES = 10, MAXANS = 3000 };
+enum { TOTAL = 1600, NQUERIES = 10, MAXANS = 3000 };
 
 /* what is being flipped, for the crash and hang handlers */
 static char g_where[256] = "(setup)";
@@ -314,14 +314,14 @@ int main(int argc, char **argv) {
     mh_writer_options_init(&o);
     o.slice_accesses = 200;
     o.block_accesses = 64;
-    o.chunk_min_accesses = 8;
+    o.chunk_min_accesses = 32;
     o.commit_accesses = 0;
     o.background = 0;
     mh_writer *w = NULL;
     RB_OK(mh_writer_open(store, MH_CREATE, &o, &w));
     RB_OK(mh_writer_set_meta(w, "tracer", "corrupt_test"));
     RB_OK(mh_writer_set_meta(w, "note", "every byte of this store gets flipped"));
-    size_t cuts[] = {0, 700, 1500, 2000, TOTAL};
+    size_t cuts[] = {0, 500, 1000, 1300, TOTAL};
     for (int i = 0; i + 1 < 5; i++) {
         RB_OK(mh_writer_append_batch(w, in.all + cuts[i], cuts[i + 1] - cuts[i], NULL));
         RB_OK(mh_writer_commit(w));

@@ -19,13 +19,16 @@
  * AddressSanitizer, which replaces malloc itself.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
@@ -46,6 +49,7 @@ static long limit = -1;
 #define TRACK_SLOTS (1u << 16)
 #define TOMB ((void *)1)
 static void *track[TRACK_SLOTS];
+static void *track_caller[TRACK_SLOTS]; /* who allocated it, for leak reports */
 static unsigned long track_live;
 static int track_overflow;
 static pthread_mutex_t track_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -57,12 +61,13 @@ static size_t slot_of(void *p) {
     return (size_t)(x >> 20) & (TRACK_SLOTS - 1);
 }
 
-static void track_add(void *p) {
+static void track_add(void *p, void *caller) {
     pthread_mutex_lock(&track_lock);
     size_t i = slot_of(p);
     for (size_t k = 0; k < TRACK_SLOTS; k++, i = (i + 1) & (TRACK_SLOTS - 1)) {
         if (track[i] == NULL || track[i] == TOMB) {
             track[i] = p;
+            track_caller[i] = caller;
             track_live++;
             pthread_mutex_unlock(&track_lock);
             return;
@@ -103,9 +108,10 @@ static int should_fail(void) {
     return 1;
 }
 
-static void *done(void *p) {
+#define done(p) done_((p), __builtin_return_address(0))
+static void *done_(void *p, void *caller) {
     if (p != NULL && atomic_load(&armed))
-        track_add(p);
+        track_add(p, caller);
     return p;
 }
 
@@ -129,7 +135,32 @@ void failmalloc_disarm(unsigned long *allocs, unsigned long *failed, unsigned lo
     *allocs = atomic_load(&n_allocs);
     *failed = atomic_load(&n_failed);
     pthread_mutex_lock(&track_lock);
-    *live = track_overflow ? (unsigned long)-1 : track_live;
+    /* The dynamic loader keeps what it allocates for a thread's TLS (glibc
+     * caches thread descriptors for reuse): not a leak of the program. */
+    unsigned long loader = 0;
+    for (size_t i = 0; i < TRACK_SLOTS && track_live > 0; i++)
+        if (track[i] != NULL && track[i] != TOMB) {
+            Dl_info di;
+            if (dladdr(track_caller[i], &di) && di.dli_fname && strstr(di.dli_fname, "/ld-"))
+                loader++;
+        }
+    *live = track_overflow ? (unsigned long)-1 : track_live - loader;
+    if (*live > 0 && getenv("FAILMALLOC_DEBUG") != NULL) {
+        /* the allocating call site, by symbol and object */
+        for (size_t i = 0; i < TRACK_SLOTS; i++)
+            if (track[i] != NULL && track[i] != TOMB) {
+                Dl_info di;
+                memset(&di, 0, sizeof di);
+                dladdr(track_caller[i], &di);
+                char line[512];
+                int n = snprintf(line, sizeof line, "failmalloc: live %p from %p (%s+0x%lx, %s)\n",
+                                 track[i], track_caller[i], di.dli_sname ? di.dli_sname : "?",
+                                 (unsigned long)((char *)track_caller[i] - (char *)(di.dli_saddr ? di.dli_saddr : di.dli_fbase)),
+                                 di.dli_fname ? di.dli_fname : "?");
+                ssize_t rc = write(2, line, (size_t)n);
+                (void)rc;
+            }
+    }
     pthread_mutex_unlock(&track_lock);
 }
 

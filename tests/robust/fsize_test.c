@@ -28,7 +28,7 @@ enum { TOTAL = 40000, FIRST = 2000, SMALL = 1000, NSMALL = 4 };
 
 /* child exit codes */
 enum { C_FAILED_CLEANLY = 0, C_NEVER_FAILED = 10, C_BAD_CODE = 11, C_NOT_FAILED_STATE = 12,
-       C_SETUP = 13 };
+       C_SETUP = 13, C_BAD_ERRNO = 14 };
 
 static void report(int fd, uint64_t v) {
     char line[32];
@@ -78,6 +78,13 @@ static int child(const char *dir, const mh_access *all, rlim_t limit, int backgr
     if (rc != MH_ENOSPC && rc != MH_EIO) {
         mh_writer_abandon(w);
         return C_BAD_CODE;
+    }
+    /* memhist.h: after MH_EIO and MH_ENOSPC, errno holds the reason */
+    if (err != EFBIG && err != ENOSPC) {
+        fprintf(stderr, "  errno after %s is %s, want EFBIG\n", mh_error_name(rc),
+                strerror(err));
+        mh_writer_abandon(w);
+        return C_BAD_ERRNO;
     }
     mh_access one = all[pos];
     int again = mh_writer_append(w, &one);

@@ -161,11 +161,14 @@ static int import_whole(const char *memhist, const char *fmt, const char *trace,
                         size_t max, size_t *nrep) {
     int fds[2];
     RB_CHECK(pipe(fds) == 0, "pipe: %s", strerror(errno));
+    /* -x: instruction fetches too, a denser trace (lackey only) */
     char *argv[] = {(char *)memhist, "import", "-q", "--format", (char *)fmt,
                     "--commit-every", (char *)every, "--report-commits",
-                    (char *)trace, (char *)store, NULL};
+                    (char *)trace, (char *)store, NULL, NULL};
     if (strcmp(fmt, "lackey") == 0) {
-        argv[2] = "-x"; /* instruction fetches too: a denser trace */
+        argv[10] = argv[9];
+        argv[9] = argv[8];
+        argv[8] = "-x";
     }
     pid_t pid = rb_spawn(argv, fds[1], NULL);
     close(fds[1]);
@@ -252,9 +255,13 @@ int main(int argc, char **argv) {
         int fds[2];
         RB_CHECK(pipe(fds) == 0, "pipe: %s", strerror(errno));
         char *args[] = {(char *)c.memhist, "import", "-q", "--format", (char *)fmt,
-                        "--commit-every", every, "--report-commits", trace, store, NULL};
-        if (strcmp(fmt, "lackey") == 0)
-            args[2] = "-x";
+                        "--commit-every", every, "--report-commits", trace, store, NULL,
+                        NULL};
+        if (strcmp(fmt, "lackey") == 0) {
+            args[10] = args[9];
+            args[9] = args[8];
+            args[8] = "-x";
+        }
         pid_t pid = rb_spawn(args, fds[1], NULL);
         close(fds[1]);
         FILE *f = fdopen(fds[0], "r");
