@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -151,6 +152,10 @@ static int run(int argc, char **argv) {
         if (out == NULL) {
             status = cli_fail(cmd, "cannot create '%s': %s", outp, strerror(errno));
         } else {
+            /* Only a regular file is removed after a failure: never a
+             * device or a pipe the user named. */
+            struct stat st;
+            int regular = !to_stdout && fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
             rc = export_text(r, out, fmt, &prog, &written);
             int e = errno;
             cli_progress_done(&prog);
@@ -163,7 +168,7 @@ static int run(int argc, char **argv) {
                     status = cli_fail(cmd, "writing '%s' failed: %s", outp, strerror(e));
                 else
                     status = cli_fail(cmd, "reading '%s' failed: %s", store, cli_errstr(rc));
-                if (!to_stdout)
+                if (regular)
                     unlink(outp);
             }
         }

@@ -48,3 +48,35 @@ need() {
         command -v "$c" >/dev/null 2>&1 || { echo "skipped: $c not installed" >&2; exit 77; }
     done
 }
+
+# Runs SQL on an SQLite database with the test helper (tests/cli/sqlexec.c).
+sqlexec() {
+    [ -n "${SQLEXEC:-}" ] || { echo "skipped: SQLEXEC not set (built without SQLite)" >&2; exit 77; }
+    "$SQLEXEC" "$@"
+}
+
+# Creates an SQLite database $1 in the legacy schema holding the rows of
+# accesses given as SQL values lists in $2, e.g. "(1,0,NULL,16,4,4)".
+legacy_db() {
+    sqlexec "$1" "
+create table slices(transition_first int8 not null, transition_last int8 not null);
+create table chunks(slice_id int8 not null, phy_first int8 not null, phy_last int8 not null, operation int not null);
+create table accesses(chunk_id int8 not null, transition int8 not null, linear int8, phy_first int8 not null, size int not null, operation int not null);
+insert into accesses(chunk_id, transition, linear, phy_first, size, operation) values $2;"
+}
+
+# Compares the answers of several queries on two stores; prints "same" or
+# the first difference.
+same_answers() {
+    local a=$1 b=$2 q
+    for q in "--from 0 --all --op rwx" "--from 5 --backward --all --op rw" \
+             "--from 0 --addr 0x1000:0x1003 --all --op rwx" "--after 3 --max 4 --op w" \
+             "--before 12 --max 5 --op rx" "--from 9 --addr 0xffffffffffffff00:0xffffffffffffffff --all --op rwx"; do
+        # shellcheck disable=SC2086 # q is a list of options
+        if ! cmp -s <(memhist query "$a" $q --format csv) <(memhist query "$b" $q --format csv); then
+            echo "differ: query $q"
+            return 1
+        fi
+    done
+    echo same
+}

@@ -1,0 +1,1 @@
+memhist export s --format xml out

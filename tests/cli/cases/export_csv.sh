@@ -1,0 +1,3 @@
+small_store s
+memhist export -q s --format csv out.csv
+cat out.csv

@@ -1,0 +1,2 @@
+memhist export nowhere --format csv out.csv
+ls

@@ -1,0 +1,2 @@
+small_store s
+memhist export s --format jsonl out.jsonl

@@ -1,0 +1,2 @@
+small_store s
+memhist export s --format csv no/such/dir/out.csv

@@ -1,0 +1,3 @@
+small_store s
+memhist fsck s
+memhist fsck --quiet s

@@ -1,0 +1,3 @@
+small_store s
+rm "$(segment_of s)"
+memhist fsck s

@@ -1,0 +1,1 @@
+memhist fsck a b

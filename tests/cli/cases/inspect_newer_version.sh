@@ -1,0 +1,3 @@
+small_store s
+poke_byte s/MANIFEST 8 9
+memhist inspect s

@@ -1,0 +1,2 @@
+mkdir d
+memhist inspect d

@@ -1,0 +1,2 @@
+small_store s
+memhist inspect s | grep -E '^(store|accesses|transitions|segments):|^  import_format'

@@ -1,0 +1,1 @@
+memhist inspect --frob s

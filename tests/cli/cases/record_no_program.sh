@@ -1,0 +1,2 @@
+need valgrind
+memhist record -o s -- ./no-such-program

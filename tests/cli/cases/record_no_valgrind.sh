@@ -1,0 +1,1 @@
+MEMHIST_VALGRIND=/nonexistent/valgrind memhist record -o s -- /bin/true

@@ -1,0 +1,1 @@
+PATH=/nonexistent "$MEMHIST" record -o s -- /bin/true

@@ -1,0 +1,3 @@
+need valgrind
+mkdir s
+memhist record -o s -- /bin/true

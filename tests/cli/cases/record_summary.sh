@@ -1,0 +1,2 @@
+need valgrind
+memhist record -o s -- /bin/true

@@ -1,0 +1,1 @@
+memhist record -o s

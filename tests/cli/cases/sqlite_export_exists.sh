@@ -1,0 +1,3 @@
+small_store s
+echo keep > s.db
+memhist export s --format sqlite s.db

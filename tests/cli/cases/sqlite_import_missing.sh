@@ -1,0 +1,2 @@
+memhist import --format sqlite nothere.db s
+ls

@@ -1,0 +1,2 @@
+legacy_db b.db "(1,0,NULL,16,4,4),(1,1,NULL,16,4,2),(1,1,NULL,16,0,2)"
+memhist import --format sqlite b.db s

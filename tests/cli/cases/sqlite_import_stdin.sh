@@ -1,0 +1,1 @@
+memhist import --format sqlite - s
