@@ -3,7 +3,7 @@
  * oracle on small traces built to hit its edge cases: several slices, slices
  * cut inside one long transition, overlapping and touching accesses, the
  * chunk cap, every operation set, both directions and both start kinds,
- * bounds at and above 2^63, and the refusals of values it cannot store.
+ * values and bounds on both sides of 2^63 up to 2^64 - 1, and refusals.
  * Needs only sqlite3: it runs before the memhist library exists.
  */
 #include <inttypes.h>
@@ -100,14 +100,18 @@ static void check_query(mhb_sql_reader *r, const mh_access *t, size_t n,
 
 /* Every query shape over a grid of starts and ranges. */
 static void sweep(mhb_sql_reader *r, const mh_access *t, size_t n,
-                  const uint64_t *addrs, size_t naddr, uint64_t t_max)
+                  const uint64_t *addrs, size_t naddr, const uint64_t *starts,
+                  size_t nstart)
 {
     static const size_t maxes[] = {1, 2, 3, 7, 500};
     for (unsigned kind = 0; kind < 2; kind++)
         for (unsigned dir_ = 0; dir_ < 2; dir_++)
-            for (uint64_t s = 0; s <= (kind ? n + 1 : t_max + 1); s++)
+            for (uint64_t si = 0; si < (kind ? n + 2 : nstart); si++)
                 for (size_t a = 0; a < naddr; a++)
                     for (size_t b = a; b < naddr; b++) {
+                        uint64_t s = kind ? si : starts[si];
+                        if (kind && si == n + 1)
+                            s = UINT64_MAX;
                         mh_query q = {kind, dir_, s, addrs[a], addrs[b],
                                       (unsigned)(1 + rnd() % 7), 0};
                         check_query(r, t, n, &q, maxes[rnd() % 5]);
@@ -138,7 +142,7 @@ int main(void)
 
     /* 1. hand-made: touching and overlapping runs, a transition of 9
      * accesses (slices of 3 are cut inside it at 6), all operations. */
-    mh_access h[40];
+    mh_access h[48];
     size_t hn = 0;
     h[hn++] = acc(0, 100, 4, MH_OP_WRITE);
     h[hn++] = acc(0, 104, 4, MH_OP_WRITE);   /* touches */
@@ -153,13 +157,28 @@ int main(void)
     h[hn++] = acc(9, 0, 1, MH_OP_WRITE);
     h[hn++] = acc(12, (1ull << 63) - 8, 8, MH_OP_READ); /* last byte 2^63-1 */
     h[hn++] = acc(12, 100, 16, MH_OP_EXEC);
+    h[hn++] = acc((1ull << 63) - 1, (1ull << 63) - 4, 8, MH_OP_READ); /* crosses */
+    h[hn++] = acc(1ull << 63, 1ull << 63, 1, MH_OP_WRITE);
+    h[hn++] = acc((1ull << 63) + 1, UINT64_MAX - 7, 8, MH_OP_WRITE);
+    h[hn++] = acc(UINT64_MAX, UINT64_MAX, 1, MH_OP_READ);
+    h[hn++] = acc(UINT64_MAX, 5, 2, MH_OP_READ);
     static const uint64_t ha[] = {0, 1, 98, 100, 103, 104, 108, 110, 150, 203,
-                                  0x1001, (1ull << 63) - 1, UINT64_MAX};
+                                  0x1001, (1ull << 63) - 1, 1ull << 63,
+                                  UINT64_MAX - 1, UINT64_MAX};
+    uint64_t hs[20];
+    size_t hsn = 0;
+    for (uint64_t s = 0; s <= 13; s++)
+        hs[hsn++] = s;
+    hs[hsn++] = (1ull << 63) - 1;
+    hs[hsn++] = 1ull << 63;
+    hs[hsn++] = (1ull << 63) + 1;
+    hs[hsn++] = UINT64_MAX - 1;
+    hs[hsn++] = UINT64_MAX;
     for (uint64_t chunk = 1; chunk <= 4; chunk++) {
         char name[32];
         snprintf(name, sizeof name, "hand-c%" PRIu64, chunk);
         mhb_sql_reader *r = build(name, h, hn, 3, chunk);
-        sweep(r, h, hn, ha, sizeof ha / sizeof ha[0], 13);
+        sweep(r, h, hn, ha, sizeof ha / sizeof ha[0], hs, hsn);
         mh_query q = {MH_FROM_TRANSITION, MH_BACKWARD, UINT64_MAX, 0, UINT64_MAX,
                       MH_OPS_ALL, 0};
         check_query(r, h, hn, &q, 500);
@@ -209,9 +228,10 @@ int main(void)
         snprintf(path, sizeof path, "%s/refuse.db", dir);
         mhb_sql_writer *w = NULL;
         CHECK(mhb_sql_writer_open(path, NULL, &w, err, sizeof err) == MH_OK, "%s", err);
-        mh_access big = acc(0, (1ull << 63) - 4, 8, MH_OP_READ);
-        CHECK(mhb_sql_writer_append(w, &big, 1) == MH_EINVAL, "2^63 accepted");
-        printf("refusal: %s\n", mhb_sql_writer_error(w));
+        mh_access wrap = acc(0, UINT64_MAX - 3, 8, MH_OP_READ);
+        CHECK(mhb_sql_writer_append(w, &wrap, 1) == MH_EINVAL, "wrapping range accepted");
+        mh_access badop = acc(0, 0, 1, 7);
+        CHECK(mhb_sql_writer_append(w, &badop, 1) == MH_EINVAL, "bad op accepted");
         mh_access two[2] = {acc(5, 0, 1, MH_OP_READ), acc(4, 0, 1, MH_OP_READ)};
         CHECK(mhb_sql_writer_append(w, two, 2) == MH_EORDER, "order");
         mh_access zero = acc(6, 0, 0, MH_OP_READ);

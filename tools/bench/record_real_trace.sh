@@ -9,10 +9,12 @@
 # memory accesses (27 million lines, ~450 MB); takes 2-3 minutes.
 set -eu
 out=${1:-/tmp/mh_bench_real.lackey}
-for tool in valgrind setarch python3; do
+for tool in valgrind setarch; do
     command -v "$tool" >/dev/null 2>&1 || { echo "record_real_trace.sh: $tool not found" >&2; exit 1; }
 done
-py=$(command -v python3)
+# the system interpreter itself, not a wrapper script (pyenv shims, venvs)
+py=/usr/bin/python3
+[ -x "$py" ] || { echo "record_real_trace.sh: $py not found" >&2; exit 1; }
 setarch "$(uname -m)" -R env -i PYTHONHASHSEED=0 \
     valgrind --tool=lackey --trace-mem=yes --log-file="$out" \
     "$py" -S -c '

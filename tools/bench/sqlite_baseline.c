@@ -19,6 +19,19 @@
 
 #define SQL_MAX63 ((uint64_t)INT64_MAX)
 
+/* Ordered columns (transitions, addresses) hold value - 2^63: SQLite's
+ * signed order is then the unsigned order, and phy_first + (size - 1) is
+ * the encoded last byte without overflow (the last byte is <= 2^64 - 1). */
+static int64_t enc(uint64_t v)
+{
+    return (int64_t)(v ^ 0x8000000000000000ull);
+}
+
+static uint64_t dec(int64_t v)
+{
+    return (uint64_t)v ^ 0x8000000000000000ull;
+}
+
 /* Legacy operation bits. */
 static int op_bit(unsigned op)
 {
@@ -242,8 +255,8 @@ static int insert_chunk(mhb_sql_writer *w, int64_t slice_id, uint64_t first,
                         size_t from, size_t to)
 {
     sqlite3_bind_int64(w->ins_chunk, 1, slice_id);
-    sqlite3_bind_int64(w->ins_chunk, 2, (int64_t)first);
-    sqlite3_bind_int64(w->ins_chunk, 3, (int64_t)last);
+    sqlite3_bind_int64(w->ins_chunk, 2, enc(first));
+    sqlite3_bind_int64(w->ins_chunk, 3, enc(last));
     sqlite3_bind_int64(w->ins_chunk, 4, bit);
     int rc = step_done(w, w->ins_chunk);
     if (rc != MH_OK)
@@ -323,8 +336,8 @@ static int flush_slice(mhb_sql_writer *w)
     /* slice rowids 1, 2, ...: the query moves to the next slice by rowid */
     int64_t slice_id = ++w->slices;
     sqlite3_bind_int64(w->ins_slice, 1, slice_id);
-    sqlite3_bind_int64(w->ins_slice, 2, (int64_t)w->buf[0].transition);
-    sqlite3_bind_int64(w->ins_slice, 3, (int64_t)w->buf[w->buf_n - 1].transition);
+    sqlite3_bind_int64(w->ins_slice, 2, enc(w->buf[0].transition));
+    sqlite3_bind_int64(w->ins_slice, 3, enc(w->buf[w->buf_n - 1].transition));
     rc = step_done(w, w->ins_slice);
     for (unsigned op = 0; rc == MH_OK && op < MH_OP_COUNT; op++)
         rc = build_chunks(w, slice_id, op);
@@ -333,12 +346,12 @@ static int flush_slice(mhb_sql_writer *w)
         const mh_access *a = &w->buf[i];
         sqlite3_bind_int64(ia, 1, (int64_t)(id_first + i));
         sqlite3_bind_int64(ia, 2, w->chunk_of[i]);
-        sqlite3_bind_int64(ia, 3, (int64_t)a->transition);
+        sqlite3_bind_int64(ia, 3, enc(a->transition));
         if (a->has_linear)
             sqlite3_bind_int64(ia, 4, (int64_t)a->linear);
         else
             sqlite3_bind_null(ia, 4);
-        sqlite3_bind_int64(ia, 5, (int64_t)a->physical);
+        sqlite3_bind_int64(ia, 5, enc(a->physical));
         sqlite3_bind_int64(ia, 6, a->size);
         sqlite3_bind_int64(ia, 7, op_bit(a->op));
         rc = step_done(w, ia);
@@ -381,15 +394,6 @@ int mhb_sql_writer_append(mhb_sql_writer *w, const mh_access *a, size_t n)
             x->physical > UINT64_MAX - (x->size - 1)) {
             set_err(w->err, sizeof w->err, "access %llu: bad size, op or range",
                     (unsigned long long)id);
-            return MH_EINVAL;
-        }
-        if (x->transition > SQL_MAX63 || x->physical + (x->size - 1) > SQL_MAX63 ||
-            (x->has_linear && x->linear > SQL_MAX63)) {
-            set_err(w->err, sizeof w->err,
-                    "access %llu: a value >= 2^63 cannot be stored in the SQLite "
-                    "design's signed integers (transition %llu, physical 0x%llx)",
-                    (unsigned long long)id, (unsigned long long)x->transition,
-                    (unsigned long long)x->physical);
             return MH_EINVAL;
         }
         if (id > 0 && x->transition < w->last_t) {
@@ -620,12 +624,12 @@ static int read_row(sqlite3_stmt *st, mh_access *a)
 {
     memset(a, 0, sizeof *a);
     a->id = (uint64_t)sqlite3_column_int64(st, 0);
-    a->transition = (uint64_t)sqlite3_column_int64(st, 1);
+    a->transition = dec(sqlite3_column_int64(st, 1));
     if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
         a->linear = (uint64_t)sqlite3_column_int64(st, 2);
         a->has_linear = 1;
     }
-    a->physical = (uint64_t)sqlite3_column_int64(st, 3);
+    a->physical = dec(sqlite3_column_int64(st, 3));
     int64_t size = sqlite3_column_int64(st, 4);
     int op = op_from_bit(sqlite3_column_int64(st, 5));
     if (size < 1 || size > UINT32_MAX || op < 0)
@@ -658,10 +662,10 @@ static int query_slice(mhb_sql_reader *r, int64_t slice_id, const mh_query *q,
             int64_t lo_t = t_lo, hi_t = t_hi, lo_id = id_lo, hi_id = id_hi;
             if (b->n == b->cap) {
                 if (forward) {
-                    hi_t = (int64_t)b->a[0].transition;
+                    hi_t = enc(b->a[0].transition);
                     hi_id = (int64_t)b->a[0].id;
                 } else {
-                    lo_t = (int64_t)b->a[0].transition;
+                    lo_t = enc(b->a[0].transition);
                     lo_id = (int64_t)b->a[0].id;
                 }
             }
@@ -716,21 +720,17 @@ static int query_run(mhb_sql_reader *r, const mh_query *q, mh_access *out,
         q->addr_first > q->addr_last || q->ops == 0 || (q->ops & ~MH_OPS_ALL) ||
         q->start_kind > MH_FROM_ID || q->direction > MH_BACKWARD)
         return MH_EINVAL;
-    if (max == 0 || q->addr_first > SQL_MAX63)
-        return MH_OK; /* no stored byte is at or above 2^63 */
+    if (max == 0)
+        return MH_OK;
     int forward = q->direction == MH_FORWARD;
-    int64_t a_first = (int64_t)q->addr_first;
-    int64_t a_last = (int64_t)(q->addr_last > SQL_MAX63 ? SQL_MAX63 : q->addr_last);
+    int64_t a_first = enc(q->addr_first), a_last = enc(q->addr_last);
     int64_t t_lo = INT64_MIN, t_hi = INT64_MAX, id_lo = -1, id_hi = INT64_MAX;
     int rc = MH_OK;
     if (q->start_kind == MH_FROM_TRANSITION) {
-        if (forward) {
-            if (q->start > SQL_MAX63)
-                return MH_OK;
-            t_lo = (int64_t)q->start;
-        } else {
-            t_hi = (int64_t)(q->start > SQL_MAX63 ? SQL_MAX63 : q->start);
-        }
+        if (forward)
+            t_lo = enc(q->start);
+        else
+            t_hi = enc(q->start);
     } else {
         /* ids are 0 .. n-1: an unknown X is past the end */
         uint64_t x = q->start;

@@ -21,11 +21,11 @@
  * transaction per slice, prepared statements, synchronous=off,
  * journal_mode=memory, temp_store=memory.
  *
- * Limits: SQLite integers are signed 64-bit. Values are stored as the same
- * bit pattern, so a transition or a last byte address >= 2^63 would compare
- * wrongly; the writer refuses such an access with MH_EINVAL and a message
- * rather than give wrong answers. Query bounds >= 2^63 are clamped, which is
- * exact because no stored value reaches them.
+ * 64-bit values: SQLite integers are signed. Transitions and addresses
+ * (the columns that are compared) are stored as value - 2^63 (top bit
+ * flipped), so SQLite's signed order is the unsigned order and the whole
+ * 64-bit space works, up to an access ending at 2^64 - 1; linear is stored
+ * as the same bit pattern (never compared) and ids as they are.
  */
 #ifndef MH_SQLITE_BASELINE_H
 #define MH_SQLITE_BASELINE_H
@@ -52,7 +52,7 @@ int mhb_sql_writer_open(const char *path, const mhb_sql_options *opt,
                         mhb_sql_writer **out, char *errbuf, size_t errlen);
 
 /* Appends n accesses in order (ids are assigned 0, 1, ...). Errors:
- * MH_EINVAL (size 0, wrapping range, bad op, a value >= 2^63), MH_EORDER,
+ * MH_EINVAL (size 0, wrapping range, bad op, has_linear > 1), MH_EORDER,
  * MH_EIO, MH_ENOMEM, MH_ESTATE after an earlier error. */
 int mhb_sql_writer_append(mhb_sql_writer *w, const mh_access *a, size_t n);
 

@@ -1,0 +1,305 @@
+/*
+ * bench_query.c - the benchmark's query classes: drawn from the trace so
+ * they hit, run on every implementation, answers compared one by one, and
+ * latencies summarised.
+ */
+#include "bench.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "oracle.h"
+
+double mhb_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int mhb_oracle_run(void *h, const mh_query *q, mh_access *out, size_t max,
+                   size_t *n)
+{
+    const mhb_oracle_ctx *o = h;
+    return mhb_oracle_query(o->trace, o->n, q, out, max, n);
+}
+
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static const char *const range_name[MHB_RANGES] = {"point", "page", "1MiB", "whole"};
+static const uint64_t range_size[MHB_RANGES] = {8, 4096, 1u << 20, 0};
+
+static const char *ops_name(unsigned ops)
+{
+    return ops == MH_OPS_READ ? "read" : ops == MH_OPS_WRITE ? "write" : "rw";
+}
+
+/* A start and a range that the access at index j matches; the start lies a
+ * log-uniform distance (0 .. n) before j (forward) or after it (backward),
+ * so queries reach both near and far. */
+static void draw(const mh_access *t, size_t n, mhb_class *c, uint64_t *rng,
+                 mh_query *q)
+{
+    size_t j = (size_t)(mix(rng) % n);
+    for (int tries = 0; tries < 256 && !(c->ops & (1u << t[j].op)); tries++)
+        j = (size_t)(mix(rng) % n);
+    unsigned bits = 0;
+    while (bits < 63 && ((uint64_t)1 << bits) < n)
+        bits++;
+    unsigned r = (unsigned)(mix(rng) % (bits + 1));
+    uint64_t d = r == 0 ? 0 : mix(rng) & (((uint64_t)1 << r) - 1);
+    size_t k;
+    if (c->dir == MH_FORWARD)
+        k = d > j ? 0 : j - (size_t)d;
+    else
+        k = d >= n - 1 - j ? n - 1 : j + (size_t)d;
+    memset(q, 0, sizeof *q);
+    q->start_kind = MH_FROM_TRANSITION;
+    q->direction = c->dir;
+    q->start = t[k].transition;
+    q->ops = c->ops;
+    if (c->range == MHB_WHOLE) {
+        q->addr_first = 0;
+        q->addr_last = UINT64_MAX;
+    } else {
+        uint64_t sz = range_size[c->range];
+        q->addr_first = t[j].physical & ~(sz - 1);
+        q->addr_last = q->addr_first + (sz - 1);
+    }
+}
+
+int mhb_classes_make(const mh_access *trace, size_t n, size_t per_class,
+                     uint64_t seed, mhb_class **out, size_t *count)
+{
+    static const size_t maxes[3] = {1, 10, 1000};
+    static const unsigned opsets[3] = {MH_OPS_READ, MH_OPS_WRITE, MH_OPS_RW};
+    size_t total = MHB_RANGES * 3 * 2 * 3 + 3 * 2;
+    *out = NULL;
+    *count = 0;
+    mhb_class *c = calloc(total, sizeof *c);
+    if (c == NULL)
+        return MH_ENOMEM;
+    size_t k = 0;
+    for (int r = 0; r < MHB_RANGES; r++)
+        for (int m = 0; m < 3; m++)
+            for (unsigned d = 0; d < 2; d++)
+                for (int o = 0; o < 3; o++) {
+                    mhb_class *x = &c[k++];
+                    x->range = r;
+                    x->max = maxes[m];
+                    x->dir = d;
+                    x->ops = opsets[o];
+                    x->pages = 1;
+                    snprintf(x->name, sizeof x->name, "%s max%zu %s %s",
+                             range_name[r], maxes[m], d ? "bwd" : "fwd",
+                             ops_name(opsets[o]));
+                }
+    for (int r = MHB_PAGE; r < MHB_RANGES; r++)
+        for (unsigned d = 0; d < 2; d++) {
+            mhb_class *x = &c[k++];
+            x->range = r;
+            x->max = MHB_CHAIN_MAX;
+            x->dir = d;
+            x->ops = MH_OPS_RW;
+            x->pages = MHB_CHAIN_PAGES;
+            snprintf(x->name, sizeof x->name, "%s resume %ux%u %s rw",
+                     range_name[r], MHB_CHAIN_PAGES, MHB_CHAIN_MAX,
+                     d ? "bwd" : "fwd");
+        }
+    for (size_t i = 0; i < total; i++) {
+        mhb_class *x = &c[i];
+        x->nq = n == 0 ? 0 : per_class;
+        x->q = calloc(x->nq ? x->nq : 1, sizeof *x->q);
+        if (x->q == NULL) {
+            mhb_classes_free(c, total);
+            return MH_ENOMEM;
+        }
+        uint64_t rng = seed ^ (0x5851F42D4C957F2Dull * (i + 1));
+        for (size_t j = 0; j < x->nq; j++)
+            draw(trace, n, x, &rng, &x->q[j]);
+    }
+    *out = c;
+    *count = total;
+    return MH_OK;
+}
+
+void mhb_classes_free(mhb_class *c, size_t count)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < count; i++)
+        free(c[i].q);
+    free(c);
+}
+
+/* One query, or a chain: each next page resumes after (or before) the last
+ * id returned, as a client paging through results does. */
+static int run_one(const mhb_impl *im, const mhb_class *c, size_t i,
+                   mh_access *out, size_t *n)
+{
+    mh_query q = c->q[i];
+    size_t total = 0;
+    *n = 0;
+    for (unsigned p = 0; p < c->pages; p++) {
+        size_t k = 0;
+        int rc = im->run(im->h, &q, out + total, c->max, &k);
+        if (rc != MH_OK)
+            return rc;
+        total += k;
+        if (k < c->max)
+            break;
+        q.start_kind = MH_FROM_ID;
+        q.start = out[total - 1].id;
+    }
+    *n = total;
+    return MH_OK;
+}
+
+static void print_access(const char *who, const mh_access *a)
+{
+    fprintf(stderr,
+            "    %-8s id %" PRIu64 " t %" PRIu64 " phys 0x%" PRIx64
+            " size %u op %u linear %s0x%" PRIx64 "\n",
+            who, a->id, a->transition, a->physical, a->size, a->op,
+            a->has_linear ? "" : "(absent) ", a->linear);
+}
+
+static int compare(const mhb_class *c, size_t i, const char *ref_name,
+                   const mh_access *ref, size_t nref, const char *name,
+                   const mh_access *got, size_t ngot)
+{
+    size_t at = 0;
+    if (mhb_results_equal(ref, nref, got, ngot, &at))
+        return 1;
+    const mh_query *q = &c->q[i];
+    fprintf(stderr,
+            "MISMATCH %s query %zu (%s from %" PRIu64 ", [0x%" PRIx64 ", 0x%" PRIx64
+            "], ops %u, max %zu x %u pages): %s gives %zu accesses, %s %zu; "
+            "first difference at %zu\n",
+            c->name, i, q->direction ? "backward" : "forward", q->start,
+            q->addr_first, q->addr_last, q->ops, c->max, c->pages, ref_name, nref,
+            name, ngot, at);
+    if (at < nref)
+        print_access(ref_name, &ref[at]);
+    if (at < ngot)
+        print_access(name, &got[at]);
+    return 0;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Nearest-rank percentiles. */
+static void summarise(double *us, size_t n, mhb_lat *out)
+{
+    memset(out, 0, sizeof *out);
+    out->count = n;
+    if (n == 0)
+        return;
+    qsort(us, n, sizeof *us, cmp_double);
+    size_t i50 = (size_t)ceil(0.50 * (double)n) - 1;
+    size_t i99 = (size_t)ceil(0.99 * (double)n) - 1;
+    out->p50 = us[i50];
+    out->p99 = us[i99];
+    out->max = us[n - 1];
+}
+
+int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
+                      size_t nimpl, int timed, uint64_t *compared,
+                      uint64_t *mismatches)
+{
+    int rc = MH_OK;
+    size_t maxq = 0;
+    for (size_t k = 0; k < count; k++)
+        if (c[k].nq > maxq)
+            maxq = c[k].nq;
+    mh_access *ref = malloc((maxq ? maxq : 1) * MHB_OUT_CAP * sizeof *ref);
+    size_t *nref = calloc(maxq ? maxq : 1, sizeof *nref);
+    mh_access *got = malloc(MHB_OUT_CAP * sizeof *got);
+    double *us = calloc(maxq ? maxq : 1, sizeof *us);
+    if (!ref || !nref || !got || !us) {
+        rc = MH_ENOMEM;
+        goto out;
+    }
+    for (size_t k = 0; k < count && rc == MH_OK; k++) {
+        mhb_class *x = &c[k];
+        /* warm pass: the reference's answers, then everyone else's compared */
+        double results = 0;
+        for (size_t i = 0; i < x->nq && rc == MH_OK; i++) {
+            rc = run_one(&impl[0], x, i, ref + i * MHB_OUT_CAP, &nref[i]);
+            results += (double)nref[i];
+        }
+        x->mean_results = x->nq ? results / (double)x->nq : 0;
+        for (size_t m = 1; m < nimpl && rc == MH_OK; m++) {
+            for (size_t i = 0; i < x->nq && rc == MH_OK; i++) {
+                size_t ng = 0;
+                rc = run_one(&impl[m], x, i, got, &ng);
+                if (rc != MH_OK)
+                    break;
+                (*compared)++;
+                if (!compare(x, i, impl[0].name, ref + i * MHB_OUT_CAP, nref[i],
+                             impl[m].name, got, ng))
+                    (*mismatches)++;
+            }
+        }
+        if (!timed || rc != MH_OK)
+            continue;
+        /* timed pass, each implementation warm from the pass above */
+        for (size_t m = 0; m < nimpl && rc == MH_OK; m++) {
+            if (impl[m].slot < 0)
+                continue;
+            for (size_t i = 0; i < x->nq && rc == MH_OK; i++) {
+                size_t ng = 0;
+                double t0 = mhb_now();
+                rc = run_one(&impl[m], x, i, got, &ng);
+                us[i] = (mhb_now() - t0) * 1e6;
+                if (rc != MH_OK)
+                    break;
+                if (m > 0)
+                    (*compared)++;
+                if (!compare(x, i, impl[0].name, ref + i * MHB_OUT_CAP, nref[i],
+                             impl[m].name, got, ng))
+                    (*mismatches)++;
+            }
+            if (rc == MH_OK) {
+                summarise(us, x->nq, &x->lat[impl[m].slot]);
+                x->has_lat[impl[m].slot] = 1;
+            }
+        }
+    }
+out:
+    if (rc != MH_OK)
+        fprintf(stderr, "mh_bench: query failed: %s\n", mh_strerror(rc));
+    free(ref);
+    free(nref);
+    free(got);
+    free(us);
+    return rc;
+}
+
+int mhb_classes_run_once(const mhb_class *c, size_t count, const mhb_impl *impl)
+{
+    mh_access *got = malloc(MHB_OUT_CAP * sizeof *got);
+    if (got == NULL)
+        return MH_ENOMEM;
+    int rc = MH_OK;
+    for (size_t k = 0; k < count && rc == MH_OK; k++)
+        for (size_t i = 0; i < c[k].nq && rc == MH_OK; i++) {
+            size_t n = 0;
+            rc = run_one(impl, &c[k], i, got, &n);
+        }
+    free(got);
+    return rc;
+}

@@ -1,0 +1,256 @@
+/*
+ * bench_report.c - the benchmark's table (markdown, for the terminal and the
+ * README) and its JSON twin, plus the machine description printed with it.
+ */
+#include "bench.h"
+
+#include <inttypes.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+void mhb_machine_get(mhb_machine *m)
+{
+    memset(m, 0, sizeof *m);
+    m->nproc = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(m->cpu, sizeof m->cpu, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof line, f)) {
+            if (strncmp(line, "model name", 10) == 0) {
+                char *p = strchr(line, ':');
+                if (p) {
+                    p++;
+                    while (*p == ' ' || *p == '\t')
+                        p++;
+                    p[strcspn(p, "\n")] = 0;
+                    snprintf(m->cpu, sizeof m->cpu, "%s", p);
+                }
+                break;
+            }
+        }
+        fclose(f);
+    }
+    struct utsname u;
+    if (uname(&u) == 0)
+        snprintf(m->kernel, sizeof m->kernel, "%s %s %s", u.sysname, u.release,
+                 u.machine);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(m->date, sizeof m->date, "%Y-%m-%d %H:%M UTC", &tm);
+}
+
+/* "12.3 M", "850 k", or "-" for a figure that was not measured. */
+static const char *rate(char *buf, size_t len, double v)
+{
+    if (v < 0)
+        snprintf(buf, len, "-");
+    else if (v >= 1e6)
+        snprintf(buf, len, "%.2f M", v / 1e6);
+    else
+        snprintf(buf, len, "%.1f k", v / 1e3);
+    return buf;
+}
+
+static const char *num(char *buf, size_t len, double v, int prec)
+{
+    if (v < 0)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.*f", prec, v);
+    return buf;
+}
+
+static const char *ratio(char *buf, size_t len, double a, double b)
+{
+    if (a <= 0 || b <= 0)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.1fx", a / b);
+    return buf;
+}
+
+/* Latencies keep three significant figures whatever their magnitude. */
+static const char *us(char *buf, size_t len, double v)
+{
+    if (v >= 100)
+        snprintf(buf, len, "%.0f", v);
+    else if (v >= 10)
+        snprintf(buf, len, "%.1f", v);
+    else
+        snprintf(buf, len, "%.2f", v);
+    return buf;
+}
+
+static void lat_cell(char *buf, size_t len, const mhb_class *c, int slot)
+{
+    if (!c->has_lat[slot]) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    char a[16], b[16], d[16];
+    snprintf(buf, len, "%s / %s / %s", us(a, sizeof a, c->lat[slot].p50),
+             us(b, sizeof b, c->lat[slot].p99), us(d, sizeof d, c->lat[slot].max));
+}
+
+void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
+                         size_t nw)
+{
+    fprintf(f, "Machine: %ld cores, %s, %s; %s.\n\n", m->nproc, m->cpu, m->kernel,
+            m->date);
+    for (size_t k = 0; k < nw; k++) {
+        const mhb_workload *x = &w[k];
+        char a[64], b[64], c[64];
+        fprintf(f, "### %s: %" PRIu64 " accesses\n\n", x->name, x->accesses);
+        fprintf(f, "memhist: %" PRIu64 " slices, %" PRIu64 " chunks, %" PRIu64
+                   " blocks. SQLite: ",
+                x->mh_slices, x->mh_chunks, x->mh_blocks);
+        if (x->sqlite_ran)
+            fprintf(f, "%" PRIu64 " slices, %" PRIu64 " chunks.", x->sql_slices,
+                    x->sql_chunks);
+        else
+            fprintf(f, "not run (above --sqlite-max).");
+        fprintf(f, " Answers compared: %" PRIu64 ", mismatches: %" PRIu64 ".\n\n",
+                x->compared, x->mismatches);
+        fprintf(f, "| figure | memhist | SQLite | ratio |\n|---|---:|---:|---:|\n");
+        fprintf(f, "| ingest accesses/s, background thread on | %s | %s | %s |\n",
+                rate(a, sizeof a, x->ingest_rate[0]), rate(b, sizeof b, x->ingest_rate[2]),
+                ratio(c, sizeof c, x->ingest_rate[0], x->ingest_rate[2]));
+        fprintf(f, "| ingest accesses/s, background thread off | %s | %s | %s |\n",
+                rate(a, sizeof a, x->ingest_rate[1]), rate(b, sizeof b, x->ingest_rate[2]),
+                ratio(c, sizeof c, x->ingest_rate[1], x->ingest_rate[2]));
+        fprintf(f, "| on-disk bytes per access | %s | %s | %s smaller |\n",
+                num(a, sizeof a, x->bytes_per_access[0], 2),
+                num(b, sizeof b, x->bytes_per_access[1], 2),
+                ratio(c, sizeof c, x->bytes_per_access[1], x->bytes_per_access[0]));
+        fprintf(f, "| open time, ms | %s | %s | %s |\n", num(a, sizeof a, x->open_ms[0], 3),
+                num(b, sizeof b, x->open_ms[1], 3),
+                ratio(c, sizeof c, x->open_ms[1], x->open_ms[0]));
+        fprintf(f, "| writer peak RSS MiB, background thread on | %s | %s | |\n",
+                num(a, sizeof a, x->writer_mib[0], 1), num(b, sizeof b, x->writer_mib[2], 1));
+        fprintf(f, "| writer peak RSS MiB, background thread off | %s | | |\n",
+                num(a, sizeof a, x->writer_mib[1], 1));
+        fprintf(f, "| reader peak RSS MiB | %s | %s | |\n",
+                num(a, sizeof a, x->reader_mib[0], 1), num(b, sizeof b, x->reader_mib[1], 1));
+        fprintf(f, "\n| query class (latency us p50 / p99 / max) | results | memhist | SQLite | "
+                   "ratio p50 / p99 |\n|---|---:|---:|---:|---:|\n");
+        for (size_t i = 0; i < x->ncls; i++) {
+            const mhb_class *q = &x->cls[i];
+            char l0[64], l1[64], r50[16], r99[16];
+            lat_cell(l0, sizeof l0, q, 0);
+            lat_cell(l1, sizeof l1, q, 1);
+            int both = q->has_lat[0] && q->has_lat[1];
+            ratio(r50, sizeof r50, both ? q->lat[1].p50 : -1, q->lat[0].p50);
+            ratio(r99, sizeof r99, both ? q->lat[1].p99 : -1, q->lat[0].p99);
+            fprintf(f, "| %s | %.1f | %s | %s | %s / %s |\n", q->name, q->mean_results,
+                    l0, l1, r50, r99);
+        }
+        fprintf(f, "\n");
+    }
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+/* null for "not measured" */
+static void json_num(FILE *f, double v)
+{
+    if (v < 0)
+        fprintf(f, "null");
+    else
+        fprintf(f, "%.6g", v);
+}
+
+static void json_lat(FILE *f, const mhb_class *c, int slot)
+{
+    if (!c->has_lat[slot]) {
+        fprintf(f, "null");
+        return;
+    }
+    fprintf(f, "{\"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f, \"queries\": %zu}",
+            c->lat[slot].p50, c->lat[slot].p99, c->lat[slot].max, c->lat[slot].count);
+}
+
+int mhb_report_json(const char *path, const mhb_machine *m,
+                    const mhb_workload *w, size_t nw)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return MH_EIO;
+    fprintf(f, "{\n  \"machine\": {\"nproc\": %ld, \"cpu\": ", m->nproc);
+    json_str(f, m->cpu);
+    fprintf(f, ", \"kernel\": ");
+    json_str(f, m->kernel);
+    fprintf(f, ", \"date\": ");
+    json_str(f, m->date);
+    fprintf(f, "},\n  \"workloads\": [\n");
+    for (size_t k = 0; k < nw; k++) {
+        const mhb_workload *x = &w[k];
+        fprintf(f, "    {\"name\": ");
+        json_str(f, x->name);
+        fprintf(f, ", \"accesses\": %" PRIu64 ", \"sqlite_ran\": %s,\n", x->accesses,
+                x->sqlite_ran ? "true" : "false");
+        fprintf(f, "     \"answers_compared\": %" PRIu64 ", \"mismatches\": %" PRIu64 ",\n",
+                x->compared, x->mismatches);
+        static const char *const keys[3] = {"memhist_bg", "memhist_nobg", "sqlite"};
+        fprintf(f, "     \"ingest_accesses_per_s\": {");
+        for (int i = 0; i < 3; i++) {
+            fprintf(f, "%s\"%s\": ", i ? ", " : "", keys[i]);
+            json_num(f, x->ingest_rate[i]);
+        }
+        fprintf(f, "},\n     \"writer_peak_rss_mib\": {");
+        for (int i = 0; i < 3; i++) {
+            fprintf(f, "%s\"%s\": ", i ? ", " : "", keys[i]);
+            json_num(f, x->writer_mib[i]);
+        }
+        fprintf(f, "},\n     \"bytes_per_access\": {\"memhist\": ");
+        json_num(f, x->bytes_per_access[0]);
+        fprintf(f, ", \"sqlite\": ");
+        json_num(f, x->bytes_per_access[1]);
+        fprintf(f, "},\n     \"store_bytes\": {\"memhist\": %" PRIu64 ", \"sqlite\": %" PRIu64
+                   "},\n     \"open_ms\": {\"memhist\": ",
+                x->store_bytes[0], x->store_bytes[1]);
+        json_num(f, x->open_ms[0]);
+        fprintf(f, ", \"sqlite\": ");
+        json_num(f, x->open_ms[1]);
+        fprintf(f, "},\n     \"reader_peak_rss_mib\": {\"memhist\": ");
+        json_num(f, x->reader_mib[0]);
+        fprintf(f, ", \"sqlite\": ");
+        json_num(f, x->reader_mib[1]);
+        fprintf(f, "},\n     \"memhist_layout\": {\"slices\": %" PRIu64 ", \"chunks\": %" PRIu64
+                   ", \"blocks\": %" PRIu64 "},\n     \"sqlite_layout\": {\"slices\": %" PRIu64
+                   ", \"chunks\": %" PRIu64 "},\n     \"queries\": [\n",
+                x->mh_slices, x->mh_chunks, x->mh_blocks, x->sql_slices, x->sql_chunks);
+        for (size_t i = 0; i < x->ncls; i++) {
+            const mhb_class *q = &x->cls[i];
+            fprintf(f, "       {\"class\": ");
+            json_str(f, q->name);
+            fprintf(f, ", \"mean_results\": %.2f, \"memhist\": ", q->mean_results);
+            json_lat(f, q, 0);
+            fprintf(f, ", \"sqlite\": ");
+            json_lat(f, q, 1);
+            fprintf(f, "}%s\n", i + 1 < x->ncls ? "," : "");
+        }
+        fprintf(f, "     ]}%s\n", k + 1 < nw ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return MH_EIO;
+    return MH_OK;
+}
