@@ -8,6 +8,7 @@
 #ifndef MH_INTERNAL_H
 #define MH_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -237,7 +238,15 @@ struct mh_reader {
     uint32_t max_rows_per_block;
     mh_stats stats;
     const mh_dict *dict; /* newest segment's, or NULL */
+    /* query contexts (scratch and decoded-block caches) kept between
+     * mh_query_run calls; any thread takes one under the mutex */
+    pthread_mutex_t pool_mu;
+    void *pool[8];
+    int npool;
 };
+
+/* Frees the reader's pooled query contexts (query.c). */
+void mh_query_pool_free(mh_reader *r);
 
 /* ---- small growable buffer ------------------------------------------ */
 typedef struct mh_buf {

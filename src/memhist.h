@@ -132,10 +132,11 @@ typedef struct mh_writer mh_writer;
 
 typedef struct mh_writer_options {
     /* A slice closes at the first new transition once it holds this many
-     * accesses (default 65536); it is cut inside a transition only at twice
+     * accesses (default 32768); it is cut inside a transition only at twice
      * this number. Smaller slices: faster point queries, more index. */
     uint32_t slice_accesses;
-    /* Rows per compressed block (default 2048; 64 .. 65536). */
+    /* Rows per compressed block (default 512; 64 .. 65536). Smaller blocks:
+     * less decoding per query, slightly larger files. */
     uint32_t block_accesses;
     /* Average accesses per chunk the writer aims at at least (default 256):
      * nearby chunks are merged across gaps until a slice has at most

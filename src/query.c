@@ -381,6 +381,48 @@ static void to_spec(const mh_query *q, qspec *s) {
     s->ops = q->ops;
 }
 
+/* Takes a pooled context of r, or makes one. The reader is logically
+ * const: the pool only keeps memory (and decoded blocks) between calls. */
+static qctx *ctx_take(const mh_reader *r) {
+    mh_reader *m = (mh_reader *)r;
+    qctx *c = NULL;
+    pthread_mutex_lock(&m->pool_mu);
+    if (m->npool > 0)
+        c = m->pool[--m->npool];
+    pthread_mutex_unlock(&m->pool_mu);
+    if (c)
+        return c;
+    c = malloc(sizeof *c);
+    if (c && ctx_init(c, r) != MH_OK) {
+        ctx_free(c);
+        free(c);
+        c = NULL;
+    }
+    return c;
+}
+
+static void ctx_give(const mh_reader *r, qctx *c) {
+    mh_reader *m = (mh_reader *)r;
+    pthread_mutex_lock(&m->pool_mu);
+    if (m->npool < (int)(sizeof m->pool / sizeof m->pool[0])) {
+        m->pool[m->npool++] = c;
+        c = NULL;
+    }
+    pthread_mutex_unlock(&m->pool_mu);
+    if (c) {
+        ctx_free(c);
+        free(c);
+    }
+}
+
+void mh_query_pool_free(mh_reader *r) {
+    for (int i = 0; i < r->npool; i++) {
+        ctx_free(r->pool[i]);
+        free(r->pool[i]);
+    }
+    r->npool = 0;
+}
+
 int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
                  size_t max, size_t *n) {
     if (!r || !n || (!out && max))
@@ -389,13 +431,18 @@ int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
     MH_TRY(check_query(q));
     qspec s;
     to_spec(q, &s);
-    qctx c;
-    int rc = ctx_init(&c, r);
-    if (rc == MH_OK)
-        rc = fill(&c, &s, out, max, n);
-    if (rc != MH_OK)
+    qctx *c = ctx_take(r);
+    if (!c)
+        return MH_ENOMEM;
+    int rc = fill(c, &s, out, max, n);
+    if (rc != MH_OK) {
         *n = 0;
-    ctx_free(&c);
+        /* a context that met an error holds nothing worth keeping */
+        ctx_free(c);
+        free(c);
+        return rc;
+    }
+    ctx_give(r, c);
     return rc;
 }
 

@@ -70,6 +70,10 @@ int mh_reader_open(const char *path, mh_reader **out) {
     mh_reader *r = calloc(1, sizeof *r);
     if (!r)
         return MH_ENOMEM;
+    if (pthread_mutex_init(&r->pool_mu, NULL) != 0) {
+        free(r);
+        return MH_ENOMEM;
+    }
     r->path = strdup(path);
     mh_manifest m;
     int rc = r->path ? mh_manifest_load(path, &m, NULL) : MH_ENOMEM;
@@ -93,6 +97,8 @@ int mh_reader_open(const char *path, mh_reader **out) {
 void mh_reader_close(mh_reader *r) {
     if (!r)
         return;
+    mh_query_pool_free(r);
+    pthread_mutex_destroy(&r->pool_mu);
     for (size_t i = 0; i < r->nsegs; i++)
         mh_seg_close(&r->segs[i]);
     free(r->segs);
