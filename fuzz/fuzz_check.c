@@ -14,6 +14,15 @@
 
 #include "fuzz_helpers.h"
 
+int fuzz_lenient(void) {
+    static int lenient = -1;
+    if (lenient < 0) {
+        const char *e = getenv("MH_FUZZ_LENIENT");
+        lenient = e && *e && strcmp(e, "0") != 0;
+    }
+    return lenient;
+}
+
 void fuzz_vec_push(fuzz_vec *v, const mh_access *a) {
     if (v->n == v->cap) {
         v->cap = v->cap ? v->cap * 2 : 256;
@@ -106,7 +115,7 @@ void fuzz_chain_check(fuzz_chain *c, const mh_access *batch, size_t n) {
         CHAIN_ASSERT(c, a, a->id < c->st.accesses);
         CHAIN_ASSERT(c, a, a->transition >= c->st.transition_first &&
                                a->transition <= c->st.transition_last);
-        if (c->have_last) {
+        if (c->have_last && !fuzz_lenient()) {
             if (fwd) {
                 CHAIN_ASSERT(c, a, a->id > c->last.id);
                 CHAIN_ASSERT(c, a, a->transition >= c->last.transition);
@@ -300,7 +309,7 @@ static void check_introspection(const mh_reader *r, const mh_stats *st,
         FUZZ_ASSERT_NAMED(rc);
         note(err, rc);
         if (rc != MH_OK) {
-            FUZZ_ASSERT(rc == MH_ECORRUPT);
+            FUZZ_ASSERT_MSG(fuzz_is_data_error(rc), mh_error_name(rc));
             continue;
         }
         FUZZ_ASSERT(si.file_name != NULL);
@@ -315,7 +324,7 @@ static void check_introspection(const mh_reader *r, const mh_stats *st,
             FUZZ_ASSERT_NAMED(rc);
             note(err, rc);
             if (rc != MH_OK) {
-                FUZZ_ASSERT(rc == MH_ECORRUPT);
+                FUZZ_ASSERT_MSG(fuzz_is_data_error(rc), mh_error_name(rc));
                 continue;
             }
             FUZZ_ASSERT(sl.transition_first <= sl.transition_last);
@@ -328,7 +337,7 @@ static void check_introspection(const mh_reader *r, const mh_stats *st,
                 FUZZ_ASSERT_NAMED(rc);
                 note(err, rc);
                 if (rc != MH_OK) {
-                    FUZZ_ASSERT(rc == MH_ECORRUPT);
+                    FUZZ_ASSERT_MSG(fuzz_is_data_error(rc), mh_error_name(rc));
                     continue;
                 }
                 FUZZ_ASSERT(ch.phy_first <= ch.phy_last);
@@ -387,7 +396,9 @@ static void check_query(const mh_reader *r, const mh_query *q, uint64_t limit,
     int cur_done = 0, res_done = 0;
     int rc1 = fuzz_cursor_scan(r, q, limit, seed, &cur, &cur_done);
     int rc2 = fuzz_resume_scan(r, q, 1 + seed % 5, limit, &res, &res_done);
-    if (rc1 == MH_OK && rc2 == MH_OK && cur_done && res_done)
+    if (fuzz_lenient())
+        all = NULL;
+    if (!fuzz_lenient() && rc1 == MH_OK && rc2 == MH_OK && cur_done && res_done)
         compare_vecs(&res, &cur, "resume chain vs cursor");
     if (rc1 == MH_OK && all) {
         fuzz_brute_query(all->v, all->n, q, cur_done ? SIZE_MAX : cur.n, &want);
@@ -401,7 +412,7 @@ static void check_query(const mh_reader *r, const mh_query *q, uint64_t limit,
     note(err, rc1);
     note(err, rc2);
     note(err, rc3);
-    if (rc3 == MH_OK && rc1 == MH_OK) {
+    if (rc3 == MH_OK && rc1 == MH_OK && !fuzz_lenient()) {
         FUZZ_ASSERT(n <= 5);
         FUZZ_ASSERT(n == (cur.n < 5 ? cur.n : 5) || (!cur_done && cur.n < 5));
         for (size_t i = 0; i < n && i < cur.n; i++)
@@ -441,7 +452,7 @@ int fuzz_exercise_reader(const mh_reader *r, uint64_t limit) {
     int done = 0;
     int rc = fuzz_cursor_scan(r, &q, limit, 1, &fwd, &done);
     note(&err, rc);
-    int have_all = rc == MH_OK && done;
+    int have_all = rc == MH_OK && done && !fuzz_lenient();
     if (have_all) {
         FUZZ_ASSERT_MSG(fwd.n == st.accesses,
                         "a full scan disagrees with stats.accesses");
@@ -464,7 +475,7 @@ int fuzz_exercise_reader(const mh_reader *r, uint64_t limit) {
     rc = fuzz_cursor_scan(r, &q, limit, 2, &bwd, &done);
     note(&err, rc);
     if (have_all && rc == MH_OK && done) {
-        FUZZ_ASSERT(bwd.n == fwd.n);
+        FUZZ_ASSERT_MSG(bwd.n == fwd.n, "full scans differ by direction");
         for (size_t i = 0; i < bwd.n; i++)
             fuzz_assert_same(&bwd.v[i], &fwd.v[fwd.n - 1 - i],
                              "backward full scan vs forward", i);

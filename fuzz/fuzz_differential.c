@@ -79,7 +79,25 @@ static void draw_options(fuzz_producer *p, mh_writer_options *o) {
     o->lz4_acceleration = (int32_t)fuzz_producer_u32_range(p, 1, 4);
     o->commit_accesses =
         fuzz_producer_bool(p) ? 0 : fuzz_producer_u32_range(p, 1, 300);
-    o->background = fuzz_producer_one_in(p, 8);
+    o->background = fuzz_producer_one_in(p, 8) ? (int32_t)fuzz_producer_u32_range(p, 1, 2) : 0;
+}
+
+/* Options or flags mh_writer_open must refuse with MH_EINVAL. */
+static void draw_bad_open(fuzz_producer *p, mh_writer_options *o,
+                          unsigned *flags) {
+    draw_options(p, o);
+    *flags = MH_APPEND;
+    switch (fuzz_producer_u32_range(p, 0, 8)) {
+    case 0: o->slice_accesses = 0; break;
+    case 1: o->block_accesses = fuzz_producer_u32_range(p, 0, 63); break;
+    case 2: o->block_accesses = fuzz_producer_u32_range(p, 65537, UINT32_MAX); break;
+    case 3: o->chunk_min_accesses = 0; break;
+    case 4: o->lz4_acceleration = -(int32_t)fuzz_producer_u32_range(p, 0, 100); break;
+    case 5: o->background = -1; break;
+    case 6: o->reserved = (int32_t)fuzz_producer_u32_range(p, 1, 1000); break;
+    case 7: *flags = 0; break;
+    default: *flags = 4u << fuzz_producer_u32_range(p, 0, 29); break;
+    }
 }
 
 static uint64_t last_transition(const model *m) {
@@ -468,10 +486,21 @@ static mh_writer *reopen(fuzz_producer *p, model *m, const char *dir) {
 
 static void step_misuse(fuzz_producer *p, const char *dir) {
     mh_writer *w2 = NULL;
+    mh_writer_options o;
+    if (fuzz_producer_one_in(p, 4)) {
+        unsigned flags;
+        draw_bad_open(p, &o, &flags);
+        FUZZ_EXPECT_RC(mh_writer_open(dir, flags, &o, &w2), MH_EINVAL);
+        FUZZ_ASSERT(w2 == NULL);
+        return;
+    }
+    draw_options(p, &o);
+    /* the defaults make large buffers: only now and then */
+    const mh_writer_options *opt = fuzz_producer_one_in(p, 8) ? NULL : &o;
     if (fuzz_producer_bool(p)) {
-        FUZZ_EXPECT_RC(mh_writer_open(dir, MH_APPEND, NULL, &w2), MH_ELOCKED);
+        FUZZ_EXPECT_RC(mh_writer_open(dir, MH_APPEND, opt, &w2), MH_ELOCKED);
     } else {
-        FUZZ_EXPECT_RC(mh_writer_open(dir, MH_CREATE, NULL, &w2), MH_EEXIST);
+        FUZZ_EXPECT_RC(mh_writer_open(dir, MH_CREATE, opt, &w2), MH_EEXIST);
     }
     FUZZ_ASSERT(w2 == NULL);
 }

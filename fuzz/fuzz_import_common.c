@@ -103,10 +103,19 @@ static int same_access(const mh_access *a, const mh_access *b) {
            a->has_linear == b->has_linear;
 }
 
+/* The part of an error message that must not depend on the cuts: up to
+ * the first ':' ("line 12"). The rest (which rule failed first) may: a
+ * parser may see that a line is too long before it sees its content. */
+static size_t err_prefix(const char *e) {
+    const char *c = strchr(e, ':');
+    return c ? (size_t)(c - e) : strlen(e);
+}
+
 void fuzz_parse_compare(const fuzz_parse *a, const fuzz_parse *b,
                         const char *what) {
-    if (a->rc != b->rc || a->n != b->n || strcmp(a->err, b->err) != 0 ||
-        a->lines != b->lines) {
+    size_t pa = err_prefix(a->err), pb = err_prefix(b->err);
+    if (a->rc != b->rc || a->n != b->n || pa != pb ||
+        memcmp(a->err, b->err, pa) != 0 || a->lines != b->lines) {
         fprintf(stderr,
                 "fuzz: %s: rc %d vs %d, accesses %zu vs %zu, lines %llu vs "
                 "%llu\n  error 1: %s\n  error 2: %s\n",
