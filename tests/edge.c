@@ -381,7 +381,7 @@ static void test_straddle(void) {
     }
     for (int chunk_min = 1; chunk_min <= 64; chunk_min *= 8) {
         mh_writer_options o = small_opts(120, (uint32_t)chunk_min, 1);
-        char p2[4096];
+        char p2[4200];
         snprintf(p2, sizeof p2, "%s-%d", path, chunk_min);
         mh_reader *r = write_store(p2, &t, &o, NULL, 0);
         /* every chunk edge, its neighbours, from the start of every slice */

@@ -95,9 +95,14 @@ size_t tu_check_query(const mh_reader *r, const mh_access *all, size_t n,
                       const mh_query *q, size_t max);
 
 /* Opens a cursor on q, reads up to limit matches in pieces of random size
- * drawn from rng, and compares them with the oracle, including the end. */
+ * drawn from rng (1 .. 1000, mostly small), and compares them with the
+ * oracle, including the end. */
 void tu_check_cursor(const mh_reader *r, const mh_access *all, size_t n,
                      const mh_query *q, size_t limit, tu_rng *rng);
+/* The same with pieces of 1 .. max_piece. */
+void tu_check_cursor_pieces(const mh_reader *r, const mh_access *all, size_t n,
+                            const mh_query *q, size_t limit, size_t max_piece,
+                            tu_rng *rng);
 
 /* Runs q, then resumes with the last id returned up to pages times (page
  * sizes drawn from rng), checking each page with the oracle and that the
