@@ -10,7 +10,8 @@
  *     gives for its damage, at the step that should catch it (open, query or
  *     verify), and damage in one slice does not stop queries elsewhere.
  *
- * Usage: golden GOLDEN_DIR GEN_GOLDEN
+ * Usage: golden [GOLDEN_DIR [GEN_GOLDEN]] (defaults: format/golden of the
+ * source tree and the gen_golden of the build, as CMake configured them).
  */
 #include <dirent.h>
 #include <string.h>
@@ -369,8 +370,11 @@ static void copy_golden(const char *golden, const char *work) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: golden GOLDEN_DIR GEN_GOLDEN\n");
+    /* without arguments: the paths of the build that made this binary */
+    const char *golden = argc > 1 ? argv[1] : MH_GOLDEN_DIR;
+    const char *gen = argc > 2 ? argv[2] : MH_GEN_GOLDEN;
+    if (argc > 3) {
+        fprintf(stderr, "usage: golden [GOLDEN_DIR [GEN_GOLDEN]]\n");
         return 2;
     }
     load_expected();
@@ -378,10 +382,10 @@ int main(int argc, char **argv) {
      * read and verify copies of them */
     char work[4096], tiny[4096];
     tu_mkdtemp(work, sizeof work, "golden-copy");
-    copy_golden(argv[1], work);
+    copy_golden(golden, work);
     tu_join(tiny, sizeof tiny, work, "tiny.store");
     check_tiny(tiny);
-    regenerate(argv[1], argv[2]);
+    regenerate(golden, gen);
     check_corrupt(work);
     tu_rmtree(work);
     printf("golden: ok\n");

@@ -80,9 +80,10 @@ static void test_writer_open(void) {
     /* options outside their documented ranges */
     mh_writer_options o;
     mh_writer_options_init(&o);
-    CHECK(o.slice_accesses == 65536 && o.block_accesses == 2048 &&
-          o.chunk_min_accesses == 64 && o.lz4_acceleration == 1 &&
-          o.commit_accesses == (1ull << 24) && o.background == 1);
+    /* the defaults memhist.h documents */
+    CHECK(o.slice_accesses == 32768 && o.block_accesses == 512 &&
+          o.chunk_min_accesses == 256 && o.lz4_acceleration == 1 &&
+          o.commit_accesses == (1ull << 24) && o.background == 2 && o.reserved == 0);
     mh_writer_options bad;
     bad = o, bad.block_accesses = 63;
     CHECK_RC(mh_writer_open(store, MH_CREATE, &bad, &w), MH_EINVAL);
@@ -92,6 +93,10 @@ static void test_writer_open(void) {
     CHECK_RC(mh_writer_open(store, MH_CREATE, &bad, &w), MH_EINVAL);
     bad = o, bad.slice_accesses = 0;
     CHECK_RC(mh_writer_open(store, MH_CREATE, &bad, &w), MH_EINVAL);
+    bad = o, bad.background = -1; /* 0 .. 8 threads */
+    CHECK_RC(mh_writer_open(store, MH_CREATE, &bad, &w), MH_EINVAL);
+    bad = o, bad.background = 9;
+    CHECK_RC(mh_writer_open(store, MH_CREATE, &bad, &w), MH_EINVAL);
     CHECKF(stat(store, &st) != 0, "a rejected open created %s", store);
     /* the bounds themselves are fine */
     bad = o, bad.block_accesses = 64;
@@ -99,6 +104,10 @@ static void test_writer_open(void) {
     mh_writer_abandon(w);
     tu_rmtree(store);
     bad = o, bad.block_accesses = 65536;
+    CHECK_OK(mh_writer_open(store, MH_CREATE, &bad, &w));
+    mh_writer_abandon(w);
+    tu_rmtree(store);
+    bad = o, bad.background = 8;
     CHECK_OK(mh_writer_open(store, MH_CREATE, &bad, &w));
     mh_writer_abandon(w);
     tu_rmtree(store);

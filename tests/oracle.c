@@ -26,19 +26,20 @@ typedef struct config {
     unsigned flags;     /* MH_SYNTH_* */
     int default_opts;   /* the library defaults, else the fields below */
     uint32_t slice, block, chunk_min;
-    int32_t background;
+    int32_t background;  /* builder threads; -1 = the default */
     int commits;        /* random commit points besides the close */
     int discard;        /* junk runs to append and discard */
 } config;
 
 static const config configs[] = {
     {"small slices", 1, 60000, 0, 0, 300, 64, 4, 1, 3, 1},
-    {"exec, tiny chunks", 2, 60000, MH_SYNTH_EXEC, 0, 300, 64, 1, 1, 4, 2},
+    {"exec, tiny chunks, 2 builders", 2, 60000, MH_SYNTH_EXEC, 0, 300, 64, 1, 2, 4, 2},
     {"no linear, sparse", 3, 40000, MH_SYNTH_NO_LINEAR | MH_SYNTH_SPARSE_T, 0, 300, 64, 64, 0, 2, 1},
     {"everything, foreground", 4, 50000, MH_SYNTH_EXEC | MH_SYNTH_SPARSE_T | MH_SYNTH_NO_LINEAR,
      0, 1000, 100, 16, 0, 3, 2},
-    {"default options", 5, 300000, MH_SYNTH_EXEC, 1, 0, 0, 0, 1, 2, 1},
-    {"default options, sparse", 6, 150000, MH_SYNTH_SPARSE_T, 1, 0, 0, 0, 1, 0, 0},
+    {"everything, 8 builders", 7, 50000, MH_SYNTH_EXEC | MH_SYNTH_SPARSE_T, 0, 257, 64, 2, 8, 5, 2},
+    {"default options", 5, 300000, MH_SYNTH_EXEC, 1, 0, 0, 0, -1, 2, 1},
+    {"default options, sparse", 6, 150000, MH_SYNTH_SPARSE_T, 1, 0, 0, 0, -1, 0, 0},
 };
 
 static size_t g_queries = 2000;
@@ -91,8 +92,8 @@ static void run_config(const config *c) {
     printf("config '%s' seed %llu: %zu accesses\n", c->name, (unsigned long long)seed,
            c->total);
     fflush(stdout);
-    snprintf(tu_context, sizeof tu_context, "config '%s' seed %llu", c->name,
-             (unsigned long long)seed);
+    snprintf(tu_note, sizeof tu_note, "config '%s' seed %llu (replay: oracle QUERIES %llu)",
+             c->name, (unsigned long long)seed, (unsigned long long)g_seed_offset);
 
     mh_access *all = calloc(c->total, sizeof *all);
     CHECK(all != NULL);
@@ -116,7 +117,8 @@ static void run_config(const config *c) {
         opt.block_accesses = c->block;
         opt.chunk_min_accesses = c->chunk_min;
     }
-    opt.background = c->background;
+    if (c->background >= 0)
+        opt.background = c->background;
     opt.commit_accesses = 0; /* commits only where this test says */
     mh_writer *w = NULL;
     CHECK_OK(mh_writer_open(store, MH_CREATE, &opt, &w));
@@ -152,7 +154,8 @@ static void run_config(const config *c) {
         }
         while (di < c->discard && discard_at[di] <= pos) {
             if (all[pos].transition > all[pos - 1].transition)
-                append_and_discard(w, all, pos, c->default_opts ? 65536 : c->slice, &rng);
+                append_and_discard(w, all, pos, c->default_opts ? opt.slice_accesses : c->slice,
+                                   &rng);
             di++;
         }
         /* the next piece ends before the next commit or discard point */

@@ -232,6 +232,8 @@ int main(int argc, char **argv) {
 #ifdef MH_HAVE_IMPORT
     cross_check(log, &v);
 #endif
+    /* a failure leaves the directory behind: the trace to replay is there */
+    snprintf(tu_note, sizeof tu_note, "the trace is kept in %.400s", log);
     store_and_query(dir, "small.store", &v, 1, queries, 11);
     store_and_query(dir, "default.store", &v, 0, queries / 2, 12);
     tu_rmtree(dir);

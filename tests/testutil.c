@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 _Thread_local char tu_context[512];
+char tu_note[512];
 
 void tu_fail(const char *file, int line, const char *fmt, ...) {
     va_list ap;
@@ -23,6 +24,8 @@ void tu_fail(const char *file, int line, const char *fmt, ...) {
     fputc('\n', stderr);
     if (tu_context[0])
         fprintf(stderr, "  context: %s\n", tu_context);
+    if (tu_note[0])
+        fprintf(stderr, "  note: %s\n", tu_note);
     fflush(stderr);
     exit(1);
 }

@@ -20,6 +20,9 @@ void tu_fail(const char *file, int line, const char *fmt, ...)
 
 /* Context printed with every failure (seed, query...); set by the test. */
 extern _Thread_local char tu_context[512];
+/* A second line printed with every failure (e.g. where the input is kept);
+ * the helpers below never overwrite it. */
+extern char tu_note[512];
 
 #define CHECK(cond)                                                            \
     do {                                                                       \
