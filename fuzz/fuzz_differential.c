@@ -105,8 +105,9 @@ static uint64_t last_transition(const model *m) {
 }
 
 /* Draws an access after transition prev. Returns the error append must give:
- * MH_OK, MH_EINVAL or MH_EORDER. */
-static int draw_access(fuzz_producer *p, uint64_t prev, mh_access *a) {
+ * MH_OK, MH_EINVAL or MH_EORDER (never when valid_only). */
+static int draw_access(fuzz_producer *p, uint64_t prev, mh_access *a,
+                       int valid_only) {
     static const uint64_t bases[] = {0,           0x1000,    0x7ffff000,
                                      0xffffffffu, 1ull << 40, UINT64_MAX - 0x1ff};
     memset(a, 0, sizeof *a);
@@ -134,7 +135,7 @@ static int draw_access(fuzz_producer *p, uint64_t prev, mh_access *a) {
     /* linear is ignored when absent: give it garbage then */
     a->linear = a->has_linear ? a->physical ^ fuzz_producer_u64_range(p, 0, 0xffff)
                               : fuzz_producer_u64(p);
-    if (!fuzz_producer_one_in(p, 20))
+    if (valid_only || !fuzz_producer_one_in(p, 20))
         return MH_OK;
     switch (fuzz_producer_u32_range(p, 0, 4)) {
     case 0: a->size = 0; return MH_EINVAL;
@@ -376,7 +377,7 @@ static void sync_writer(model *m, mh_writer *w) {
 
 static void step_append(fuzz_producer *p, model *m, mh_writer *w) {
     mh_access a;
-    int expect = draw_access(p, last_transition(m), &a);
+    int expect = draw_access(p, last_transition(m), &a, 0);
     int rc = mh_writer_append(w, &a);
     FUZZ_EXPECT_RC(rc, expect);
     if (rc == MH_OK) {
@@ -393,7 +394,7 @@ static void step_batch(fuzz_producer *p, model *m, mh_writer *w) {
     int expect = MH_OK;
     uint64_t prev = last_transition(m);
     for (size_t i = 0; i < k; i++) {
-        int e = draw_access(p, prev, &batch[i]);
+        int e = draw_access(p, prev, &batch[i], 0);
         if (e != MH_OK && first_bad == SIZE_MAX) {
             first_bad = i;
             expect = e;
@@ -412,6 +413,39 @@ static void step_batch(fuzz_producer *p, model *m, mh_writer *w) {
     } else {
         FUZZ_ASSERT(bad == first_bad);
     }
+    sync_writer(m, w);
+}
+
+/* Many valid accesses from a few input bytes: the fields come from a
+ * generator seeded by the input, read through a producer of its own, so
+ * stores get large enough for many slices, blocks and segments. */
+static void step_bulk(fuzz_producer *p, model *m, mh_writer *w) {
+    size_t k = fuzz_producer_u32_range(p, 1, 600);
+    if (m->all.n + k > MAX_ACCESSES)
+        k = MAX_ACCESSES - m->all.n;
+    uint64_t s = fuzz_producer_u64(p);
+    size_t len = k * 40;
+    uint8_t *bytes = fuzz_malloc(len);
+    for (size_t i = 0; i < len; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        bytes[i] = (uint8_t)(s >> 56);
+    }
+    fuzz_producer g;
+    fuzz_producer_init(&g, bytes, len);
+    mh_access *batch = fuzz_malloc(k * sizeof *batch);
+    uint64_t prev = last_transition(m);
+    for (size_t i = 0; i < k; i++) {
+        draw_access(&g, prev, &batch[i], 1);
+        prev = batch[i].transition;
+    }
+    size_t bad = SIZE_MAX;
+    FUZZ_OK(mh_writer_append_batch(w, batch, k, &bad));
+    for (size_t i = 0; i < k; i++) {
+        batch[i].id = m->all.n;
+        fuzz_vec_push(&m->all, &batch[i]);
+    }
+    free(batch);
+    free(bytes);
     sync_writer(m, w);
 }
 
@@ -521,8 +555,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sync_writer(&m, w);
 
     for (int step = 0; step < MAX_STEPS && !fuzz_producer_empty(&p); step++) {
-        uint32_t what = fuzz_producer_u32_range(&p, 0, 19);
-        if (m.all.n + BATCH_MAX > MAX_ACCESSES && what < 9)
+        uint32_t what = fuzz_producer_u32_range(&p, 0, 21);
+        if (m.all.n + BATCH_MAX > MAX_ACCESSES && (what < 9 || what > 19))
             what = 9; /* full: no more appends */
         switch (what) {
         case 0: case 1: case 2: case 3: case 4:
@@ -559,8 +593,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             meta_copy(m.meta, m.meta_done);
             w = reopen(&p, &m, dir);
             break;
-        default:
+        case 19:
             step_misuse(&p, dir);
+            break;
+        default:
+            step_bulk(&p, &m, w);
             break;
         }
     }
