@@ -36,6 +36,7 @@ typedef struct opts {
     const char *dir;
     uint64_t seed;
     size_t batch;
+    double budget;
     int keep;
 } opts;
 
@@ -44,7 +45,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: mh_bench [--sizes N[,N...]] [--lackey FILE] [--sqlite-max N]\n"
             "                [--queries N] [--json FILE] [--dir DIR] [--seed N]\n"
-            "                [--batch N] [--keep] [--quick]\n"
+            "                [--batch N] [--budget S] [--keep] [--quick]\n"
             "  --sizes       synthetic trace sizes (1000000, 1e6; default 1e6 unless\n"
             "                --lackey is given)\n"
             "  --lackey      a valgrind lackey trace (record_real_trace.sh makes one)\n"
@@ -54,6 +55,8 @@ static void usage(FILE *f)
             "  --dir         where stores are written (default a new /tmp/mh_bench.*)\n"
             "  --seed        seed of the synthetic traces and the queries (default 1)\n"
             "  --batch       accesses per append batch (default 65536)\n"
+            "  --budget      seconds one class may take per implementation and pass\n"
+            "                (default 10): a slower class keeps fewer queries\n"
             "  --keep        keep the stores\n"
             "  --quick       1e5 accesses, 5 queries per class, small slices, answers\n"
             "                also checked against a brute-force scan (the ctest)\n"
@@ -104,6 +107,7 @@ static int parse_opts(int argc, char **argv, opts *o)
     o->queries = 100;
     o->seed = 1;
     o->batch = 65536;
+    o->budget = 10;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -153,6 +157,11 @@ static int parse_opts(int argc, char **argv, opts *o)
             if (parse_count(v, &x) || x == 0 || x > (1u << 24))
                 return bad_usage("bad --batch (1 .. 16777216)", v);
             o->batch = (size_t)x;
+            i++;
+        } else if (!strcmp(a, "--budget")) {
+            if (parse_count(v, &x) || x == 0 || x > 86400)
+                return bad_usage("bad --budget (1 .. 86400 seconds)", v);
+            o->budget = (double)x;
             i++;
         } else {
             return bad_usage("unknown option", a);
@@ -410,6 +419,7 @@ typedef struct reader_ctx {
     const mhb_class *cls;
     size_t ncls;
     mhb_sql_options sql;
+    double budget;
 } reader_ctx;
 
 /* Peak memory of a reader that opens the store and runs every query once:
@@ -434,7 +444,7 @@ static void reader_child(void *p, child_msg *m)
         im.h = r;
     }
     if (rc == MH_OK)
-        rc = mhb_classes_run_once(c->cls, c->ncls, &im);
+        rc = mhb_classes_run_once(c->cls, c->ncls, &im, c->budget);
     mh_reader_close(r);
     mhb_sql_reader_close(s);
     m->rc = rc;
@@ -598,7 +608,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
 
     /* reader memory, before this process maps anything of the stores */
     fprintf(stderr, "mh_bench: %s: reader memory\n", w->name);
-    reader_ctx rcx = {t, mh_path, 0, w->cls, w->ncls, ic.sql};
+    reader_ctx rcx = {t, mh_path, 0, w->cls, w->ncls, ic.sql, o->budget};
     in_child(reader_child, &rcx, &m);
     if (m.rc != MH_OK) {
         fprintf(stderr, "mh_bench: %s: memhist reader: %s %s\n", w->name,
@@ -663,7 +673,8 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         impl[nimpl++] = (mhb_impl){"scan", mhb_oracle_run, &oc, -1};
     fprintf(stderr, "mh_bench: %s: queries (%zu classes x %zu)\n", w->name, w->ncls,
             o->queries);
-    rc = mhb_classes_bench(w->cls, w->ncls, impl, nimpl, 1, &w->compared, &w->mismatches);
+    rc = mhb_classes_bench(w->cls, w->ncls, impl, nimpl, 1, o->budget, &w->compared,
+                           &w->mismatches);
     mhb_sql_reader_close(s);
     mh_reader_close(r);
     if (rc != MH_OK || w->mismatches)

@@ -33,6 +33,8 @@ typedef struct mhb_class {
     unsigned pages; /* 1, or MHB_CHAIN_PAGES for a resume chain */
     size_t nq;
     mh_query *q;
+    size_t nrun;    /* queries compared and timed: nq, or fewer when an
+                       implementation exceeded the class time budget */
     mhb_lat lat[2]; /* [0] memhist, [1] SQLite */
     int has_lat[2];
     double mean_results; /* accesses returned per query (or chain) */
@@ -66,15 +68,20 @@ void mhb_classes_free(mhb_class *c, size_t count);
 /* Runs every class: impl[0] is the reference; each other implementation's
  * answers are compared with it query by query (a warm pass), then the
  * implementations with a slot are timed in a second pass whose answers are
- * compared again. Mismatches are described on stderr and counted.
- * Returns MH_OK, or the first error code of a query. */
+ * compared again. Mismatches are described on stderr and counted. An
+ * implementation still running a class's warm pass after budget seconds
+ * stops there, and the class keeps only the queries every implementation
+ * finished (nrun): a whole-space query of the SQLite design walks every
+ * chunk of a slice and can take seconds. Returns MH_OK, or the first error
+ * code of a query. */
 int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
-                      size_t nimpl, int timed, uint64_t *compared,
-                      uint64_t *mismatches);
+                      size_t nimpl, int timed, double budget,
+                      uint64_t *compared, uint64_t *mismatches);
 
-/* Runs every query of every class once on impl, answers discarded (the
- * reader-memory children). */
-int mhb_classes_run_once(const mhb_class *c, size_t count, const mhb_impl *impl);
+/* Runs the queries of every class once on impl (within budget seconds a
+ * class), answers discarded: the reader-memory children. */
+int mhb_classes_run_once(const mhb_class *c, size_t count, const mhb_impl *impl,
+                         double budget);
 
 /* Figures of one workload. Negative values mean "not measured". */
 typedef struct mhb_workload {

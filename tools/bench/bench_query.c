@@ -217,8 +217,8 @@ static void summarise(double *us, size_t n, mhb_lat *out)
 }
 
 int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
-                      size_t nimpl, int timed, uint64_t *compared,
-                      uint64_t *mismatches)
+                      size_t nimpl, int timed, double budget,
+                      uint64_t *compared, uint64_t *mismatches)
 {
     int rc = MH_OK;
     size_t maxq = 0;
@@ -236,14 +236,16 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
     for (size_t k = 0; k < count && rc == MH_OK; k++) {
         mhb_class *x = &c[k];
         /* warm pass: the reference's answers, then everyone else's compared */
-        double results = 0;
-        for (size_t i = 0; i < x->nq && rc == MH_OK; i++) {
+        x->nrun = x->nq;
+        double t0 = mhb_now();
+        for (size_t i = 0; i < x->nrun && rc == MH_OK; i++) {
             rc = run_one(&impl[0], x, i, ref + i * MHB_OUT_CAP, &nref[i]);
-            results += (double)nref[i];
+            if (mhb_now() - t0 > budget)
+                x->nrun = i + 1;
         }
-        x->mean_results = x->nq ? results / (double)x->nq : 0;
         for (size_t m = 1; m < nimpl && rc == MH_OK; m++) {
-            for (size_t i = 0; i < x->nq && rc == MH_OK; i++) {
+            t0 = mhb_now();
+            for (size_t i = 0; i < x->nrun && rc == MH_OK; i++) {
                 size_t ng = 0;
                 rc = run_one(&impl[m], x, i, got, &ng);
                 if (rc != MH_OK)
@@ -252,19 +254,25 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                 if (!compare(x, i, impl[0].name, ref + i * MHB_OUT_CAP, nref[i],
                              impl[m].name, got, ng))
                     (*mismatches)++;
+                if (mhb_now() - t0 > budget)
+                    x->nrun = i + 1;
             }
         }
+        double results = 0;
+        for (size_t i = 0; i < x->nrun; i++)
+            results += (double)nref[i];
+        x->mean_results = x->nrun ? results / (double)x->nrun : 0;
         if (!timed || rc != MH_OK)
             continue;
         /* timed pass, each implementation warm from the pass above */
         for (size_t m = 0; m < nimpl && rc == MH_OK; m++) {
             if (impl[m].slot < 0)
                 continue;
-            for (size_t i = 0; i < x->nq && rc == MH_OK; i++) {
+            for (size_t i = 0; i < x->nrun && rc == MH_OK; i++) {
                 size_t ng = 0;
-                double t0 = mhb_now();
+                double t1 = mhb_now();
                 rc = run_one(&impl[m], x, i, got, &ng);
-                us[i] = (mhb_now() - t0) * 1e6;
+                us[i] = (mhb_now() - t1) * 1e6;
                 if (rc != MH_OK)
                     break;
                 if (m > 0)
@@ -274,7 +282,7 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                     (*mismatches)++;
             }
             if (rc == MH_OK) {
-                summarise(us, x->nq, &x->lat[impl[m].slot]);
+                summarise(us, x->nrun, &x->lat[impl[m].slot]);
                 x->has_lat[impl[m].slot] = 1;
             }
         }
@@ -289,17 +297,22 @@ out:
     return rc;
 }
 
-int mhb_classes_run_once(const mhb_class *c, size_t count, const mhb_impl *impl)
+int mhb_classes_run_once(const mhb_class *c, size_t count, const mhb_impl *impl,
+                         double budget)
 {
     mh_access *got = malloc(MHB_OUT_CAP * sizeof *got);
     if (got == NULL)
         return MH_ENOMEM;
     int rc = MH_OK;
-    for (size_t k = 0; k < count && rc == MH_OK; k++)
+    for (size_t k = 0; k < count && rc == MH_OK; k++) {
+        double t0 = mhb_now();
         for (size_t i = 0; i < c[k].nq && rc == MH_OK; i++) {
             size_t n = 0;
             rc = run_one(impl, &c[k], i, got, &n);
+            if (mhb_now() - t0 > budget)
+                break;
         }
+    }
     free(got);
     return rc;
 }

@@ -135,8 +135,8 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
                 num(a, sizeof a, x->writer_mib[1], 1));
         fprintf(f, "| reader peak RSS MiB | %s | %s | |\n",
                 num(a, sizeof a, x->reader_mib[0], 1), num(b, sizeof b, x->reader_mib[1], 1));
-        fprintf(f, "\n| query class (latency us p50 / p99 / max) | results | memhist | SQLite | "
-                   "ratio p50 / p99 |\n|---|---:|---:|---:|---:|\n");
+        fprintf(f, "\n| query class (latency us p50 / p99 / max) | queries | results | memhist | "
+                   "SQLite | ratio p50 / p99 |\n|---|---:|---:|---:|---:|---:|\n");
         for (size_t i = 0; i < x->ncls; i++) {
             const mhb_class *q = &x->cls[i];
             char l0[64], l1[64], r50[16], r99[16];
@@ -145,8 +145,8 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
             int both = q->has_lat[0] && q->has_lat[1];
             ratio(r50, sizeof r50, both ? q->lat[1].p50 : -1, q->lat[0].p50);
             ratio(r99, sizeof r99, both ? q->lat[1].p99 : -1, q->lat[0].p99);
-            fprintf(f, "| %s | %.1f | %s | %s | %s / %s |\n", q->name, q->mean_results,
-                    l0, l1, r50, r99);
+            fprintf(f, "| %s | %zu | %.1f | %s | %s | %s / %s |\n", q->name, q->nrun,
+                    q->mean_results, l0, l1, r50, r99);
         }
         fprintf(f, "\n");
     }
@@ -240,7 +240,8 @@ int mhb_report_json(const char *path, const mhb_machine *m,
             const mhb_class *q = &x->cls[i];
             fprintf(f, "       {\"class\": ");
             json_str(f, q->name);
-            fprintf(f, ", \"mean_results\": %.2f, \"memhist\": ", q->mean_results);
+            fprintf(f, ", \"queries\": %zu, \"mean_results\": %.2f, \"memhist\": ",
+                    q->nrun, q->mean_results);
             json_lat(f, q, 0);
             fprintf(f, ", \"sqlite\": ");
             json_lat(f, q, 1);
