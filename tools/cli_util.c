@@ -219,7 +219,7 @@ int cli_exists(const char *path) {
 const char *cli_store_error(int rc) {
     switch (rc) {
     case MH_ENOENT: return "no such store";
-    case MH_ENOTSTORE: return "not a memhist store (no valid MANIFEST)";
+    case MH_ENOTSTORE: return "not a memhist store";
     case MH_EVERSION: return "unsupported format version (written by a newer memhist?)";
     default: return cli_errstr(rc);
     }
