@@ -31,6 +31,9 @@ typedef struct config {
     int discard;        /* junk runs to append and discard */
 } config;
 
+/* Not a synth flag: a trace without locality, made to stress chunking. */
+#define HOSTILE 0x100u
+
 static const config configs[] = {
     {"small slices", 1, 60000, 0, 0, 300, 64, 4, 1, 3, 1},
     {"exec, tiny chunks, 2 builders", 2, 60000, MH_SYNTH_EXEC, 0, 300, 64, 1, 2, 4, 2},
@@ -38,11 +41,48 @@ static const config configs[] = {
     {"everything, foreground", 4, 50000, MH_SYNTH_EXEC | MH_SYNTH_SPARSE_T | MH_SYNTH_NO_LINEAR,
      0, 1000, 100, 16, 0, 3, 2},
     {"everything, 8 builders", 7, 50000, MH_SYNTH_EXEC | MH_SYNTH_SPARSE_T, 0, 257, 64, 2, 8, 5, 2},
+    {"hostile", 8, 30000, HOSTILE, 0, 200, 64, 3, 1, 3, 1},
+    {"hostile, big chunks", 9, 30000, HOSTILE, 0, 500, 128, 100, 0, 2, 1},
     {"default options", 5, 300000, MH_SYNTH_EXEC, 1, 0, 0, 0, -1, 2, 1},
     {"default options, sparse", 6, 150000, MH_SYNTH_SPARSE_T, 1, 0, 0, 0, -1, 0, 0},
 };
 
 static size_t g_queries = 2000;
+
+/* Few distinct transitions, addresses in a handful of narrow clusters (at 0,
+ * in the middle, at the top of the space) so ranges overlap and touch all
+ * the time, sizes from 1 byte to 2^32 - 1 (one access may cover a whole
+ * cluster and more), random ops and linear presence. */
+static void hostile_trace(uint64_t seed, mh_access *all, size_t n) {
+    static const uint64_t clusters[] = {0, 0x1000, 0x7fffffffffff0000ull, 1ull << 63,
+                                        UINT64_MAX - 0xffff};
+    tu_rng rng = {seed};
+    uint64_t t = tu_below(&rng, 3) == 0 ? 0 : tu_next(&rng) >> 8;
+    for (size_t i = 0; i < n; i++) {
+        mh_access *a = &all[i];
+        memset(a, 0, sizeof *a);
+        a->id = i;
+        uint64_t r = tu_below(&rng, 100);
+        if (r < 25)
+            t += 1;
+        else if (r < 28)
+            t += tu_below(&rng, 1ull << 40); /* below 2^40: 30000 of them cannot wrap */
+        a->transition = t;
+        uint64_t base = clusters[tu_below(&rng, 5)];
+        uint64_t s = tu_below(&rng, 100);
+        a->size = s < 70 ? 1 + (uint32_t)tu_below(&rng, 8)
+                  : s < 95 ? 1 + (uint32_t)tu_below(&rng, 4096)
+                           : 1 + (uint32_t)tu_below(&rng, UINT32_MAX);
+        uint64_t top = UINT64_MAX - (a->size - 1); /* keeps the range from wrapping */
+        if (base > top)
+            base = top;
+        uint64_t room = top - base;
+        a->physical = base + tu_below(&rng, room < 0x10000 ? room + 1 : 0x10000);
+        a->op = (uint8_t)tu_below(&rng, MH_OP_COUNT);
+        a->has_linear = (uint8_t)tu_below(&rng, 2);
+        a->linear = a->has_linear ? tu_next(&rng) : 0;
+    }
+}
 static uint64_t g_seed_offset = 0;
 
 static int cmp_size(const void *a, const void *b) {
@@ -97,12 +137,18 @@ static void run_config(const config *c) {
 
     mh_access *all = calloc(c->total, sizeof *all);
     CHECK(all != NULL);
-    mh_synth *s = mh_synth_new(seed, c->total, c->flags);
-    CHECK(s != NULL);
-    size_t n = 0, k;
-    while ((k = mh_synth_next(s, all + n, c->total - n)) > 0)
-        n += k;
-    mh_synth_free(s);
+    size_t n = 0;
+    if (c->flags & HOSTILE) {
+        hostile_trace(seed, all, c->total);
+        n = c->total;
+    } else {
+        mh_synth *s = mh_synth_new(seed, c->total, c->flags);
+        CHECK(s != NULL);
+        size_t k;
+        while ((k = mh_synth_next(s, all + n, c->total - n)) > 0)
+            n += k;
+        mh_synth_free(s);
+    }
     CHECK(n == c->total);
 
     char dir[4096];
