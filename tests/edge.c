@@ -455,8 +455,11 @@ static void test_reopen_append(void) {
     mh_reader_close(rb);
     CHECK_OK(mh_writer_close(w));
 
-    /* a second session */
-    CHECK_OK(mh_writer_open(path, MH_APPEND, &o, &w));
+    /* a second session, with other options: segments of one store may
+     * differ in rows per block and slicing */
+    mh_writer_options o2 = small_opts(37, 1, 0);
+    o2.block_accesses = 128;
+    CHECK_OK(mh_writer_open(path, MH_APPEND, &o2, &w));
     CHECK(mh_writer_next_id(w) == 2000 && mh_writer_committed(w) == 2000);
     mh_access before = t.a[1999];
     before.transition--;
@@ -469,6 +472,10 @@ static void test_reopen_append(void) {
     CHECK_OK(mh_reader_open(path, &rb));
     tu_check_stats(rb, t.a, t.n);
     CHECK(mh_reader_segment_count(rb) == 3);
+    mh_segment_info s1, s2;
+    CHECK_OK(mh_reader_segment_info(rb, 1, &s1));
+    CHECK_OK(mh_reader_segment_info(rb, 2, &s2));
+    CHECK(s1.rows_per_block == 64 && s2.rows_per_block == 128);
     CHECK(!strcmp(mh_reader_meta_find(rb, "tracer"), "edge")); /* carried over */
     CHECK(!strcmp(mh_reader_meta_find(rb, "session"), "2"));  /* replaced */
     CHECK(mh_reader_meta_count(rb) == 2);
