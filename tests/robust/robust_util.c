@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -412,6 +414,9 @@ pid_t rb_spawn(char *const argv[], int out_fd, const char *err_path) {
     pid_t pid = fork();
     RB_CHECK(pid >= 0, "fork: %s", strerror(errno));
     if (pid == 0) {
+        /* a child must not outlive a failed test (a stopped importer would
+         * keep ctest's output pipe open forever) */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (out_fd >= 0 && out_fd != STDOUT_FILENO) {
             dup2(out_fd, STDOUT_FILENO);
             close(out_fd);
