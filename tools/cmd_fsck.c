@@ -28,9 +28,9 @@ static const char help[] =
 static int run(int argc, char **argv);
 const cli_cmd cmd_fsck = {"fsck", synopsis, help, run};
 
+/* ctx is the store path: named for problems of the store as a whole. */
 static void report(void *ctx, const mh_problem *p) {
-    (void)ctx;
-    const char *file = p->file && p->file[0] ? p->file : ".";
+    const char *file = p->file && p->file[0] ? p->file : (const char *)ctx;
     if (p->code == MH_OK)
         printf("repair: %s\n", p->message ? p->message : "");
     else
@@ -63,7 +63,7 @@ static int run(int argc, char **argv) {
     mh_verify_result res;
     memset(&res, 0, sizeof res);
     double t0 = cli_now();
-    int rc = mh_verify(store, repair ? MH_VERIFY_REPAIR : 0, report, NULL, &res);
+    int rc = mh_verify(store, repair ? MH_VERIFY_REPAIR : 0, report, (void *)store, &res);
     double el = cli_now() - t0;
     if (rc != MH_OK && rc != MH_ECORRUPT && res.problems == 0)
         return cli_fail(cmd, "cannot check '%s': %s", store, cli_store_error(rc));

@@ -1,0 +1,2 @@
+echo hi > f
+memhist fsck f
