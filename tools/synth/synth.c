@@ -63,6 +63,7 @@ enum { P_STACK, P_HEAP, P_STREAM, P_GLOBAL, P_COPY };
 struct mh_synth {
     uint64_t s[4];
     uint64_t total, produced;
+    uint64_t emitted;    /* accesses emitted, staged ones included */
     unsigned flags;
     uint64_t t;          /* transition of the next instruction */
     int started;         /* the first instruction gets t unchanged */
@@ -128,10 +129,10 @@ typedef struct group {
     uint64_t t;
 } group;
 
-static inline void emit(const mh_synth *g, group *gr, int region, uint64_t virt,
+static inline void emit(mh_synth *g, group *gr, int region, uint64_t virt,
                         uint32_t size, uint8_t op) {
     mh_access *a = &gr->a[gr->n++];
-    a->id = 0;
+    a->id = g->emitted++; /* ids are the order of emission, staged or not */
     a->transition = gr->t;
     a->physical = virt - region_virt[region] + region_phys[region];
     if (g->flags & MH_SYNTH_NO_LINEAR) {
@@ -146,7 +147,9 @@ static inline void emit(const mh_synth *g, group *gr, int region, uint64_t virt,
     a->reserved = 0;
 }
 
-static const uint32_t small_sizes[16] = {8, 8, 8, 8, 8, 4, 4, 4, 4, 4, 2, 1, 1, 8, 4, 2};
+/* log2 of the usual access sizes, weighted: mostly 8 and 4 bytes. Shifts,
+ * not sizes, so that "how many fit" is a shift, not a division. */
+static const uint8_t small_shift[16] = {3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 1, 0, 0, 3, 2, 1};
 
 /* ---- phases -------------------------------------------------------------- */
 static void new_phase(mh_synth *g, uint64_t r) {
@@ -223,8 +226,9 @@ static void do_stack(mh_synth *g, group *gr, uint64_t r) {
         uint32_t fr = g->frame[g->depth - 1];
         uint32_t n = 1 + (uint32_t)((r >> 3) & 1);
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t sz = small_sizes[(r >> (8 + 8 * i)) & 15];
-            uint64_t off = below(r >> (12 + 8 * i), fr / sz) * sz;
+            uint32_t sh = small_shift[(r >> (8 + 8 * i)) & 15];
+            uint32_t sz = 1u << sh;
+            uint64_t off = below(r >> (12 + 8 * i), fr >> sh) << sh;
             emit(g, gr, R_STACK, g->sp + off, sz,
                  ((r >> (40 + i)) & 3) == 0 ? MH_OP_WRITE : MH_OP_READ);
         }
@@ -251,8 +255,9 @@ static void do_heap(mh_synth *g, group *gr, uint64_t r) {
         which = g->obj_i;
     uint32_t n = 1 + (uint32_t)(((r >> 10) & 3) == 0);
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t sz = small_sizes[(r >> (12 + 4 * i)) & 15];
-        uint64_t off = below(r >> (20 + 8 * i), g->obj_size[which] / sz) * sz;
+        uint32_t sh = small_shift[(r >> (12 + 4 * i)) & 15];
+        uint32_t sz = 1u << sh;
+        uint64_t off = below(r >> (20 + 8 * i), g->obj_size[which] >> sh) << sh;
         emit(g, gr, R_HEAP, g->obj[which] + off, sz,
              ((r >> (44 + i)) & 3) == 0 ? MH_OP_WRITE : MH_OP_READ);
     }
@@ -402,9 +407,8 @@ size_t mh_synth_next(mh_synth *g, mh_access *out, size_t max) {
     size_t n = 0;
     while (n < max && g->produced < g->total) {
         if (g->stage_i < g->stage_n) {
-            out[n] = g->stage[g->stage_i++];
-            out[n].id = g->produced++;
-            n++;
+            out[n++] = g->stage[g->stage_i++];
+            g->produced++;
             continue;
         }
         mh_access *dst = (max - n >= GROUP_MAX) ? out + n : g->stage;
@@ -416,8 +420,6 @@ size_t mh_synth_next(mh_synth *g, mh_access *out, size_t max) {
             g->stage_i = 0;
             continue;
         }
-        for (uint32_t i = 0; i < k; i++)
-            out[n + i].id = g->produced + i;
         g->produced += k;
         n += k;
     }
