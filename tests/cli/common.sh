@@ -80,3 +80,13 @@ same_answers() {
     done
     echo same
 }
+
+# Prints the little-endian u64 at offset $2 of file $1 (decimal).
+u64_at() {
+    local b v=0 i
+    for i in 7 6 5 4 3 2 1 0; do
+        b=$(peek_byte "$1" $(($2 + i)))
+        v=$(( (v << 8) | b ))
+    done
+    echo "$v"
+}
