@@ -332,6 +332,13 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
     gathered g;
     memset(&g, 0, sizeof g);
     int rc = gather(r, &g);
+    if (rc) {
+        /* index records are verified lazily: print nothing half-checked */
+        free(g.per_chunk.v);
+        free(g.width.v);
+        free(g.span.v);
+        return rc;
+    }
     uint64_t pc[4], wd[4], sp[4];
     dist_summary(&g.per_chunk, pc);
     dist_summary(&g.width, wd);
