@@ -12,14 +12,19 @@ new="$root/fuzz/corpus.new"
 rm -rf "$new"
 "$build/fuzz/fuzz_gen_corpus" "$new"
 
-# golden files: small committed segments, manifests and traces
+# golden files: small committed segments, manifests and traces (the
+# format's golden stores, good and deliberately corrupt, and test data)
 add() { # TARGET FILE
     name=$(echo "${2#"$root"/}" | tr '/' '_')
     cp "$2" "$new/$1/golden-$name"
 }
-find "$root/tests" -type f -name 'seg-*.mhs' -size -64k 2>/dev/null | sort |
+golden="$root/tests"
+[ -d "$root/format/golden" ] && golden="$golden $root/format/golden"
+# shellcheck disable=SC2086
+find $golden -type f -name 'seg-*.mhs' -size -64k 2>/dev/null | sort |
     while read -r f; do add fuzz_segment_open "$f"; done
-find "$root/tests" -type f -name 'MANIFEST' -size -8k 2>/dev/null | sort |
+# shellcheck disable=SC2086
+find $golden -type f -name 'MANIFEST' -size -8k 2>/dev/null | sort |
     while read -r f; do add fuzz_manifest "$f"; done
 find "$root/tests" -type f \( -name '*.lackey' -o -name '*lackey*.txt' \) -size -64k 2>/dev/null | sort |
     while read -r f; do add fuzz_import_lackey "$f"; done
