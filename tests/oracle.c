@@ -29,22 +29,25 @@ typedef struct config {
     int32_t background;  /* builder threads; -1 = the default */
     int commits;        /* random commit points besides the close */
     int discard;        /* junk runs to append and discard */
+    uint64_t auto_commit; /* commit_accesses (0: commits only where the test says) */
 } config;
 
 /* Not a synth flag: a trace without locality, made to stress chunking. */
 #define HOSTILE 0x100u
 
 static const config configs[] = {
-    {"small slices", 1, 60000, 0, 0, 300, 64, 4, 1, 3, 1},
-    {"exec, tiny chunks, 2 builders", 2, 60000, MH_SYNTH_EXEC, 0, 300, 64, 1, 2, 4, 2},
-    {"no linear, sparse", 3, 40000, MH_SYNTH_NO_LINEAR | MH_SYNTH_SPARSE_T, 0, 300, 64, 64, 0, 2, 1},
+    {"small slices", 1, 60000, 0, 0, 300, 64, 4, 1, 3, 1, 0},
+    {"exec, tiny chunks, 2 builders", 2, 60000, MH_SYNTH_EXEC, 0, 300, 64, 1, 2, 4, 2, 0},
+    {"no linear, sparse", 3, 40000, MH_SYNTH_NO_LINEAR | MH_SYNTH_SPARSE_T, 0, 300, 64, 64, 0, 2, 1, 0},
     {"everything, foreground", 4, 50000, MH_SYNTH_EXEC | MH_SYNTH_SPARSE_T | MH_SYNTH_NO_LINEAR,
-     0, 1000, 100, 16, 0, 3, 2},
-    {"everything, 8 builders", 7, 50000, MH_SYNTH_EXEC | MH_SYNTH_SPARSE_T, 0, 257, 64, 2, 8, 5, 2},
-    {"hostile", 8, 30000, HOSTILE, 0, 200, 64, 3, 1, 3, 1},
-    {"hostile, big chunks", 9, 30000, HOSTILE, 0, 500, 128, 100, 0, 2, 1},
-    {"default options", 5, 300000, MH_SYNTH_EXEC, 1, 0, 0, 0, -1, 2, 1},
-    {"default options, sparse", 6, 150000, MH_SYNTH_SPARSE_T, 1, 0, 0, 0, -1, 0, 0},
+     0, 1000, 100, 16, 0, 3, 2, 0},
+    {"everything, 8 builders", 7, 50000, MH_SYNTH_EXEC | MH_SYNTH_SPARSE_T, 0, 257, 64, 2, 8, 5, 2, 0},
+    /* no discards here: an automatic commit may take the junk first */
+    {"automatic commits", 10, 60000, MH_SYNTH_EXEC, 0, 300, 64, 4, 2, 0, 0, 4000},
+    {"hostile", 8, 30000, HOSTILE, 0, 200, 64, 3, 1, 3, 1, 0},
+    {"hostile, big chunks", 9, 30000, HOSTILE, 0, 500, 128, 100, 0, 2, 1, 0},
+    {"default options", 5, 300000, MH_SYNTH_EXEC, 1, 0, 0, 0, -1, 2, 1, 0},
+    {"default options, sparse", 6, 150000, MH_SYNTH_SPARSE_T, 1, 0, 0, 0, -1, 0, 0, 0},
 };
 
 static size_t g_queries = 2000;
@@ -165,7 +168,7 @@ static void run_config(const config *c) {
     }
     if (c->background >= 0)
         opt.background = c->background;
-    opt.commit_accesses = 0; /* commits only where this test says */
+    opt.commit_accesses = c->auto_commit;
     mh_writer *w = NULL;
     CHECK_OK(mh_writer_open(store, MH_CREATE, &opt, &w));
     char seedtxt[32];
@@ -233,6 +236,19 @@ static void run_config(const config *c) {
     if (c->commits > 0)
         CHECKF(mh_reader_segment_count(r) >= 2, "%zu commits left %zu segments",
                (size_t)c->commits, mh_reader_segment_count(r));
+    if (c->auto_commit) {
+        /* each automatic commit waited for commit_accesses pending accesses */
+        size_t segs = mh_reader_segment_count(r);
+        CHECKF(segs >= n / (2 * c->auto_commit), "%zu automatic commits for %zu accesses",
+               segs, n);
+        for (size_t i = 0; i + 1 < segs; i++) {
+            mh_segment_info si;
+            CHECK_OK(mh_reader_segment_info(r, i, &si));
+            CHECKF(si.accesses >= c->auto_commit, "segment %zu holds %llu accesses, "
+                   "committed before %llu were pending", i,
+                   (unsigned long long)si.accesses, (unsigned long long)c->auto_commit);
+        }
+    }
 
     /* the early reader still sees only its prefix */
     if (early) {
