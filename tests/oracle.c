@@ -12,6 +12,7 @@
  * failure prints the query and its seed so it can be replayed.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,45 @@ static void append_and_discard(mh_writer *w, const mh_access *all, size_t pos,
            "%llu, expected %zu", junk, (unsigned long long)mh_writer_next_id(w), pos);
 }
 
+/* A reader thread that keeps opening the store while the writer appends
+ * and commits: every reader must see exactly one committed prefix. */
+typedef struct watcher {
+    const char *store;
+    const mh_access *all;
+    const size_t *prefixes; /* the committed totals the writer went through */
+    size_t nprefixes;
+    atomic_int done;
+    size_t opened;
+    uint64_t seed;
+} watcher;
+
+static void *watch_thread(void *arg) {
+    watcher *wt = arg;
+    tu_rng rng = {wt->seed};
+    while (!atomic_load(&wt->done)) {
+        mh_reader *r = NULL;
+        CHECK_OK(mh_reader_open(wt->store, &r));
+        mh_stats st;
+        CHECK_OK(mh_reader_stats(r, &st));
+        int known = 0;
+        for (size_t i = 0; i < wt->nprefixes; i++)
+            known |= st.accesses == wt->prefixes[i];
+        CHECKF(known, "a reader opened during writing sees %llu accesses, not a commit",
+               (unsigned long long)st.accesses);
+        size_t k = (size_t)st.accesses;
+        tu_check_stats(r, wt->all, k);
+        for (int i = 0; i < 10; i++) {
+            mh_query q;
+            size_t max;
+            tu_random_query(&rng, wt->all, k, &q, &max);
+            tu_check_query(r, wt->all, k, &q, max);
+        }
+        mh_reader_close(r);
+        wt->opened++;
+    }
+    return NULL;
+}
+
 typedef struct qjob {
     const mh_reader *r;
     const mh_access *all;
@@ -190,6 +230,15 @@ static void run_config(const config *c) {
     size_t pos = 0;
     mh_reader *early = NULL; /* opened after the first commit */
     size_t early_n = 0;
+    /* the watcher starts after the first commit and may see any later one */
+    size_t prefixes[10];
+    size_t nprefixes = 0;
+    for (int i = 0; i < c->commits; i++)
+        prefixes[nprefixes++] = commit_at[i];
+    prefixes[nprefixes++] = n;
+    watcher wt = {store, all, prefixes, nprefixes, 0, 0, seed + 4242};
+    pthread_t wth;
+    int watching = 0;
     while (pos < n) {
         while (ci < c->commits && commit_at[ci] <= pos) {
             CHECK_OK(mh_writer_commit(w));
@@ -198,6 +247,8 @@ static void run_config(const config *c) {
                 CHECK_OK(mh_reader_open(store, &early));
                 early_n = pos;
                 tu_check_stats(early, all, early_n);
+                CHECK(pthread_create(&wth, NULL, watch_thread, &wt) == 0);
+                watching = 1;
             }
             ci++;
         }
@@ -226,6 +277,11 @@ static void run_config(const config *c) {
         CHECK(mh_writer_next_id(w) == pos);
     }
     CHECK_OK(mh_writer_close(w));
+    if (watching) {
+        atomic_store(&wt.done, 1);
+        CHECK(pthread_join(wth, NULL) == 0);
+        printf("  %zu readers opened while writing saw whole commits\n", wt.opened);
+    }
 
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(store, &r));
