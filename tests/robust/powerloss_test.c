@@ -271,7 +271,7 @@ int main(int argc, char **argv) {
                      "the killed writer changed the committed file %s", f->name);
             continue;
         }
-        size_t nl = pick_lengths(f->len, 300, 300, lens, 4096);
+        size_t nl = pick_lengths(f->len, 200, 200, lens, 4096);
         for (size_t j = 0; j < nl; j++) {
             materialize(dir, &A, f->name, f->data, lens[j], NULL, NULL, 0);
             snprintf(label, sizeof label, "killed writer's %s truncated to %zu of %zu",
@@ -285,7 +285,7 @@ int main(int argc, char **argv) {
                "uncommitted tail in memory)\n");
 
     /* torn: the next segment, unsealed, at many lengths */
-    size_t nl = pick_lengths(newseg->len, 300, 400, lens, 4096);
+    size_t nl = pick_lengths(newseg->len, 200, 250, lens, 4096);
     for (size_t j = 0; j < nl; j++) {
         materialize(dir, &A, tmpname, newseg->data, lens[j], NULL, NULL, 0);
         snprintf(label, sizeof label, "%s truncated to %zu of %zu", tmpname, lens[j],
@@ -303,7 +303,7 @@ int main(int argc, char **argv) {
         man_cases++;
     }
     /* combinations: segment temp file and MANIFEST.tmp both cut */
-    for (int k = 0; k < 200; k++) {
+    for (int k = 0; k < 120; k++) {
         size_t l1 = (size_t)rb_below(&g_rng, newseg->len + 1);
         size_t l2 = (size_t)rb_below(&g_rng, bman->len + 1);
         materialize(dir, &A, tmpname, newseg->data, l1, "MANIFEST.tmp", bman->data, l2);
