@@ -5,4 +5,5 @@ rm s/MANIFEST
 mkdir s/MANIFEST
 status memhist query s --from 0
 status memhist inspect s
-status memhist fsck s
+# fsck either reports the MANIFEST as a problem or cannot check at all
+status memhist fsck s | tail -n 1
