@@ -14,7 +14,7 @@ int main(int argc, char **argv) {
 C
 cc -O0 -o victim victim.c
 
-memhist record -q -o s --exec -- ./victim fail > /dev/null
+memhist record -q -o s --exec -- ./victim "fail now" > /dev/null
 memhist inspect s | grep -E '^  (exit_status|command_line|exec) '
 memhist query s --from 0 --op x --max 1 --format csv | tail -n +2 | cut -d, -f6
 memhist fsck -q s

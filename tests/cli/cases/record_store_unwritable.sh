@@ -1,0 +1,2 @@
+need valgrind
+memhist record -o no/such/dir/s -- /bin/true
