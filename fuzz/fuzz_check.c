@@ -397,11 +397,23 @@ static void check_query(const mh_reader *r, const mh_query *q, uint64_t limit,
     fuzz_vec cur = {0}, res = {0}, want = {0};
     int cur_done = 0, res_done = 0;
     int rc1 = fuzz_cursor_scan(r, q, limit, seed, &cur, &cur_done);
-    int rc2 = fuzz_resume_scan(r, q, 1 + seed % 5, limit, &res, &res_done);
+    /* each resumed run walks a slice again: bound the chain, compare what
+     * it got with the same head of the cursor's answer */
+    size_t step = 1 + (seed % 5) * 7;
+    uint64_t rlimit = step * 48 < limit ? step * 48 : limit;
+    int rc2 = fuzz_resume_scan(r, q, step, rlimit, &res, &res_done);
     if (fuzz_lenient())
         all = NULL;
-    if (!fuzz_lenient() && rc1 == MH_OK && rc2 == MH_OK && cur_done && res_done)
-        compare_vecs(&res, &cur, "resume chain vs cursor");
+    if (!fuzz_lenient() && rc1 == MH_OK && rc2 == MH_OK) {
+        if (cur_done && res_done) {
+            compare_vecs(&res, &cur, "resume chain vs cursor");
+        } else {
+            size_t k = res.n < cur.n ? res.n : cur.n;
+            for (size_t i = 0; i < k; i++)
+                fuzz_assert_same(&res.v[i], &cur.v[i],
+                                 "resume chain vs cursor (head)", i);
+        }
+    }
     if (rc1 == MH_OK && all) {
         fuzz_brute_query(all->v, all->n, q, cur_done ? SIZE_MAX : cur.n, &want);
         compare_vecs(&cur, &want, "cursor vs brute force");
@@ -487,8 +499,8 @@ int fuzz_exercise_reader(const mh_reader *r, uint64_t limit) {
     const fuzz_vec *all = have_all ? &fwd : NULL;
     if (have_all && fwd.n > 0) {
         size_t n = fwd.n;
-        size_t picks[5] = {0, n / 3, n / 2, (2 * n) / 3, n - 1};
-        for (int i = 0; i < 5; i++) {
+        size_t picks[3] = {0, n / 2, n - 1};
+        for (int i = 0; i < 3; i++) {
             const mh_access *a = &fwd.v[picks[i]];
             uint64_t last = a->physical + (a->size - 1);
             uint32_t s = (uint32_t)i * 4u;
