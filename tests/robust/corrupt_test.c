@@ -19,8 +19,10 @@
  *     before the error must still be right);
  *   - nothing crashes or hangs (a 20 s alarm per flip; the flip is named on
  *     a crash or a sanitizer report).
- * With MEMHIST, every CLI_EVERY-th flip of each region (default 64) also runs `memhist fsck` (exit 1 when the
- * library found a problem) and `memhist inspect` (exit 0 or 1, no crash).
+ * With MEMHIST, every CLI_EVERY-th flip of each region (default 64) also
+ * runs `memhist fsck` (exit 1 when the library found a problem),
+ * `memhist inspect` (exit 0 or 1, no crash) and
+ * `memhist query --all` (exit 1, or exit 0 with exactly the intact dump).
  * Prints flips made / detected per region.
  */
 #include "robust_util.h"
@@ -361,6 +363,20 @@ int main(int argc, char **argv) {
     uint64_t p0 = rb_verify(store, 0, 1, &vrc);
     RB_CHECK(vrc == MH_OK && p0 == 0, "intact store: fsck %s", mh_error_name(vrc));
 
+    /* the CLI's intact full dump, to compare flipped stores' dumps with */
+    char cli_out[4096];
+    rb_path(cli_out, sizeof cli_out, work, "query.csv");
+    unsigned char *intact_csv = NULL;
+    size_t intact_csv_len = 0;
+    if (memhist != NULL) {
+        char *qa[] = {(char *)memhist, "query", store, "--from", "0", "--all",
+                      "--op", "rwx", "--format", "csv", NULL};
+        int st = rb_run(qa, cli_out, NULL);
+        intact_csv = rb_read_file(cli_out, &intact_csv_len);
+        RB_CHECK(st == 0 && intact_csv != NULL && intact_csv_len > 1000,
+                 "memhist query on the intact store exited %d", st);
+    }
+
     /* every file, its coverage and the flips */
     size_t nn = 0;
     char **names = rb_list_dir(store, &nn);
@@ -451,6 +467,21 @@ int main(int argc, char **argv) {
                     fprintf(stderr, "%s: memhist inspect exited %d\n", g_where, st);
                     wrong++;
                 }
+                /* the CLI's full dump: all or nothing, never other data */
+                char *qa[] = {(char *)memhist, "query", store, "--from", "0", "--all",
+                              "--op", "rwx", "--format", "csv", NULL};
+                st = rb_run(qa, cli_out, NULL);
+                size_t ql = 0;
+                unsigned char *qb = rb_read_file(cli_out, &ql);
+                if (st == 0 && (qb == NULL || ql != intact_csv_len ||
+                                memcmp(qb, intact_csv, ql) != 0)) {
+                    fprintf(stderr, "%s: memhist query exited 0 with other output\n", g_where);
+                    wrong++;
+                } else if (st != 0 && st != 1) {
+                    fprintf(stderr, "%s: memhist query exited %d\n", g_where, st);
+                    wrong++;
+                }
+                free(qb);
                 cli_runs++;
             }
             alarm(0);
@@ -485,6 +516,7 @@ int main(int argc, char **argv) {
         free(in.qans[i]);
     free(in.all);
     free(buf);
+    free(intact_csv);
     RB_CHECK(missed == 0, "%lu flips went undetected", missed);
     RB_CHECK(wrong == 0, "%lu flips made a reader misbehave", wrong);
     rb_rm_dir(work);
