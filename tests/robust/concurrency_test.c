@@ -5,7 +5,8 @@
  *
  * Imports a real trace (valgrind lackey of TRACEE; synthetic CSV without
  * valgrind, then exit 77 after running) with `memhist import
- * --report-commits --commit-every N`, and while it runs:
+ * --report-commits --commit-every N` reading from a pipe the test feeds
+ * (half the trace, the rest after three stops), and while it runs:
  *   - at some reported commits the importer is stopped (SIGSTOP), which
  *     makes the moment exact: a reader opened then holds at least that
  *     commit and exactly a prefix of the trace; queries match the oracle;
@@ -23,6 +24,8 @@
 #include "robust_util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,6 +33,49 @@
 #include <unistd.h>
 
 enum { MAX_OLD = 64 };
+
+/* Writes the trace into the importer's stdin: the first half, then, once
+ * released, the rest; then closes the pipe. */
+typedef struct feeder {
+    unsigned char *data;
+    size_t len;
+    int fd;
+    int released;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+} feeder;
+
+static void write_all(int fd, const unsigned char *p, size_t n) {
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return; /* the importer died: the main thread reports it */
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+static void *feed(void *arg) {
+    feeder *fd = arg;
+    size_t half = fd->len / 2;
+    write_all(fd->fd, fd->data, half);
+    pthread_mutex_lock(&fd->lock);
+    while (!fd->released)
+        pthread_cond_wait(&fd->cond, &fd->lock);
+    pthread_mutex_unlock(&fd->lock);
+    write_all(fd->fd, fd->data + half, fd->len - half);
+    close(fd->fd);
+    return NULL;
+}
+
+static void release_rest(feeder *fd) {
+    pthread_mutex_lock(&fd->lock);
+    fd->released = 1;
+    pthread_cond_signal(&fd->cond);
+    pthread_mutex_unlock(&fd->lock);
+}
 
 static const mh_access *g_all;
 static size_t g_total;
@@ -98,12 +144,34 @@ int main(int argc, char **argv) {
 
     char every[32];
     snprintf(every, sizeof every, "%zu", g_total / 60 + 1);
+    /* The importer reads the trace from a pipe this test feeds: the first
+     * half at once, the rest only after three stops. So the import cannot
+     * end before the test has seen it at work, however loaded the host. */
+    feeder fd_ctx;
+    memset(&fd_ctx, 0, sizeof fd_ctx);
+    fd_ctx.data = rb_read_file(trace, &fd_ctx.len);
+    RB_CHECK(fd_ctx.data != NULL, "cannot read %s", trace);
+    pthread_mutex_init(&fd_ctx.lock, NULL);
+    pthread_cond_init(&fd_ctx.cond, NULL);
+    int in[2];
+    RB_CHECK(pipe(in) == 0, "pipe: %s", strerror(errno));
+    /* no child may hold the write end, or the importer never sees the end */
+    RB_CHECK(fcntl(in[1], F_SETFD, FD_CLOEXEC) == 0, "fcntl: %s", strerror(errno));
+    fd_ctx.fd = in[1];
+    int saved_stdin = dup(STDIN_FILENO);
+    RB_CHECK(saved_stdin >= 0 && dup2(in[0], STDIN_FILENO) == STDIN_FILENO, "dup2: %s",
+             strerror(errno));
     int fds[2];
     RB_CHECK(pipe(fds) == 0, "pipe: %s", strerror(errno));
     char *args[] = {(char *)memhist, "import", "-q", (char *)xflag, "--format", (char *)fmt,
-                    "--commit-every", every, "--report-commits", trace, store, NULL};
+                    "--commit-every", every, "--report-commits", "-", store, NULL};
     pid_t pid = rb_spawn(args, fds[1], NULL);
     close(fds[1]);
+    RB_CHECK(dup2(saved_stdin, STDIN_FILENO) == STDIN_FILENO, "dup2: %s", strerror(errno));
+    close(saved_stdin);
+    close(in[0]);
+    pthread_t feed_thread;
+    RB_CHECK(pthread_create(&feed_thread, NULL, feed, &fd_ctx) == 0, "pthread_create");
     FILE *f = fdopen(fds[0], "r");
 
     mh_reader *old[MAX_OLD];
@@ -173,6 +241,8 @@ int main(int argc, char **argv) {
         }
         RB_CHECK(kill(pid, SIGCONT) == 0, "SIGCONT: %s", strerror(errno));
         stops++;
+        if (stops == 3)
+            release_rest(&fd_ctx);
         /* open while it runs: any moment must give a committed prefix */
         for (int k = 0; k < 3; k++) {
             mh_reader *lr = NULL;
@@ -189,9 +259,12 @@ int main(int argc, char **argv) {
             }
         }
     }
+    release_rest(&fd_ctx); /* in case there were fewer stops */
     while (fgets(line, sizeof line, f) != NULL)
         ;
     fclose(f);
+    pthread_join(feed_thread, NULL);
+    free(fd_ctx.data);
     int wst = final_status;
     if (!reaped)
         waitpid(pid, &wst, 0);
