@@ -610,12 +610,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (m.old) {
         check_reader(&p, m.old, &m, m.old_n, m.meta_old);
         mh_reader_close(m.old);
+        m.old = NULL;
     }
     mh_verify_result res;
-    memset(&res, 0, sizeof res);
-    FUZZ_OK(mh_verify(dir, 0, NULL, NULL, &res));
+    FUZZ_OK(fuzz_verify(dir, 0, &res));
     FUZZ_ASSERT(res.problems == 0);
     FUZZ_ASSERT(res.accesses == m.all.n);
+    /* on a clean store, repair has nothing to do and changes nothing */
+    FUZZ_OK(fuzz_verify(dir, MH_VERIFY_REPAIR, &res));
+    FUZZ_ASSERT_MSG(res.repaired == 0, "fsck --repair changed a clean store");
+    reader_step(&p, &m, dir, NULL);
+    mh_reader_close(m.old);
+    m.old = NULL;
 
     fuzz_vec_free(&m.all);
     meta_free(m.meta);
