@@ -253,6 +253,10 @@ int main(int argc, char **argv) {
         rb_rm_dir(store);
         size_t wait_lines = (size_t)rb_below(&c.rng, nrep);
         useconds_t delay = (useconds_t)rb_below(&c.rng, (uint64_t)(2 * gap_us) + 1);
+        if (k < 2) { /* the first two: during start-up and the first commit */
+            wait_lines = 0;
+            delay = k == 0 ? 0 : (useconds_t)(gap_us / 2);
+        }
         int fds[2];
         RB_CHECK(pipe(fds) == 0, "pipe: %s", strerror(errno));
         char *args[] = {(char *)c.memhist, "import", "-q", "--format", (char *)fmt,
