@@ -17,7 +17,7 @@
  *   - a full scan and a fixed set of queries either return exactly the
  *     intact answers or stop with a store error code (accesses returned
  *     before the error must still be right);
- *   - nothing crashes or hangs (a 20 s alarm per flip; the flip is named on
+ *   - nothing crashes or hangs (a 60 s alarm per flip; the flip is named on
  *     a crash or a sanitizer report).
  * With MEMHIST, every CLI_EVERY-th flip of each region (default 64) also
  * runs `memhist fsck` (exit 1 when the library found a problem),
@@ -68,7 +68,7 @@ static void on_fatal(int sig) {
 
 static void on_alarm(int sig) {
     (void)sig;
-    static const char msg[] = "corrupt_test: HANG (20 s) ";
+    static const char msg[] = "corrupt_test: HANG (60 s) ";
     ssize_t rc = write(STDERR_FILENO, msg, sizeof msg - 1);
     (void)rc;
     say_where();
@@ -426,7 +426,7 @@ int main(int argc, char **argv) {
             snprintf(g_where, sizeof g_where, "%s offset %zu (%s) xor 0x%02x", names[i], off,
                      region_names[region], mask);
             RB_CHECK(pwrite(fd, &v, 1, (off_t)off) == 1, "pwrite: %s", strerror(errno));
-            alarm(20);
+            alarm(60);
             made[region]++;
             mh_verify_result res;
             memset(&res, 0, sizeof res);

@@ -15,8 +15,9 @@
  *     whose commit was reported before the kill;
  *   - random queries (with resume chains) match a brute-force oracle over
  *     that prefix;
- *   - after repair fsck is clean (library, and `memhist fsck` every 4th
- *     kill) and the store lost nothing it opened with.
+ *   - after repair (mh_verify, or `memhist fsck --repair` every 4th kill)
+ *     fsck is clean (library, and `memhist fsck` every 4th kill) and the
+ *     store lost nothing it opened with.
  * Every temporary file the kill left (the unsealed tail segment, the
  * manifest's temporary file) is also truncated at several seeded lengths in
  * a copy of the store, with the same checks. The kill moments depend on
@@ -97,8 +98,14 @@ static void check_store(ctx *c, const char *dir, uint64_t min_count, int queries
     int vrc;
     if (rb_verify(dir, 0, 0, &vrc) != 0 || vrc != MH_OK)
         c->fsck_dirty_before_repair++;
-    rb_verify(dir, MH_VERIFY_REPAIR, 0, &vrc);
-    RB_CHECK(vrc == MH_OK, "%s: fsck --repair returned %s", label, mh_error_name(vrc));
+    if (cli_fsck) { /* the command-line repair, as a user would run it */
+        char *argv[] = {(char *)c->memhist, "fsck", "--repair", "--quiet", (char *)dir, NULL};
+        int st2 = rb_run(argv, NULL, NULL);
+        RB_CHECK(st2 == 0, "%s: memhist fsck --repair %s exited with %d", label, dir, st2);
+    } else {
+        rb_verify(dir, MH_VERIFY_REPAIR, 0, &vrc);
+        RB_CHECK(vrc == MH_OK, "%s: fsck --repair returned %s", label, mh_error_name(vrc));
+    }
     uint64_t problems = rb_verify(dir, 0, 1, &vrc);
     RB_CHECK(vrc == MH_OK && problems == 0, "%s: fsck after repair: %s, %llu problems",
              label, mh_error_name(vrc), (unsigned long long)problems);
