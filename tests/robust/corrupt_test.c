@@ -1,10 +1,11 @@
 /*
  * corrupt_test.c - every byte of a small store flipped, one at a time.
  *
- *   corrupt_test WORKDIR [MAX_FLIPS [MEMHIST [CLI_EVERY [SEED]]]]
+ *   corrupt_test [--big] WORKDIR [MAX_FLIPS [MEMHIST [CLI_EVERY [SEED]]]]
  *
  * Builds a store of a few thousand accesses in several segments with the
- * writer API (small slices and blocks, metadata), then for every byte of
+ * writer API (small slices and blocks, metadata) - or with --big, 10,000
+ * accesses in two segments with the writer's default options - then for every byte of
  * every file but LOCK (or, when there are more than MAX_FLIPS bytes, a
  * seeded sample of MAX_FLIPS of them) changes that byte in place and checks:
  *   - mh_verify reports a problem for every flip: SPEC.md section 12 says
@@ -47,7 +48,11 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-enum { TOTAL = 1600, NQUERIES = 10, MAXANS = 3000 };
+enum { NQUERIES = 10, MAXANS = 3000 };
+
+/* accesses in the store: 1600 with small options (the default), or 40000
+ * with the writer's default options (--big) */
+static size_t TOTAL = 1600;
 
 /* what is being flipped, for the crash and hang handlers */
 static char g_where[256] = "(setup)";
@@ -256,7 +261,7 @@ static const char *read_checks(const char *dir, const intact *in, mh_access *buf
                 goto out;
             }
         } else if (pos != TOTAL) {
-            snprintf(why, sizeof why, "scan ended after %zu of %d accesses without error",
+            snprintf(why, sizeof why, "scan ended after %zu of %zu accesses without error",
                      pos, TOTAL);
             bad = why;
             goto out;
@@ -288,8 +293,15 @@ out:
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: corrupt_test WORKDIR [MAX_FLIPS [MEMHIST [CLI_EVERY [SEED]]]]\n");
+        fprintf(stderr, "usage: corrupt_test [--big] WORKDIR [MAX_FLIPS [MEMHIST [CLI_EVERY [SEED]]]]\n");
         return 2;
+    }
+    int big = strcmp(argv[1], "--big") == 0;
+    if (big) {
+        argv++;
+        argc--;
+        TOTAL = 10000;
+        RB_CHECK(argc >= 2, "--big needs WORKDIR");
     }
     const char *work = argv[1];
     size_t max_flips = argc > 2 ? (size_t)strtoull(argv[2], NULL, 0) : 1000000;
@@ -317,17 +329,24 @@ int main(int argc, char **argv) {
     in.all = rb_gen_accesses(1234, TOTAL);
     mh_writer_options o;
     mh_writer_options_init(&o);
-    o.slice_accesses = 200;
-    o.block_accesses = 64;
-    o.chunk_min_accesses = 32;
+    size_t cuts[] = {0, 500, 1000, 1300, TOTAL};
+    if (big) { /* default layout: large blocks and slices, two segments */
+        cuts[1] = TOTAL / 4;
+        cuts[2] = cuts[3] = TOTAL / 2;
+    } else {
+        o.slice_accesses = 200;
+        o.block_accesses = 64;
+        o.chunk_min_accesses = 32;
+        o.background = 0;
+    }
     o.commit_accesses = 0;
-    o.background = 0;
     mh_writer *w = NULL;
     RB_OK(mh_writer_open(store, MH_CREATE, &o, &w));
     RB_OK(mh_writer_set_meta(w, "tracer", "corrupt_test"));
     RB_OK(mh_writer_set_meta(w, "note", "every byte of this store gets flipped"));
-    size_t cuts[] = {0, 500, 1000, 1300, TOTAL};
     for (int i = 0; i + 1 < 5; i++) {
+        if (cuts[i + 1] == cuts[i])
+            continue;
         RB_OK(mh_writer_append_batch(w, in.all + cuts[i], cuts[i + 1] - cuts[i], NULL));
         RB_OK(mh_writer_commit(w));
     }
