@@ -37,6 +37,7 @@ typedef struct opts {
     uint64_t seed;
     size_t batch;
     double budget;
+    long oracle; /* queries per class checked by brute force; -1 = auto */
     int keep;
 } opts;
 
@@ -45,7 +46,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: mh_bench [--sizes N[,N...]] [--lackey FILE] [--sqlite-max N]\n"
             "                [--queries N] [--json FILE] [--dir DIR] [--seed N]\n"
-            "                [--batch N] [--budget S] [--keep] [--quick]\n"
+            "                [--batch N] [--budget S] [--oracle N] [--keep] [--quick]\n"
             "  --sizes       synthetic trace sizes (1000000, 1e6; default 1e6 unless\n"
             "                --lackey is given)\n"
             "  --lackey      a valgrind lackey trace (record_real_trace.sh makes one)\n"
@@ -57,6 +58,9 @@ static void usage(FILE *f)
             "  --batch       accesses per append batch (default 65536)\n"
             "  --budget      seconds one class may take per implementation and pass\n"
             "                (default 5): a slower class keeps fewer queries\n"
+            "  --oracle      check the first N queries of each class against a\n"
+            "                brute-force scan of the trace (default: 2 when SQLite\n"
+            "                is skipped, else 0; --quick: all)\n"
             "  --keep        keep the stores\n"
             "  --quick       1e5 accesses, 5 queries per class, small slices, answers\n"
             "                also checked against a brute-force scan (the ctest)\n"
@@ -108,6 +112,7 @@ static int parse_opts(int argc, char **argv, opts *o)
     o->seed = 1;
     o->batch = 65536;
     o->budget = 5;
+    o->oracle = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -157,6 +162,11 @@ static int parse_opts(int argc, char **argv, opts *o)
             if (parse_count(v, &x) || x == 0 || x > (1u << 24))
                 return bad_usage("bad --batch (1 .. 16777216)", v);
             o->batch = (size_t)x;
+            i++;
+        } else if (!strcmp(a, "--oracle")) {
+            if (parse_count(v, &x) || x > 100000)
+                return bad_usage("bad --oracle (0 .. 100000)", v);
+            o->oracle = (long)x;
             i++;
         } else if (!strcmp(a, "--budget")) {
             if (parse_count(v, &x) || x == 0 || x > 86400)
@@ -441,7 +451,7 @@ static void reader_child(void *p, child_msg *m)
     c->t->a = NULL;
     int reset = reset_hwm();
     int rc;
-    mhb_impl im = {c->sqlite ? "SQLite" : "memhist", NULL, NULL, 0};
+    mhb_impl im = {c->sqlite ? "SQLite" : "memhist", NULL, NULL, 0, SIZE_MAX};
     mh_reader *r = NULL;
     mhb_sql_reader *s = NULL;
     if (c->sqlite) {
@@ -676,12 +686,13 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     }
     mhb_impl impl[3];
     size_t nimpl = 0;
-    impl[nimpl++] = (mhb_impl){"memhist", mh_run, r, 0};
+    impl[nimpl++] = (mhb_impl){"memhist", mh_run, r, 0, SIZE_MAX};
     if (s)
-        impl[nimpl++] = (mhb_impl){"SQLite", sql_run, s, 1};
+        impl[nimpl++] = (mhb_impl){"SQLite", sql_run, s, 1, SIZE_MAX};
     mhb_oracle_ctx oc = {t->a, t->n};
-    if (o->quick)
-        impl[nimpl++] = (mhb_impl){"scan", mhb_oracle_run, &oc, -1};
+    long checks = o->oracle >= 0 ? o->oracle : o->quick ? (long)o->queries : s ? 0 : 2;
+    if (checks > 0)
+        impl[nimpl++] = (mhb_impl){"scan", mhb_oracle_run, &oc, -1, (size_t)checks};
     fprintf(stderr, "mh_bench: %s: queries (%zu classes x %zu)\n", w->name, w->ncls,
             o->queries);
     rc = mhb_classes_bench(w->cls, w->ncls, impl, nimpl, 1, o->budget, &w->compared,

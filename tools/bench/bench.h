@@ -48,6 +48,7 @@ typedef struct mhb_impl {
     mhb_run_fn run;
     void *h;
     int slot; /* index in mhb_class.lat, or -1 when never timed (oracle) */
+    size_t limit; /* compare only the first `limit` queries of each class */
 } mhb_impl;
 
 /* Brute force over the trace, as an implementation. */

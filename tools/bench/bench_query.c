@@ -245,7 +245,7 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
         }
         for (size_t m = 1; m < nimpl && rc == MH_OK; m++) {
             t0 = mhb_now();
-            for (size_t i = 0; i < x->nrun && rc == MH_OK; i++) {
+            for (size_t i = 0; i < x->nrun && i < impl[m].limit && rc == MH_OK; i++) {
                 size_t ng = 0;
                 rc = run_one(&impl[m], x, i, got, &ng);
                 if (rc != MH_OK)
