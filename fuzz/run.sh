@@ -91,8 +91,16 @@ for t in $targets; do
         mkdir -p "$root/fuzz/regressions/$t"
         for a in "$arts"/*; do
             [ -f "$a" ] || continue
-            cp "$a" "$root/fuzz/regressions/$t/" &&
-                echo "!! kept $root/fuzz/regressions/$t/$(basename "$a")" >&2
+            known=""
+            for e in "$root/fuzz/regressions/$t"/* "$root/fuzz/findings/$t"/*; do
+                [ -f "$e" ] && cmp -s "$a" "$e" && known=$e && break
+            done
+            if [ -n "$known" ]; then
+                echo "!! the input is already kept as $known" >&2
+            else
+                cp "$a" "$root/fuzz/regressions/$t/" &&
+                    echo "!! kept $root/fuzz/regressions/$t/$(basename "$a")" >&2
+            fi
         done
         summary="$summary
 $t: FAILED after ${execs:-?} executions"
