@@ -5,8 +5,9 @@
 #   tools/bench/record_real_trace.sh [OUT]     (default /tmp/mh_bench_real.lackey)
 #
 # Deterministic on one machine: address-space randomisation off (setarch -R),
-# an empty environment, a fixed hash seed, no site module. About 10 million
-# memory accesses (27 million lines, ~450 MB); takes 2-3 minutes.
+# an empty environment, a fixed hash seed, no site module. About 16 million
+# data accesses (56 million lines with the instructions, ~500 MB); takes
+# 3 to 7 minutes.
 set -eu
 out=${1:-/tmp/mh_bench_real.lackey}
 for tool in valgrind setarch; do
