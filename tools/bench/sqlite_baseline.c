@@ -217,7 +217,7 @@ int mhb_sql_writer_open(const char *path, const mhb_sql_options *opt,
  * the same digit are skipped (addresses of one slice share their high bits). */
 static sort_rec *radix_sort(sort_rec *a, sort_rec *b, size_t n)
 {
-    static size_t count[65536];
+    static size_t count[65536]; /* 512 KiB, off the stack; one writer thread */
     for (unsigned shift = 0; shift < 64; shift += 16) {
         memset(count, 0, sizeof count);
         for (size_t i = 0; i < n; i++)
