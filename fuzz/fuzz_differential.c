@@ -13,8 +13,9 @@
  * metadata, a full round trip in both directions, and drawn queries answered
  * by mh_query_run, by a cursor with random batch sizes and by a resume
  * chain. A reader kept open across later writes must keep answering from the
- * prefix it saw. The store is finally closed, checked again and verified
- * with mh_verify (which must find it clean).
+ * prefix it saw. The store is finally closed and checked again, also with
+ * the generic reader checks of fuzz_check.c; fsck (mh_verify) must find it
+ * clean, and fsck --repair must find nothing to do.
  */
 #include <inttypes.h>
 #include <stdio.h>
