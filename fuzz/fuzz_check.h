@@ -43,13 +43,18 @@ typedef struct fuzz_chain {
     uint64_t seen;
     int have_last;
     mh_access last;
+    /* transitions checked across batches (a cursor), or only within one
+     * (a resume chain: each mh_query_run answers its own query, and rows of
+     * distinct chunks that disagree are only seen together by fsck) */
+    int across_batches;
 } fuzz_chain;
 
 void fuzz_chain_init(fuzz_chain *c, const mh_query *q, const mh_stats *st);
 /* Checks n accesses that continue the answer: each access valid (size >= 1,
  * no wrap, op known and in the set, has_linear 0/1, reserved 0, overlap with
  * [A, B], start condition, id < st.accesses, transition within the store's
- * bounds), ids strictly monotone and transitions monotone in the direction. */
+ * bounds), ids strictly monotone and transitions monotone in the direction
+ * (within each batch, and across batches when across_batches is set). */
 void fuzz_chain_check(fuzz_chain *c, const mh_access *a, size_t n);
 
 /* Runs q through a cursor with batch sizes drawn from seed, checking every

@@ -218,9 +218,11 @@ void mh_writer_abandon(mh_writer *w);
 typedef struct mh_reader mh_reader;
 
 /* Opens the committed content of the store at path. Reads the manifest and
- * each segment's header, dictionary and index arrays (checksums verified);
- * never reads or decompresses access blocks, so its cost does not grow with
- * the number of accesses. Errors: MH_ENOENT, MH_ENOTSTORE, MH_EVERSION,
+ * each segment's header, dictionary and slice array (checksums verified);
+ * a slice's chunk and block records are verified the first time a query or
+ * an introspection call uses them, and access blocks when they are decoded.
+ * Opening never reads or decompresses access blocks, so its cost does not
+ * grow with the number of accesses. Errors: MH_ENOENT, MH_ENOTSTORE, MH_EVERSION,
  * MH_ECORRUPT, MH_ECHECKSUM, MH_ETRUNCATED, MH_EIO, MH_ENOMEM. */
 int mh_reader_open(const char *path, mh_reader **out);
 

@@ -45,6 +45,7 @@ struct mh_cursor {
     qspec spec;
     int started, done, error;
     uint64_t last_id;
+    uint64_t last_t; /* transition of the last access returned */
 };
 
 void mh_query_init(mh_query *q) {
@@ -173,7 +174,7 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
             hi = mid - 1;
     }
     size_t found = 0;
-    uint64_t prev_id = fwd ? 0 : UINT64_MAX;
+    uint64_t prev_id = 0, prev_t = 0;
     int have_prev = 0;
     for (int64_t b = lo; fwd ? b <= (int64_t)b1 : b >= (int64_t)b0;
          b += fwd ? 1 : -1) {
@@ -198,9 +199,11 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
                 t < ch->t_first || t > ch->t_last ||
                 rows->id_off[row] < ch->id_first ||
                 rows->id_off[row] > ch->id_last ||
-                (have_prev && (fwd ? id <= prev_id : id >= prev_id)))
+                (have_prev && (fwd ? id <= prev_id || t < prev_t
+                                   : id >= prev_id || t > prev_t)))
                 return MH_ECORRUPT;
             prev_id = id;
+            prev_t = t;
             have_prev = 1;
             if (!in_range(q, t, id))
                 continue;
@@ -269,6 +272,14 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
     }
     sort_cands(c, q->dir);
     size_t n = c->ncand < want ? c->ncand : want;
+    /* rows of different chunks must agree too: ids are unique and
+     * transitions follow ids */
+    for (size_t i = 1; i < n; i++)
+        if (fwd ? c->cand[i].id <= c->cand[i - 1].id ||
+                      c->cand[i].transition < c->cand[i - 1].transition
+                : c->cand[i].id >= c->cand[i - 1].id ||
+                      c->cand[i].transition > c->cand[i - 1].transition)
+            return MH_ECORRUPT;
     if (n)
         memcpy(out, c->cand, n * sizeof *out);
     *got = n;
@@ -484,8 +495,18 @@ int mh_cursor_next(mh_cursor *cur, mh_access *out, size_t max, size_t *n) {
         return rc;
     }
     if (*n) {
+        /* each call checks its own answer; across calls the transitions
+         * must keep going the same way (data that passed its checksums
+         * but whose chunks disagree with each other) */
+        if (cur->started && (s.dir == MH_FORWARD ? out[0].transition < cur->last_t
+                                                 : out[0].transition > cur->last_t)) {
+            *n = 0;
+            cur->error = MH_ECORRUPT;
+            return MH_ECORRUPT;
+        }
         cur->started = 1;
         cur->last_id = out[*n - 1].id;
+        cur->last_t = out[*n - 1].transition;
     }
     if (*n < max)
         cur->done = 1;

@@ -23,6 +23,7 @@ typedef struct vctx {
     void *arg;
     mh_verify_result *res;
     int quiet; /* count, but do not report (repair's dry run) */
+    int fatal; /* MH_ENOMEM or MH_EIO met: the answer is incomplete */
 } vctx;
 
 static void report(vctx *v, int code, const char *file, uint64_t off,
@@ -30,6 +31,12 @@ static void report(vctx *v, int code, const char *file, uint64_t off,
 
 static void report(vctx *v, int code, const char *file, uint64_t off,
                    const char *fmt, ...) {
+    if (code == MH_ENOMEM || code == MH_EIO) {
+        /* the machine failed, not the store: stop calling it damage */
+        if (!v->fatal)
+            v->fatal = code;
+        return;
+    }
     if (code != MH_OK)
         v->res->problems++;
     else
@@ -158,6 +165,10 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
     mh_seg seg;
     mh_diag d = {0, ""};
     int rc = mh_seg_open(v->dir, name, &seg, &d);
+    if (rc == MH_EIO && errno == ENOENT) {
+        rc = MH_ECORRUPT;
+        snprintf(d.msg, sizeof d.msg, "segment listed in MANIFEST is missing");
+    }
     if (rc != MH_OK) {
         report(v, rc, name, d.offset, "%s", d.msg[0] ? d.msg : mh_strerror(rc));
         return v->res->problems - before;
@@ -214,8 +225,8 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
     free(scratch);
     free(seen);
     free(tby);
-    if (keep)
-        *keep = seg;
+    if (keep && v->res->problems == before)
+        *keep = seg; /* the caller closes what verified */
     else
         mh_seg_close(&seg);
     return v->res->problems - before;
@@ -314,6 +325,8 @@ static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
     *man_ok = rc == MH_OK;
     if (rc != MH_OK)
         report(v, rc, MHF_MANIFEST_NAME, d.offset, "%s", d.msg);
+    if (rc == MH_ENOMEM || rc == MH_EIO)
+        return; /* unread is not unlisted: classify nothing */
     for (size_t i = 0; *man_ok && i < m->nrecs; i++) {
         char name[MHF_SEGMENT_NAME_LEN + 1];
         mh_segment_name(name, m->recs[i].seq);
@@ -345,11 +358,20 @@ static int remove_file(vctx *v, const char *name, const char *why) {
 
 static int repair(vctx *v) {
     dirlist l;
-    MH_TRY(list_dir(v->dir, &l));
+    int lrc = list_dir(v->dir, &l);
+    if (lrc != MH_OK) {
+        free_list(&l);
+        return lrc;
+    }
     mh_manifest m;
     mh_diag d;
-    int man_ok = mh_manifest_load(v->dir, &m, &d) == MH_OK;
-    int rc = MH_OK;
+    int rc = mh_manifest_load(v->dir, &m, &d);
+    if (rc == MH_ENOMEM || rc == MH_EIO) {
+        free_list(&l);
+        return rc; /* never decide what to delete without the manifest */
+    }
+    int man_ok = rc == MH_OK;
+    rc = MH_OK;
     for (size_t i = 0; i < l.ntmps; i++)
         remove_file(v, l.tmps[i], "temporary file of an interrupted writer");
     /* committed segments must verify: repair does not touch damage */
@@ -368,7 +390,12 @@ static int repair(vctx *v) {
         for (size_t i = 0; i < m.nrecs; i++) {
             char name[MHF_SEGMENT_NAME_LEN + 1];
             mh_segment_name(name, m.recs[i].seq);
-            if (verify_segment(&quiet, name, &m.recs[i], NULL)) {
+            uint64_t bad = verify_segment(&quiet, name, &m.recs[i], NULL);
+            if (quiet.fatal) {
+                rc = quiet.fatal;
+                goto out;
+            }
+            if (bad) {
                 report(v, MH_ECORRUPT, name, 0,
                        "committed segment is damaged: repair leaves the store "
                        "as it is");
@@ -386,6 +413,12 @@ static int repair(vctx *v) {
             continue;
         mh_seg seg;
         uint64_t bad = verify_segment(&quiet, l.segs[i], NULL, &seg);
+        if (quiet.fatal) {
+            if (!bad)
+                mh_seg_close(&seg);
+            rc = quiet.fatal;
+            goto out;
+        }
         int fits = !bad && seg.id_first == next.access_count &&
                    (next.nrecs == 0 || seg.seq > next.recs[next.nrecs - 1].seq);
         if (fits) {
@@ -439,7 +472,7 @@ int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
         return errno == ENOENT ? MH_ENOENT : MH_EIO;
     if (!S_ISDIR(st.st_mode))
         return MH_ENOTSTORE;
-    vctx v = {path, fn, ctx, res, 0};
+    vctx v = {path, fn, ctx, res, 0, 0};
     int lock_fd = -1;
     if (flags & MH_VERIFY_REPAIR) {
         char *lp = mh_path_join(path, MHF_LOCK_NAME);
@@ -453,14 +486,15 @@ int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
             close(lock_fd);
             return MH_ELOCKED;
         }
-        uint64_t repaired = 0;
         mh_verify_result tmp = {0};
         v.res = &tmp;
         int rc = repair(&v);
-        repaired = tmp.repaired;
         v.res = res;
-        (void)rc;
-        res->repaired = repaired;
+        res->repaired = tmp.repaired;
+        if ((rc == MH_ENOMEM || rc == MH_EIO || v.fatal) && lock_fd >= 0) {
+            close(lock_fd);
+            return v.fatal ? v.fatal : rc;
+        }
     }
     dirlist l;
     int rc = list_dir(path, &l);
@@ -472,10 +506,9 @@ int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
         res->repaired = repaired;
         if (man_ok)
             mh_manifest_free(&m);
-        free_list(&l);
-        /* a directory with neither MANIFEST nor segments is not a store */
-        rc = res->problems ? MH_ECORRUPT : MH_OK;
+        rc = v.fatal ? v.fatal : res->problems ? MH_ECORRUPT : MH_OK;
     }
+    free_list(&l); /* also after a failed listing: it may hold names */
     if (lock_fd >= 0)
         close(lock_fd);
     return rc;

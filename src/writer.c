@@ -58,6 +58,7 @@ struct mh_writer {
     size_t npool;
     uint64_t jobs_sent, jobs_done; /* slices handed out / appended */
     int job_rc;
+    int job_errno;            /* errno of the builder that failed */
     int stop;
 };
 
@@ -101,8 +102,10 @@ static void *builder_main(void *arg) {
             pthread_cond_wait(&w->cv, &w->mu);
         if (rc == MH_OK && w->job_rc == MH_OK)
             rc = mh_segw_append(w->segw, b);
-        if (rc != MH_OK && w->job_rc == MH_OK)
+        if (rc != MH_OK && w->job_rc == MH_OK) {
             w->job_rc = rc;
+            w->job_errno = errno; /* the caller's thread reports it */
+        }
         w->jobs_done++;
         w->pool[w->npool++] = j.buf;
         pthread_cond_broadcast(&w->cv);
@@ -119,6 +122,8 @@ static int wait_idle(mh_writer *w) {
     while (w->jobs_done != w->jobs_sent)
         pthread_cond_wait(&w->cv, &w->mu);
     int rc = w->job_rc;
+    if (rc != MH_OK)
+        errno = w->job_errno;
     pthread_mutex_unlock(&w->mu);
     return rc;
 }
@@ -158,6 +163,8 @@ static int close_slice(mh_writer *w) {
         while (w->npool == 0 && w->job_rc == MH_OK)
             pthread_cond_wait(&w->cv, &w->mu);
         rc = w->job_rc;
+        if (rc != MH_OK)
+            errno = w->job_errno;
         if (rc == MH_OK) {
             size_t tail = (w->qhead + w->qlen) % (MAX_BUILDERS + 1);
             w->queue[tail] = (job){w->buf, w->n, id_base, w->jobs_sent++};
@@ -220,14 +227,30 @@ static int dir_is_empty(const char *path) {
 }
 
 static int load_meta(mh_writer *w) {
+    /* refuse to extend a store a reader would refuse: every listed segment
+     * must open (header, dictionary, slice array) */
+    for (size_t i = 0; i + 1 < w->man.nrecs; i++) {
+        char seg_name[MHF_SEGMENT_NAME_LEN + 1];
+        mh_segment_name(seg_name, w->man.recs[i].seq);
+        mh_seg other;
+        int rc = mh_seg_open(w->dir, seg_name, &other, NULL);
+        if (rc == MH_EIO && errno == ENOENT)
+            rc = MH_ECORRUPT;
+        if (rc != MH_OK)
+            return rc;
+        mh_seg_close(&other);
+    }
     /* carry the metadata of the newest segment forward */
     if (w->man.nrecs == 0)
         return MH_OK;
     char name[MHF_SEGMENT_NAME_LEN + 1];
     mh_segment_name(name, w->man.recs[w->man.nrecs - 1].seq);
     mh_seg seg;
-    MH_TRY(mh_seg_open(w->dir, name, &seg, NULL));
-    int rc = MH_OK;
+    int rc = mh_seg_open(w->dir, name, &seg, NULL);
+    if (rc == MH_EIO && errno == ENOENT)
+        rc = MH_ECORRUPT;
+    if (rc != MH_OK)
+        return rc;
     w->meta = calloc(seg.dict.nmeta ? seg.dict.nmeta : 1, sizeof *w->meta);
     if (!w->meta)
         rc = MH_ENOMEM;
