@@ -92,7 +92,7 @@ static int sink(void *ctx, const mh_access *a, size_t n) {
 }
 
 /* Pushes the whole of in through a lackey or CSV parser. */
-static int feed_text(int fmt, FILE *in, mh_lackey_parser *lp, mh_csv_parser *cp,
+static int feed_text(FILE *in, mh_lackey_parser *lp, mh_csv_parser *cp,
                      int *read_errno) {
     enum { BUF = 1 << 20 };
     char *buf = malloc(BUF);
@@ -110,11 +110,11 @@ static int feed_text(int fmt, FILE *in, mh_lackey_parser *lp, mh_csv_parser *cp,
             break;
         }
         if (got == 0) {
-            rc = fmt == FMT_LACKEY ? mh_lackey_finish(lp) : mh_csv_finish(cp);
+            rc = lp ? mh_lackey_finish(lp) : mh_csv_finish(cp);
             break;
         }
-        rc = fmt == FMT_LACKEY ? mh_lackey_feed(lp, buf, (size_t)got)
-                               : mh_csv_feed(cp, buf, (size_t)got);
+        rc = lp ? mh_lackey_feed(lp, buf, (size_t)got)
+                : mh_csv_feed(cp, buf, (size_t)got);
         if (rc)
             break;
     }
@@ -255,7 +255,7 @@ static int run(int argc, char **argv) {
             else
                 mh_csv_set_batch(cp, (size_t)every);
         }
-        rc = feed_text(fmt, in, lp, cp, &read_errno);
+        rc = feed_text(in, lp, cp, &read_errno);
         if (rc == MH_EIO && read_errno)
             snprintf(err, sizeof err, "read error: %s", strerror(read_errno));
         else if (rc)

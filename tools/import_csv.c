@@ -78,7 +78,7 @@ static int parse_line(mh_csv_parser *p, const char *s, const char *e) {
     }
     if (s == e)
         return fail_line(p, line, e, "empty line");
-    const char *f[5], *fe[5];
+    const char *f[5] = {0}, *fe[5] = {0};
     for (int i = 0; i < 5; i++) {
         if (s >= e && i > 0 && fe[i - 1] == e)
             return fail_line(p, line, e, "expected 5 fields");

@@ -38,7 +38,7 @@ done
 
 step "cppcheck"
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
-  --std=c11 --inline-suppr -I src -I format \
+  --std=c11 --inline-suppr -I src -I format -DMH_WITH_SQLITE \
   --suppress=missingIncludeSystem src tools/*.c
 
 if [ "$fuzz_seconds" != "0" ] && [ -x fuzz/run.sh ]; then
