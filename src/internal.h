@@ -285,6 +285,7 @@ typedef struct mh_builder {
     uint64_t *gaps;
     mh_rows cols;
     uint8_t *raw, *comp;
+    union LZ4_stream_u *lz4; /* kept between blocks (lz4.h: LZ4_stream_t) */
     size_t raw_cap, comp_cap;
 } mh_builder;
 
