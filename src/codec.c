@@ -115,13 +115,50 @@ static inline int get_varint(const uint8_t **pp, const uint8_t *end,
     return 0;
 }
 
+/* get_varint without the end check, for when at least 10 bytes remain:
+ * NULL when the varint is longer than 10 bytes or exceeds 64 bits. */
+static inline const uint8_t *varint10(const uint8_t *p, uint64_t *v) {
+    uint64_t b = *p++;
+    if (b < 0x80) {
+        *v = b;
+        return p;
+    }
+    uint64_t x = b & 0x7f;
+    for (unsigned shift = 7; shift < 63; shift += 7) {
+        b = *p++;
+        x |= (b & 0x7f) << shift;
+        if (b < 0x80) {
+            *v = x;
+            return p;
+        }
+    }
+    b = *p++; /* the tenth byte holds bit 63 only */
+    if (b > 1)
+        return NULL;
+    *v = x | b << 63;
+    return p;
+}
+
+/* One varint: unchecked fast path while 10 bytes remain, else get_varint. */
+static inline int next_varint(const uint8_t **pp, const uint8_t *end,
+                              uint64_t *v) {
+    if (end - *pp >= 10) {
+        const uint8_t *q = varint10(*pp, v);
+        if (!q)
+            return 0;
+        *pp = q;
+        return 1;
+    }
+    return get_varint(pp, end, v);
+}
+
 int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
                         uint64_t t_base, mh_rows *out, mh_diag *d) {
     const uint8_t *p = raw, *end = raw + raw_size;
     uint64_t v, prev = UINT64_MAX;
     MH_CHECK(out->cap >= n, MH_EINVAL, d, 0, "row buffer too small");
     for (uint32_t i = 0; i < n; i++) {
-        MH_CHECK(get_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
+        MH_CHECK(next_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
                  "bad varint in id column, row %u", i);
         uint64_t id = prev + 1u + mhf_unzigzag(v);
         MH_CHECK(id <= UINT32_MAX, MH_ECORRUPT, d, p - raw,
@@ -131,14 +168,14 @@ int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
     }
     prev = t_base;
     for (uint32_t i = 0; i < n; i++) {
-        MH_CHECK(get_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
+        MH_CHECK(next_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
                  "bad varint in transition column, row %u", i);
         prev += mhf_unzigzag(v);
         out->t[i] = prev;
     }
     prev = 0;
     for (uint32_t i = 0; i < n; i++) {
-        MH_CHECK(get_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
+        MH_CHECK(next_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
                  "bad varint in physical column, row %u", i);
         prev += mhf_unzigzag(v);
         out->phy[i] = prev;
@@ -155,7 +192,7 @@ int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
         uint8_t has = (uint8_t)((bits[i >> 3] >> (i & 7u)) & 1u);
         out->has_lin[i] = has;
         if (has) {
-            MH_CHECK(get_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
+            MH_CHECK(next_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
                      "bad varint in linear column, row %u", i);
             out->lin[i] = out->phy[i] + mhf_unzigzag(v);
         } else {
@@ -163,7 +200,7 @@ int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
         }
     }
     for (uint32_t i = 0; i < n; i++) {
-        MH_CHECK(get_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
+        MH_CHECK(next_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
                  "bad varint in size column, row %u", i);
         MH_CHECK(v >= 1 && v <= UINT32_MAX, MH_ECORRUPT, d, p - raw,
                  "size out of range, row %u", i);

@@ -236,6 +236,7 @@ struct mh_reader {
     size_t *live;      /* indexes of segments with accesses, in id order */
     size_t nlive;
     uint32_t max_rows_per_block;
+    size_t cache_bytes; /* decoded blocks each query context may keep */
     mh_stats stats;
     const mh_dict *dict; /* newest segment's, or NULL */
     /* query contexts (scratch and decoded-block caches) kept between

@@ -226,6 +226,19 @@ typedef struct mh_reader mh_reader;
  * MH_ECORRUPT, MH_ECHECKSUM, MH_ETRUNCATED, MH_EIO, MH_ENOMEM. */
 int mh_reader_open(const char *path, mh_reader **out);
 
+/* Default of mh_reader_set_cache: 8 MiB of decoded blocks per context. */
+#define MH_READER_CACHE_DEFAULT ((size_t)8 << 20)
+
+/* Sets how many bytes of decoded access blocks each query context keeps
+ * between calls (least recently used first out). mh_query_run uses one
+ * context per concurrent caller (kept by r for the next call), each cursor
+ * has its own. A warm cache is what makes repeated and resumed queries over
+ * the same region cheap; 0 keeps the minimum (two blocks). Memory is taken
+ * as blocks are decoded, never up front. Call it before sharing r between
+ * threads (it is not thread-safe against running queries); it applies to
+ * cursors opened afterwards. Errors: MH_EINVAL (NULL r). */
+int mh_reader_set_cache(mh_reader *r, size_t bytes);
+
 /* Frees r; every pointer obtained from r becomes invalid. NULL accepted.
  * No cursor on r may be used afterwards. */
 void mh_reader_close(mh_reader *r);

@@ -7,28 +7,33 @@
  * found by binary search over the blocks' first rows, and rows are walked
  * in query order until the chunk yields `want` matches or passes the
  * cutoff (the want-th best id found so far in the slice). The candidates
- * of all chunks are merged by id. Decoded blocks are kept in a small LRU
- * cache, which a cursor keeps between calls so resume chains decode each
- * block once.
+ * of all chunks are merged by id. Decoded blocks are kept in an LRU cache
+ * of mh_reader_set_cache bytes per context: a cursor keeps its own between
+ * calls, and mh_query_run calls reuse the reader's pooled contexts, so
+ * resume chains and repeated queries decode each block once.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-#define CACHE_ENTRIES 8
-
+/* Decoded blocks kept by one query context: an LRU list threaded through
+ * the entries, found through an open-addressing table (linear probing,
+ * backward-shift deletion). Entries get their row buffers on first use. */
 typedef struct centry {
-    const mh_seg *seg;
-    uint32_t block; /* index in the segment's block array */
-    uint64_t stamp;
+    const mh_seg *seg; /* NULL: free */
+    uint32_t block;    /* index in the segment's block array */
+    int32_t prev, next; /* LRU list, most recent first; -1 ends */
     mh_rows rows;
 } centry;
 
 typedef struct qctx {
     const mh_reader *r;
-    centry ent[CACHE_ENTRIES];
-    uint64_t clock;
+    centry *ent;
+    uint32_t nent, capent; /* entries in use, entries allowed */
+    int32_t *slot;         /* table of entry indexes, -1 empty */
+    uint32_t mask;         /* table size - 1 */
+    int32_t head, tail;    /* most and least recently used */
     uint8_t *scratch;
     mh_access *cand;
     size_t ncand, capcand;
@@ -66,45 +71,158 @@ static int check_query(const mh_query *q) {
     return MH_OK;
 }
 
+/* Bytes one decoded row takes in an mh_rows. */
+#define ROW_BYTES                                                              \
+    (sizeof(uint32_t) + 3 * sizeof(uint64_t) + sizeof(uint32_t) + 1)
+
 static int ctx_init(qctx *c, const mh_reader *r) {
     memset(c, 0, sizeof *c);
     c->r = r;
+    c->head = c->tail = -1;
     uint32_t rows = r->max_rows_per_block ? r->max_rows_per_block : 1;
+    size_t per = (size_t)rows * ROW_BYTES;
+    size_t want = r->cache_bytes / per;
+    /* two entries at least: a chunk walk holds one block while the next
+     * is decoded */
+    if (want < 2)
+        want = 2;
+    if (want > (1u << 20))
+        want = 1u << 20;
+    c->capent = (uint32_t)want;
+    uint32_t tsize = 4;
+    while (tsize < 2 * c->capent)
+        tsize *= 2;
+    c->mask = tsize - 1;
+    c->ent = calloc(c->capent, sizeof *c->ent);
+    c->slot = malloc(tsize * sizeof *c->slot);
     c->scratch = malloc(mh_block_raw_bound(rows));
-    return c->scratch ? MH_OK : MH_ENOMEM;
+    if (!c->ent || !c->slot || !c->scratch)
+        return MH_ENOMEM;
+    memset(c->slot, 0xff, tsize * sizeof *c->slot);
+    return MH_OK;
 }
 
 static void ctx_free(qctx *c) {
-    for (int i = 0; i < CACHE_ENTRIES; i++)
+    for (uint32_t i = 0; c->ent && i < c->nent; i++)
         mh_rows_free(&c->ent[i].rows);
+    free(c->ent);
+    free(c->slot);
     free(c->scratch);
     free(c->cand);
     memset(c, 0, sizeof *c);
 }
 
-/* Decoded block b of slice s (through the cache). */
+static uint32_t home(const qctx *c, const mh_seg *seg, uint32_t block) {
+    uint64_t h = (uint64_t)(uintptr_t)seg * 0x9E3779B97F4A7C15u ^
+                 (uint64_t)block * 0xC2B2AE3D27D4EB4Fu;
+    h ^= h >> 31;
+    return (uint32_t)h & c->mask;
+}
+
+static int32_t cache_find(const qctx *c, const mh_seg *seg, uint32_t block) {
+    for (uint32_t i = home(c, seg, block);; i = (i + 1) & c->mask) {
+        int32_t e = c->slot[i];
+        if (e < 0 || (c->ent[e].seg == seg && c->ent[e].block == block))
+            return e;
+    }
+}
+
+static void cache_unhash(qctx *c, int32_t e) {
+    const centry *x = &c->ent[e];
+    uint32_t i = home(c, x->seg, x->block);
+    while (c->slot[i] != e)
+        i = (i + 1) & c->mask;
+    /* backward shift: move up every later entry of the run that may sit
+     * in the hole */
+    for (uint32_t j = i;;) {
+        j = (j + 1) & c->mask;
+        int32_t f = c->slot[j];
+        if (f < 0)
+            break;
+        uint32_t k = home(c, c->ent[f].seg, c->ent[f].block);
+        int movable = i <= j ? (k <= i || k > j) : (k <= i && k > j);
+        if (movable) {
+            c->slot[i] = f;
+            i = j;
+        }
+    }
+    c->slot[i] = -1;
+}
+
+static void lru_unlink(qctx *c, int32_t e) {
+    centry *x = &c->ent[e];
+    if (x->prev >= 0)
+        c->ent[x->prev].next = x->next;
+    else
+        c->head = x->next;
+    if (x->next >= 0)
+        c->ent[x->next].prev = x->prev;
+    else
+        c->tail = x->prev;
+}
+
+static void lru_push_front(qctx *c, int32_t e) {
+    centry *x = &c->ent[e];
+    x->prev = -1;
+    x->next = c->head;
+    if (c->head >= 0)
+        c->ent[c->head].prev = e;
+    c->head = e;
+    if (c->tail < 0)
+        c->tail = e;
+}
+
+/* Decoded block b of slice s (through the cache). The rows stay valid
+ * until the next call. */
 static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                      const mh_rows **out) {
     uint32_t key = s->block_first + b;
-    centry *victim = &c->ent[0];
-    for (int i = 0; i < CACHE_ENTRIES; i++) {
-        centry *e = &c->ent[i];
-        if (e->seg == seg && e->block == key && e->rows.n) {
-            e->stamp = ++c->clock;
-            *out = &e->rows;
-            return MH_OK;
+    int32_t e = cache_find(c, seg, key);
+    if (e >= 0) {
+        if (c->head != e) {
+            lru_unlink(c, e);
+            lru_push_front(c, e);
         }
-        if (e->stamp < victim->stamp)
-            victim = e;
+        *out = &c->ent[e].rows;
+        return MH_OK;
     }
-    victim->seg = NULL;
-    victim->rows.n = 0;
-    MH_TRY(mh_rows_reserve(&victim->rows, seg->rows_per_block));
-    MH_TRY(mh_seg_decode_block(seg, s, b, c->scratch, &victim->rows, NULL));
-    victim->seg = seg;
-    victim->block = key;
-    victim->stamp = ++c->clock;
-    *out = &victim->rows;
+    if (c->nent < c->capent) {
+        e = (int32_t)c->nent++;
+        c->ent[e].seg = NULL;
+    } else {
+        e = c->tail; /* the least recently used */
+        lru_unlink(c, e);
+        if (c->ent[e].seg)
+            cache_unhash(c, e);
+        c->ent[e].seg = NULL;
+    }
+    centry *x = &c->ent[e];
+    x->rows.n = 0;
+    int rc = mh_rows_reserve(&x->rows, seg->rows_per_block);
+    if (rc == MH_OK)
+        rc = mh_seg_decode_block(seg, s, b, c->scratch, &x->rows, NULL);
+    if (rc != MH_OK) {
+        /* a free entry, reused first */
+        x->rows.n = 0;
+        if (c->tail >= 0) {
+            c->ent[c->tail].next = e;
+            x->prev = c->tail;
+        } else {
+            c->head = e;
+            x->prev = -1;
+        }
+        x->next = -1;
+        c->tail = e;
+        return rc;
+    }
+    x->seg = seg;
+    x->block = key;
+    uint32_t i = home(c, seg, key);
+    while (c->slot[i] >= 0)
+        i = (i + 1) & c->mask;
+    c->slot[i] = e;
+    lru_push_front(c, e);
+    *out = &x->rows;
     return MH_OK;
 }
 
@@ -185,7 +303,7 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
             break;
         if (bl.phy_max < q->a || bl.phy_min > q->b)
             continue; /* no row of this block overlaps [A, B] */
-        const mh_rows *rows;
+        const mh_rows *rows = NULL;
         MH_TRY(get_block(c, seg, s, (uint32_t)b, &rows));
         uint32_t k0 = (r0 > base ? r0 : base) - base;
         uint32_t k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;

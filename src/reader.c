@@ -75,6 +75,7 @@ int mh_reader_open(const char *path, mh_reader **out) {
         return MH_ENOMEM;
     }
     r->path = strdup(path);
+    r->cache_bytes = MH_READER_CACHE_DEFAULT;
     mh_manifest m;
     int rc = r->path ? mh_manifest_load(path, &m, NULL) : MH_ENOMEM;
     if (rc == MH_OK) {
@@ -105,6 +106,17 @@ void mh_reader_close(mh_reader *r) {
     free(r->live);
     free(r->path);
     free(r);
+}
+
+int mh_reader_set_cache(mh_reader *r, size_t bytes) {
+    if (!r)
+        return MH_EINVAL;
+    pthread_mutex_lock(&r->pool_mu);
+    r->cache_bytes = bytes;
+    pthread_mutex_unlock(&r->pool_mu);
+    /* pooled contexts were sized for the old budget */
+    mh_query_pool_free(r);
+    return MH_OK;
 }
 
 int mh_reader_stats(const mh_reader *r, mh_stats *st) {

@@ -323,6 +323,7 @@ static void test_reader(void) {
 
     mh_stats st;
     CHECK_RC(mh_reader_stats(NULL, &st), MH_EINVAL);
+    CHECK_RC(mh_reader_set_cache(NULL, 1 << 20), MH_EINVAL);
     CHECK_RC(mh_reader_stats(r, NULL), MH_EINVAL);
     const char *k = NULL, *v = NULL;
     size_t nmeta = mh_reader_meta_count(r);

@@ -292,6 +292,12 @@ static void run_config(const config *c) {
 
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(store, &r));
+    /* decoded-block caches of every size: the minimum (two blocks, evicting
+     * all the time), a few dozen blocks, the default */
+    static const size_t caches[3] = {0, 64 << 10, MH_READER_CACHE_DEFAULT};
+    size_t cache = caches[c->seed % 3];
+    printf("  decoded-block cache %zu bytes\n", cache);
+    CHECK_OK(mh_reader_set_cache(r, cache));
     tu_check_stats(r, all, n);
     CHECK(mh_reader_meta_find(r, "seed") && !strcmp(mh_reader_meta_find(r, "seed"), seedtxt));
     CHECK(mh_reader_meta_find(r, "tracer") &&
