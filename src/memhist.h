@@ -138,9 +138,12 @@ typedef struct mh_writer_options {
     /* Rows per compressed block (default 512; 64 .. 65536). Smaller blocks:
      * less decoding per query, slightly larger files. */
     uint32_t block_accesses;
-    /* Average accesses per chunk the writer aims at at least (default 256):
+    /* Average accesses per chunk the writer aims at at least (default 128):
      * nearby chunks are merged across gaps until a slice has at most
-     * accesses / chunk_min_accesses chunks per operation. */
+     * accesses / chunk_min_accesses chunks per operation. Smaller: narrower
+     * chunks, so fewer rows decoded by queries on small ranges, and a larger
+     * chunk array (56 bytes per chunk); 128 against 256 costs about 0.25
+     * bytes per access and makes 8-byte queries several times faster. */
     uint32_t chunk_min_accesses;
     /* LZ4 acceleration (default 1; higher is faster and larger). */
     int32_t lz4_acceleration;

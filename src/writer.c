@@ -73,7 +73,7 @@ void mh_writer_options_init(mh_writer_options *opt) {
     memset(opt, 0, sizeof *opt);
     opt->slice_accesses = 32768;
     opt->block_accesses = 512;
-    opt->chunk_min_accesses = 256;
+    opt->chunk_min_accesses = 128;
     opt->lz4_acceleration = 1;
     opt->commit_accesses = (uint64_t)1 << 24;
     opt->background = 2;

@@ -82,7 +82,7 @@ static void test_writer_open(void) {
     mh_writer_options_init(&o);
     /* the defaults memhist.h documents */
     CHECK(o.slice_accesses == 32768 && o.block_accesses == 512 &&
-          o.chunk_min_accesses == 256 && o.lz4_acceleration == 1 &&
+          o.chunk_min_accesses == 128 && o.lz4_acceleration == 1 &&
           o.commit_accesses == (1ull << 24) && o.background == 2 && o.reserved == 0);
     mh_writer_options bad;
     bad = o, bad.block_accesses = 63;
