@@ -592,10 +592,13 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         ic.sql.chunk_accesses = 64;
     }
     child_msg m;
+    /* on: the library's default number of builder threads; off: the
+     * producer's thread builds and writes every slice itself */
+    int32_t threads = ic.mh.background;
     for (int bg = 1; bg >= 0; bg--) {
-        fprintf(stderr, "mh_bench: %s: memhist ingest, background thread %s\n",
+        fprintf(stderr, "mh_bench: %s: memhist ingest, background threads %s\n",
                 w->name, bg ? "on" : "off");
-        ic.mh.background = bg;
+        ic.mh.background = bg ? threads : 0;
         ic.path = bg ? mh_path : mh_path2;
         ic.sqlite = 0;
         in_child(ingest_child, &ic, &m);

@@ -116,10 +116,10 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
         fprintf(f, " Answers compared: %" PRIu64 ", mismatches: %" PRIu64 ".\n\n",
                 x->compared, x->mismatches);
         fprintf(f, "| figure | memhist | SQLite | ratio |\n|---|---:|---:|---:|\n");
-        fprintf(f, "| ingest accesses/s, background thread on | %s | %s | %s |\n",
+        fprintf(f, "| ingest accesses/s, background threads on | %s | %s | %s |\n",
                 rate(a, sizeof a, x->ingest_rate[0]), rate(b, sizeof b, x->ingest_rate[2]),
                 ratio(c, sizeof c, x->ingest_rate[0], x->ingest_rate[2]));
-        fprintf(f, "| ingest accesses/s, background thread off | %s | %s | %s |\n",
+        fprintf(f, "| ingest accesses/s, background threads off | %s | %s | %s |\n",
                 rate(a, sizeof a, x->ingest_rate[1]), rate(b, sizeof b, x->ingest_rate[2]),
                 ratio(c, sizeof c, x->ingest_rate[1], x->ingest_rate[2]));
         fprintf(f, "| on-disk bytes per access | %s | %s | %s%s |\n",
@@ -130,9 +130,9 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
         fprintf(f, "| open time, ms | %s | %s | %s |\n", num(a, sizeof a, x->open_ms[0], 3),
                 num(b, sizeof b, x->open_ms[1], 3),
                 ratio(c, sizeof c, x->open_ms[1], x->open_ms[0]));
-        fprintf(f, "| writer peak RSS MiB, background thread on | %s | %s | |\n",
+        fprintf(f, "| writer peak RSS MiB, background threads on | %s | %s | |\n",
                 num(a, sizeof a, x->writer_mib[0], 1), num(b, sizeof b, x->writer_mib[2], 1));
-        fprintf(f, "| writer peak RSS MiB, background thread off | %s | | |\n",
+        fprintf(f, "| writer peak RSS MiB, background threads off | %s | | |\n",
                 num(a, sizeof a, x->writer_mib[1], 1));
         fprintf(f, "| reader peak RSS MiB | %s | %s | |\n",
                 num(a, sizeof a, x->reader_mib[0], 1), num(b, sizeof b, x->reader_mib[1], 1));
