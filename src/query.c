@@ -307,16 +307,18 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         MH_TRY(get_block(c, seg, s, (uint32_t)b, &rows));
         uint32_t k0 = (r0 > base ? r0 : base) - base;
         uint32_t k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;
+        /* the columns in locals: add_cand's stores could alias them */
+        const uint32_t *col_id = rows->id_off, *col_size = rows->size;
+        const uint64_t *col_t = rows->t, *col_phy = rows->phy;
         for (uint32_t i = 0; i < k1 - k0; i++) {
             uint32_t row = fwd ? k0 + i : k1 - 1 - i;
-            uint64_t id = s->id_first + rows->id_off[row];
-            uint64_t t = rows->t[row], phy = rows->phy[row];
-            uint64_t end = phy + (rows->size[row] - 1u);
+            uint64_t id = s->id_first + col_id[row];
+            uint64_t t = col_t[row], phy = col_phy[row];
+            uint64_t end = phy + (col_size[row] - 1u);
             /* the rows of a chunk must agree with its record */
             if (phy < ch->phy_first || end > ch->phy_last ||
                 t < ch->t_first || t > ch->t_last ||
-                rows->id_off[row] < ch->id_first ||
-                rows->id_off[row] > ch->id_last ||
+                col_id[row] < ch->id_first || col_id[row] > ch->id_last ||
                 (have_prev && (fwd ? id <= prev_id || t < prev_t
                                    : id >= prev_id || t > prev_t)))
                 return MH_ECORRUPT;
@@ -333,7 +335,7 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
                            .transition = t,
                            .linear = rows->lin[row],
                            .physical = phy,
-                           .size = rows->size[row],
+                           .size = col_size[row],
                            .op = ch->op,
                            .has_linear = rows->has_lin[row]};
             MH_TRY(add_cand(c, &a));

@@ -1,18 +1,101 @@
 /*
  * sort.c - stable LSD radix sort of 64-bit keys carrying a 32-bit payload,
- * used to order a slice's accesses by address when building chunks. One
- * pass over the keys counts all eight byte histograms; byte positions where
- * every key agrees (the high bytes of nearby addresses) are skipped, so a
- * typical slice takes three to five scatter passes.
+ * used to order a slice's accesses by address when building chunks.
+ *
+ * One pass over the keys counts all eight byte histograms; byte positions
+ * where every key agrees are skipped. The addresses of one slice fall in a
+ * few regions (stack, heap arenas, globals, device windows) that may lie far
+ * apart in the 64-bit space, so their high bytes differ and a plain LSD sort
+ * would do all eight passes. When the keys' bits above the low 16 take at
+ * most RANK_MAX distinct values, those bits are first replaced by their rank
+ * among the distinct values (an order-preserving renaming): the sort then
+ * needs the two low bytes and one or two rank bytes, and the keys are given
+ * back their high bits at the end.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-void mh_radix_sort(uint64_t *key, uint32_t *val, uint64_t *tmpk,
-                   uint32_t *tmpv, size_t n) {
-    if (n < 2)
-        return;
+#define RANK_SHIFT 16
+#define RANK_MAX 1024u         /* distinct high parts renamed at most */
+#define RANK_SLOTS (2 * RANK_MAX) /* open-addressing table, power of two */
+#define RANK_EMPTY UINT64_MAX  /* never a high part: they are < 2^48 */
+
+typedef struct rank_map {
+    uint64_t slot_key[RANK_SLOTS];
+    uint16_t slot_rank[RANK_SLOTS];
+    uint64_t sorted[RANK_MAX]; /* the distinct high parts, ascending */
+    uint32_t n;
+} rank_map;
+
+static inline uint32_t rank_home(uint64_t h) {
+    return (uint32_t)((h * 0x9E3779B97F4A7C15u) >> 53) & (RANK_SLOTS - 1);
+}
+
+/* Slot of h, or of the empty slot where it would go. */
+static inline uint32_t rank_slot(const rank_map *m, uint64_t h) {
+    uint32_t i = rank_home(h);
+    while (m->slot_key[i] != RANK_EMPTY && m->slot_key[i] != h)
+        i = (i + 1) & (RANK_SLOTS - 1);
+    return i;
+}
+
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Collects the distinct high parts of the keys and ranks them: 0 when there
+ * are more than RANK_MAX (the keys are then sorted as they are). */
+static int rank_build(rank_map *m, const uint64_t *key, size_t n) {
+    for (uint32_t i = 0; i < RANK_SLOTS; i++)
+        m->slot_key[i] = RANK_EMPTY;
+    m->n = 0;
+    uint64_t last = RANK_EMPTY;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = key[i] >> RANK_SHIFT;
+        if (h == last)
+            continue; /* neighbours in a trace share a region */
+        last = h;
+        uint32_t s = rank_slot(m, h);
+        if (m->slot_key[s] == RANK_EMPTY) {
+            if (m->n == RANK_MAX)
+                return 0;
+            m->slot_key[s] = h;
+            m->sorted[m->n++] = h;
+        }
+    }
+    qsort(m->sorted, m->n, sizeof *m->sorted, cmp_u64);
+    for (uint32_t r = 0; r < m->n; r++)
+        m->slot_rank[rank_slot(m, m->sorted[r])] = (uint16_t)r;
+    return 1;
+}
+
+/* Replaces each key's high part by its rank (order preserving). */
+static void rank_apply(const rank_map *m, uint64_t *key, size_t n) {
+    uint64_t last = RANK_EMPTY, rank = 0;
+    const uint64_t low = ((uint64_t)1 << RANK_SHIFT) - 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = key[i] >> RANK_SHIFT;
+        if (h != last) {
+            last = h;
+            rank = m->slot_rank[rank_slot(m, h)];
+        }
+        key[i] = rank << RANK_SHIFT | (key[i] & low);
+    }
+}
+
+/* Gives the sorted keys their high parts back. */
+static void rank_undo(const rank_map *m, uint64_t *key, size_t n) {
+    const uint64_t low = ((uint64_t)1 << RANK_SHIFT) - 1;
+    for (size_t i = 0; i < n; i++)
+        key[i] = m->sorted[key[i] >> RANK_SHIFT] << RANK_SHIFT | (key[i] & low);
+}
+
+/* The LSD passes over the byte positions where the keys differ. */
+static void lsd_sort(uint64_t *key, uint32_t *val, uint64_t *tmpk,
+                     uint32_t *tmpv, size_t n) {
     static _Thread_local uint32_t hist[8][256];
     memset(hist, 0, sizeof hist);
     for (size_t i = 0; i < n; i++) {
@@ -56,4 +139,18 @@ void mh_radix_sort(uint64_t *key, uint32_t *val, uint64_t *tmpk,
         memcpy(key, sk, n * sizeof *key);
         memcpy(val, sv, n * sizeof *val);
     }
+}
+
+void mh_radix_sort(uint64_t *key, uint32_t *val, uint64_t *tmpk,
+                   uint32_t *tmpv, size_t n) {
+    if (n < 2)
+        return;
+    static _Thread_local rank_map map;
+    /* worth it only when the renaming saves more passes than it costs */
+    int ranked = n >= 4 * RANK_MAX && rank_build(&map, key, n);
+    if (ranked)
+        rank_apply(&map, key, n);
+    lsd_sort(key, val, tmpk, tmpv, n);
+    if (ranked)
+        rank_undo(&map, key, n);
 }
