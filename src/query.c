@@ -4,9 +4,11 @@
  * Slices are visited in query order from the one holding the start. In a
  * slice, the chunks of each requested operation that overlap [A, B] are
  * found by binary search; in each chunk the block holding the start is
- * found by binary search over the blocks' first rows, and rows are walked
- * in query order until the chunk yields `want` matches or passes the
- * cutoff (the want-th best id found so far in the slice). The candidates
+ * found by binary search over the blocks' first rows, the start row by
+ * binary search in the block (a block's rows are checked against their
+ * chunks once, when it is decoded), and rows are walked in query order
+ * until the chunk yields `want` matches or passes the cutoff (the want-th
+ * best id found so far in the slice). The candidates
  * of all chunks are merged by id. Decoded blocks are kept in an LRU cache
  * of mh_reader_set_cache bytes per context: a cursor keeps its own between
  * calls, and mh_query_run calls reuse the reader's pooled contexts, so
@@ -172,6 +174,52 @@ static void lru_push_front(qctx *c, int32_t e) {
         c->tail = e;
 }
 
+/* The rows of a freshly decoded block must agree with the chunks they
+ * belong to: inside each chunk's address, transition and id ranges, with
+ * ids increasing and transitions not decreasing along each chunk's run of
+ * rows. Checked once per decode, so that the chunk walks can binary-search
+ * a block's rows for the start and check only where blocks meet. */
+static int check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
+                      const mh_rows *rows) {
+    uint32_t base = b * seg->rows_per_block, end = base + rows->n;
+    /* the last chunk starting at or before the block's first row (the
+     * slice's chunks tile its rows: mh_seg_slice_check) */
+    uint32_t lo = s->chunk_first, hi = s->chunk_first + s->chunk_count - 1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        mh_chunk ch;
+        MH_TRY(mh_seg_chunk(seg, s, mid, &ch, NULL));
+        if (ch.row_first <= base)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    const uint32_t *col_id = rows->id_off, *col_size = rows->size;
+    const uint64_t *col_t = rows->t, *col_phy = rows->phy;
+    for (uint32_t k = lo; k < s->chunk_first + s->chunk_count; k++) {
+        mh_chunk ch;
+        MH_TRY(mh_seg_chunk(seg, s, k, &ch, NULL));
+        if (ch.row_first >= end)
+            break;
+        uint32_t r0 = (ch.row_first > base ? ch.row_first : base) - base;
+        uint32_t r1 = ch.row_first + ch.row_count;
+        r1 = (r1 < end ? r1 : end) - base;
+        /* branch-free, so that the compiler can vectorise it */
+        unsigned bad = col_id[r0] < ch.id_first || col_t[r0] < ch.t_first;
+        for (uint32_t i = r0; i < r1; i++) {
+            uint64_t phy = col_phy[i], last = phy + (col_size[i] - 1u);
+            bad |= (unsigned)(phy < ch.phy_first) | (unsigned)(last > ch.phy_last);
+        }
+        for (uint32_t i = r0 + 1; i < r1; i++)
+            bad |= (unsigned)(col_id[i] <= col_id[i - 1]) |
+                   (unsigned)(col_t[i] < col_t[i - 1]);
+        bad |= col_id[r1 - 1] > ch.id_last || col_t[r1 - 1] > ch.t_last;
+        if (bad)
+            return MH_ECORRUPT;
+    }
+    return MH_OK;
+}
+
 /* Decoded block b of slice s (through the cache). The rows stay valid
  * until the next call. */
 static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
@@ -201,6 +249,8 @@ static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
     int rc = mh_rows_reserve(&x->rows, seg->rows_per_block);
     if (rc == MH_OK)
         rc = mh_seg_decode_block(seg, s, b, c->scratch, &x->rows, NULL);
+    if (rc == MH_OK)
+        rc = check_rows(seg, s, b, &x->rows);
     if (rc != MH_OK) {
         /* a free entry, reused first */
         x->rows.n = 0;
@@ -307,32 +357,44 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         MH_TRY(get_block(c, seg, s, (uint32_t)b, &rows));
         uint32_t k0 = (r0 > base ? r0 : base) - base;
         uint32_t k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;
+        if (k0 >= k1)
+            return MH_ECORRUPT; /* the chunk's rows miss a block they span */
         /* the columns in locals: add_cand's stores could alias them */
         const uint32_t *col_id = rows->id_off, *col_size = rows->size;
         const uint64_t *col_t = rows->t, *col_phy = rows->phy;
-        for (uint32_t i = 0; i < k1 - k0; i++) {
-            uint32_t row = fwd ? k0 + i : k1 - 1 - i;
+        /* inside the block the chunk's rows are in order (check_rows); where
+         * blocks meet, the first row in query order must continue the last
+         * one of the block walked before */
+        uint32_t first = fwd ? k0 : k1 - 1, last = fwd ? k1 - 1 : k0;
+        uint64_t fid = s->id_first + col_id[first], ft = col_t[first];
+        if (have_prev && (fwd ? fid <= prev_id || ft < prev_t
+                              : fid >= prev_id || ft > prev_t))
+            return MH_ECORRUPT;
+        prev_id = s->id_first + col_id[last];
+        prev_t = col_t[last];
+        have_prev = 1;
+        /* binary search: the rows of [k0, k1) on the query's side of the
+         * start are [p, k1) forward and [k0, p) backward */
+        uint32_t lo2 = k0, hi2 = k1;
+        while (lo2 < hi2) {
+            uint32_t mid = lo2 + (hi2 - lo2) / 2;
+            int side = in_range(q, col_t[mid], s->id_first + col_id[mid]);
+            if (fwd ? !side : side)
+                lo2 = mid + 1;
+            else
+                hi2 = mid;
+        }
+        uint32_t a0 = fwd ? lo2 : k0, a1 = fwd ? k1 : lo2;
+        for (uint32_t i = 0; i < a1 - a0; i++) {
+            uint32_t row = fwd ? a0 + i : a1 - 1 - i;
             uint64_t id = s->id_first + col_id[row];
-            uint64_t t = col_t[row], phy = col_phy[row];
-            uint64_t end = phy + (col_size[row] - 1u);
-            /* the rows of a chunk must agree with its record */
-            if (phy < ch->phy_first || end > ch->phy_last ||
-                t < ch->t_first || t > ch->t_last ||
-                col_id[row] < ch->id_first || col_id[row] > ch->id_last ||
-                (have_prev && (fwd ? id <= prev_id || t < prev_t
-                                   : id >= prev_id || t > prev_t)))
-                return MH_ECORRUPT;
-            prev_id = id;
-            prev_t = t;
-            have_prev = 1;
-            if (!in_range(q, t, id))
-                continue;
             if (beyond(q, k, id))
                 return MH_OK;
-            if (phy > q->b || end < q->a)
+            uint64_t phy = col_phy[row];
+            if (phy > q->b || phy + (col_size[row] - 1u) < q->a)
                 continue;
             mh_access a = {.id = id,
-                           .transition = t,
+                           .transition = col_t[row],
                            .linear = rows->lin[row],
                            .physical = phy,
                            .size = col_size[row],

@@ -243,6 +243,7 @@ static const expect expects[] = {
     {"chunk-record-flip", MH_OK, MH_ECHECKSUM, MH_ECHECKSUM},
     {"block-flip", MH_OK, MH_ECHECKSUM, MH_ECHECKSUM},
     {"block-raw-size", MH_OK, MH_ECORRUPT, MH_ECORRUPT},
+    {"chunk-row-outside", MH_OK, MH_ECORRUPT, MH_ECORRUPT},
 };
 
 typedef struct problems {

@@ -353,6 +353,28 @@ static void m_block_raw_size(const char *s) {
     free(f.data);
     fix_manifest(s);
 }
+static void m_chunk_row_outside(const char *s) {
+    /* every checksum right, but the widest chunk of segment 0 ends one byte
+     * before the end of its last-reaching row */
+    file f = load(s, SEG0);
+    size_t arr = (size_t)ld64(&f, MHF_SEG_CHUNK_OFF), best = 0;
+    uint64_t width = 0;
+    for (uint32_t k = 0; k < ld32(&f, MHF_SEG_CHUNK_COUNT); k++) {
+        size_t rec = arr + (size_t)k * MHF_CHUNK_SIZE;
+        uint64_t w = ld64(&f, rec + MHF_CHUNK_PHY_LAST) - ld64(&f, rec + MHF_CHUNK_PHY_FIRST);
+        if (w > width) {
+            width = w;
+            best = rec;
+        }
+    }
+    if (width == 0)
+        die("no chunk wider than one byte", s);
+    mhf_store_u64(f.data + best + MHF_CHUNK_PHY_LAST, ld64(&f, best + MHF_CHUNK_PHY_LAST) - 1);
+    fix_segment(&f);
+    save(s, SEG0, &f);
+    free(f.data);
+    fix_manifest(s);
+}
 
 static const struct {
     const char *name;
@@ -376,6 +398,7 @@ static const struct {
     {"chunk-record-flip", m_chunk_flip},
     {"block-flip", m_block_flip},
     {"block-raw-size", m_block_raw_size},
+    {"chunk-row-outside", m_chunk_row_outside},
 };
 
 int main(int argc, char **argv) {
