@@ -27,6 +27,13 @@ targets=${*:-$all}
 
 command -v clang >/dev/null 2>&1 || { echo "run.sh: clang not found" >&2; exit 2; }
 
+# a build directory configured from another checkout cannot be reused
+# (cmake refuses a cache made for another source directory): start afresh
+if [ -f "$build/CMakeCache.txt" ] &&
+   ! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$root" "$build/CMakeCache.txt"; then
+    echo "== $build was configured for another checkout: removing it"
+    rm -rf "$build" || exit 2
+fi
 echo "== configuring $build"
 if ! cmake -S "$root" -B "$build" -DMH_FUZZ=ON -DMH_FUZZ_UNSAFE=ON \
         -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
