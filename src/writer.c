@@ -24,6 +24,14 @@
 
 #define MAX_BUILDERS 8
 
+/* What a builder thread is started with. Kept in the writer, not on the
+ * heap: a process that forks while a thread has not started yet must not
+ * hold an allocation that only that thread would free. */
+typedef struct builder_arg {
+    mh_writer *w;
+    int index;
+} builder_arg;
+
 typedef struct job {
     mh_access *buf;
     uint32_t n;
@@ -49,6 +57,7 @@ struct mh_writer {
     int nthreads;
     mh_builder *builder[MAX_BUILDERS];
     pthread_t thread[MAX_BUILDERS];
+    builder_arg barg[MAX_BUILDERS];
     int mu_ready;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -61,11 +70,6 @@ struct mh_writer {
     int job_errno;            /* errno of the builder that failed */
     int stop;
 };
-
-typedef struct builder_arg {
-    mh_writer *w;
-    int index;
-} builder_arg;
 
 void mh_writer_options_init(mh_writer_options *opt) {
     if (!opt)
@@ -84,7 +88,6 @@ void mh_writer_options_init(mh_writer_options *opt) {
 static void *builder_main(void *arg) {
     mh_writer *w = ((builder_arg *)arg)->w;
     mh_builder *b = w->builder[((builder_arg *)arg)->index];
-    free(arg);
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (w->qlen == 0 && !w->stop)
@@ -319,15 +322,9 @@ static int start_builders(mh_writer *w) {
     }
     w->mu_ready = 1;
     for (int i = 0; i < nb; i++) {
-        builder_arg *arg = malloc(sizeof *arg);
-        if (!arg)
+        w->barg[i] = (builder_arg){w, i};
+        if (pthread_create(&w->thread[i], NULL, builder_main, &w->barg[i]) != 0)
             return MH_ENOMEM;
-        arg->w = w;
-        arg->index = i;
-        if (pthread_create(&w->thread[i], NULL, builder_main, arg) != 0) {
-            free(arg);
-            return MH_ENOMEM;
-        }
         w->nthreads = i + 1;
     }
     return MH_OK;
