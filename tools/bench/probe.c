@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t *num = !strcmp(a, "--size")      ? &size
                         : !strcmp(a, "--slice")   ? &slice
@@ -99,7 +99,6 @@ int main(int argc, char **argv) {
             if (!ops)
                 return usage("--ops is r, w or rw", v);
         }
-        i++;
     }
     if (size == 0 || nq == 0 || reps == 0 || max == 0 || max > 100000 || slice > (1u << 30) ||
         (range & (range - 1)) != 0)
