@@ -33,8 +33,12 @@ echo; echo "== the last write to byte 40 of the buffer (buf[40] = 0xAB) before t
 echo; echo "== the first 5 reads of byte 40 of the buffer, from the start"
 "$mh" query "$work/demo.store" --from 0 --addr "$b40:$b40" --op r --max 5
 
-echo; echo "== every write to the buffer, as csv (first lines)"
-"$mh" query "$work/demo.store" --from 0 --addr "$buf:$end" --op w --all --format csv | head -n 6
+echo; echo "== every write to the buffer, as csv (into $work/writes.csv; its first lines)"
+# into a file, not a pipe into head: head would close the pipe early and,
+# under pipefail, the query's SIGPIPE would end the demo
+"$mh" query "$work/demo.store" --from 0 --addr "$buf:$end" --op w --all --format csv >"$work/writes.csv"
+head -n 6 "$work/writes.csv"
+echo "($(($(wc -l <"$work/writes.csv") - 1)) writes in all)"
 
 echo; echo "== memhist fsck $work/demo.store"
 "$mh" fsck "$work/demo.store"
