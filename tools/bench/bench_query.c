@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "draw.h"
 #include "oracle.h"
 
 double mhb_now(void)
@@ -27,54 +28,12 @@ int mhb_oracle_run(void *h, const mh_query *q, mh_access *out, size_t max,
     return mhb_oracle_query(o->trace, o->n, q, out, max, n);
 }
 
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static const char *const range_name[MHB_RANGES] = {"point", "page", "1MiB", "whole"};
 static const uint64_t range_size[MHB_RANGES] = {8, 4096, 1u << 20, 0};
 
 static const char *ops_name(unsigned ops)
 {
     return ops == MH_OPS_READ ? "read" : ops == MH_OPS_WRITE ? "write" : "rw";
-}
-
-/* A start and a range that the access at index j matches; the start lies a
- * log-uniform distance (0 .. n) before j (forward) or after it (backward),
- * so queries reach both near and far. */
-static void draw(const mh_access *t, size_t n, mhb_class *c, uint64_t *rng,
-                 mh_query *q)
-{
-    size_t j = (size_t)(mix(rng) % n);
-    for (int tries = 0; tries < 256 && !(c->ops & (1u << t[j].op)); tries++)
-        j = (size_t)(mix(rng) % n);
-    unsigned bits = 0;
-    while (bits < 63 && ((uint64_t)1 << bits) < n)
-        bits++;
-    unsigned r = (unsigned)(mix(rng) % (bits + 1));
-    uint64_t d = r == 0 ? 0 : mix(rng) & (((uint64_t)1 << r) - 1);
-    size_t k;
-    if (c->dir == MH_FORWARD)
-        k = d > j ? 0 : j - (size_t)d;
-    else
-        k = d >= n - 1 - j ? n - 1 : j + (size_t)d;
-    memset(q, 0, sizeof *q);
-    q->start_kind = MH_FROM_TRANSITION;
-    q->direction = c->dir;
-    q->start = t[k].transition;
-    q->ops = c->ops;
-    if (c->range == MHB_WHOLE) {
-        q->addr_first = 0;
-        q->addr_last = UINT64_MAX;
-    } else {
-        uint64_t sz = range_size[c->range];
-        q->addr_first = t[j].physical & ~(sz - 1);
-        q->addr_last = q->addr_first + (sz - 1);
-    }
 }
 
 int mhb_classes_make(const mh_access *trace, size_t n, size_t per_class,
@@ -125,7 +84,8 @@ int mhb_classes_make(const mh_access *trace, size_t n, size_t per_class,
         }
         uint64_t rng = seed ^ (0x5851F42D4C957F2Dull * (i + 1));
         for (size_t j = 0; j < x->nq; j++)
-            draw(trace, n, x, &rng, &x->q[j]);
+            mhb_draw_query(trace, n, x->ops, x->dir, range_size[x->range], &rng,
+                           &x->q[j]);
     }
     *out = c;
     *count = total;

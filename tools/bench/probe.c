@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "draw.h"
 #include "memhist.h"
 #include "synth.h"
 
@@ -30,13 +31,6 @@ static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t mix(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
 }
 
 static int cmp_double(const void *x, const void *y) {
@@ -158,28 +152,9 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    /* the draw of mh_bench (bench_query.c) */
     uint64_t rng = 42;
-    unsigned bits = 0;
-    while (bits < 63 && ((uint64_t)1 << bits) < n)
-        bits++;
-    for (size_t i = 0; i < nq; i++) {
-        size_t j = (size_t)(mix(&rng) % n);
-        for (int tries = 0; tries < 256 && !(ops & (1u << t[j].op)); tries++)
-            j = (size_t)(mix(&rng) % n);
-        unsigned rr = (unsigned)(mix(&rng) % (bits + 1));
-        uint64_t d = rr == 0 ? 0 : mix(&rng) & (((uint64_t)1 << rr) - 1);
-        size_t k = dir == MH_FORWARD ? (d > j ? 0 : j - (size_t)d)
-                                     : (d >= n - 1 - j ? n - 1 : j + (size_t)d);
-        mh_query_init(&qs[i]);
-        qs[i].start = t[k].transition;
-        qs[i].direction = dir;
-        qs[i].ops = ops;
-        if (range) {
-            qs[i].addr_first = t[j].physical & ~(range - 1);
-            qs[i].addr_last = qs[i].addr_first + (range - 1);
-        }
-    }
+    for (size_t i = 0; i < nq; i++)
+        mhb_draw_query(t, n, ops, dir, range, &rng, &qs[i]);
     size_t got = 0;
     for (size_t i = 0; i < nq; i++) /* the warm pass */
         if ((rc = mh_query_run(r, &qs[i], out, max, &got)) != MH_OK)
