@@ -204,18 +204,15 @@ static int check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
         uint32_t r0 = (ch.row_first > base ? ch.row_first : base) - base;
         uint32_t r1 = ch.row_first + ch.row_count;
         r1 = (r1 < end ? r1 : end) - base;
-        /* branch-free, so that the compiler can vectorise it */
-        unsigned bad = col_id[r0] < ch.id_first || col_t[r0] < ch.t_first;
         for (uint32_t i = r0; i < r1; i++) {
-            uint64_t phy = col_phy[i], last = phy + (col_size[i] - 1u);
-            bad |= (unsigned)(phy < ch.phy_first) | (unsigned)(last > ch.phy_last);
+            uint64_t t = col_t[i], phy = col_phy[i];
+            uint64_t last = phy + (col_size[i] - 1u);
+            uint32_t id = col_id[i];
+            if (phy < ch.phy_first || last > ch.phy_last || t < ch.t_first ||
+                t > ch.t_last || id < ch.id_first || id > ch.id_last ||
+                (i > r0 && (id <= col_id[i - 1] || t < col_t[i - 1])))
+                return MH_ECORRUPT;
         }
-        for (uint32_t i = r0 + 1; i < r1; i++)
-            bad |= (unsigned)(col_id[i] <= col_id[i - 1]) |
-                   (unsigned)(col_t[i] < col_t[i - 1]);
-        bad |= col_id[r1 - 1] > ch.id_last || col_t[r1 - 1] > ch.t_last;
-        if (bad)
-            return MH_ECORRUPT;
     }
     return MH_OK;
 }

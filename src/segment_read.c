@@ -456,16 +456,7 @@ int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
         }
         return rc;
     }
-    /* one branch-free pass (vectorisable); the checks below name the row
-     * only when it found something */
-    unsigned bad = 0;
-    for (uint32_t k = 0; k < m; k++)
-        bad |= (unsigned)(out->id_off[k] >= s->count) |
-               (unsigned)(out->t[k] < s->t_first) |
-               (unsigned)(out->t[k] > s->t_last) |
-               (unsigned)(out->phy[k] < bl.phy_min) |
-               (unsigned)(out->phy[k] + (out->size[k] - 1u) > bl.phy_max);
-    for (uint32_t k = 0; bad && k < m; k++) {
+    for (uint32_t k = 0; k < m; k++) {
         MH_CHECK(out->id_off[k] < s->count && out->t[k] >= s->t_first &&
                      out->t[k] <= s->t_last,
                  MH_ECORRUPT, d, bl.offset,
@@ -474,7 +465,7 @@ int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
     MH_CHECK(out->id_off[0] == bl.first_id && out->t[0] == bl.first_t,
              MH_ECORRUPT, d, off + MHF_BLOCK_FIRST_T,
              "block %u: first row differs from its record", s->block_first + b);
-    for (uint32_t k = 0; bad && k < m; k++)
+    for (uint32_t k = 0; k < m; k++)
         MH_CHECK(out->phy[k] >= bl.phy_min &&
                      out->phy[k] + (out->size[k] - 1u) <= bl.phy_max,
                  MH_ECORRUPT, d, off + MHF_BLOCK_PHY_MIN,
