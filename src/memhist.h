@@ -61,6 +61,16 @@
 extern "C" {
 #endif
 
+/* MH_API marks the public functions: the shared library exports them and
+ * nothing else (it is built with -fvisibility=hidden). */
+#if defined(_WIN32)
+#define MH_API
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#define MH_API __attribute__((visibility("default")))
+#else
+#define MH_API
+#endif
+
 #define MH_VERSION_STRING "1.0.0"
 /* Format version written by this library; see SPEC.md "Versions". */
 #define MH_FORMAT_MAJOR 1
@@ -95,9 +105,9 @@ enum mh_error {
 
 /* Returns a static, never NULL, English description of code (unknown codes
  * give "unknown error"). */
-const char *mh_strerror(int code);
+MH_API const char *mh_strerror(int code);
 /* Returns the symbolic name ("MH_ECORRUPT"), or "MH_UNKNOWN". */
-const char *mh_error_name(int code);
+MH_API const char *mh_error_name(int code);
 
 /* ------------------------------------------------------------------------
  * Accesses
@@ -123,7 +133,7 @@ typedef struct mh_access {
 } mh_access;
 
 /* Name of an operation ("read", "write", "execute"), NULL when unknown. */
-const char *mh_op_name(unsigned op);
+MH_API const char *mh_op_name(unsigned op);
 
 /* ------------------------------------------------------------------------
  * Writer
@@ -158,7 +168,7 @@ typedef struct mh_writer_options {
 } mh_writer_options;
 
 /* Fills *opt with the defaults above. */
-void mh_writer_options_init(mh_writer_options *opt);
+MH_API void mh_writer_options_init(mh_writer_options *opt);
 
 #define MH_CREATE 1u /* create the store; MH_EEXIST if it exists */
 #define MH_APPEND 2u /* open an existing store and append; MH_ENOENT if absent */
@@ -169,51 +179,51 @@ void mh_writer_options_init(mh_writer_options *opt);
  * MH_ELOCKED (another writer holds the store), MH_ENOTSTORE, MH_EVERSION,
  * MH_ECORRUPT, MH_ECHECKSUM, MH_ETRUNCATED (on append), MH_EIO, MH_ENOMEM.
  * On success *out owns the lock until mh_writer_close/abandon. */
-int mh_writer_open(const char *path, unsigned flags,
+MH_API int mh_writer_open(const char *path, unsigned flags,
                    const mh_writer_options *opt, mh_writer **out);
 
 /* Sets a metadata key/value (UTF-8, NUL-terminated, key non-empty, each at
  * most 65535 bytes); an existing key is replaced. Saved with the next
  * commit. Errors: MH_EINVAL, MH_ENOMEM, MH_ESTATE. */
-int mh_writer_set_meta(mh_writer *w, const char *key, const char *value);
+MH_API int mh_writer_set_meta(mh_writer *w, const char *key, const char *value);
 
 /* Appends one access (a->id is ignored). Errors: MH_EINVAL (size 0, range
  * wraps, unknown op, has_linear not 0/1), MH_EORDER (transition smaller than
  * the previous one), MH_ESTATE, and any error of an automatic commit.
  * A rejected access changes nothing. */
-int mh_writer_append(mh_writer *w, const mh_access *a);
+MH_API int mh_writer_append(mh_writer *w, const mh_access *a);
 
 /* Appends n accesses in order: the path high-throughput tracers use.
  * Validates all n before taking any: on error nothing of the batch is
  * appended and *bad (if not NULL) is the index of the first bad access. */
-int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
+MH_API int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
                            size_t *bad);
 
 /* Id the next appended access will get. */
-uint64_t mh_writer_next_id(const mh_writer *w);
+MH_API uint64_t mh_writer_next_id(const mh_writer *w);
 
 /* Discards every uncommitted access with transition >= t (the unfinished
  * last transition of a trace). MH_ECOMMITTED if a committed access has
  * transition >= t: nothing is discarded then. Errors: MH_ESTATE, MH_EIO. */
-int mh_writer_discard_from(mh_writer *w, uint64_t t);
+MH_API int mh_writer_discard_from(mh_writer *w, uint64_t t);
 
 /* Makes everything appended so far durable: after a crash the store opens
  * with every committed access and nothing else. A commit with nothing new
  * (no access, no metadata change) does nothing. Errors: MH_EIO, MH_ENOSPC,
  * MH_ENOMEM, MH_ESTATE. After an error the writer is failed (MH_ESTATE for
  * everything but close and abandon); what was committed before stays. */
-int mh_writer_commit(mh_writer *w);
+MH_API int mh_writer_commit(mh_writer *w);
 
 /* Number of accesses committed so far (the store's total). */
-uint64_t mh_writer_committed(const mh_writer *w);
+MH_API uint64_t mh_writer_committed(const mh_writer *w);
 
 /* Commits, then releases the lock and frees w. Returns the commit's error, if
  * any (w is freed either way). NULL is accepted. */
-int mh_writer_close(mh_writer *w);
+MH_API int mh_writer_close(mh_writer *w);
 
 /* Releases the lock and frees w without committing: what was not committed
  * is lost, the store keeps what was. NULL is accepted. */
-void mh_writer_abandon(mh_writer *w);
+MH_API void mh_writer_abandon(mh_writer *w);
 
 /* ------------------------------------------------------------------------
  * Reader
@@ -227,7 +237,7 @@ typedef struct mh_reader mh_reader;
  * Opening never reads or decompresses access blocks, so its cost does not
  * grow with the number of accesses. Errors: MH_ENOENT, MH_ENOTSTORE, MH_EVERSION,
  * MH_ECORRUPT, MH_ECHECKSUM, MH_ETRUNCATED, MH_EIO, MH_ENOMEM. */
-int mh_reader_open(const char *path, mh_reader **out);
+MH_API int mh_reader_open(const char *path, mh_reader **out);
 
 /* Default of mh_reader_set_cache: 8 MiB of decoded blocks per context. */
 #define MH_READER_CACHE_DEFAULT ((size_t)8 << 20)
@@ -240,11 +250,11 @@ int mh_reader_open(const char *path, mh_reader **out);
  * as blocks are decoded, never up front. Call it before sharing r between
  * threads (it is not thread-safe against running queries); it applies to
  * cursors opened afterwards. Errors: MH_EINVAL (NULL r). */
-int mh_reader_set_cache(mh_reader *r, size_t bytes);
+MH_API int mh_reader_set_cache(mh_reader *r, size_t bytes);
 
 /* Frees r; every pointer obtained from r becomes invalid. NULL accepted.
  * No cursor on r may be used afterwards. */
-void mh_reader_close(mh_reader *r);
+MH_API void mh_reader_close(mh_reader *r);
 
 typedef struct mh_stats {
     uint64_t accesses;
@@ -261,16 +271,16 @@ typedef struct mh_stats {
 } mh_stats;
 
 /* Fills *st. Cannot fail on an open reader; MH_EINVAL on NULL. */
-int mh_reader_stats(const mh_reader *r, mh_stats *st);
+MH_API int mh_reader_stats(const mh_reader *r, mh_stats *st);
 
 /* Metadata of the newest segment (the writer saves all keys in every
  * segment). Index i in [0, mh_reader_meta_count()). Strings are
  * NUL-terminated and owned by r. mh_reader_meta_find returns NULL when
  * the key is absent. */
-size_t mh_reader_meta_count(const mh_reader *r);
-int mh_reader_meta_get(const mh_reader *r, size_t i, const char **key,
+MH_API size_t mh_reader_meta_count(const mh_reader *r);
+MH_API int mh_reader_meta_get(const mh_reader *r, size_t i, const char **key,
                        const char **value);
-const char *mh_reader_meta_find(const mh_reader *r, const char *key);
+MH_API const char *mh_reader_meta_find(const mh_reader *r, const char *key);
 
 /* ------------------------------------------------------------------------
  * Queries
@@ -291,28 +301,28 @@ typedef struct mh_query {
 
 /* Fills q with: forward from transition 0, the whole address space,
  * reads and writes. */
-void mh_query_init(mh_query *q);
+MH_API void mh_query_init(mh_query *q);
 
 /* Runs q and writes at most max accesses to out (ascending ids forward,
  * descending backward); *n gets how many. A store with no match gives 0.
  * Errors: MH_EINVAL (A > B, empty or unknown op set, bad kind/direction,
  * NULL out with max > 0), MH_ECORRUPT, MH_ECHECKSUM, MH_ENOMEM. Thread-safe
  * on a shared reader. */
-int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
+MH_API int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
                  size_t max, size_t *n);
 
 typedef struct mh_cursor mh_cursor;
 
 /* Opens an iterator over every match of q, in query order, with no max.
  * Errors as mh_query_run. The cursor must be closed before r. */
-int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out);
+MH_API int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out);
 
 /* Writes up to max next matches to out; *n = 0 means the end.
  * Errors as mh_query_run; after an error the cursor stays at the error. */
-int mh_cursor_next(mh_cursor *c, mh_access *out, size_t max, size_t *n);
+MH_API int mh_cursor_next(mh_cursor *c, mh_access *out, size_t max, size_t *n);
 
 /* Frees c. NULL accepted. */
-void mh_cursor_close(mh_cursor *c);
+MH_API void mh_cursor_close(mh_cursor *c);
 
 /* ------------------------------------------------------------------------
  * Introspection (for inspect, fsck and scripts)
@@ -354,23 +364,23 @@ typedef struct mh_column_info {
     uint8_t nullable;
 } mh_column_info;
 
-size_t mh_reader_segment_count(const mh_reader *r);
+MH_API size_t mh_reader_segment_count(const mh_reader *r);
 /* Errors: MH_EINVAL (index out of range). Records are validated before
  * they are returned: MH_ECORRUPT for a record that breaks an invariant. */
-int mh_reader_segment_info(const mh_reader *r, size_t seg, mh_segment_info *out);
-int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
+MH_API int mh_reader_segment_info(const mh_reader *r, size_t seg, mh_segment_info *out);
+MH_API int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
                          mh_slice_info *out);
 /* chunk indexes the whole segment's chunk array (slice.chunk_first + k). */
-int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
+MH_API int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
                          mh_chunk_info *out);
 /* Dictionary of the newest segment (all segments written by this version
  * carry the same strings, columns and operations). */
-size_t mh_reader_string_count(const mh_reader *r);
-const char *mh_reader_string(const mh_reader *r, size_t i);
-size_t mh_reader_column_count(const mh_reader *r);
-int mh_reader_column(const mh_reader *r, size_t i, mh_column_info *out);
+MH_API size_t mh_reader_string_count(const mh_reader *r);
+MH_API const char *mh_reader_string(const mh_reader *r, size_t i);
+MH_API size_t mh_reader_column_count(const mh_reader *r);
+MH_API int mh_reader_column(const mh_reader *r, size_t i, mh_column_info *out);
 /* Operation name stored in the dictionary, NULL when op is unknown. */
-const char *mh_reader_op_name(const mh_reader *r, unsigned op);
+MH_API const char *mh_reader_op_name(const mh_reader *r, unsigned op);
 
 /* ------------------------------------------------------------------------
  * Verification and repair (fsck)
@@ -404,7 +414,7 @@ typedef struct mh_verify_result {
  * is never modified or deleted. Returns MH_OK when the store is clean (after
  * repair, if asked), MH_ECORRUPT when problems remain, or MH_ENOENT,
  * MH_ELOCKED (repair while a writer runs), MH_EIO, MH_ENOMEM. */
-int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
+MH_API int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
               mh_verify_result *res);
 
 #ifdef __cplusplus
