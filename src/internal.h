@@ -61,6 +61,39 @@ void mh_diag_set(mh_diag *d, uint64_t offset, const char *fmt, ...)
 #define MH_CHECKSUMS_ENFORCED 1
 #endif
 
+/* ---- growable structs (memhist.h, STRUCTS THAT GROW) ----------------- */
+/* Size of T up to and including member f, rounded to T's alignment: the
+ * first published size of a struct whose ABI-1 layout ends at f. It stays
+ * right when members are appended later. */
+#define MH_SIZE_UPTO(T, f)                                                     \
+    ((offsetof(T, f) + sizeof(((T *)0)->f) + _Alignof(T) - 1) /                \
+     _Alignof(T) * _Alignof(T))
+#define MH_QUERY_SIZE_1 MH_SIZE_UPTO(mh_query, end)
+#define MH_WRITER_OPTIONS_SIZE_1 MH_SIZE_UPTO(mh_writer_options, reserved)
+#define MH_STATS_SIZE_1 MH_SIZE_UPTO(mh_stats, raw_bytes)
+#define MH_SEGMENT_INFO_SIZE_1 MH_SIZE_UPTO(mh_segment_info, index_bytes)
+#define MH_SLICE_INFO_SIZE_1 MH_SIZE_UPTO(mh_slice_info, blocks)
+#define MH_CHUNK_INFO_SIZE_1 MH_SIZE_UPTO(mh_chunk_info, op)
+#define MH_COLUMN_INFO_SIZE_1 MH_SIZE_UPTO(mh_column_info, nullable)
+#define MH_VERIFY_RESULT_SIZE_1 MH_SIZE_UPTO(mh_verify_result, repaired)
+
+/* Reads an input struct: *local holds the defaults on entry and gets the
+ * caller's min(struct_size, lib_size) bytes, with struct_size = lib_size.
+ * MH_EINVAL for NULL, struct_size < min_size, or a non-zero byte past
+ * lib_size. */
+int mh_struct_in(const void *in, size_t min_size, size_t lib_size,
+                 void *local);
+/* Writes an output struct: min(out->struct_size, lib_size) bytes of full,
+ * leaving out->struct_size as it is. MH_EINVAL for NULL or struct_size <
+ * min_size. */
+int mh_struct_out(void *out, const void *full, size_t min_size,
+                  size_t lib_size);
+/* The entry check alone (NULL or struct_size < min_size: MH_EINVAL), for
+ * functions that must refuse before doing any work. */
+int mh_struct_out_ok(const void *out, size_t min_size);
+#define MH_STRUCT_OUT(out, full, SIZE1)                                        \
+    mh_struct_out((out), (full), (SIZE1), sizeof *(full))
+
 uint64_t mh_hash(const void *p, size_t n);
 uint64_t mh_hash_seeded(const void *p, size_t n, uint64_t seed);
 

@@ -13,6 +13,11 @@
  * of mh_reader_set_cache bytes per context: a cursor keeps its own between
  * calls, and mh_query_run calls reuse the reader's pooled contexts, so
  * resume chains and repeated queries decode each block once.
+ *
+ * An end bound (mh_query.end_kind) is checked at every level in query
+ * order: the slice walk stops at the first slice that begins past it,
+ * chunks that begin past it are skipped, a forward chunk walk stops at the
+ * first block that begins past it, and every walk at the first row past it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +50,8 @@ typedef struct qspec {
     uint32_t kind, dir;
     uint64_t start, a, b;
     uint32_t ops;
+    uint32_t end_kind; /* MH_END_*: rows past end are never visited */
+    uint64_t end;
 } qspec;
 
 struct mh_cursor {
@@ -59,17 +66,32 @@ void mh_query_init(mh_query *q) {
     if (!q)
         return;
     memset(q, 0, sizeof *q);
+    q->struct_size = sizeof *q;
     q->start_kind = MH_FROM_TRANSITION;
     q->direction = MH_FORWARD;
     q->addr_last = UINT64_MAX;
     q->ops = MH_OPS_RW;
+    q->end_kind = MH_END_NONE;
 }
 
-static int check_query(const mh_query *q) {
-    if (!q || q->start_kind > MH_FROM_ID || q->direction > MH_BACKWARD ||
-        q->addr_first > q->addr_last || q->ops == 0 ||
-        (q->ops & ~(uint32_t)MH_OPS_ALL) || q->reserved)
+/* Validates the caller's query (of its struct_size) into *spec. */
+static int read_query(const mh_query *in, qspec *spec) {
+    mh_query q;
+    mh_query_init(&q);
+    MH_TRY(mh_struct_in(in, MH_QUERY_SIZE_1, sizeof q, &q));
+    if (q.start_kind > MH_FROM_ID || q.direction > MH_BACKWARD ||
+        q.addr_first > q.addr_last || q.ops == 0 ||
+        (q.ops & ~(uint32_t)MH_OPS_ALL) || q.reserved ||
+        q.end_kind > MH_END_ID)
         return MH_EINVAL;
+    spec->kind = q.start_kind;
+    spec->dir = q.direction;
+    spec->start = q.start;
+    spec->a = q.addr_first;
+    spec->b = q.addr_last;
+    spec->ops = q.ops;
+    spec->end_kind = q.end_kind;
+    spec->end = q.end;
     return MH_OK;
 }
 
@@ -308,6 +330,26 @@ static inline int in_range(const qspec *q, uint64_t t, uint64_t id) {
     return q->dir == MH_FORWARD ? id > q->start : id < q->start;
 }
 
+/* Is a row with this transition and id within the end bound? Monotone
+ * along query order: once false, false for every later row. */
+static inline int in_end(const qspec *q, uint64_t t, uint64_t id) {
+    if (q->end_kind == MH_END_NONE)
+        return 1;
+    uint64_t v = q->end_kind == MH_END_TRANSITION ? t : id;
+    return q->dir == MH_FORWARD ? v <= q->end : v >= q->end;
+}
+
+/* Can no row lie both on the query's side of the start and within the end?
+ * Decided without the data when both are of one kind. */
+static int end_before_start(const qspec *q) {
+    int fwd = q->dir == MH_FORWARD;
+    if (q->end_kind == MH_END_TRANSITION && q->kind == MH_FROM_TRANSITION)
+        return fwd ? q->end < q->start : q->end > q->start;
+    if (q->end_kind == MH_END_ID && q->kind == MH_FROM_ID)
+        return fwd ? q->end <= q->start : q->end >= q->start; /* X exclusive */
+    return 0;
+}
+
 typedef struct cut {
     int set;
     uint64_t id; /* forward: ids above are out; backward: ids below */
@@ -346,7 +388,11 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         mh_block bl;
         MH_TRY(mh_seg_block(seg, s, s->block_first + (uint32_t)b, &bl, NULL));
         uint32_t base = (uint32_t)b * R;
-        if (base >= r0 && fwd && beyond(q, k, s->id_first + bl.first_id))
+        /* forward, a block whose first row is the chunk's and lies past
+         * the cutoff or the end bound holds nothing more for us */
+        if (base >= r0 && fwd &&
+            (beyond(q, k, s->id_first + bl.first_id) ||
+             !in_end(q, bl.first_t, s->id_first + bl.first_id)))
             break;
         if (bl.phy_max < q->a || bl.phy_min > q->b)
             continue; /* no row of this block overlaps [A, B] */
@@ -385,7 +431,7 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         for (uint32_t i = 0; i < a1 - a0; i++) {
             uint32_t row = fwd ? a0 + i : a1 - 1 - i;
             uint64_t id = s->id_first + col_id[row];
-            if (beyond(q, k, id))
+            if (beyond(q, k, id) || !in_end(q, col_t[row], id))
                 return MH_OK;
             uint64_t phy = col_phy[row];
             if (phy > q->b || phy + (col_size[row] - 1u) < q->a)
@@ -441,6 +487,9 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
             if (!in_range(q, fwd ? ch.t_last : ch.t_first, fwd ? idl : idf))
                 continue;
             if (beyond(q, &k, fwd ? idf : idl))
+                continue;
+            /* and chunks whose first row in query order is past the end */
+            if (!in_end(q, fwd ? ch.t_first : ch.t_last, fwd ? idf : idl))
                 continue;
             MH_TRY(scan_chunk(c, seg, &s, &ch, q, want, &k));
             if (c->ncand >= want &&
@@ -539,11 +588,19 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
     *n = 0;
     size_t li;
     uint32_t si;
-    if (need == 0 || !find_start(c->r, q, &li, &si))
+    if (need == 0 || end_before_start(q) || !find_start(c->r, q, &li, &si))
         return MH_OK;
     const mh_reader *r = c->r;
+    int fwd = q->dir == MH_FORWARD;
     for (;;) {
         const mh_seg *seg = &r->segs[r->live[li]];
+        /* the walk stops at the first slice that begins, in query order,
+         * past the end bound: nothing beyond it is read */
+        mh_slice sl;
+        mh_seg_slice(seg, si, &sl);
+        if (!in_end(q, fwd ? sl.t_first : sl.t_last,
+                    fwd ? sl.id_first : sl.id_first + sl.count - 1))
+            return MH_OK;
         size_t got = 0;
         MH_TRY(scan_slice(c, seg, si, q, need - *n, out + *n, &got));
         *n += got;
@@ -563,15 +620,6 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
             }
         }
     }
-}
-
-static void to_spec(const mh_query *q, qspec *s) {
-    s->kind = q->start_kind;
-    s->dir = q->direction;
-    s->start = q->start;
-    s->a = q->addr_first;
-    s->b = q->addr_last;
-    s->ops = q->ops;
 }
 
 /* Takes a pooled context of r, or makes one. The reader is logically
@@ -621,9 +669,8 @@ int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
     if (!r || !n || (!out && max))
         return MH_EINVAL;
     *n = 0;
-    MH_TRY(check_query(q));
     qspec s;
-    to_spec(q, &s);
+    MH_TRY(read_query(q, &s));
     qctx *c = ctx_take(r);
     if (!c)
         return MH_ENOMEM;
@@ -643,7 +690,8 @@ int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out) {
     if (!r || !out)
         return MH_EINVAL;
     *out = NULL;
-    MH_TRY(check_query(q));
+    qspec spec;
+    MH_TRY(read_query(q, &spec));
     mh_cursor *cur = calloc(1, sizeof *cur);
     if (!cur)
         return MH_ENOMEM;
@@ -652,7 +700,7 @@ int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out) {
         free(cur);
         return rc;
     }
-    to_spec(q, &cur->spec);
+    cur->spec = spec;
     *out = cur;
     return MH_OK;
 }

@@ -120,10 +120,9 @@ int mh_reader_set_cache(mh_reader *r, size_t bytes) {
 }
 
 int mh_reader_stats(const mh_reader *r, mh_stats *st) {
-    if (!r || !st)
+    if (!r)
         return MH_EINVAL;
-    *st = r->stats;
-    return MH_OK;
+    return MH_STRUCT_OUT(st, &r->stats, MH_STATS_SIZE_1);
 }
 
 size_t mh_reader_meta_count(const mh_reader *r) {
@@ -152,10 +151,13 @@ const char *mh_reader_meta_find(const mh_reader *r, const char *key) {
 size_t mh_reader_segment_count(const mh_reader *r) { return r ? r->nsegs : 0; }
 
 int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
-    if (!r || !o || i >= r->nsegs)
+    MH_TRY(mh_struct_out_ok(o, MH_SEGMENT_INFO_SIZE_1));
+    if (!r || i >= r->nsegs)
         return MH_EINVAL;
     const mh_seg *s = &r->segs[i];
-    memset(o, 0, sizeof *o);
+    mh_segment_info full, *dst = o;
+    memset(&full, 0, sizeof full);
+    o = &full;
     o->seq = s->seq;
     o->file_name = s->name;
     o->version_major = s->major;
@@ -177,16 +179,19 @@ int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     o->index_bytes = (uint64_t)s->nslices * s->slice_recsz +
                      (uint64_t)s->nchunks * s->chunk_recsz +
                      (uint64_t)s->nblocks * s->block_recsz;
-    return MH_OK;
+    return MH_STRUCT_OUT(dst, o, MH_SEGMENT_INFO_SIZE_1);
 }
 
 int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
                          mh_slice_info *o) {
-    if (!r || !o || seg >= r->nsegs || slice >= r->segs[seg].nslices)
+    MH_TRY(mh_struct_out_ok(o, MH_SLICE_INFO_SIZE_1));
+    if (!r || seg >= r->nsegs || slice >= r->segs[seg].nslices)
         return MH_EINVAL;
     mh_slice s;
     mh_seg_slice(&r->segs[seg], (uint32_t)slice, &s);
-    memset(o, 0, sizeof *o);
+    mh_slice_info full, *dst = o;
+    memset(&full, 0, sizeof full);
+    o = &full;
     o->transition_first = s.t_first;
     o->transition_last = s.t_last;
     o->id_first = s.id_first;
@@ -197,12 +202,13 @@ int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
     o->chunks = s.chunk_count;
     o->block_first = s.block_first;
     o->blocks = s.block_count;
-    return MH_OK;
+    return MH_STRUCT_OUT(dst, o, MH_SLICE_INFO_SIZE_1);
 }
 
 int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
                          mh_chunk_info *o) {
-    if (!r || !o || seg >= r->nsegs || chunk >= r->segs[seg].nchunks)
+    MH_TRY(mh_struct_out_ok(o, MH_CHUNK_INFO_SIZE_1));
+    if (!r || seg >= r->nsegs || chunk >= r->segs[seg].nchunks)
         return MH_EINVAL;
     const mh_seg *sg = &r->segs[seg];
     /* find the slice holding the chunk, and check it before trusting it */
@@ -220,7 +226,9 @@ int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
     MH_TRY(mh_seg_slice_check(sg, lo, &s, NULL));
     mh_chunk c;
     MH_TRY(mh_seg_chunk(sg, &s, (uint32_t)chunk, &c, NULL));
-    memset(o, 0, sizeof *o);
+    mh_chunk_info full, *dst = o;
+    memset(&full, 0, sizeof full);
+    o = &full;
     o->phy_first = c.phy_first;
     o->phy_last = c.phy_last;
     o->transition_first = c.t_first;
@@ -230,7 +238,7 @@ int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
     o->row_first = c.row_first;
     o->accesses = c.row_count;
     o->op = c.op;
-    return MH_OK;
+    return MH_STRUCT_OUT(dst, o, MH_CHUNK_INFO_SIZE_1);
 }
 
 size_t mh_reader_string_count(const mh_reader *r) {
@@ -246,10 +254,10 @@ size_t mh_reader_column_count(const mh_reader *r) {
 }
 
 int mh_reader_column(const mh_reader *r, size_t i, mh_column_info *out) {
-    if (!out || i >= mh_reader_column_count(r))
+    MH_TRY(mh_struct_out_ok(out, MH_COLUMN_INFO_SIZE_1));
+    if (i >= mh_reader_column_count(r))
         return MH_EINVAL;
-    *out = r->dict->columns[i];
-    return MH_OK;
+    return MH_STRUCT_OUT(out, &r->dict->columns[i], MH_COLUMN_INFO_SIZE_1);
 }
 
 const char *mh_reader_op_name(const mh_reader *r, unsigned op) {

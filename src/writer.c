@@ -75,6 +75,7 @@ void mh_writer_options_init(mh_writer_options *opt) {
     if (!opt)
         return;
     memset(opt, 0, sizeof *opt);
+    opt->struct_size = sizeof *opt;
     opt->slice_accesses = 32768;
     opt->block_accesses = 512;
     opt->chunk_min_accesses = 128;
@@ -191,8 +192,13 @@ static int close_slice(mh_writer *w) {
 }
 
 static int check_access(const mh_access *a) {
+    /* format 1.x has no stream or pc column: refused, never dropped */
+    unsigned res = 0;
+    for (size_t i = 0; i < sizeof a->reserved; i++)
+        res |= a->reserved[i];
     if (a->size == 0 || a->op >= MH_OP_COUNT || a->has_linear > 1 ||
-        a->physical + (a->size - 1u) < a->physical)
+        a->physical + (a->size - 1u) < a->physical || a->stream != 0 ||
+        a->has_pc != 0 || res != 0)
         return MH_EINVAL;
     return MH_OK;
 }
@@ -337,10 +343,9 @@ int mh_writer_open(const char *path, unsigned flags,
         return MH_EINVAL;
     *out = NULL;
     mh_writer_options opt;
+    mh_writer_options_init(&opt);
     if (opt_in)
-        opt = *opt_in;
-    else
-        mh_writer_options_init(&opt);
+        MH_TRY(mh_struct_in(opt_in, MH_WRITER_OPTIONS_SIZE_1, sizeof opt, &opt));
     if (opt.slice_accesses < 1 || opt.slice_accesses > MHF_MAX_SLICE_ROWS / 2 ||
         opt.block_accesses < 64 || opt.block_accesses > MHF_MAX_ROWS_PER_BLOCK ||
         opt.chunk_min_accesses < 1 || opt.lz4_acceleration < 1 ||
