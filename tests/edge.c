@@ -185,10 +185,10 @@ static int count_shared_boundaries(const mh_reader *r) {
     uint64_t prev_last = 0;
     int have = 0;
     for (size_t s = 0; s < mh_reader_segment_count(r); s++) {
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         CHECK_OK(mh_reader_segment_info(r, s, &si));
         for (size_t k = 0; k < si.slices; k++) {
-            mh_slice_info sl;
+            mh_slice_info sl = {.struct_size = sizeof sl};
             CHECK_OK(mh_reader_slice_info(r, s, k, &sl));
             if (have && sl.transition_first == prev_last)
                 shared++;
@@ -215,7 +215,7 @@ static void test_empty(void) {
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(path, &r));
     tu_check_stats(r, NULL, 0);
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     CHECK_OK(mh_reader_stats(r, &st));
     CHECK(st.accesses == 0 && st.transition_first == 0 && st.transition_last == 0 &&
           st.slices == 0 && st.chunks == 0 && st.blocks == 0);
@@ -232,7 +232,7 @@ static void test_empty(void) {
     CHECK(n == 0);
     mh_cursor_close(c);
     mh_reader_close(r);
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     CHECK_OK(mh_verify(path, 0, NULL, NULL, &res));
     CHECK(res.accesses == 0 && res.problems == 0);
 
@@ -385,14 +385,14 @@ static void test_straddle(void) {
         snprintf(p2, sizeof p2, "%s-%d", path, chunk_min);
         mh_reader *r = write_store(p2, &t, &o, NULL, 0);
         /* every chunk edge, its neighbours, from the start of every slice */
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         CHECK_OK(mh_reader_segment_info(r, 0, &si));
         size_t runs = 0;
         for (size_t s = 0; s < si.slices; s++) {
-            mh_slice_info sl;
+            mh_slice_info sl = {.struct_size = sizeof sl};
             CHECK_OK(mh_reader_slice_info(r, 0, s, &sl));
             for (uint32_t c = 0; c < sl.chunks; c++) {
-                mh_chunk_info ci;
+                mh_chunk_info ci = {.struct_size = sizeof ci};
                 CHECK_OK(mh_reader_chunk_info(r, 0, sl.chunk_first + c, &ci));
                 uint64_t edges[6] = {ci.phy_first - 1, ci.phy_first, ci.phy_first + 1,
                                      ci.phy_last - 1, ci.phy_last, ci.phy_last + 1};
@@ -472,7 +472,7 @@ static void test_reopen_append(void) {
     CHECK_OK(mh_reader_open(path, &rb));
     tu_check_stats(rb, t.a, t.n);
     CHECK(mh_reader_segment_count(rb) == 3);
-    mh_segment_info s1, s2;
+    mh_segment_info s1 = {.struct_size = sizeof s1}, s2 = {.struct_size = sizeof s2};
     CHECK_OK(mh_reader_segment_info(rb, 1, &s1));
     CHECK_OK(mh_reader_segment_info(rb, 2, &s2));
     CHECK(s1.rows_per_block == 64 && s2.rows_per_block == 128);
@@ -604,7 +604,7 @@ static void test_meta(void) {
     CHECK(mh_reader_meta_count(r) == 5);
     CHECK(!strcmp(mh_reader_meta_find(r, "pid"), "5678"));
     CHECK(!strcmp(mh_reader_meta_find(r, "command"), "./edge --all"));
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     CHECK_OK(mh_reader_stats(r, &st));
     CHECK(st.accesses == 1);
     mh_reader_close(r);
@@ -629,7 +629,7 @@ static void test_dictionary(void) {
                 {"linear", 1, 8, 2, 1},   {"size", 1, 4, 3, 0},       {"operation", 2, 1, 4, 0}};
     CHECK(mh_reader_column_count(r) == 6);
     for (size_t i = 0; i < 6; i++) {
-        mh_column_info c;
+        mh_column_info c = {.struct_size = sizeof c};
         CHECK_OK(mh_reader_column(r, i, &c));
         CHECKF(c.name && !strcmp(c.name, cols[i].name), "column %zu is '%s'", i,
                c.name ? c.name : "(null)");
@@ -643,11 +643,11 @@ static void test_dictionary(void) {
     for (size_t i = 0; i < ns; i++)
         CHECK(mh_reader_string(r, i) != NULL);
     /* segment figures: sizes add up, files exist with the given names */
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     CHECK_OK(mh_reader_stats(r, &st));
     uint64_t sum = 0;
     for (size_t s = 0; s < mh_reader_segment_count(r); s++) {
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         CHECK_OK(mh_reader_segment_info(r, s, &si));
         CHECK(si.seq == s);
         char name[64];

@@ -278,7 +278,7 @@ static void test_append(void) {
 
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(store, &r));
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     CHECK_OK(mh_reader_stats(r, &st));
     CHECK(st.accesses == committed);
     CHECK(mh_reader_meta_find(r, longs) && !strcmp(mh_reader_meta_find(r, longs), "long key"));
@@ -321,7 +321,7 @@ static void test_reader(void) {
     CHECK_OK(mh_writer_close(w));
     CHECK_OK(mh_reader_open(store, &r));
 
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     CHECK_RC(mh_reader_stats(NULL, &st), MH_EINVAL);
     CHECK_RC(mh_reader_set_cache(NULL, 1 << 20), MH_EINVAL);
     CHECK_RC(mh_reader_stats(r, NULL), MH_EINVAL);
@@ -330,10 +330,10 @@ static void test_reader(void) {
     CHECK(nmeta >= 1);
     CHECK_RC(mh_reader_meta_get(r, nmeta, &k, &v), MH_EINVAL);
     CHECK(mh_reader_meta_find(r, "no such key") == NULL);
-    mh_segment_info si;
-    mh_slice_info sl;
-    mh_chunk_info ci;
-    mh_column_info col;
+    mh_segment_info si = {.struct_size = sizeof si};
+    mh_slice_info sl = {.struct_size = sizeof sl};
+    mh_chunk_info ci = {.struct_size = sizeof ci};
+    mh_column_info col = {.struct_size = sizeof col};
     size_t segs = mh_reader_segment_count(r);
     CHECK(segs == 1);
     CHECK_RC(mh_reader_segment_info(r, segs, &si), MH_EINVAL);
@@ -410,7 +410,7 @@ static void test_reader(void) {
     mh_reader_close(r);
 
     /* verify */
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     CHECK_RC(mh_verify(missing, 0, NULL, NULL, &res), MH_ENOENT);
     CHECK_OK(mh_verify(store, 0, NULL, NULL, &res));
     CHECK(res.problems == 0 && res.accesses == 100 && res.segments == 1);
@@ -469,7 +469,7 @@ static int failed_writer_child(const char *store) {
     mh_reader *r = NULL;
     if (mh_reader_open(store, &r) != MH_OK)
         return 16;
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     mh_reader_stats(r, &st);
     mh_reader_close(r);
     if (st.accesses != committed) {
@@ -494,7 +494,7 @@ static void test_failed_writer(void) {
            "failed-writer check stopped at step %d (status 0x%x)",
            WIFEXITED(status) ? WEXITSTATUS(status) : -1, status);
     /* a failed writer may leave a temporary file; repair makes it clean */
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     CHECK_OK(mh_verify(store, MH_VERIFY_REPAIR, NULL, NULL, &res));
     CHECK_OK(mh_verify(store, 0, NULL, NULL, &res));
 }

@@ -378,6 +378,7 @@ static void check_slice(const mh_reader *r, size_t seg, size_t sl,
     uint32_t opn[MH_OP_COUNT] = {0}, opstart[MH_OP_COUNT] = {0};
     uint64_t sum = 0;
     for (uint32_t k = 0; k < si->chunks; k++) {
+        ch[k].struct_size = sizeof ch[k];
         CHECK_OK(mh_reader_chunk_info(r, seg, si->chunk_first + k, &ch[k]));
         CHECK(ch[k].op < MH_OP_COUNT);
         CHECK(ch[k].phy_first <= ch[k].phy_last);
@@ -443,7 +444,7 @@ static void check_slice(const mh_reader *r, size_t seg, size_t sl,
 }
 
 void tu_check_stats(const mh_reader *r, const mh_access *all, size_t n) {
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     CHECK_OK(mh_reader_stats(r, &st));
     CHECKF(st.accesses == n, "stats.accesses %llu, appended %zu",
            (unsigned long long)st.accesses, n);
@@ -458,7 +459,7 @@ void tu_check_stats(const mh_reader *r, const mh_access *all, size_t n) {
     CHECK(st.segments == segs);
     uint64_t id = 0, slices = 0, chunks = 0, blocks = 0, comp = 0, raw = 0, bytes = 0;
     for (size_t s = 0; s < segs; s++) {
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         CHECK_OK(mh_reader_segment_info(r, s, &si));
         CHECKF(si.id_first == id, "segment %zu starts at id %llu, expected %llu", s,
                (unsigned long long)si.id_first, (unsigned long long)id);
@@ -480,7 +481,7 @@ void tu_check_stats(const mh_reader *r, const mh_access *all, size_t n) {
         uint64_t sid = si.id_first, sblocks = 0;
         uint32_t next_chunk = 0, next_block = 0;
         for (size_t k = 0; k < si.slices; k++) {
-            mh_slice_info sl;
+            mh_slice_info sl = {.struct_size = sizeof sl};
             CHECK_OK(mh_reader_slice_info(r, s, k, &sl));
             CHECKF(sl.id_first == sid, "segment %zu slice %zu starts at id %llu, expected %llu",
                    s, k, (unsigned long long)sl.id_first, (unsigned long long)sid);
