@@ -5,7 +5,7 @@
  * sorted, encoded, compressed and written), and commits: seal the segment,
  * then replace the MANIFEST atomically.
  *
- * Memory bound: two slice buffers of 2 * slice_accesses accesses (40 bytes
+ * Memory bound: two slice buffers of 2 * slice_accesses accesses (56 bytes
  * each), the builder's scratch (about 60 bytes per access of one slice),
  * and the index records of the segment being written (at most 56 bytes per
  * chunk and per block, 64 per slice) until the next commit.

@@ -365,7 +365,7 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
         printf("{\n  \"store\": ");
         cli_json_string(stdout, store);
         printf(",\n  \"format_version\": \"%u.%u\", \"memhist_version\": \"%s\",\n  ", vmaj, vmin,
-               MH_VERSION_STRING);
+               mh_version_string());
         json_kv_u64("accesses", st.accesses, 0);
         printf(",\n  \"op_counts\": {\"read\": %" PRIu64 ", \"write\": %" PRIu64
                ", \"execute\": %" PRIu64 "},\n  ",
@@ -407,7 +407,7 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
             print_dict_json(r);
     } else {
         printf("store:            %s\n", store);
-        printf("format version:   %u.%u (memhist %s)\n", vmaj, vmin, MH_VERSION_STRING);
+        printf("format version:   %u.%u (memhist %s)\n", vmaj, vmin, mh_version_string());
         printf("accesses:         %" PRIu64 " (read %" PRIu64 ", write %" PRIu64
                ", execute %" PRIu64 ")\n",
                st.accesses, st.op_counts[MH_OP_READ], st.op_counts[MH_OP_WRITE],
