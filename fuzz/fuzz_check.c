@@ -560,6 +560,7 @@ typedef struct verify_ctx {
 static void on_problem(void *ctx, const mh_problem *p) {
     verify_ctx *v = ctx;
     FUZZ_ASSERT(p != NULL);
+    FUZZ_ASSERT(p->struct_size == sizeof *p);
     FUZZ_ASSERT_NAMED(p->code);
     FUZZ_ASSERT(p->file != NULL && p->message != NULL);
     FUZZ_ASSERT_MSG(strchr(p->message, '\n') == NULL,

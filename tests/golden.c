@@ -254,6 +254,7 @@ typedef struct problems {
 static void collect(void *ctx, const mh_problem *p) {
     problems *ps = ctx;
     CHECK(p->file != NULL && p->message != NULL && strchr(p->message, '\n') == NULL);
+    CHECK(p->struct_size == sizeof *p); /* the library says what it filled */
     if (ps->n < 64)
         ps->codes[ps->n++] = p->code;
 }
