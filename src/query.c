@@ -17,7 +17,9 @@
  * An end bound (mh_query.end_kind) is checked at every level in query
  * order: the slice walk stops at the first slice that begins past it,
  * chunks that begin past it are skipped, a forward chunk walk stops at the
- * first block that begins past it, and every walk at the first row past it.
+ * first block that begins past it (backward, at the block after an id end's
+ * row), and every walk at the first row past it: at most one block beyond
+ * the end is decoded, backward with a transition end.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -393,6 +395,10 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         if (base >= r0 && fwd &&
             (beyond(q, k, s->id_first + bl.first_id) ||
              !in_end(q, bl.first_t, s->id_first + bl.first_id)))
+            break;
+        /* backward, this block's rows come before the first row of the block
+         * walked last: all past an id end bound when that row is at it */
+        if (!fwd && have_prev && !in_end(q, prev_t, prev_id - 1))
             break;
         if (bl.phy_max < q->a || bl.phy_min > q->b)
             continue; /* no row of this block overlaps [A, B] */

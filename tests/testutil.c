@@ -591,7 +591,7 @@ static void random_end(tu_rng *rng, const mh_access *all, size_t n, mh_query *q)
     }
     uint64_t span = by_t ? (n ? all[n - 1].transition - all[0].transition : 0) : n;
     uint64_t d;
-    switch (tu_below(rng, 8)) {
+    switch (tu_below(rng, 10)) {
     case 0: d = 0; break;                                  /* end == start */
     case 1:                                                /* before the start */
         d = 1 + tu_below(rng, 3);
@@ -599,7 +599,9 @@ static void random_end(tu_rng *rng, const mh_access *all, size_t n, mh_query *q)
         return;
     case 2: d = 1 + tu_below(rng, 16); break;
     case 3: d = tu_below(rng, span / 100 + 1); break;
-    case 4: d = tu_below(rng, span / 4 + 1); break;
+    case 4: d = tu_below(rng, span / 10 + 1); break;
+    case 5: d = tu_below(rng, span / 2 + 1); break;
+    case 6: d = UINT64_MAX; break;                         /* the far extreme */
     default:
         q->end = by_t ? random_transition(rng, all, n) : random_id(rng, n);
         return;
@@ -709,7 +711,7 @@ void tu_random_queries(const mh_reader *r, const mh_access *all, size_t n,
            bounded);
     CHECKF(n == 0 || plain < 50 || nonempty > plain / 8,
            "only %zu of %zu queries matched anything", nonempty, plain);
-    CHECKF(n == 0 || bounded < 50 || bounded_nonempty > bounded / 10,
+    CHECKF(n == 0 || bounded < 50 || bounded_nonempty > bounded / 20,
            "only %zu of %zu queries with an end bound matched anything", bounded_nonempty,
            bounded);
 }
