@@ -754,6 +754,17 @@ static uint64_t block_data_off(const char *path, uint32_t b) {
     return off + comp / 2;
 }
 
+/* File offset of chunk record k of segment file path. */
+static uint64_t chunk_rec_off(const char *path, uint32_t k) {
+    size_t len = 0;
+    unsigned char *p = tu_read_file(path, &len);
+    CHECK(p != NULL && len >= MHF_SEG_HEADER_SIZE);
+    CHECK(k < mhf_load_u32(p + MHF_SEG_CHUNK_COUNT));
+    uint64_t off = mhf_load_u64(p + MHF_SEG_CHUNK_OFF) + (uint64_t)k * MHF_CHUNK_SIZE;
+    free(p);
+    return off;
+}
+
 static void seg_path(char *buf, size_t cap, const char *store, const mh_reader *r, size_t seg) {
     mh_segment_info si = {.struct_size = sizeof si};
     CHECK_OK(mh_reader_segment_info(r, seg, &si));
@@ -792,10 +803,13 @@ static void test_end_stops(void) {
     new_store(bwd_store, sizeof bwd_store, "end-bwd");
     mh_reader *r = write_store(fwd_store, &t, &o, commits, 2);
     exhaustive_ends(r, &t);
-    /* damage the last segment for forward queries ... */
+    /* damage the last segment for forward queries (a block, and the first
+     * slice's chunk records: checked when a query first enters the slice)
+     * ... */
     seg_path(path, sizeof path, fwd_store, r, 2);
     mh_reader_close(r);
     flip(path, block_data_off(path, 0));
+    flip(path, chunk_rec_off(path, 0) + MHF_CHUNK_PHY_FIRST);
     r = write_store(bwd_store, &t, &o, commits, 2);
     /* ... and the first one for backward queries */
     seg_path(path, sizeof path, bwd_store, r, 0);
