@@ -64,11 +64,11 @@ void fuzz_assert_same(const mh_access *got, const mh_access *want,
 
 static void print_query(const mh_query *q) {
     fprintf(stderr,
-            "  query: %s %s %" PRIu64 " range [0x%" PRIx64 ", 0x%" PRIx64
-            "] ops 0x%x\n",
+            "  query: %s %s %" PRIu64 " end kind %u %" PRIu64 " range [0x%" PRIx64
+            ", 0x%" PRIx64 "] ops 0x%x\n",
             q->direction == MH_FORWARD ? "forward" : "backward",
-            q->start_kind == MH_FROM_ID ? "id" : "transition", q->start,
-            q->addr_first, q->addr_last, q->ops);
+            q->start_kind == MH_FROM_ID ? "id" : "transition", q->start, q->end_kind,
+            q->end, q->addr_first, q->addr_last, q->ops);
 }
 
 int fuzz_query_matches(const mh_query *q, const mh_access *a) {
@@ -78,6 +78,12 @@ int fuzz_query_matches(const mh_query *q, const mh_access *a) {
     if (a->physical > q->addr_last || last < q->addr_first)
         return 0;
     int fwd = q->direction == MH_FORWARD;
+    /* the end bound, inclusive */
+    if (q->end_kind != MH_END_NONE) {
+        uint64_t v = q->end_kind == MH_END_TRANSITION ? a->transition : a->id;
+        if (fwd ? v > q->end : v < q->end)
+            return 0;
+    }
     if (q->start_kind == MH_FROM_TRANSITION)
         return fwd ? a->transition >= q->start : a->transition <= q->start;
     return fwd ? a->id > q->start : a->id < q->start;
