@@ -191,16 +191,26 @@ static int close_slice(mh_writer *w) {
     return MH_OK;
 }
 
-static int check_access(const mh_access *a) {
+/* The last 8 bytes of an mh_access: op, has_linear, then has_pc and the
+ * reserved bytes, which format 1.x requires to be 0. */
+_Static_assert(offsetof(mh_access, has_linear) == offsetof(mh_access, op) + 1 &&
+                   offsetof(mh_access, has_pc) == offsetof(mh_access, op) + 2 &&
+                   offsetof(mh_access, reserved) == offsetof(mh_access, op) + 3 &&
+                   offsetof(mh_access, op) + 8 == sizeof(mh_access),
+               "mh_access tail");
+
+/* On the append path of every access: one 8-byte load and one branch for
+ * the flag bytes (the byte-by-byte form cost ~18 instructions an access). */
+static inline int check_access(const mh_access *a) {
+    static const uint8_t zero_bytes[8] = {0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    uint64_t tail, mask;
+    memcpy(&tail, &a->op, sizeof tail);
+    memcpy(&mask, zero_bytes, sizeof mask);
     /* format 1.x has no stream or pc column: refused, never dropped */
-    unsigned res = 0;
-    for (size_t i = 0; i < sizeof a->reserved; i++)
-        res |= a->reserved[i];
-    if (a->size == 0 || a->op >= MH_OP_COUNT || a->has_linear > 1 ||
-        a->physical + (a->size - 1u) < a->physical || a->stream != 0 ||
-        a->has_pc != 0 || res != 0)
-        return MH_EINVAL;
-    return MH_OK;
+    int bad = (a->size == 0) | (a->op >= MH_OP_COUNT) | (a->has_linear > 1) |
+              (a->physical + (a->size - 1u) < a->physical) | (a->stream != 0) |
+              ((tail & mask) != 0);
+    return bad ? MH_EINVAL : MH_OK;
 }
 
 static int lock_store(const char *dir, int *fd_out) {
