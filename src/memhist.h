@@ -62,7 +62,9 @@
  *         mh_stats st = { .struct_size = sizeof st };
  *     The library writes min(struct_size, its sizeof) bytes (struct_size
  *     included, left as the caller set it) and refuses a struct_size below
- *     the first published size with MH_EINVAL.
+ *     the first published size with MH_EINVAL, writing nothing. Bytes past
+ *     its sizeof are not touched: with the initializer above, fields an
+ *     older library does not know read 0.
  *   - mh_problem is filled by the library and handed to callbacks: its
  *     struct_size says how many bytes of it are valid.
  *   - mh_access is fixed at 56 bytes; fields a format cannot store (stream,
@@ -239,11 +241,11 @@ MH_API int mh_writer_open(const char *path, unsigned flags,
  * commit. Errors: MH_EINVAL, MH_ENOMEM, MH_ESTATE. */
 MH_API int mh_writer_set_meta(mh_writer *w, const char *key, const char *value);
 
-/* Appends one access (a->id is ignored). Errors: MH_EINVAL (size 0, range
- * wraps, unknown op, has_linear not 0/1, has_pc or stream not 0 -- format
- * 1.x cannot store them -- or a reserved byte not 0), MH_EORDER (transition smaller than
- * the previous one), MH_ESTATE, and any error of an automatic commit.
- * A rejected access changes nothing. */
+/* Appends one access (a->id is ignored; pc too when has_pc is 0). Errors:
+ * MH_EINVAL (size 0, range wraps, unknown op, has_linear not 0/1, has_pc or
+ * stream not 0 -- format 1.x cannot store them -- or a reserved byte not
+ * 0), MH_EORDER (transition smaller than the previous one), MH_ESTATE, and
+ * any error of an automatic commit. A rejected access changes nothing. */
 MH_API int mh_writer_append(mh_writer *w, const mh_access *a);
 
 /* Appends n accesses in order: the path high-throughput tracers use.
