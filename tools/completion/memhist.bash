@@ -14,7 +14,7 @@ _memhist_help() {
     # the word as typed: a leading ~/ is not expanded yet
     # shellcheck disable=SC2088
     [[ $exe == "~/"* ]] && exe=$HOME/${exe#"~/"}
-    if [[ -n $2 ]]; then
+    if [[ -n ${2-} ]]; then
         "$exe" "$2" --help 2>/dev/null
     else
         "$exe" --help 2>/dev/null
@@ -30,7 +30,7 @@ _memhist_commands() {
 # lists them: "  -f, --format FMT   text" or "      --all   text"; the top
 # level lists its own in the synopsis ("memhist --help | --version").
 _memhist_options() {
-    if [[ -z $2 ]]; then
+    if [[ -z ${2-} ]]; then
         _memhist_help "$1" | sed -n -E 's/^ *(usage: )?memhist (--.*)/\2/p' |
             grep -oE -- '--?[a-zA-Z][a-zA-Z0-9-]*'
         return
@@ -47,6 +47,7 @@ _memhist_value_option() {
     _memhist_help "$1" "$2" |
         sed -n -E 's/^ +(-[a-zA-Z0-9], )?(--[a-zA-Z0-9-]+) [A-Z][A-Z:]*( .*|$)/ \1\2 /p' |
         grep -E -- "[ ,]$3[ ,]" | grep -oE -- '--[a-zA-Z0-9-]+' | head -n 1
+    return 0 # no match is an answer too (and harmless under set -e)
 }
 
 # The choices the synopsis gives for --format of command $2 ("--format
@@ -58,7 +59,7 @@ _memhist_formats() {
 
 _memhist() {
     local exe=${COMP_WORDS[0]} cur=${COMP_WORDS[COMP_CWORD]}
-    local prev=${COMP_WORDS[COMP_CWORD - 1]} cmd=${COMP_WORDS[1]}
+    local prev=${COMP_WORDS[COMP_CWORD - 1]} cmd=${COMP_WORDS[1]-}
     COMPREPLY=()
 
     if ((COMP_CWORD == 1)); then
