@@ -4,7 +4,8 @@
 # --prefix TMP) and uses it as someone outside the tree would:
 #   - every file is where GNUInstallDirs puts it (LIBDIR relative to the prefix);
 #   - consumer.c built with pkg-config (shared, run through LD_LIBRARY_PATH),
-#     with pkg-config --static (no libmemhist.so needed at run time), and by
+#     with pkg-config --static (no libmemhist.so needed at run time), into a
+#     shared object with libmemhist.a that plugin_main.c dlopens, and by
 #     the CMake project beside this script with find_package (memhist::memhist
 #     and memhist::memhist_static); each run must print "ok";
 #   - the man page renders without a groff warning (MAN=ON);
@@ -45,11 +46,14 @@ done
 "$prefix/bin/memhist" --version | grep -qF "memhist $version" ||
     fail "the installed memhist --version does not say $version"
 
-# run_consumer NAME EXE [ENV...]: runs EXE on a new store; it must print "ok".
+# run_consumer NAME EXE [ENV...] [-- ARG...]: runs EXE [ARG...] on a new
+# store; it must print "ok".
 run_consumer() {
-    local name=$1 exe=$2 out
+    local name=$1 exe=$2 out env=() args=()
     shift 2
-    if ! out=$(env "$@" "$exe" "$tmp/$name.store" 2>&1); then
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do env+=("$1"); shift; done
+    [ $# -gt 0 ] && shift && args=("$@")
+    if ! out=$(env "${env[@]}" "$exe" "${args[@]}" "$tmp/$name.store" 2>&1); then
         fail "$name: $out"
         return
     fi
@@ -90,6 +94,21 @@ step "pkg-config --static"
 if [ -x "$tmp/consumer_pc_static" ]; then
     needs "$tmp/consumer_pc_static" no
     run_consumer consumer_pc_static "$tmp/consumer_pc_static"
+fi
+
+step "libmemhist.a inside a dlopen'd shared object"
+# What a QEMU plugin or a Python extension does: the archive's objects must
+# be PIC (a non-PIC one fails here with "relocation ... recompile with -fPIC").
+# shellcheck disable=SC2046
+"$cc" -std=c11 -Wall -Wextra -Werror -shared -fPIC -Dmain=consumer_main \
+    -o "$tmp/consumer_plugin.so" "$here/consumer.c" $(pkg-config --cflags memhist) \
+    -Wl,--no-undefined -Wl,-Bstatic $(pkg-config --static --libs memhist) -Wl,-Bdynamic ||
+    fail "libmemhist.a does not link into a shared object"
+"$cc" -std=c11 -Wall -Wextra -Werror -o "$tmp/plugin_main" "$here/plugin_main.c" -ldl ||
+    fail "plugin_main did not build"
+if [ -f "$tmp/consumer_plugin.so" ] && [ -x "$tmp/plugin_main" ]; then
+    needs "$tmp/consumer_plugin.so" no
+    run_consumer consumer_plugin "$tmp/plugin_main" -- "$tmp/consumer_plugin.so"
 fi
 
 step "CMake find_package"

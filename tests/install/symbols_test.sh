@@ -2,7 +2,8 @@
 # symbols_test.sh CC LIB HEADER SOVERSION VERSION
 # The shared library's ABI surface: its dynamic symbol table defines exactly
 # the functions HEADER marks MH_API (nothing internal leaks, nothing public is
-# missing), its SONAME is libmemhist.so.SOVERSION, and the header's version
+# missing), it has no thread-local storage, its SONAME is
+# libmemhist.so.SOVERSION, and the header's version
 # macros agree with the build (MH_VERSION_STRING = VERSION, and
 # MH_ABI_VERSION = SOVERSION when the header defines it).
 # The public list comes from the compiler: the header is preprocessed, so
@@ -31,6 +32,14 @@ missing=$(comm -23 <(printf '%s\n' "$public") <(printf '%s\n' "$exported"))
 extra=$(comm -13 <(printf '%s\n' "$public") <(printf '%s\n' "$exported"))
 [ -z "$missing" ] || fail "declared MH_API but not exported:" "${missing//$'\n'/ }"
 [ -z "$extra" ] || fail "exported but not declared MH_API in memhist.h:" "${extra//$'\n'/ }"
+
+# No thread-local storage: PIC thread-locals cost a __tls_get_addr call per
+# use in a dlopen'd library, so the library keeps none (src/sort.c's scratch
+# is the caller's).
+if readelf -lW "$lib" | grep -qE '^ +TLS '; then
+    fail "$lib has a TLS segment (thread-local variables):" \
+        "$(readelf -sW "$lib" | awk '$4 == "TLS" {print $8}' | sort -u | tr '\n' ' ')"
+fi
 
 soname=$(readelf -d "$lib" | sed -n -E 's/.*\(SONAME\).*\[(.*)\].*/\1/p')
 [ "$soname" = "libmemhist.so.$soversion" ] ||
