@@ -1,6 +1,6 @@
 # What `cmake --install` puts where (GNUInstallDirs), for the library: the
-# header, libmemhist.so* and libmemhist.a, a pkg-config file and a CMake
-# package. The CLI, its man page and its bash completion are installed by
+# header, its man page memhist.3, libmemhist.so* and libmemhist.a, a
+# pkg-config file and a CMake package. The CLI, its man page and its bash completion are installed by
 # tools/CMakeLists.txt. Both package files are relocatable, so the tree may
 # be installed with `cmake --install BUILD --prefix DIR` anywhere and moved.
 include(CMakePackageConfigHelpers)
@@ -9,6 +9,7 @@ set(MH_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/memhist)
 
 install(FILES ${PROJECT_SOURCE_DIR}/src/memhist.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+mh_man_page(${PROJECT_SOURCE_DIR}/src/memhist.3.md 3)
 install(TARGETS memhist_shared EXPORT memhistTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -8,7 +8,8 @@
 #     shared object with libmemhist.a that plugin_main.c dlopens, and by
 #     the CMake project beside this script with find_package (memhist::memhist
 #     and memhist::memhist_static); each run must print "ok";
-#   - the man page renders without a groff warning (MAN=ON);
+#   - the man pages memhist.1 and memhist.3 render without a groff warning
+#     (MAN=ON);
 #   - the bash completion sources cleanly in a strict shell.
 # Exit status: 0 all passed, 1 a check failed, 2 bad usage.
 set -euo pipefail
@@ -34,7 +35,7 @@ files=(include/memhist.h "$libdir/libmemhist.so" "$libdir/libmemhist.so.$soversi
        "$libdir/cmake/memhist/memhistTargets.cmake"
        "$libdir/cmake/memhist/memhistStaticTargets.cmake"
        bin/memhist share/bash-completion/completions/memhist)
-[ "$man" = ON ] && files+=(share/man/man1/memhist.1)
+[ "$man" = ON ] && files+=(share/man/man1/memhist.1 share/man/man3/memhist.3)
 for f in "${files[@]}"; do
     [ -e "$prefix/$f" ] || fail "missing $f"
 done
@@ -128,16 +129,20 @@ else
 fi
 
 if [ "$man" = ON ]; then
-    step "man page"
-    page=$prefix/share/man/man1/memhist.1
-    warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
-    [ -z "$warnings" ] || fail "groff warns about memhist.1: $warnings"
-    rendered=$(MANWIDTH=80 man -l "$page" 2>"$tmp/man.err") || fail "man -l memhist.1 failed"
-    [ -s "$tmp/man.err" ] && fail "man -l memhist.1: $(cat "$tmp/man.err")"
-    for s in NAME SYNOPSIS DESCRIPTION "EXIT STATUS"; do
-        grep -q "^$s" <<<"$rendered" || fail "the rendered memhist.1 has no $s section"
+    step "man pages"
+    for page in "$prefix/share/man/man1/memhist.1" "$prefix/share/man/man3/memhist.3"; do
+        name=$(basename "$page")
+        warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
+        [ -z "$warnings" ] || fail "groff warns about $name: $warnings"
+        rendered=$(MANWIDTH=80 man -l "$page" 2>"$tmp/man.err") || fail "man -l $name failed"
+        [ -s "$tmp/man.err" ] && fail "man -l $name: $(cat "$tmp/man.err")"
+        for s in NAME SYNOPSIS DESCRIPTION; do
+            grep -q "^$s" <<<"$rendered" || fail "the rendered $name has no $s section"
+        done
+        grep -q "memhist $version" <<<"$rendered" || fail "$name does not carry version $version"
     done
-    grep -q "memhist $version" <<<"$rendered" || fail "memhist.1 does not carry version $version"
+    grep -q "^EXIT STATUS" < <(MANWIDTH=80 man -l "$prefix/share/man/man1/memhist.1" 2>/dev/null) ||
+        fail "the rendered memhist.1 has no EXIT STATUS section"
 fi
 
 step "bash completion"

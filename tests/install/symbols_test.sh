@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# symbols_test.sh CC LIB HEADER SOVERSION VERSION
+# symbols_test.sh CC LIB HEADER SOVERSION VERSION [DOC]
 # The shared library's ABI surface: its dynamic symbol table defines exactly
 # the functions HEADER marks MH_API (nothing internal leaks, nothing public is
 # missing), it has no thread-local storage, its SONAME is
 # libmemhist.so.SOVERSION, and the header's version
 # macros agree with the build (MH_VERSION_STRING = VERSION, and
-# MH_ABI_VERSION = SOVERSION when the header defines it).
+# MH_ABI_VERSION = SOVERSION when the header defines it). With DOC (the
+# library man page's markdown, src/memhist.3.md): DOC names every public
+# function and no mh_* function that is not one.
 # The public list comes from the compiler: the header is preprocessed, so
 # MH_API is seen as what it expands to, visibility("default").
 set -euo pipefail
-[ $# -eq 5 ] || { echo "usage: $0 CC LIB HEADER SOVERSION VERSION" >&2; exit 2; }
-cc=$1 lib=$2 header=$3 soversion=$4 version=$5
+[ $# -eq 5 ] || [ $# -eq 6 ] ||
+    { echo "usage: $0 CC LIB HEADER SOVERSION VERSION [DOC]" >&2; exit 2; }
+cc=$1 lib=$2 header=$3 soversion=$4 version=$5 doc=${6-}
 fails=0
 fail() { echo "symbols: $*" >&2; fails=$((fails + 1)); }
 
@@ -53,6 +56,16 @@ hv=$(printf '%s\n' "$macros" | sed -n 's/^mh_v //p' | tr -d '" ')
 habi=$(printf '%s\n' "$macros" | sed -n 's/^mh_abi //p' | tr -d '() u')
 if [ "$habi" != MH_ABI_VERSION ] && [ "$habi" != "$soversion" ]; then
     fail "MH_ABI_VERSION is '$habi', the SONAME's version is $soversion"
+fi
+
+if [ -n "$doc" ]; then
+    named=$(grep -oE '\bmh_[a-z0-9_]+ *\(' "$doc" | tr -d ' (' | sort -u)
+    undocumented=$(comm -23 <(printf '%s\n' "$public") <(printf '%s\n' "$named"))
+    stale=$(comm -13 <(printf '%s\n' "$public") <(printf '%s\n' "$named"))
+    [ -z "$undocumented" ] ||
+        fail "$(basename "$doc") does not describe:" "${undocumented//$'\n'/ }"
+    [ -z "$stale" ] ||
+        fail "$(basename "$doc") describes functions memhist.h does not declare:" "${stale//$'\n'/ }"
 fi
 
 if [ "$fails" -ne 0 ]; then
