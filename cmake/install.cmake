@@ -11,14 +11,12 @@ install(FILES ${PROJECT_SOURCE_DIR}/src/memhist.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 mh_man_page(${PROJECT_SOURCE_DIR}/src/memhist.3.md 3)
 install(TARGETS memhist_shared EXPORT memhistTargets
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # Two export sets: memhist::memhist needs nothing at find_package time;
 # memhist::memhist_static needs its dependencies found, which the config
 # file does only for it (cmake/memhistConfig.cmake.in).
 install(TARGETS memhist EXPORT memhistStaticTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT memhistTargets NAMESPACE memhist:: DESTINATION ${MH_CMAKE_DIR})
 install(EXPORT memhistStaticTargets NAMESPACE memhist:: DESTINATION ${MH_CMAKE_DIR})
 
