@@ -17,14 +17,39 @@
 #include "mh_format.h"
 
 /* ---- failing through one macro -------------------------------------- */
-/* A diagnostic filled where a check fails: which byte, and why. */
+/* The detail of a failure, filled where a check fails and carried by the
+ * call path (a writer, a reader being opened, a query context, a cursor):
+ * the code, the byte offset in the file it is about, and one line saying
+ * what and where. Callers that know more of the place (file name, slice,
+ * block) put it in front with mh_diag_prefix on the way out. No thread-local
+ * or global state: whoever wants the detail passes a diag down. */
 typedef struct mh_diag {
+    int code;
     uint64_t offset;
-    char msg[200];
+    char msg[MH_ERRMSG_MAX];
 } mh_diag;
 
+/* Records code, offset and the formatted message in d (NULL: nothing).
+ * Returns code, so a failure path can `return mh_diag_fail(...)`. */
+int mh_diag_fail(mh_diag *d, int code, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Same, keeping d's code and offset (a message for an error already set). */
 void mh_diag_set(mh_diag *d, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Puts "<formatted>: " in front of d's message (truncating its end when the
+ * whole does not fit); an empty message gets mh_strerror(d->code) first. */
+void mh_diag_prefix(mh_diag *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* An OS failure: MH_EIO or MH_ENOSPC (mh_io_error from errno, or the given
+ * code when not 0), with "<what> <path>: strerror(errno)". errno is kept. */
+int mh_diag_os(mh_diag *d, int code, const char *what, const char *path);
+/* Copies d's message into buf like snprintf (size 0: only the length;
+ * buf may then be NULL). Returns strlen of the message. */
+size_t mh_diag_copy(const mh_diag *d, char *buf, size_t size);
+/* Keeps a failure's detail when the callee said nothing (a bare code from
+ * a path without a diag): when d->code is still 0 (public calls clear it on
+ * entry), the message becomes mh_strerror(code). Returns code. */
+int mh_diag_code(mh_diag *d, int code);
 
 #ifdef MH_DEBUG_CHECKS
 #include <stdio.h>
@@ -36,15 +61,28 @@ void mh_diag_set(mh_diag *d, uint64_t offset, const char *fmt, ...)
 #endif
 
 /* Returns code from the enclosing function when cond is false, after
- * describing the failure in diag d (which may be NULL). */
+ * recording the failure (code, offset, what and where) in diag d (which may
+ * be NULL). The one way a check fails. */
 #define MH_CHECK(cond, code, d, off, ...)                                      \
     do {                                                                       \
         if (!(cond)) {                                                         \
             MH_TRACE_FAIL_(code, cond);                                        \
-            mh_diag_set((d), (uint64_t)(off), __VA_ARGS__);                    \
-            return (code);                                                     \
+            return mh_diag_fail((d), (code), (uint64_t)(off), __VA_ARGS__);    \
         }                                                                      \
     } while (0)
+
+/* Fails unconditionally (the detail form of `return code`). */
+#define MH_FAIL(code, d, off, ...)                                             \
+    do {                                                                       \
+        MH_TRACE_FAIL_(code, always);                                           \
+        return mh_diag_fail((d), (code), (uint64_t)(off), __VA_ARGS__);        \
+    } while (0)
+
+/* The struct_size rule of the public option structs: given (the caller's
+ * struct_size) below min (the first published size) is MH_EINVAL; bytes
+ * beyond known (this library's sizeof) must be zero, else MH_EINVAL (an
+ * option this library does not know would be ignored silently). */
+int mh_check_struct_size(const void *p, size_t given, size_t min, size_t known);
 
 #define MH_TRY(expr)                                                           \
     do {                                                                       \
@@ -131,12 +169,15 @@ void mh_dict_free(mh_dict *dict);
 /* ---- files (fileio.c) ----------------------------------------------- */
 int mh_write_all(int fd, const void *buf, size_t n);
 int mh_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);
-int mh_fsync_dir(const char *dir);
+/* The functions below that take a diag say which path and why (strerror)
+ * when they fail; mh_write_all / mh_pwrite_all leave that to the caller,
+ * which knows the file's name. */
+int mh_fsync_dir(const char *dir, mh_diag *d);
 /* Reads a whole small file into a malloc'd buffer. MH_ENOENT if absent. */
-int mh_read_file(const char *path, uint8_t **out, size_t *size);
+int mh_read_file(const char *path, uint8_t **out, size_t *size, mh_diag *d);
 /* Writes buf to dir/name atomically: dir/tmp_name, fsync, rename, fsync dir. */
 int mh_write_atomic(const char *dir, const char *tmp_name, const char *name,
-                    const void *buf, size_t n);
+                    const void *buf, size_t n, mh_diag *d);
 char *mh_path_join(const char *dir, const char *name);
 void mh_segment_name(char out[MHF_SEGMENT_NAME_LEN + 1], uint64_t seq);
 /* Maps errno after a failed write to MH_ENOSPC or MH_EIO. */
@@ -160,10 +201,13 @@ int mh_manifest_parse(const uint8_t *p, size_t size, mh_manifest *out,
                       mh_diag *d);
 int mh_manifest_encode(const mh_manifest *m, uint8_t **out, size_t *size);
 int mh_manifest_load(const char *dir, mh_manifest *out, mh_diag *d);
-int mh_manifest_store(const char *dir, const mh_manifest *m);
+int mh_manifest_store(const char *dir, const mh_manifest *m, mh_diag *d);
 void mh_manifest_free(mh_manifest *m);
 
 /* ---- segment reading (segment_read.c) ------------------------------- */
+/* Said by the reader and by fsck when the MANIFEST lists an absent file. */
+#define MH_MSG_SEGMENT_MISSING "segment listed in MANIFEST is missing"
+
 typedef struct mh_seg {
     const uint8_t *base;  /* whole file */
     size_t size;
@@ -227,6 +271,8 @@ int mh_seg_block(const mh_seg *seg, const mh_slice *s, uint32_t k,
 int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         uint8_t *scratch, mh_rows *out, mh_diag *d);
 uint32_t mh_slice_block_rows(const mh_seg *seg, const mh_slice *s, uint32_t b);
+/* Index of the slice holding segment-wide block index block (for messages). */
+uint32_t mh_seg_slice_of_block(const mh_seg *seg, uint32_t block);
 
 /* ---- reader (reader.c) ---------------------------------------------- */
 struct mh_reader {
@@ -244,7 +290,14 @@ struct mh_reader {
     pthread_mutex_t pool_mu;
     void *pool[8];
     int npool;
+    /* detail of the most recent failed call: written only on error paths,
+     * read by mh_reader_errmsg, both under err_mu */
+    pthread_mutex_t err_mu;
+    mh_diag err;
 };
+
+/* Keeps d as r's error detail (under r->err_mu). */
+void mh_reader_set_error(const mh_reader *r, const mh_diag *d);
 
 /* Frees the reader's pooled query contexts (query.c). */
 void mh_query_pool_free(mh_reader *r);

@@ -275,7 +275,7 @@ int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec) {
     if (rc == MH_OK && rename(w->tmp_path, w->final_path) != 0)
         rc = mh_io_error();
     if (rc == MH_OK)
-        rc = mh_fsync_dir(w->dir);
+        rc = mh_fsync_dir(w->dir, NULL);
     if (rc != MH_OK)
         return rc;
     rec->seq = w->cfg.seq;

@@ -396,7 +396,7 @@ int mh_writer_open(const char *path, unsigned flags,
             rc = load_meta(w);
     } else if (rc == MH_OK) {
         w->man.generation = 1;
-        rc = mh_manifest_store(path, &w->man);
+        rc = mh_manifest_store(path, &w->man, NULL);
     }
     if (rc == MH_OK) {
         w->next_id = w->man.access_count;
@@ -559,7 +559,7 @@ static int commit_locked(mh_writer *w) {
     next.generation++;
     next.access_count += rec.count;
     next.next_seq = rec.seq + 1;
-    rc = mh_manifest_store(w->dir, &next);
+    rc = mh_manifest_store(w->dir, &next, NULL);
     if (rc != MH_OK) {
         free(next.recs);
         return fail(w, rc);
