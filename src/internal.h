@@ -352,10 +352,11 @@ void mh_builder_destroy(mh_builder *b);
 
 typedef struct mh_segw mh_segw;
 
-int mh_segw_create(const mh_segw_config *cfg, mh_segw **out);
+/* The mh_segw calls say in d which file failed and why (strerror). */
+int mh_segw_create(const mh_segw_config *cfg, mh_segw **out, mh_diag *d);
 /* Appends a built slice: writes its blocks, keeps its index records. Slices
  * must be appended in id order. */
-int mh_segw_append(mh_segw *w, const mh_builder *b);
+int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d);
 uint64_t mh_segw_count(const mh_segw *w);
 uint64_t mh_segw_next_id(const mh_segw *w);
 uint64_t mh_segw_t_last(const mh_segw *w);
@@ -363,10 +364,11 @@ uint64_t mh_segw_t_last(const mh_segw *w);
  * affected slice are returned (malloc'd, in id order) so the caller can put
  * them back in its buffer. */
 int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
-                         uint32_t *nkept);
+                         uint32_t *nkept, mh_diag *d);
 /* Writes dictionary, index arrays and header, fsyncs, renames the file to
  * its final name and fsyncs the directory. Fills rec. */
-int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec);
+int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec,
+                 mh_diag *d);
 /* Closes and removes the unsealed file; frees w. NULL accepted. */
 void mh_segw_destroy(mh_segw *w);
 
