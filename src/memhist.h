@@ -344,8 +344,9 @@ MH_API void mh_cursor_close(mh_cursor *c);
  * (NUL-terminated, truncated to size), like snprintf: returns the full
  * length (without the NUL); "" (0) when no call failed yet. buf may be NULL
  * when size is 0. A NULL handle gives "".
- *   mh_reader_errmsg: failures of mh_query_run and of the introspection
- *     calls on r (mh_reader_chunk_info); mh_cursor_open too. Thread-safe:
+ *   mh_reader_errmsg: failures of mh_query_run, mh_cursor_open and the
+ *     introspection calls on r (mh_reader_segment_info, _slice_info,
+ *     _chunk_info). Thread-safe:
  *     threads share r, the detail is kept under a lock, written only on the
  *     error path (a successful query takes no lock for it). With several
  *     threads failing at once, the last one written wins.

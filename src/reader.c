@@ -4,6 +4,8 @@
  * record), and answers the introspection calls. Queries are in query.c.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -241,11 +243,30 @@ const char *mh_reader_meta_find(const mh_reader *r, const char *key) {
     return found;
 }
 
+/* An introspection call's bad argument, kept as r's detail. */
+static int bad_arg(const mh_reader *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int bad_arg(const mh_reader *r, const char *fmt, ...) {
+    if (!r)
+        return MH_EINVAL;
+    char msg[MH_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    mh_diag d = {0, 0, ""};
+    mh_diag_fail(&d, MH_EINVAL, 0, "%s", msg);
+    mh_reader_set_error(r, &d);
+    return MH_EINVAL;
+}
+
 size_t mh_reader_segment_count(const mh_reader *r) { return r ? r->nsegs : 0; }
 
 int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     if (!r || !o || i >= r->nsegs)
-        return MH_EINVAL;
+        return bad_arg(r, "mh_reader_segment_info: %s", !o ? "NULL out"
+                       : "segment index out of range");
     const mh_seg *s = &r->segs[i];
     memset(o, 0, sizeof *o);
     o->seq = s->seq;
@@ -275,7 +296,9 @@ int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
 int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
                          mh_slice_info *o) {
     if (!r || !o || seg >= r->nsegs || slice >= r->segs[seg].nslices)
-        return MH_EINVAL;
+        return bad_arg(r, "mh_reader_slice_info: %s", !o ? "NULL out"
+                       : seg >= (r ? r->nsegs : 0) ? "segment index out of range"
+                       : "slice index out of range");
     mh_slice s;
     mh_seg_slice(&r->segs[seg], (uint32_t)slice, &s);
     memset(o, 0, sizeof *o);
@@ -295,7 +318,9 @@ int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
 int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
                          mh_chunk_info *o) {
     if (!r || !o || seg >= r->nsegs || chunk >= r->segs[seg].nchunks)
-        return MH_EINVAL;
+        return bad_arg(r, "mh_reader_chunk_info: %s", !o ? "NULL out"
+                       : seg >= (r ? r->nsegs : 0) ? "segment index out of range"
+                       : "chunk index out of range");
     const mh_seg *sg = &r->segs[seg];
     /* find the slice holding the chunk, and check it before trusting it */
     uint32_t lo = 0, hi = sg->nslices;

@@ -272,6 +272,20 @@ static void check_buffers(const char *golden) {
     CHECK_RC(mh_query_run(r, &q, out, 8, &n), MH_EINVAL);
     mh_reader_errmsg(r, full, sizeof full);
     CHECKF(strstr(full, "addr_first 0xa > addr_last 0x5"), "'%s'", full);
+    mh_segment_info si;
+    CHECK_RC(mh_reader_segment_info(r, 99, &si), MH_EINVAL);
+    mh_reader_errmsg(r, full, sizeof full);
+    CHECKF(strstr(full, "mh_reader_segment_info: segment index out of range"), "'%s'", full);
+    mh_reader_close(r);
+
+    /* introspection over a damaged index names the slice like a query */
+    tu_join(dir, sizeof dir, corrupt, "chunk-record-flip.store");
+    CHECK_OK(mh_reader_open(dir, &r));
+    mh_chunk_info ci;
+    CHECK_RC(mh_reader_chunk_info(r, 0, 0, &ci), MH_ECHECKSUM);
+    mh_reader_errmsg(r, full, sizeof full);
+    CHECKF(strstr(full, "seg-0000000000000000.mhs: slice 0 at byte ") &&
+               strstr(full, "index checksum mismatch"), "'%s'", full);
     mh_reader_close(r);
     printf("errmsg buffers truncate like snprintf\n");
 }
