@@ -350,7 +350,9 @@ MH_API void mh_cursor_close(mh_cursor *c);
  *     threads share r, the detail is kept under a lock, written only on the
  *     error path (a successful query takes no lock for it). With several
  *     threads failing at once, the last one written wins.
- *   mh_writer_errmsg: every call on w (one thread, as w itself).
+ *   mh_writer_errmsg: every call on w (one thread, as w itself). The
+ *     failure of mh_writer_close cannot be asked for (w is freed): call
+ *     mh_writer_commit first when its detail matters.
  *   mh_cursor_errmsg: mh_cursor_next on c (the cursor keeps its own; the
  *     reader's is not touched by cursor calls). */
 MH_API size_t mh_reader_errmsg(const mh_reader *r, char *buf, size_t size);
