@@ -77,8 +77,17 @@ void mh_diag_prefix(mh_diag *d, const char *fmt, ...) {
     va_end(ap);
     if (n < 0)
         n = 0;
+    /* then ": " and the old message, cut where the buffer ends */
     size_t used = (size_t)n < sizeof d->msg ? (size_t)n : sizeof d->msg - 1;
-    snprintf(d->msg + used, sizeof d->msg - used, ": %s", old);
+    const char *tail[2] = {": ", old};
+    for (int k = 0; k < 2; k++) {
+        size_t len = strlen(tail[k]), room = sizeof d->msg - 1 - used;
+        if (len > room)
+            len = room;
+        memcpy(d->msg + used, tail[k], len);
+        used += len;
+    }
+    d->msg[used] = '\0';
 }
 
 int mh_diag_os(mh_diag *d, int code, const char *what, const char *path) {

@@ -337,7 +337,8 @@ MH_API void mh_cursor_close(mh_cursor *c);
  * failed call; a call that succeeds leaves it as it was.
  * ---------------------------------------------------------------------- */
 
-/* Room for any detail line the library makes, NUL included. */
+/* Room for any detail line the library makes, NUL included (a line with a
+ * very long path in it is cut to fit). */
 #define MH_ERRMSG_MAX 512
 
 /* Copy the detail of the most recent failed call on the handle into buf

@@ -264,6 +264,17 @@ static void check_buffers(const char *golden) {
     CHECK(e[0] == '#' && none == NULL);
     CHECK_RC(mh_reader_open_ex(dir, NULL, &none, NULL, 100), MH_ECHECKSUM);
 
+    /* a detail longer than the library's room is cut, still one line */
+    char longpath[1200];
+    for (size_t i = 0; i < sizeof longpath - 1; i++)
+        longpath[i] = i % 10 == 0 ? '/' : 'p'; /* short components: ENOENT */
+    longpath[sizeof longpath - 1] = '\0';
+    char big[2 * MH_ERRMSG_MAX];
+    mh_writer *lw = NULL;
+    CHECK_RC(mh_writer_open_ex(longpath, MH_APPEND, NULL, &lw, big, sizeof big), MH_ENOENT);
+    CHECKF(strlen(big) == MH_ERRMSG_MAX - 1 && strncmp(big, "no such store: /ppp", 19) == 0,
+           "%zu: '%.40s'", strlen(big), big);
+
     /* a bad query is described too */
     tu_join(dir, sizeof dir, golden, "tiny.store");
     CHECK_OK(mh_reader_open(dir, &r));
