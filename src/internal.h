@@ -291,6 +291,29 @@ int mh_buf_reserve(mh_buf *b, size_t extra);
 int mh_buf_append(mh_buf *b, const void *p, size_t n);
 void mh_buf_free(mh_buf *b);
 
+/* ---- radix sort (sort.c) */
+/* Scratch of mh_radix_sort (sort.c): the eight byte histograms and the
+ * renaming of high address parts to ranks. The caller owns it (one per slice
+ * builder) so that the library keeps no thread-local or global state:
+ * thread-locals compiled for an executable (local-exec) cannot go into a
+ * shared object, and compiled PIC they cost a __tls_get_addr call per use in
+ * a dlopen'd library (a QEMU plugin, a Python extension). Its contents need
+ * no initialisation and mean nothing between calls. */
+#define MH_SORT_RANK_MAX 1024u                /* distinct high parts renamed at most */
+#define MH_SORT_RANK_SLOTS (2 * MH_SORT_RANK_MAX) /* open addressing, power of two */
+typedef struct mh_sort_scratch {
+    uint32_t hist[8][256];
+    uint64_t slot_key[MH_SORT_RANK_SLOTS];
+    uint16_t slot_rank[MH_SORT_RANK_SLOTS];
+    uint64_t sorted[MH_SORT_RANK_MAX]; /* the distinct high parts, ascending */
+    uint32_t nranks;
+} mh_sort_scratch;
+
+/* Sorts n (key, payload) pairs by key, stable. tmp arrays of n; s is
+ * the caller's scratch, used by one call at a time. */
+void mh_radix_sort(mh_sort_scratch *s, uint64_t *key, uint32_t *val,
+                   uint64_t *tmpk, uint32_t *tmpv, size_t n);
+
 /* ---- slice building (slice_build.c) and segment writing (segment_write.c) */
 typedef struct mh_segw_config {
     const char *dir;
@@ -321,6 +344,7 @@ typedef struct mh_builder {
     uint8_t *raw, *comp;
     union LZ4_stream_u *lz4; /* kept between blocks (lz4.h: LZ4_stream_t) */
     size_t raw_cap, comp_cap;
+    mh_sort_scratch sort;
 } mh_builder;
 
 int mh_builder_create(const mh_segw_config *cfg, mh_builder **out);
@@ -349,9 +373,5 @@ int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
 int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec);
 /* Closes and removes the unsealed file; frees w. NULL accepted. */
 void mh_segw_destroy(mh_segw *w);
-
-/* Sorts n (key, payload) pairs by key, stable. tmp arrays of n. */
-void mh_radix_sort(uint64_t *key, uint32_t *val, uint64_t *tmpk,
-                   uint32_t *tmpv, size_t n);
 
 #endif /* MH_INTERNAL_H */
