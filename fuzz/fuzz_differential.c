@@ -304,7 +304,7 @@ static void check_meta(const mh_reader *r, char *const *meta) {
 /* Checks reader r against the model prefix [0, n). */
 static void check_reader(fuzz_producer *p, const mh_reader *r, const model *m,
                          size_t n, char *const *meta) {
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     FUZZ_OK(mh_reader_stats(r, &st));
     FUZZ_ASSERT(st.accesses == n);
     uint64_t counts[MH_OP_COUNT] = {0};
@@ -346,7 +346,7 @@ static void reader_step(fuzz_producer *p, model *m, const char *dir,
                         mh_writer *w) {
     mh_reader *r = NULL;
     FUZZ_OK(mh_reader_open(dir, &r));
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     FUZZ_OK(mh_reader_stats(r, &st));
     FUZZ_ASSERT_MSG(st.accesses == m->committed,
                     "a new reader does not see exactly the committed prefix");
@@ -613,7 +613,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         mh_reader_close(m.old);
         m.old = NULL;
     }
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     FUZZ_OK(fuzz_verify(dir, 0, &res));
     FUZZ_ASSERT(res.problems == 0);
     FUZZ_ASSERT(res.accesses == m.all.n);

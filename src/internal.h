@@ -78,12 +78,6 @@ int mh_diag_code(mh_diag *d, int code);
         return mh_diag_fail((d), (code), (uint64_t)(off), __VA_ARGS__);        \
     } while (0)
 
-/* The struct_size rule of the public option structs: given (the caller's
- * struct_size) below min (the first published size) is MH_EINVAL; bytes
- * beyond known (this library's sizeof) must be zero, else MH_EINVAL (an
- * option this library does not know would be ignored silently). */
-int mh_check_struct_size(const void *p, size_t given, size_t min, size_t known);
-
 #define MH_TRY(expr)                                                           \
     do {                                                                       \
         int mh_try_rc_ = (expr);                                               \
@@ -98,6 +92,40 @@ int mh_check_struct_size(const void *p, size_t given, size_t min, size_t known);
 #else
 #define MH_CHECKSUMS_ENFORCED 1
 #endif
+
+/* ---- growable structs (memhist.h, STRUCTS THAT GROW) ----------------- */
+/* Size of T up to and including member f, rounded to T's alignment: the
+ * first published size of a struct whose ABI-1 layout ends at f. It stays
+ * right when members are appended later. */
+#define MH_SIZE_UPTO(T, f)                                                     \
+    ((offsetof(T, f) + sizeof(((T *)0)->f) + _Alignof(T) - 1) /                \
+     _Alignof(T) * _Alignof(T))
+#define MH_QUERY_SIZE_1 MH_SIZE_UPTO(mh_query, end)
+#define MH_WRITER_OPTIONS_SIZE_1 MH_SIZE_UPTO(mh_writer_options, reserved)
+#define MH_STATS_SIZE_1 MH_SIZE_UPTO(mh_stats, raw_bytes)
+#define MH_SEGMENT_INFO_SIZE_1 MH_SIZE_UPTO(mh_segment_info, index_bytes)
+#define MH_SLICE_INFO_SIZE_1 MH_SIZE_UPTO(mh_slice_info, blocks)
+#define MH_CHUNK_INFO_SIZE_1 MH_SIZE_UPTO(mh_chunk_info, op)
+#define MH_COLUMN_INFO_SIZE_1 MH_SIZE_UPTO(mh_column_info, nullable)
+#define MH_VERIFY_RESULT_SIZE_1 MH_SIZE_UPTO(mh_verify_result, repaired)
+#define MH_READER_OPTIONS_SIZE_1 MH_SIZE_UPTO(mh_reader_options, cache_bytes)
+
+/* Reads an input struct: *local holds the defaults on entry and gets the
+ * caller's min(struct_size, lib_size) bytes, with struct_size = lib_size.
+ * MH_EINVAL for NULL, struct_size < min_size, or a non-zero byte past
+ * lib_size. */
+int mh_struct_in(const void *in, size_t min_size, size_t lib_size,
+                 void *local);
+/* Writes an output struct: min(out->struct_size, lib_size) bytes of full,
+ * leaving out->struct_size as it is. MH_EINVAL for NULL or struct_size <
+ * min_size. */
+int mh_struct_out(void *out, const void *full, size_t min_size,
+                  size_t lib_size);
+/* The entry check alone (NULL or struct_size < min_size: MH_EINVAL), for
+ * functions that must refuse before doing any work. */
+int mh_struct_out_ok(const void *out, size_t min_size);
+#define MH_STRUCT_OUT(out, full, SIZE1)                                        \
+    mh_struct_out((out), (full), (SIZE1), sizeof *(full))
 
 uint64_t mh_hash(const void *p, size_t n);
 uint64_t mh_hash_seeded(const void *p, size_t n, uint64_t seed);
@@ -311,6 +339,29 @@ int mh_buf_reserve(mh_buf *b, size_t extra);
 int mh_buf_append(mh_buf *b, const void *p, size_t n);
 void mh_buf_free(mh_buf *b);
 
+/* ---- radix sort (sort.c) */
+/* Scratch of mh_radix_sort (sort.c): the eight byte histograms and the
+ * renaming of high address parts to ranks. The caller owns it (one per slice
+ * builder) so that the library keeps no thread-local or global state:
+ * thread-locals compiled for an executable (local-exec) cannot go into a
+ * shared object, and compiled PIC they cost a __tls_get_addr call per use in
+ * a dlopen'd library (a QEMU plugin, a Python extension). Its contents need
+ * no initialisation and mean nothing between calls. */
+#define MH_SORT_RANK_MAX 1024u                /* distinct high parts renamed at most */
+#define MH_SORT_RANK_SLOTS (2 * MH_SORT_RANK_MAX) /* open addressing, power of two */
+typedef struct mh_sort_scratch {
+    uint32_t hist[8][256];
+    uint64_t slot_key[MH_SORT_RANK_SLOTS];
+    uint16_t slot_rank[MH_SORT_RANK_SLOTS];
+    uint64_t sorted[MH_SORT_RANK_MAX]; /* the distinct high parts, ascending */
+    uint32_t nranks;
+} mh_sort_scratch;
+
+/* Sorts n (key, payload) pairs by key, stable. tmp arrays of n; s is
+ * the caller's scratch, used by one call at a time. */
+void mh_radix_sort(mh_sort_scratch *s, uint64_t *key, uint32_t *val,
+                   uint64_t *tmpk, uint32_t *tmpv, size_t n);
+
 /* ---- slice building (slice_build.c) and segment writing (segment_write.c) */
 typedef struct mh_segw_config {
     const char *dir;
@@ -341,6 +392,7 @@ typedef struct mh_builder {
     uint8_t *raw, *comp;
     union LZ4_stream_u *lz4; /* kept between blocks (lz4.h: LZ4_stream_t) */
     size_t raw_cap, comp_cap;
+    mh_sort_scratch sort;
 } mh_builder;
 
 int mh_builder_create(const mh_segw_config *cfg, mh_builder **out);
@@ -371,9 +423,5 @@ int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec,
                  mh_diag *d);
 /* Closes and removes the unsealed file; frees w. NULL accepted. */
 void mh_segw_destroy(mh_segw *w);
-
-/* Sorts n (key, payload) pairs by key, stable. tmp arrays of n. */
-void mh_radix_sort(uint64_t *key, uint32_t *val, uint64_t *tmpk,
-                   uint32_t *tmpv, size_t n);
 
 #endif /* MH_INTERNAL_H */

@@ -13,6 +13,13 @@
  * of mh_reader_set_cache bytes per context: a cursor keeps its own between
  * calls, and mh_query_run calls reuse the reader's pooled contexts, so
  * resume chains and repeated queries decode each block once.
+ *
+ * An end bound (mh_query.end_kind) is checked at every level in query
+ * order: the slice walk stops at the first slice that begins past it,
+ * chunks that begin past it are skipped, a forward chunk walk stops at the
+ * first block that begins past it (backward, at the block after an id end's
+ * row), and every walk at the first row past it: at most one block beyond
+ * the end is decoded, backward with a transition end.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +53,8 @@ typedef struct qspec {
     uint32_t kind, dir;
     uint64_t start, a, b;
     uint32_t ops;
+    uint32_t end_kind; /* MH_END_*: rows past end are never visited */
+    uint64_t end;
 } qspec;
 
 struct mh_cursor {
@@ -60,24 +69,42 @@ void mh_query_init(mh_query *q) {
     if (!q)
         return;
     memset(q, 0, sizeof *q);
+    q->struct_size = sizeof *q;
     q->start_kind = MH_FROM_TRANSITION;
     q->direction = MH_FORWARD;
     q->addr_last = UINT64_MAX;
     q->ops = MH_OPS_RW;
+    q->end_kind = MH_END_NONE;
 }
 
-static int check_query(const mh_query *q, mh_diag *d) {
-    MH_CHECK(q, MH_EINVAL, d, 0, "query: NULL query");
-    MH_CHECK(q->start_kind <= MH_FROM_ID, MH_EINVAL, d, 0,
-             "query: unknown start_kind %u", q->start_kind);
-    MH_CHECK(q->direction <= MH_BACKWARD, MH_EINVAL, d, 0,
-             "query: unknown direction %u", q->direction);
-    MH_CHECK(q->addr_first <= q->addr_last, MH_EINVAL, d, 0,
+/* Validates the caller's query (of its struct_size) into *spec; d says
+ * which field is wrong. */
+static int read_query(const mh_query *in, qspec *spec, mh_diag *d) {
+    mh_query q;
+    mh_query_init(&q);
+    MH_CHECK(mh_struct_in(in, MH_QUERY_SIZE_1, sizeof q, &q) == MH_OK, MH_EINVAL,
+             d, 0, "query: NULL, struct_size too small, or non-zero bytes past "
+             "what this library knows");
+    MH_CHECK(q.start_kind <= MH_FROM_ID, MH_EINVAL, d, 0,
+             "query: unknown start_kind %u", q.start_kind);
+    MH_CHECK(q.direction <= MH_BACKWARD, MH_EINVAL, d, 0,
+             "query: unknown direction %u", q.direction);
+    MH_CHECK(q.addr_first <= q.addr_last, MH_EINVAL, d, 0,
              "query: addr_first 0x%llx > addr_last 0x%llx",
-             (unsigned long long)q->addr_first, (unsigned long long)q->addr_last);
-    MH_CHECK(q->ops != 0 && !(q->ops & ~(uint32_t)MH_OPS_ALL), MH_EINVAL, d, 0,
-             "query: operation set 0x%x is empty or has unknown bits", q->ops);
-    MH_CHECK(q->reserved == 0, MH_EINVAL, d, 0, "query: reserved field not zero");
+             (unsigned long long)q.addr_first, (unsigned long long)q.addr_last);
+    MH_CHECK(q.ops != 0 && !(q.ops & ~(uint32_t)MH_OPS_ALL), MH_EINVAL, d, 0,
+             "query: operation set 0x%x is empty or has unknown bits", q.ops);
+    MH_CHECK(q.reserved == 0, MH_EINVAL, d, 0, "query: reserved field not zero");
+    MH_CHECK(q.end_kind <= MH_END_ID, MH_EINVAL, d, 0,
+             "query: unknown end_kind %u", q.end_kind);
+    spec->kind = q.start_kind;
+    spec->dir = q.direction;
+    spec->start = q.start;
+    spec->a = q.addr_first;
+    spec->b = q.addr_last;
+    spec->ops = q.ops;
+    spec->end_kind = q.end_kind;
+    spec->end = q.end;
     return MH_OK;
 }
 
@@ -333,6 +360,26 @@ static inline int in_range(const qspec *q, uint64_t t, uint64_t id) {
     return q->dir == MH_FORWARD ? id > q->start : id < q->start;
 }
 
+/* Is a row with this transition and id within the end bound? Monotone
+ * along query order: once false, false for every later row. */
+static inline int in_end(const qspec *q, uint64_t t, uint64_t id) {
+    if (q->end_kind == MH_END_NONE)
+        return 1;
+    uint64_t v = q->end_kind == MH_END_TRANSITION ? t : id;
+    return q->dir == MH_FORWARD ? v <= q->end : v >= q->end;
+}
+
+/* Can no row lie both on the query's side of the start and within the end?
+ * Decided without the data when both are of one kind. */
+static int end_before_start(const qspec *q) {
+    int fwd = q->dir == MH_FORWARD;
+    if (q->end_kind == MH_END_TRANSITION && q->kind == MH_FROM_TRANSITION)
+        return fwd ? q->end < q->start : q->end > q->start;
+    if (q->end_kind == MH_END_ID && q->kind == MH_FROM_ID)
+        return fwd ? q->end <= q->start : q->end >= q->start; /* X exclusive */
+    return 0;
+}
+
 typedef struct cut {
     int set;
     uint64_t id; /* forward: ids above are out; backward: ids below */
@@ -371,7 +418,15 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         mh_block bl;
         MH_TRY(mh_seg_block(seg, s, s->block_first + (uint32_t)b, &bl, &c->diag));
         uint32_t base = (uint32_t)b * R;
-        if (base >= r0 && fwd && beyond(q, k, s->id_first + bl.first_id))
+        /* forward, a block whose first row is the chunk's and lies past
+         * the cutoff or the end bound holds nothing more for us */
+        if (base >= r0 && fwd &&
+            (beyond(q, k, s->id_first + bl.first_id) ||
+             !in_end(q, bl.first_t, s->id_first + bl.first_id)))
+            break;
+        /* backward, this block's rows come before the first row of the block
+         * walked last: all past an id end bound when that row is at it */
+        if (!fwd && have_prev && !in_end(q, prev_t, prev_id - 1))
             break;
         if (bl.phy_max < q->a || bl.phy_min > q->b)
             continue; /* no row of this block overlaps [A, B] */
@@ -419,7 +474,7 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         for (uint32_t i = 0; i < a1 - a0; i++) {
             uint32_t row = fwd ? a0 + i : a1 - 1 - i;
             uint64_t id = s->id_first + col_id[row];
-            if (beyond(q, k, id))
+            if (beyond(q, k, id) || !in_end(q, col_t[row], id))
                 return MH_OK;
             uint64_t phy = col_phy[row];
             if (phy > q->b || phy + (col_size[row] - 1u) < q->a)
@@ -476,6 +531,9 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
             if (!in_range(q, fwd ? ch.t_last : ch.t_first, fwd ? idl : idf))
                 continue;
             if (beyond(q, &k, fwd ? idf : idl))
+                continue;
+            /* and chunks whose first row in query order is past the end */
+            if (!in_end(q, fwd ? ch.t_first : ch.t_last, fwd ? idf : idl))
                 continue;
             MH_TRY(scan_chunk(c, seg, &s, &ch, q, want, &k));
             if (c->ncand >= want &&
@@ -582,11 +640,19 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
     c->diag.code = 0;
     size_t li;
     uint32_t si;
-    if (need == 0 || !find_start(c->r, q, &li, &si))
+    if (need == 0 || end_before_start(q) || !find_start(c->r, q, &li, &si))
         return MH_OK;
     const mh_reader *r = c->r;
+    int fwd = q->dir == MH_FORWARD;
     for (;;) {
         const mh_seg *seg = &r->segs[r->live[li]];
+        /* the walk stops at the first slice that begins, in query order,
+         * past the end bound: nothing beyond it is read */
+        mh_slice sl;
+        mh_seg_slice(seg, si, &sl);
+        if (!in_end(q, fwd ? sl.t_first : sl.t_last,
+                    fwd ? sl.id_first : sl.id_first + sl.count - 1))
+            return MH_OK;
         size_t got = 0;
         int rc = scan_slice(c, seg, si, q, need - *n, out + *n, &got);
         if (rc != MH_OK) {
@@ -612,15 +678,6 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
             }
         }
     }
-}
-
-static void to_spec(const mh_query *q, qspec *s) {
-    s->kind = q->start_kind;
-    s->dir = q->direction;
-    s->start = q->start;
-    s->a = q->addr_first;
-    s->b = q->addr_last;
-    s->ops = q->ops;
 }
 
 /* Takes a pooled context of r, or makes one. The reader is logically
@@ -689,13 +746,12 @@ int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
         return reader_fail(r, MH_EINVAL, !n ? "mh_query_run: NULL n"
                                             : "mh_query_run: NULL out with max > 0");
     *n = 0;
+    qspec s;
     mh_diag qd = {0, 0, ""};
-    if (check_query(q, &qd) != MH_OK) {
+    if (read_query(q, &s, &qd) != MH_OK) {
         mh_reader_set_error(r, &qd);
         return qd.code;
     }
-    qspec s;
-    to_spec(q, &s);
     qctx *c = ctx_take(r);
     if (!c)
         return reader_fail(r, MH_ENOMEM, "out of memory for a query context");
@@ -719,8 +775,9 @@ int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out) {
     if (!out)
         return reader_fail(r, MH_EINVAL, "mh_cursor_open: NULL out");
     *out = NULL;
+    qspec spec;
     mh_diag qd = {0, 0, ""};
-    if (check_query(q, &qd) != MH_OK) {
+    if (read_query(q, &spec, &qd) != MH_OK) {
         mh_reader_set_error(r, &qd);
         return qd.code;
     }
@@ -733,7 +790,7 @@ int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out) {
         free(cur);
         return reader_fail(r, rc, "out of memory for a cursor's cache");
     }
-    to_spec(q, &cur->spec);
+    cur->spec = spec;
     *out = cur;
     return MH_OK;
 }

@@ -84,10 +84,6 @@ void mh_reader_options_init(mh_reader_options *opt) {
     opt->cache_bytes = MH_READER_CACHE_DEFAULT;
 }
 
-/* First published size of mh_reader_options (struct_size, reserved,
- * cache_bytes). */
-#define READER_OPTIONS_V1 16
-
 static int open_store(const char *path, size_t cache_bytes, mh_reader **out,
                       mh_diag *d) {
     struct stat st;
@@ -151,21 +147,22 @@ int mh_reader_open_ex(const char *path, const mh_reader_options *opt,
         rc = mh_diag_fail(&d, MH_EINVAL, 0, "mh_reader_open: %s",
                           !out ? "NULL out" : "empty or NULL path");
     else if (opt) {
-        if (mh_check_struct_size(opt, opt->struct_size, READER_OPTIONS_V1,
-                                 sizeof *opt) != MH_OK)
+        mh_reader_options o;
+        mh_reader_options_init(&o);
+        if (mh_struct_in(opt, MH_READER_OPTIONS_SIZE_1, sizeof o, &o) != MH_OK)
             rc = mh_diag_fail(&d, MH_EINVAL, 0,
                               "mh_reader_options: struct_size %u (this library "
                               "knows %zu; larger needs zero bytes beyond it)",
-                              opt->struct_size, sizeof *opt);
-        else if (opt->reserved)
+                              opt->struct_size, sizeof o);
+        else if (o.reserved)
             rc = mh_diag_fail(&d, MH_EINVAL, 0,
                               "mh_reader_options: reserved field not zero");
-        else if (opt->cache_bytes > SIZE_MAX)
+        else if (o.cache_bytes > SIZE_MAX)
             rc = mh_diag_fail(&d, MH_EINVAL, 0,
                               "mh_reader_options: cache_bytes %llu above SIZE_MAX",
-                              (unsigned long long)opt->cache_bytes);
+                              (unsigned long long)o.cache_bytes);
         else
-            cache = (size_t)opt->cache_bytes;
+            cache = (size_t)o.cache_bytes;
     }
     if (rc == MH_OK)
         rc = open_store(path, cache, out, &d);
@@ -214,10 +211,9 @@ int mh_reader_set_cache(mh_reader *r, size_t bytes) {
 }
 
 int mh_reader_stats(const mh_reader *r, mh_stats *st) {
-    if (!r || !st)
+    if (!r)
         return MH_EINVAL;
-    *st = r->stats;
-    return MH_OK;
+    return MH_STRUCT_OUT(st, &r->stats, MH_STATS_SIZE_1);
 }
 
 size_t mh_reader_meta_count(const mh_reader *r) {
@@ -264,11 +260,14 @@ static int bad_arg(const mh_reader *r, const char *fmt, ...) {
 size_t mh_reader_segment_count(const mh_reader *r) { return r ? r->nsegs : 0; }
 
 int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
-    if (!r || !o || i >= r->nsegs)
-        return bad_arg(r, "mh_reader_segment_info: %s", !o ? "NULL out"
-                       : "segment index out of range");
+    if (mh_struct_out_ok(o, MH_SEGMENT_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_segment_info: NULL out or struct_size too small");
+    if (!r || i >= r->nsegs)
+        return bad_arg(r, "mh_reader_segment_info: segment index out of range");
     const mh_seg *s = &r->segs[i];
-    memset(o, 0, sizeof *o);
+    mh_segment_info full, *dst = o;
+    memset(&full, 0, sizeof full);
+    o = &full;
     o->seq = s->seq;
     o->file_name = s->name;
     o->version_major = s->major;
@@ -290,18 +289,22 @@ int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     o->index_bytes = (uint64_t)s->nslices * s->slice_recsz +
                      (uint64_t)s->nchunks * s->chunk_recsz +
                      (uint64_t)s->nblocks * s->block_recsz;
-    return MH_OK;
+    return MH_STRUCT_OUT(dst, o, MH_SEGMENT_INFO_SIZE_1);
 }
 
 int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
                          mh_slice_info *o) {
-    if (!r || !o || seg >= r->nsegs || slice >= r->segs[seg].nslices)
-        return bad_arg(r, "mh_reader_slice_info: %s", !o ? "NULL out"
-                       : seg >= (r ? r->nsegs : 0) ? "segment index out of range"
-                       : "slice index out of range");
+    if (mh_struct_out_ok(o, MH_SLICE_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_slice_info: NULL out or struct_size too small");
+    if (!r || seg >= r->nsegs || slice >= r->segs[seg].nslices)
+        return bad_arg(r, "mh_reader_slice_info: %s",
+                       seg >= (r ? r->nsegs : 0) ? "segment index out of range"
+                                                 : "slice index out of range");
     mh_slice s;
     mh_seg_slice(&r->segs[seg], (uint32_t)slice, &s);
-    memset(o, 0, sizeof *o);
+    mh_slice_info full, *dst = o;
+    memset(&full, 0, sizeof full);
+    o = &full;
     o->transition_first = s.t_first;
     o->transition_last = s.t_last;
     o->id_first = s.id_first;
@@ -312,15 +315,17 @@ int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
     o->chunks = s.chunk_count;
     o->block_first = s.block_first;
     o->blocks = s.block_count;
-    return MH_OK;
+    return MH_STRUCT_OUT(dst, o, MH_SLICE_INFO_SIZE_1);
 }
 
 int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
                          mh_chunk_info *o) {
-    if (!r || !o || seg >= r->nsegs || chunk >= r->segs[seg].nchunks)
-        return bad_arg(r, "mh_reader_chunk_info: %s", !o ? "NULL out"
-                       : seg >= (r ? r->nsegs : 0) ? "segment index out of range"
-                       : "chunk index out of range");
+    if (mh_struct_out_ok(o, MH_CHUNK_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_chunk_info: NULL out or struct_size too small");
+    if (!r || seg >= r->nsegs || chunk >= r->segs[seg].nchunks)
+        return bad_arg(r, "mh_reader_chunk_info: %s",
+                       seg >= (r ? r->nsegs : 0) ? "segment index out of range"
+                                                 : "chunk index out of range");
     const mh_seg *sg = &r->segs[seg];
     /* find the slice holding the chunk, and check it before trusting it */
     uint32_t lo = 0, hi = sg->nslices;
@@ -345,7 +350,9 @@ int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
         mh_reader_set_error(r, &d);
         return rc;
     }
-    memset(o, 0, sizeof *o);
+    mh_chunk_info full, *dst = o;
+    memset(&full, 0, sizeof full);
+    o = &full;
     o->phy_first = c.phy_first;
     o->phy_last = c.phy_last;
     o->transition_first = c.t_first;
@@ -355,7 +362,7 @@ int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
     o->row_first = c.row_first;
     o->accesses = c.row_count;
     o->op = c.op;
-    return MH_OK;
+    return MH_STRUCT_OUT(dst, o, MH_CHUNK_INFO_SIZE_1);
 }
 
 size_t mh_reader_string_count(const mh_reader *r) {
@@ -371,10 +378,10 @@ size_t mh_reader_column_count(const mh_reader *r) {
 }
 
 int mh_reader_column(const mh_reader *r, size_t i, mh_column_info *out) {
-    if (!out || i >= mh_reader_column_count(r))
+    MH_TRY(mh_struct_out_ok(out, MH_COLUMN_INFO_SIZE_1));
+    if (i >= mh_reader_column_count(r))
         return MH_EINVAL;
-    *out = r->dict->columns[i];
-    return MH_OK;
+    return MH_STRUCT_OUT(out, &r->dict->columns[i], MH_COLUMN_INFO_SIZE_1);
 }
 
 const char *mh_reader_op_name(const mh_reader *r, unsigned op) {

@@ -48,7 +48,7 @@ static void report(vctx *v, int code, const char *file, uint64_t off,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    mh_problem p = {code, file, off, msg};
+    mh_problem p = {sizeof p, code, file, off, msg};
     v->fn(v->arg, &p);
 }
 
@@ -462,12 +462,9 @@ out:
     return rc;
 }
 
-int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
-              mh_verify_result *res) {
-    mh_verify_result local;
-    if (!res)
-        res = &local;
-    memset(res, 0, sizeof *res);
+/* mh_verify on the library's own result struct (zeroed by the caller). */
+static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
+                        void *ctx, mh_verify_result *res) {
     if (!path || !*path || (flags & ~MH_VERIFY_REPAIR))
         return MH_EINVAL;
     struct stat st;
@@ -514,5 +511,17 @@ int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
     free_list(&l); /* also after a failed listing: it may hold names */
     if (lock_fd >= 0)
         close(lock_fd);
+    return rc;
+}
+
+int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
+              mh_verify_result *res) {
+    if (res)
+        MH_TRY(mh_struct_out_ok(res, MH_VERIFY_RESULT_SIZE_1));
+    mh_verify_result local;
+    memset(&local, 0, sizeof local);
+    int rc = verify_store(path, flags, fn, ctx, &local);
+    if (res)
+        MH_STRUCT_OUT(res, &local, MH_VERIFY_RESULT_SIZE_1);
     return rc;
 }

@@ -5,7 +5,7 @@
  * sorted, encoded, compressed and written), and commits: seal the segment,
  * then replace the MANIFEST atomically.
  *
- * Memory bound: two slice buffers of 2 * slice_accesses accesses (40 bytes
+ * Memory bound: two slice buffers of 2 * slice_accesses accesses (56 bytes
  * each), the builder's scratch (about 60 bytes per access of one slice),
  * and the index records of the segment being written (at most 56 bytes per
  * chunk and per block, 64 per slice) until the next commit.
@@ -83,6 +83,7 @@ void mh_writer_options_init(mh_writer_options *opt) {
     if (!opt)
         return;
     memset(opt, 0, sizeof *opt);
+    opt->struct_size = sizeof *opt;
     opt->slice_accesses = 32768;
     opt->block_accesses = 512;
     opt->chunk_min_accesses = 128;
@@ -225,12 +226,19 @@ static int close_slice(mh_writer *w) {
  * batch when batch is set). */
 static int check_access(const mh_access *a, uint64_t id, int batch, size_t i,
                         mh_diag *d) {
+    /* format 1.x has no stream or pc column: refused, never dropped */
+    unsigned res = 0;
+    for (size_t k = 0; k < sizeof a->reserved; k++)
+        res |= a->reserved[k];
     const char *why = a->size == 0                ? "size 0"
                       : a->op >= MH_OP_COUNT      ? "unknown operation"
                       : a->has_linear > 1         ? "has_linear not 0 or 1"
                       : a->physical + (a->size - 1u) < a->physical
                           ? "address range wraps"
-                          : NULL;
+                      : a->stream != 0 || a->has_pc != 0
+                          ? "stream or pc set (format 1.x stores neither)"
+                      : res != 0 ? "reserved bytes not zero"
+                                 : NULL;
     if (!why)
         return MH_OK;
     if (batch)
@@ -501,10 +509,7 @@ int mh_writer_open_ex(const char *path, unsigned flags,
                       char *err, size_t err_size) {
     mh_diag d = {0, 0, ""};
     mh_writer_options opt;
-    if (opt_in)
-        opt = *opt_in;
-    else
-        mh_writer_options_init(&opt);
+    mh_writer_options_init(&opt);
     const char *why = NULL;
     if (out)
         *out = NULL;
@@ -515,6 +520,12 @@ int mh_writer_open_ex(const char *path, unsigned flags,
         mh_diag_fail(&d, MH_EINVAL, 0,
                      "mh_writer_open: flags 0x%x (MH_CREATE, MH_APPEND or both)",
                      flags);
+    else if (opt_in && mh_struct_in(opt_in, MH_WRITER_OPTIONS_SIZE_1, sizeof opt,
+                                    &opt) != MH_OK)
+        mh_diag_fail(&d, MH_EINVAL, 0,
+                     "mh_writer_options: struct_size %u too small, or non-zero "
+                     "bytes past the %zu this library knows",
+                     opt_in->struct_size, sizeof opt);
     else if ((why = bad_option(&opt)) != NULL)
         mh_diag_fail(&d, MH_EINVAL, 0, "mh_writer_options: %s", why);
     mh_writer *w = NULL;

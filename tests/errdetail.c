@@ -95,6 +95,7 @@ typedef struct problems {
 
 static void collect(void *ctx, const mh_problem *p) {
     problems *ps = ctx;
+    CHECK(p->struct_size == sizeof *p);
     if (p->code == MH_OK || ps->n == sizeof ps->p / sizeof ps->p[0])
         return;
     ps->p[ps->n].code = p->code;
@@ -134,7 +135,7 @@ static void check_variant(const char *dir, const place *x) {
     snprintf(tu_context, sizeof tu_context, "corrupt variant %s", x->variant);
     problems ps;
     memset(&ps, 0, sizeof ps);
-    mh_verify_result vr;
+    mh_verify_result vr = {.struct_size = sizeof vr};
     CHECK_RC(mh_verify(dir, 0, collect, &ps, &vr), MH_ECORRUPT);
     CHECK(ps.n > 0);
 
@@ -283,7 +284,7 @@ static void check_buffers(const char *golden) {
     CHECK_RC(mh_query_run(r, &q, out, 8, &n), MH_EINVAL);
     mh_reader_errmsg(r, full, sizeof full);
     CHECKF(strstr(full, "addr_first 0xa > addr_last 0x5"), "'%s'", full);
-    mh_segment_info si;
+    mh_segment_info si = {.struct_size = sizeof si};
     CHECK_RC(mh_reader_segment_info(r, 99, &si), MH_EINVAL);
     mh_reader_errmsg(r, full, sizeof full);
     CHECKF(strstr(full, "mh_reader_segment_info: segment index out of range"), "'%s'", full);
@@ -292,7 +293,7 @@ static void check_buffers(const char *golden) {
     /* introspection over a damaged index names the slice like a query */
     tu_join(dir, sizeof dir, corrupt, "chunk-record-flip.store");
     CHECK_OK(mh_reader_open(dir, &r));
-    mh_chunk_info ci;
+    mh_chunk_info ci = {.struct_size = sizeof ci};
     CHECK_RC(mh_reader_chunk_info(r, 0, 0, &ci), MH_ECHECKSUM);
     mh_reader_errmsg(r, full, sizeof full);
     CHECKF(strstr(full, "seg-0000000000000000.mhs: slice 0 at byte ") &&

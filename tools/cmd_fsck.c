@@ -60,8 +60,7 @@ static int run(int argc, char **argv) {
         return cli_usage_error(cmd, argc == optind ? "missing STORE" : "too many arguments");
     const char *store = argv[optind];
 
-    mh_verify_result res;
-    memset(&res, 0, sizeof res);
+    mh_verify_result res = {.struct_size = sizeof res};
     double t0 = cli_now();
     int rc = mh_verify(store, repair ? MH_VERIFY_REPAIR : 0, report, (void *)store, &res);
     double el = cli_now() - t0;
