@@ -3,6 +3,7 @@
  * operation names, the library's version, the growable-struct rule of the
  * ABI, and the small helpers every file uses (hash, buffer).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,18 @@ const char *mh_op_name(unsigned op) {
     return op < MH_OP_COUNT ? names[op] : NULL;
 }
 
+int mh_diag_fail(mh_diag *d, int code, uint64_t offset, const char *fmt, ...) {
+    if (!d)
+        return code;
+    d->code = code;
+    d->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
 void mh_diag_set(mh_diag *d, uint64_t offset, const char *fmt, ...) {
     if (!d)
         return;
@@ -93,6 +106,59 @@ void mh_diag_set(mh_diag *d, uint64_t offset, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(d->msg, sizeof d->msg, fmt, ap);
     va_end(ap);
+}
+
+void mh_diag_prefix(mh_diag *d, const char *fmt, ...) {
+    if (!d)
+        return;
+    char old[sizeof d->msg];
+    if (d->msg[0])
+        memcpy(old, d->msg, sizeof old);
+    else
+        snprintf(old, sizeof old, "%s", mh_strerror(d->code));
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    /* then ": " and the old message, cut where the buffer ends */
+    size_t used = (size_t)n < sizeof d->msg ? (size_t)n : sizeof d->msg - 1;
+    const char *tail[2] = {": ", old};
+    for (int k = 0; k < 2; k++) {
+        size_t len = strlen(tail[k]), room = sizeof d->msg - 1 - used;
+        if (len > room)
+            len = room;
+        memcpy(d->msg + used, tail[k], len);
+        used += len;
+    }
+    d->msg[used] = '\0';
+}
+
+int mh_diag_os(mh_diag *d, int code, const char *what, const char *path) {
+    int e = errno;
+    if (code == 0)
+        code = mh_io_error();
+    mh_diag_fail(d, code, 0, "%s %s: %s", what, path ? path : "", strerror(e));
+    errno = e;
+    return code;
+}
+
+size_t mh_diag_copy(const mh_diag *d, char *buf, size_t size) {
+    const char *m = d ? d->msg : "";
+    size_t len = strlen(m);
+    if (buf && size) {
+        size_t k = len < size - 1 ? len : size - 1;
+        memcpy(buf, m, k);
+        buf[k] = '\0';
+    }
+    return len;
+}
+
+int mh_diag_code(mh_diag *d, int code) {
+    if (d && code < 0 && d->code == 0)
+        mh_diag_fail(d, code, 0, "%s", mh_strerror(code));
+    return code;
 }
 
 uint64_t mh_hash(const void *p, size_t n) { return XXH3_64bits(p, n); }

@@ -399,6 +399,69 @@ MH_API int mh_cursor_next(mh_cursor *c, mh_access *out, size_t max, size_t *n);
 MH_API void mh_cursor_close(mh_cursor *c);
 
 /* ------------------------------------------------------------------------
+ * Error detail
+ *
+ * A code says what kind of failure; the detail says what and where, in one
+ * line: the file inside the store, then the place (segment file, slice,
+ * block, byte offset) and the failed check, with the values that differ,
+ * e.g. "seg-0000000000000000.mhs: slice 3, block 12 at byte 40960: block
+ * checksum mismatch: stored 0x..., computed 0x...". OS failures name the
+ * path and give strerror(errno). The wording is the one fsck (mh_verify)
+ * uses for the same check. Each handle keeps the detail of its most recent
+ * failed call; a call that succeeds leaves it as it was.
+ * ---------------------------------------------------------------------- */
+
+/* Room for any detail line the library makes, NUL included (a line with a
+ * very long path in it is cut to fit). */
+#define MH_ERRMSG_MAX 512
+
+/* Copy the detail of the most recent failed call on the handle into buf
+ * (NUL-terminated, truncated to size), like snprintf: returns the full
+ * length (without the NUL); "" (0) when no call failed yet. buf may be NULL
+ * when size is 0. A NULL handle gives "".
+ *   mh_reader_errmsg: failures of mh_query_run, mh_cursor_open and the
+ *     introspection calls on r (mh_reader_segment_info, _slice_info,
+ *     _chunk_info). Thread-safe:
+ *     threads share r, the detail is kept under a lock, written only on the
+ *     error path (a successful query takes no lock for it). With several
+ *     threads failing at once, the last one written wins.
+ *   mh_writer_errmsg: every call on w (one thread, as w itself). The
+ *     failure of mh_writer_close cannot be asked for (w is freed): call
+ *     mh_writer_commit first when its detail matters.
+ *   mh_cursor_errmsg: mh_cursor_next on c (the cursor keeps its own; the
+ *     reader's is not touched by cursor calls). */
+MH_API size_t mh_reader_errmsg(const mh_reader *r, char *buf, size_t size);
+MH_API size_t mh_writer_errmsg(const mh_writer *w, char *buf, size_t size);
+MH_API size_t mh_cursor_errmsg(const mh_cursor *c, char *buf, size_t size);
+
+typedef struct mh_reader_options {
+    uint32_t struct_size;  /* sizeof(mh_reader_options); set by mh_reader_options_init */
+    uint32_t reserved;     /* 0 */
+    uint64_t cache_bytes;  /* decoded-block cache per context (MH_READER_CACHE_DEFAULT) */
+} mh_reader_options;
+
+/* Fills *opt with the defaults: struct_size = sizeof *opt, cache_bytes =
+ * MH_READER_CACHE_DEFAULT. NULL accepted (does nothing). */
+MH_API void mh_reader_options_init(mh_reader_options *opt);
+
+/* Like mh_reader_open with options (NULL: defaults); on failure, when err !=
+ * NULL, the detail is written to err (err_size bytes, NUL-terminated,
+ * truncated; err_size 0 writes nothing): there is no handle yet to ask.
+ * opt->struct_size below 16 (the first published size), a struct_size
+ * larger than this library knows with non-zero bytes beyond what it knows,
+ * reserved != 0, or cache_bytes above SIZE_MAX: MH_EINVAL. Other errors as
+ * mh_reader_open. */
+MH_API int mh_reader_open_ex(const char *path, const mh_reader_options *opt,
+                             mh_reader **out, char *err, size_t err_size);
+
+/* Like mh_writer_open; on failure, when err != NULL, the detail is written
+ * to err as for mh_reader_open_ex. Once open, mh_writer_errmsg gives the
+ * detail of later failures. */
+MH_API int mh_writer_open_ex(const char *path, unsigned flags,
+                             const mh_writer_options *opt, mh_writer **out,
+                             char *err, size_t err_size);
+
+/* ------------------------------------------------------------------------
  * Introspection (for inspect, fsck and scripts)
  *
  * mh_segment_info, mh_slice_info, mh_chunk_info and mh_column_info are

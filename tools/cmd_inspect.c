@@ -484,13 +484,18 @@ static int run(int argc, char **argv) {
         return cli_usage_error(cmd, argc == optind ? "missing STORE" : "too many arguments");
     const char *store = argv[optind];
     mh_reader *r = NULL;
-    int rc = mh_reader_open(store, &r);
+    char err[MH_ERRMSG_MAX] = "";
+    int rc = mh_reader_open_ex(store, NULL, &r, err, sizeof err);
     if (rc)
-        return cli_fail(cmd, "cannot open store '%s': %s", store, cli_store_error(rc));
+        return cli_fail(cmd, "cannot open store '%s': %s", store, cli_open_error(rc, err));
     rc = describe(store, r, &o);
-    mh_reader_close(r);
     if (rc)
-        return cli_fail(cmd, "'%s': %s", store, cli_errstr(rc));
+        mh_reader_errmsg(r, err, sizeof err);
+    mh_reader_close(r);
+    if (rc) {
+        fflush(stdout);
+        return cli_fail(cmd, "%s", cli_lib_error(rc, err));
+    }
     if (fflush(stdout) != 0 || ferror(stdout))
         return cli_fail(cmd, "cannot write: %s", strerror(errno));
     return CLI_OK;

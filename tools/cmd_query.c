@@ -186,9 +186,10 @@ static int run(int argc, char **argv) {
     const char *store = argv[optind];
 
     mh_reader *r = NULL;
-    int rc = mh_reader_open(store, &r);
+    char err[MH_ERRMSG_MAX] = "";
+    int rc = mh_reader_open_ex(store, NULL, &r, err, sizeof err);
     if (rc)
-        return cli_fail(cmd, "cannot open store '%s': %s", store, cli_store_error(rc));
+        return cli_fail(cmd, "cannot open store '%s': %s", store, cli_open_error(rc, err));
 
     enum { CHUNK = 4096 };
     mh_access *buf = malloc(CHUNK * sizeof *buf);
@@ -199,9 +200,10 @@ static int run(int argc, char **argv) {
     }
     rc = mh_cursor_open(r, &q, &cur);
     if (rc) {
+        mh_reader_errmsg(r, err, sizeof err);
         mh_reader_close(r);
         free(buf);
-        return cli_fail(cmd, "query on '%s' failed: %s", store, cli_errstr(rc));
+        return cli_fail(cmd, "%s", cli_lib_error(rc, err));
     }
     if (fmt == OUT_CSV)
         printf("id,transition,linear,physical,size,op\n");
@@ -223,11 +225,15 @@ static int run(int argc, char **argv) {
     }
     if (fmt == OUT_JSON)
         printf(printed ? "\n]\n" : "]\n");
+    if (rc)
+        mh_cursor_errmsg(cur, err, sizeof err);
     mh_cursor_close(cur);
     mh_reader_close(r);
     free(buf);
-    if (rc)
-        return cli_fail(cmd, "query on '%s' failed: %s", store, cli_errstr(rc));
+    if (rc) {
+        fflush(stdout); /* the answer so far, then the error */
+        return cli_fail(cmd, "%s", cli_lib_error(rc, err));
+    }
     if (fflush(stdout) != 0 || ferror(stdout))
         return cli_fail(cmd, "cannot write the answer: %s", strerror(errno));
     return CLI_OK;

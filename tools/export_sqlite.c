@@ -82,8 +82,9 @@ static int load_slice(exporter *x, const mh_reader *r, size_t seg, const mh_slic
         mh_chunk_info ch = {.struct_size = sizeof ch};
         rc = mh_reader_chunk_info(r, seg, (size_t)sl->chunk_first + k, &ch);
         if (rc) {
-            snprintf(x->err, x->errlen, "chunk %u of segment %zu: %s", sl->chunk_first + k, seg,
-                     mh_strerror(rc));
+            char detail[MH_ERRMSG_MAX];
+            mh_reader_errmsg(r, detail, sizeof detail);
+            snprintf(x->err, x->errlen, "%s", detail[0] ? detail : mh_strerror(rc));
             return rc;
         }
         int bit = mh_legacy_op_bit(ch.op);
@@ -134,6 +135,8 @@ static int export_all(exporter *x, const mh_reader *r, cli_progress *prog, uint6
     if (buf == NULL)
         return MH_ENOMEM;
     int rc = mh_cursor_open(r, &q, &cur);
+    if (rc)
+        mh_reader_errmsg(r, x->err, x->errlen);
     size_t nseg = mh_reader_segment_count(r), seg = 0;
     mh_segment_info si = {.struct_size = sizeof si};
     uint32_t slice = 0;
@@ -144,6 +147,8 @@ static int export_all(exporter *x, const mh_reader *r, cli_progress *prog, uint6
     while (rc == 0) {
         size_t n = 0;
         rc = mh_cursor_next(cur, buf, N, &n);
+        if (rc)
+            mh_cursor_errmsg(cur, x->err, x->errlen);
         if (rc || n == 0)
             break;
         for (size_t i = 0; i < n && rc == 0; i++) {
