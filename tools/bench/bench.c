@@ -40,6 +40,9 @@ typedef struct opts {
     long oracle; /* queries per class checked by brute force; -1 = auto */
     int keep;
     unsigned ingest_runs; /* memhist ingests per mode; the median is kept */
+    int dist;             /* enum mhb_dist */
+    int sqlite_design;    /* also the SQLite store with the design's defaults */
+    int cold;             /* cold figures */
 } opts;
 
 static void usage(FILE *f)
@@ -48,6 +51,7 @@ static void usage(FILE *f)
             "usage: mh_bench [--sizes N[,N...]] [--lackey FILE] [--sqlite-max N]\n"
             "                [--queries N] [--json FILE] [--dir DIR] [--seed N]\n"
             "                [--batch N] [--budget S] [--oracle N] [--ingest-runs N]\n"
+            "                [--dist user|near] [--no-sqlite-design] [--no-cold]\n"
             "                [--keep] [--quick]\n"
             "  --sizes       synthetic trace sizes (1000000, 1e6; default 1e6 unless\n"
             "                --lackey is given)\n"
@@ -67,6 +71,14 @@ static void usage(FILE *f)
             "                (default 3: a memhist ingest lasts a few seconds at most,\n"
             "                where one preemption shows; SQLite runs once, for tens\n"
             "                of seconds or more)\n"
+            "  --dist        how queries are drawn: user (default; issue 10: start\n"
+            "                uniform over the transitions, range on an accessed\n"
+            "                address or near one, plus never-accessed ranges) or\n"
+            "                near (every query has an answer, the older draw)\n"
+            "  --no-sqlite-design  skip the second SQLite store, the design's own\n"
+            "                defaults (about 500 slices, chunk cap 4096, soft cut)\n"
+            "  --no-cold     skip the cold figures (pages dropped with\n"
+            "                posix_fadvise, then open + the first 100 queries)\n"
             "  --keep        keep the stores\n"
             "  --quick       1e5 accesses, 5 queries per class, small slices, answers\n"
             "                also checked against a brute-force scan (the ctest)\n"
@@ -120,6 +132,9 @@ static int parse_opts(int argc, char **argv, opts *o)
     o->budget = 5;
     o->ingest_runs = 3;
     o->oracle = -1;
+    o->dist = MHB_DIST_USER;
+    o->sqlite_design = 1;
+    o->cold = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -131,6 +146,10 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->quick = 1;
         } else if (!strcmp(a, "--keep")) {
             o->keep = 1;
+        } else if (!strcmp(a, "--no-sqlite-design")) {
+            o->sqlite_design = 0;
+        } else if (!strcmp(a, "--no-cold")) {
+            o->cold = 0;
         } else if (v == NULL) {
             return bad_usage("unknown option or missing value", a);
         } else if (!strcmp(a, "--sizes")) {
@@ -142,6 +161,14 @@ static int parse_opts(int argc, char **argv, opts *o)
                     return bad_usage("bad size", t);
                 o->sizes[o->nsizes++] = x;
             }
+            i++;
+        } else if (!strcmp(a, "--dist")) {
+            if (!strcmp(v, "user"))
+                o->dist = MHB_DIST_USER;
+            else if (!strcmp(v, "near"))
+                o->dist = MHB_DIST_NEAR;
+            else
+                return bad_usage("bad --dist (user or near)", v);
             i++;
         } else if (!strcmp(a, "--lackey")) {
             o->lackey = v;
@@ -570,23 +597,98 @@ static double open_time(const char *path, int sqlite, const mhb_sql_options *so)
 
 /* ---- one workload --------------------------------------------------------- */
 
+/* The stores of one workload: memhist, SQLite (legacy settings), SQLite
+ * (the design's defaults), by slot. */
+typedef struct stores {
+    char path[MHB_SLOTS][4096];
+    mhb_sql_options sql[MHB_SLOTS];
+} stores;
+
+typedef struct cold_ctx {
+    const char *path;
+    const mhb_sql_options *so;
+} cold_ctx;
+
+static int cold_open_mh(void *p, mhb_impl *im)
+{
+    const cold_ctx *c = p;
+    mh_reader *r = NULL;
+    int rc = mh_reader_open(c->path, &r);
+    *im = (mhb_impl){"memhist", mh_run, r, 0, SIZE_MAX};
+    return rc;
+}
+
+static void cold_close_mh(mhb_impl *im)
+{
+    mh_reader_close(im->h);
+}
+
+static int cold_open_sql(void *p, mhb_impl *im)
+{
+    const cold_ctx *c = p;
+    mhb_sql_reader *s = NULL;
+    int rc = mhb_sql_reader_open(c->path, c->so, &s, NULL, 0);
+    *im = (mhb_impl){"SQLite", sql_run, s, 0, SIZE_MAX};
+    return rc;
+}
+
+static void cold_close_sql(mhb_impl *im)
+{
+    mhb_sql_reader_close(im->h);
+}
+
+/* Cold figures of every store, memhist's answers the reference. Every
+ * reader of the stores is closed by now. */
+static int run_cold(const stores *st, int nslots, mhb_workload *w)
+{
+    mh_access *ref = malloc(MHB_COLD_QUERIES * MHB_OUT_CAP * sizeof *ref);
+    size_t nref[MHB_COLD_QUERIES];
+    if (ref == NULL)
+        return MH_ENOMEM;
+    int rc = MH_OK;
+    for (int k = 0; k < nslots && rc == MH_OK; k++) {
+        if (k > 0 && !w->sqlite_ran)
+            break;
+        fprintf(stderr, "mh_bench: %s: cold open and first %u queries, store %d\n",
+                w->name, MHB_COLD_QUERIES, k);
+        cold_ctx cc = {st->path[k], &st->sql[k]};
+        rc = mhb_cold_measure(st->path[k], k ? cold_open_sql : cold_open_mh,
+                              k ? cold_close_sql : cold_close_mh, &cc, w->cls, w->ncls,
+                              k ? "memhist" : NULL, ref, nref, &w->cold[k],
+                              &w->compared, &w->mismatches);
+        if (rc != MH_OK)
+            fprintf(stderr, "mh_bench: %s: cold run of store %d: %s\n", w->name, k,
+                    mh_strerror(rc));
+    }
+    free(ref);
+    return rc;
+}
+
 static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *w)
 {
     int failed = 0;
-    char mh_path[4096], mh_path2[4096], sql_path[4096];
-    snprintf(mh_path, sizeof mh_path, "%s/%s.mh", dir, w->name);
+    stores st;
+    char mh_path2[4096];
+    memset(&st, 0, sizeof st);
+    snprintf(st.path[MHB_MH], sizeof st.path[0], "%s/%s.mh", dir, w->name);
     snprintf(mh_path2, sizeof mh_path2, "%s/%s-nobg.mh", dir, w->name);
-    snprintf(sql_path, sizeof sql_path, "%s/%s.sqlite", dir, w->name);
-    remove_path(mh_path);
+    snprintf(st.path[MHB_SQL], sizeof st.path[0], "%s/%s.sqlite", dir, w->name);
+    snprintf(st.path[MHB_SQLD], sizeof st.path[0], "%s/%s-design.sqlite", dir, w->name);
+    const char *mh_path = st.path[MHB_MH];
+    for (int k = 0; k < MHB_SLOTS; k++)
+        remove_path(st.path[k]);
     remove_path(mh_path2);
-    remove_path(sql_path);
     w->accesses = t->n;
-    for (int i = 0; i < 3; i++)
+    w->dist = o->dist;
+    for (int i = 0; i < 4; i++)
         w->ingest_rate[i] = w->writer_mib[i] = -1;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < MHB_SLOTS; i++)
         w->bytes_per_access[i] = w->open_ms[i] = w->reader_mib[i] = -1;
 
-    int rc = mhb_classes_make(t->a, t->n, o->queries, o->seed, &w->cls, &w->ncls);
+    fprintf(stderr, "mh_bench: %s: drawing the queries (%s distribution)\n", w->name,
+            o->dist == MHB_DIST_USER ? "user" : "near");
+    int rc = mhb_classes_make(t->a, t->n, o->queries, o->seed, o->dist, &w->cls,
+                              &w->ncls);
     if (rc != MH_OK)
         return 1;
 
@@ -595,14 +697,19 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     ic.t = t;
     ic.batch = o->batch;
     mh_writer_options_init(&ic.mh);
-    mhb_sql_options_init(&ic.sql);
+    mhb_sql_options_init(&st.sql[MHB_SQL]);
     if (o->quick) {
         /* small slices and blocks: many of them even in a small trace */
         ic.mh.slice_accesses = 2048;
         ic.mh.block_accesses = 256;
-        ic.sql.slice_accesses = 20000;
-        ic.sql.chunk_accesses = 64;
+        st.sql[MHB_SQL].slice_accesses = 20000;
+        st.sql[MHB_SQL].chunk_accesses = 64;
     }
+    /* the design's own defaults: about 500 slices per trace, chunks of at
+     * most 4096 accesses unless overlapping ones force more (the soft cut) */
+    mhb_sql_options_init(&st.sql[MHB_SQLD]);
+    st.sql[MHB_SQLD].slice_accesses = t->n / 500 + (t->n % 500 != 0);
+    st.sql[MHB_SQLD].chunk_accesses = 4096;
     child_msg m;
     /* on: the library's default number of builder threads; off: the
      * producer's thread builds and writes every slice itself */
@@ -635,52 +742,44 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         w->ingest_rate[bg ? 0 : 1] = (double)t->n / secs[runs / 2];
         w->writer_mib[bg ? 0 : 1] = mib;
     }
-    w->store_bytes[0] = path_bytes(mh_path);
-    w->bytes_per_access[0] = t->n ? (double)w->store_bytes[0] / (double)t->n : 0;
+    w->store_bytes[MHB_MH] = path_bytes(mh_path);
+    w->bytes_per_access[MHB_MH] = (double)w->store_bytes[MHB_MH] / (double)t->n;
     remove_path(mh_path2);
 
     w->sqlite_ran = t->n <= o->sqlite_max;
-    if (w->sqlite_ran) {
-        fprintf(stderr, "mh_bench: %s: SQLite ingest\n", w->name);
+    int nslots = !w->sqlite_ran ? 1 : o->sqlite_design ? 3 : 2;
+    for (int k = MHB_SQL; k < nslots; k++) {
+        fprintf(stderr, "mh_bench: %s: SQLite ingest, %s settings\n", w->name,
+                k == MHB_SQL ? "legacy" : "design");
         ic.sqlite = 1;
-        ic.path = sql_path;
+        ic.sql = st.sql[k];
+        ic.path = st.path[k];
         in_child(ingest_child, &ic, &m);
         if (m.rc != MH_OK) {
             fprintf(stderr, "mh_bench: %s: SQLite ingest failed: %s\n", w->name, m.err);
             return 1;
         }
-        w->ingest_rate[2] = (double)t->n / m.seconds;
-        w->writer_mib[2] = m.mib;
-        w->store_bytes[1] = path_bytes(sql_path);
-        w->bytes_per_access[1] = t->n ? (double)w->store_bytes[1] / (double)t->n : 0;
+        w->ingest_rate[k + 1] = (double)t->n / m.seconds;
+        w->writer_mib[k + 1] = m.mib;
+        w->store_bytes[k] = path_bytes(st.path[k]);
+        w->bytes_per_access[k] = (double)w->store_bytes[k] / (double)t->n;
     }
 
-    /* reader memory, before this process maps anything of the stores */
+    /* reader memory, before this process maps anything of the stores; memory
+     * does not need every slow query: a tenth of the budget a class */
     fprintf(stderr, "mh_bench: %s: reader memory\n", w->name);
-        /* memory does not need every slow query: a tenth of the budget a class */
-    reader_ctx rcx = {t, mh_path, 0, w->cls, w->ncls, ic.sql, o->budget / 10};
-    in_child(reader_child, &rcx, &m);
-    if (m.rc != MH_OK) {
-        fprintf(stderr, "mh_bench: %s: memhist reader: %s %s\n", w->name,
-                mh_strerror(m.rc), m.err);
-        return 1;
-    }
-    w->reader_mib[0] = m.mib;
-    if (w->sqlite_ran) {
-        rcx.sqlite = 1;
-        rcx.path = sql_path;
+    for (int k = 0; k < nslots; k++) {
+        reader_ctx rcx = {t, st.path[k], k != MHB_MH, w->cls, w->ncls, st.sql[k],
+                          o->budget / 10};
         in_child(reader_child, &rcx, &m);
         if (m.rc != MH_OK) {
-            fprintf(stderr, "mh_bench: %s: SQLite reader: %s %s\n", w->name,
+            fprintf(stderr, "mh_bench: %s: reader of %s: %s %s\n", w->name, st.path[k],
                     mh_strerror(m.rc), m.err);
             return 1;
         }
-        w->reader_mib[1] = m.mib;
+        w->reader_mib[k] = m.mib;
+        w->open_ms[k] = open_time(st.path[k], k != MHB_MH, &st.sql[k]);
     }
-
-    w->open_ms[0] = open_time(mh_path, 0, NULL);
-    if (w->sqlite_ran)
-        w->open_ms[1] = open_time(sql_path, 1, &ic.sql);
 
     mh_reader *r = NULL;
     rc = mh_reader_open(mh_path, &r);
@@ -688,52 +787,60 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         fprintf(stderr, "mh_bench: %s: memhist open: %s\n", w->name, mh_strerror(rc));
         return 1;
     }
-    mh_stats st = {.struct_size = sizeof st};
-    mh_reader_stats(r, &st);
-    w->mh_slices = st.slices;
-    w->mh_chunks = st.chunks;
-    w->mh_blocks = st.blocks;
-    if (st.accesses != t->n) {
+    mh_stats mst = {.struct_size = sizeof mst};
+    mh_reader_stats(r, &mst);
+    w->mh_slices = mst.slices;
+    w->mh_chunks = mst.chunks;
+    w->mh_blocks = mst.blocks;
+    if (mst.accesses != t->n) {
         fprintf(stderr, "mh_bench: %s: memhist holds %" PRIu64 " accesses, not %zu\n",
-                w->name, st.accesses, t->n);
+                w->name, mst.accesses, t->n);
         failed = 1;
     }
-    mhb_sql_reader *s = NULL;
-    if (w->sqlite_ran) {
+    mhb_sql_reader *s[MHB_SLOTS] = {NULL, NULL, NULL};
+    mhb_impl impl[MHB_SLOTS + 1];
+    size_t nimpl = 0;
+    impl[nimpl++] = (mhb_impl){"memhist", mh_run, r, MHB_MH, SIZE_MAX};
+    for (int k = MHB_SQL; k < nslots && !failed; k++) {
         char err[256] = "";
-        rc = mhb_sql_reader_open(sql_path, &ic.sql, &s, err, sizeof err);
+        rc = mhb_sql_reader_open(st.path[k], &st.sql[k], &s[k], err, sizeof err);
         if (rc != MH_OK) {
             fprintf(stderr, "mh_bench: %s: SQLite open: %s\n", w->name, err);
-            mh_reader_close(r);
-            return 1;
+            failed = 1;
+            break;
         }
         mhb_sql_stats ss;
-        if (mhb_sql_reader_stats(s, &ss) == MH_OK) {
-            w->sql_slices = ss.slices;
-            w->sql_chunks = ss.chunks;
+        if (mhb_sql_reader_stats(s[k], &ss) == MH_OK) {
+            w->sql_slices[k] = ss.slices;
+            w->sql_chunks[k] = ss.chunks;
         }
+        impl[nimpl++] = (mhb_impl){k == MHB_SQL ? "SQLite" : "SQLite-design", sql_run,
+                                   s[k], k, SIZE_MAX};
     }
-    mhb_impl impl[3];
-    size_t nimpl = 0;
-    impl[nimpl++] = (mhb_impl){"memhist", mh_run, r, 0, SIZE_MAX};
-    if (s)
-        impl[nimpl++] = (mhb_impl){"SQLite", sql_run, s, 1, SIZE_MAX};
     mhb_oracle_ctx oc = {t->a, t->n};
-    long checks = o->oracle >= 0 ? o->oracle : o->quick ? (long)o->queries : s ? 0 : 2;
+    long checks = o->oracle >= 0 ? o->oracle : o->quick ? (long)o->queries
+                                             : w->sqlite_ran ? 0 : 2;
     if (checks > 0)
         impl[nimpl++] = (mhb_impl){"scan", mhb_oracle_run, &oc, -1, (size_t)checks};
-    fprintf(stderr, "mh_bench: %s: queries (%zu classes x %zu)\n", w->name, w->ncls,
-            o->queries);
-    rc = mhb_classes_bench(w->cls, w->ncls, impl, nimpl, 1, o->budget, &w->compared,
-                           &w->mismatches);
-    mhb_sql_reader_close(s);
-    mh_reader_close(r);
-    if (rc != MH_OK || w->mismatches)
-        failed = 1;
-    if (!o->keep) {
-        remove_path(mh_path);
-        remove_path(sql_path);
+    if (!failed) {
+        fprintf(stderr, "mh_bench: %s: queries (%zu classes x %zu)\n", w->name, w->ncls,
+                o->queries);
+        rc = mhb_classes_bench(w->cls, w->ncls, impl, nimpl, 1, o->budget, &w->compared,
+                               &w->mismatches);
+        if (rc != MH_OK)
+            failed = 1;
     }
+    for (int k = 0; k < MHB_SLOTS; k++)
+        mhb_sql_reader_close(s[k]);
+    mh_reader_close(r);
+    /* cold: only now, with no reader of the stores left mapping a page */
+    if (!failed && o->cold && run_cold(&st, nslots, w) != MH_OK)
+        failed = 1;
+    if (w->mismatches)
+        failed = 1;
+    if (!o->keep)
+        for (int k = 0; k < MHB_SLOTS; k++)
+            remove_path(st.path[k]);
     return failed;
 }
 

@@ -17,6 +17,15 @@
 
 enum mhb_range { MHB_POINT, MHB_PAGE, MHB_MIB, MHB_WHOLE, MHB_RANGES };
 
+/* How queries are drawn: user (the default), the distribution of issue 10,
+ * draw.h's mhb_draw_user plus the never-accessed classes; near, the older
+ * draw whose every query has an answer (mhb_draw_query). */
+enum mhb_dist { MHB_DIST_USER, MHB_DIST_NEAR };
+
+/* Implementations timed: memhist, SQLite with the legacy settings, SQLite
+ * with the design's own defaults (about 500 slices, chunk cap 4096). */
+enum { MHB_MH, MHB_SQL, MHB_SQLD, MHB_SLOTS };
+
 /* Latencies of one class on one implementation, microseconds. */
 typedef struct mhb_lat {
     double p50, p99, max;
@@ -35,8 +44,9 @@ typedef struct mhb_class {
     mh_query *q;
     size_t nrun;    /* queries compared and timed: nq, or fewer when an
                        implementation exceeded the class time budget */
-    mhb_lat lat[2]; /* [0] memhist, [1] SQLite */
-    int has_lat[2];
+    int never;      /* ranges proven untouched by the trace */
+    mhb_lat lat[MHB_SLOTS]; /* by slot: MHB_MH, MHB_SQL, MHB_SQLD */
+    int has_lat[MHB_SLOTS];
     double mean_results; /* accesses returned per query (or chain) */
 } mhb_class;
 
@@ -60,10 +70,12 @@ int mhb_oracle_run(void *h, const mh_query *q, mh_access *out, size_t max,
                    size_t *n);
 
 /* Builds the classes (every range x max x direction x op set, then the
- * resume chains), per_class queries each, drawn deterministically from the
- * trace with seed. Returns MH_ENOMEM or MH_OK. */
+ * resume chains, then with MHB_DIST_USER the never-accessed classes),
+ * per_class queries each, drawn deterministically from the trace with seed
+ * (a never-accessed class keeps fewer when the trace leaves no such range).
+ * Returns MH_ENOMEM or MH_OK. */
 int mhb_classes_make(const mh_access *trace, size_t n, size_t per_class,
-                     uint64_t seed, mhb_class **out, size_t *count);
+                     uint64_t seed, int dist, mhb_class **out, size_t *count);
 void mhb_classes_free(mhb_class *c, size_t count);
 
 /* Runs every class: impl[0] is the reference; each other implementation's
@@ -84,18 +96,76 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
 int mhb_classes_run_once(const mhb_class *c, size_t count, const mhb_impl *impl,
                          double budget);
 
+/* One query (or chain) of class c on im: mh_query_run's contract, out holds
+ * up to MHB_OUT_CAP accesses. */
+int mhb_run_one(const mhb_impl *im, const mhb_class *c, size_t i,
+                mh_access *out, size_t *n);
+
+/* 1 when got equals ref; else the difference is described on stderr, 0. */
+int mhb_compare(const mhb_class *c, size_t i, const char *ref_name,
+                const mh_access *ref, size_t nref, const char *name,
+                const mh_access *got, size_t ngot);
+
+/* Nearest-rank p50 / p99 / max of n latencies (sorted in place). */
+void mhb_summarise(double *us, size_t n, mhb_lat *out);
+
+/* Cold figures of one store (bench_cold.c): its pages dropped from the page
+ * cache, then open and the first MHB_COLD_QUERIES queries. */
+#define MHB_COLD_QUERIES 100u
+typedef struct mhb_cold {
+    int done;
+    double open_ms;
+    mhb_lat lat;            /* per query, the open excluded */
+    double resident_pct;    /* of the store's pages still cached after the
+                               drop, before the open (mincore): ~0 proves it */
+} mhb_cold;
+
+/* The cold sequence: query i / ncls of class i % ncls, skipping classes
+ * that hold too few, until MHB_COLD_QUERIES (every range, max, direction
+ * and op set appears before any class repeats). Fills *ci and *qi, returns
+ * how many (<= MHB_COLD_QUERIES). */
+size_t mhb_cold_list(const mhb_class *c, size_t count, size_t *ci, size_t *qi);
+
+/* Drops the page-cache pages of path (a file, or every file of a flat
+ * directory) with posix_fadvise(POSIX_FADV_DONTNEED) after fsync; pages of
+ * a file still mapped by a live process stay, so every reader of the store
+ * must be closed first. Returns MH_OK or MH_EIO. */
+int mhb_drop_cache(const char *path);
+
+/* Percentage of path's pages in the page cache (mincore), -1 if unknown. */
+double mhb_resident_pct(const char *path);
+
+/* Opens a store as an implementation (im->name, run, h set) / closes it. */
+typedef int (*mhb_open_fn)(void *ctx, mhb_impl *im);
+typedef void (*mhb_close_fn)(mhb_impl *im);
+
+/* Drops path's pages, then times open and the cold list, then closes. With
+ * ref_name NULL the answers are stored in ref / nref (MHB_COLD_QUERIES x
+ * MHB_OUT_CAP and MHB_COLD_QUERIES) as the reference; otherwise each is
+ * compared with them (counted in *compared, *mismatches). Returns MH_OK or
+ * the first error of the open, the drop or a query. */
+int mhb_cold_measure(const char *path, mhb_open_fn open_fn, mhb_close_fn close_fn,
+                     void *ctx, const mhb_class *c, size_t count,
+                     const char *ref_name, mh_access *ref, size_t *nref,
+                     mhb_cold *out, uint64_t *compared, uint64_t *mismatches);
+
 /* Figures of one workload. Negative values mean "not measured". */
 typedef struct mhb_workload {
     char name[64];
     uint64_t accesses;
     int sqlite_ran;
-    double ingest_rate[3];   /* accesses/s: memhist bg on, bg off, SQLite */
-    double bytes_per_access[2];
-    uint64_t store_bytes[2];
-    double open_ms[2];
-    double writer_mib[3];    /* as ingest_rate */
-    double reader_mib[2];
-    uint64_t mh_slices, mh_chunks, mh_blocks, sql_slices, sql_chunks;
+    int dist;                /* enum mhb_dist */
+    /* accesses/s: memhist bg on, bg off, SQLite, SQLite design defaults */
+    double ingest_rate[4];
+    double writer_mib[4];    /* as ingest_rate */
+    /* below, by slot (MHB_MH, MHB_SQL, MHB_SQLD) */
+    double bytes_per_access[MHB_SLOTS];
+    uint64_t store_bytes[MHB_SLOTS];
+    double open_ms[MHB_SLOTS];
+    double reader_mib[MHB_SLOTS];
+    mhb_cold cold[MHB_SLOTS];
+    uint64_t mh_slices, mh_chunks, mh_blocks;
+    uint64_t sql_slices[MHB_SLOTS], sql_chunks[MHB_SLOTS]; /* [MHB_SQL], [MHB_SQLD] */
     mhb_class *cls;
     size_t ncls;
     uint64_t compared, mismatches;

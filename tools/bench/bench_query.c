@@ -37,16 +37,23 @@ static const char *ops_name(unsigned ops)
 }
 
 int mhb_classes_make(const mh_access *trace, size_t n, size_t per_class,
-                     uint64_t seed, mhb_class **out, size_t *count)
+                     uint64_t seed, int dist, mhb_class **out, size_t *count)
 {
     static const size_t maxes[3] = {1, 10, 1000};
     static const unsigned opsets[3] = {MH_OPS_READ, MH_OPS_WRITE, MH_OPS_RW};
-    size_t total = MHB_RANGES * 3 * 2 * 3 + 3 * 2;
+    size_t nnever = dist == MHB_DIST_USER ? 2 * 2 * 2 : 0;
+    size_t total = MHB_RANGES * 3 * 2 * 3 + 3 * 2 + nnever;
     *out = NULL;
     *count = 0;
-    mhb_class *c = calloc(total, sizeof *c);
-    if (c == NULL)
+    mhb_trace_index ix;
+    if (dist == MHB_DIST_USER && mhb_trace_index_make(trace, n, &ix) != MH_OK)
         return MH_ENOMEM;
+    mhb_class *c = calloc(total, sizeof *c);
+    if (c == NULL) {
+        if (dist == MHB_DIST_USER)
+            mhb_trace_index_free(&ix);
+        return MH_ENOMEM;
+    }
     size_t k = 0;
     for (int r = 0; r < MHB_RANGES; r++)
         for (int m = 0; m < 3; m++)
@@ -74,19 +81,50 @@ int mhb_classes_make(const mh_access *trace, size_t n, size_t per_class,
                      range_name[r], MHB_CHAIN_PAGES, MHB_CHAIN_MAX,
                      d ? "bwd" : "fwd");
         }
+    /* never accessed: "what touched this (unused) address?" answers nothing,
+     * and must say so without walking the whole store */
+    for (int r = MHB_POINT; r <= MHB_PAGE && nnever; r++)
+        for (int m = 0; m < 2; m++)
+            for (unsigned d = 0; d < 2; d++) {
+                mhb_class *x = &c[k++];
+                x->range = r;
+                x->max = maxes[m];
+                x->dir = d;
+                x->ops = MH_OPS_RW;
+                x->pages = 1;
+                x->never = 1;
+                snprintf(x->name, sizeof x->name, "never %s max%zu %s rw",
+                         range_name[r], maxes[m], d ? "bwd" : "fwd");
+            }
     for (size_t i = 0; i < total; i++) {
         mhb_class *x = &c[i];
         x->nq = n == 0 ? 0 : per_class;
         x->q = calloc(x->nq ? x->nq : 1, sizeof *x->q);
         if (x->q == NULL) {
+            if (dist == MHB_DIST_USER)
+                mhb_trace_index_free(&ix);
             mhb_classes_free(c, total);
             return MH_ENOMEM;
         }
         uint64_t rng = seed ^ (0x5851F42D4C957F2Dull * (i + 1));
-        for (size_t j = 0; j < x->nq; j++)
-            mhb_draw_query(trace, n, x->ops, x->dir, range_size[x->range], &rng,
-                           &x->q[j]);
+        for (size_t j = 0; j < x->nq; j++) {
+            if (x->never) {
+                if (!mhb_draw_never(&ix, x->ops, x->dir, range_size[x->range], &rng,
+                                    &x->q[j])) {
+                    x->nq = j; /* the trace leaves no such range */
+                    break;
+                }
+            } else if (dist == MHB_DIST_USER) {
+                mhb_draw_user(trace, n, &ix, x->ops, x->dir, range_size[x->range],
+                              &rng, &x->q[j]);
+            } else {
+                mhb_draw_query(trace, n, x->ops, x->dir, range_size[x->range], &rng,
+                               &x->q[j]);
+            }
+        }
     }
+    if (dist == MHB_DIST_USER)
+        mhb_trace_index_free(&ix);
     *out = c;
     *count = total;
     return MH_OK;
@@ -103,8 +141,8 @@ void mhb_classes_free(mhb_class *c, size_t count)
 
 /* One query, or a chain: each next page resumes after (or before) the last
  * id returned, as a client paging through results does. */
-static int run_one(const mhb_impl *im, const mhb_class *c, size_t i,
-                   mh_access *out, size_t *n)
+int mhb_run_one(const mhb_impl *im, const mhb_class *c, size_t i,
+                mh_access *out, size_t *n)
 {
     mh_query q = c->q[i];
     size_t total = 0;
@@ -133,9 +171,9 @@ static void print_access(const char *who, const mh_access *a)
             a->has_linear ? "" : "(absent) ", a->linear);
 }
 
-static int compare(const mhb_class *c, size_t i, const char *ref_name,
-                   const mh_access *ref, size_t nref, const char *name,
-                   const mh_access *got, size_t ngot)
+int mhb_compare(const mhb_class *c, size_t i, const char *ref_name,
+                const mh_access *ref, size_t nref, const char *name,
+                const mh_access *got, size_t ngot)
 {
     size_t at = 0;
     if (mhb_results_equal(ref, nref, got, ngot, &at))
@@ -162,7 +200,7 @@ static int cmp_double(const void *x, const void *y)
 }
 
 /* Nearest-rank percentiles. */
-static void summarise(double *us, size_t n, mhb_lat *out)
+void mhb_summarise(double *us, size_t n, mhb_lat *out)
 {
     memset(out, 0, sizeof *out);
     out->count = n;
@@ -199,19 +237,30 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
         x->nrun = x->nq;
         double t0 = mhb_now();
         for (size_t i = 0; i < x->nrun && rc == MH_OK; i++) {
-            rc = run_one(&impl[0], x, i, ref + i * MHB_OUT_CAP, &nref[i]);
+            rc = mhb_run_one(&impl[0], x, i, ref + i * MHB_OUT_CAP, &nref[i]);
             if (mhb_now() - t0 > budget)
                 x->nrun = i + 1;
         }
+        /* a never-accessed range is proven untouched when drawn: an answer
+         * there is a wrong answer, whoever gave it */
+        for (size_t i = 0; x->never && i < x->nrun; i++)
+            if (nref[i] != 0) {
+                fprintf(stderr, "MISMATCH %s query %zu: %s returns %zu accesses on "
+                                "[0x%" PRIx64 ", 0x%" PRIx64 "], which the trace never "
+                                "touched\n",
+                        x->name, i, impl[0].name, nref[i], x->q[i].addr_first,
+                        x->q[i].addr_last);
+                (*mismatches)++;
+            }
         for (size_t m = 1; m < nimpl && rc == MH_OK; m++) {
             t0 = mhb_now();
             for (size_t i = 0; i < x->nrun && i < impl[m].limit && rc == MH_OK; i++) {
                 size_t ng = 0;
-                rc = run_one(&impl[m], x, i, got, &ng);
+                rc = mhb_run_one(&impl[m], x, i, got, &ng);
                 if (rc != MH_OK)
                     break;
                 (*compared)++;
-                if (!compare(x, i, impl[0].name, ref + i * MHB_OUT_CAP, nref[i],
+                if (!mhb_compare(x, i, impl[0].name, ref + i * MHB_OUT_CAP, nref[i],
                              impl[m].name, got, ng))
                     (*mismatches)++;
                 if (mhb_now() - t0 > budget)
@@ -231,18 +280,18 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
             for (size_t i = 0; i < x->nrun && rc == MH_OK; i++) {
                 size_t ng = 0;
                 double t1 = mhb_now();
-                rc = run_one(&impl[m], x, i, got, &ng);
+                rc = mhb_run_one(&impl[m], x, i, got, &ng);
                 us[i] = (mhb_now() - t1) * 1e6;
                 if (rc != MH_OK)
                     break;
                 if (m > 0)
                     (*compared)++;
-                if (!compare(x, i, impl[0].name, ref + i * MHB_OUT_CAP, nref[i],
+                if (!mhb_compare(x, i, impl[0].name, ref + i * MHB_OUT_CAP, nref[i],
                              impl[m].name, got, ng))
                     (*mismatches)++;
             }
             if (rc == MH_OK) {
-                summarise(us, x->nrun, &x->lat[impl[m].slot]);
+                mhb_summarise(us, x->nrun, &x->lat[impl[m].slot]);
                 x->has_lat[impl[m].slot] = 1;
             }
         }
@@ -268,7 +317,7 @@ int mhb_classes_run_once(const mhb_class *c, size_t count, const mhb_impl *impl,
         double t0 = mhb_now();
         for (size_t i = 0; i < c[k].nq && rc == MH_OK; i++) {
             size_t n = 0;
-            rc = run_one(impl, &c[k], i, got, &n);
+            rc = mhb_run_one(impl, &c[k], i, got, &n);
             if (mhb_now() - t0 > budget)
                 break;
         }

@@ -103,51 +103,86 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
             m->date);
     for (size_t k = 0; k < nw; k++) {
         const mhb_workload *x = &w[k];
-        char a[64], b[64], c[64];
-        fprintf(f, "### %s: %" PRIu64 " accesses\n\n", x->name, x->accesses);
+        char a[64], b[64], c[64], d[64], e[64];
+        fprintf(f, "### %s: %" PRIu64 " accesses, %s query distribution\n\n", x->name,
+                x->accesses, x->dist == MHB_DIST_USER ? "user" : "near");
         fprintf(f, "memhist: %" PRIu64 " slices, %" PRIu64 " chunks, %" PRIu64
                    " blocks. SQLite: ",
                 x->mh_slices, x->mh_chunks, x->mh_blocks);
         if (x->sqlite_ran)
-            fprintf(f, "%" PRIu64 " slices, %" PRIu64 " chunks.", x->sql_slices,
-                    x->sql_chunks);
+            fprintf(f, "%" PRIu64 " slices, %" PRIu64 " chunks; SQLite design: %" PRIu64
+                       " slices, %" PRIu64 " chunks.",
+                    x->sql_slices[MHB_SQL], x->sql_chunks[MHB_SQL],
+                    x->sql_slices[MHB_SQLD], x->sql_chunks[MHB_SQLD]);
         else
             fprintf(f, "not run (above --sqlite-max).");
         fprintf(f, " Answers compared: %" PRIu64 ", mismatches: %" PRIu64 ".\n\n",
                 x->compared, x->mismatches);
-        fprintf(f, "| figure | memhist | SQLite | ratio |\n|---|---:|---:|---:|\n");
-        fprintf(f, "| ingest accesses/s, background threads on | %s | %s | %s |\n",
+        fprintf(f, "| figure | memhist | SQLite | SQLite design | ratio to SQLite / "
+                   "design |\n|---|---:|---:|---:|---:|\n");
+        fprintf(f, "| ingest accesses/s, background threads on | %s | %s | %s | %s / %s |\n",
                 rate(a, sizeof a, x->ingest_rate[0]), rate(b, sizeof b, x->ingest_rate[2]),
-                ratio(c, sizeof c, x->ingest_rate[0], x->ingest_rate[2]));
-        fprintf(f, "| ingest accesses/s, background threads off | %s | %s | %s |\n",
-                rate(a, sizeof a, x->ingest_rate[1]), rate(b, sizeof b, x->ingest_rate[2]),
-                ratio(c, sizeof c, x->ingest_rate[1], x->ingest_rate[2]));
-        fprintf(f, "| on-disk bytes per access | %s | %s | %s%s |\n",
-                num(a, sizeof a, x->bytes_per_access[0], 2),
-                num(b, sizeof b, x->bytes_per_access[1], 2),
-                ratio(c, sizeof c, x->bytes_per_access[1], x->bytes_per_access[0]),
-                x->sqlite_ran ? " smaller" : "");
-        fprintf(f, "| open time, ms | %s | %s | %s |\n", num(a, sizeof a, x->open_ms[0], 3),
-                num(b, sizeof b, x->open_ms[1], 3),
-                ratio(c, sizeof c, x->open_ms[1], x->open_ms[0]));
-        fprintf(f, "| writer peak RSS MiB, background threads on | %s | %s | |\n",
-                num(a, sizeof a, x->writer_mib[0], 1), num(b, sizeof b, x->writer_mib[2], 1));
-        fprintf(f, "| writer peak RSS MiB, background threads off | %s | | |\n",
+                rate(e, sizeof e, x->ingest_rate[3]),
+                ratio(c, sizeof c, x->ingest_rate[0], x->ingest_rate[2]),
+                ratio(d, sizeof d, x->ingest_rate[0], x->ingest_rate[3]));
+        fprintf(f, "| ingest accesses/s, background threads off | %s | | | %s / %s |\n",
+                rate(a, sizeof a, x->ingest_rate[1]),
+                ratio(c, sizeof c, x->ingest_rate[1], x->ingest_rate[2]),
+                ratio(d, sizeof d, x->ingest_rate[1], x->ingest_rate[3]));
+        const double *bp = x->bytes_per_access;
+        fprintf(f, "| on-disk bytes per access | %s | %s | %s | %s / %s smaller |\n",
+                num(a, sizeof a, bp[0], 2), num(b, sizeof b, bp[1], 2),
+                num(e, sizeof e, bp[2], 2), ratio(c, sizeof c, bp[1], bp[0]),
+                ratio(d, sizeof d, bp[2], bp[0]));
+        const double *om = x->open_ms;
+        fprintf(f, "| open time (warm), ms | %s | %s | %s | %s / %s |\n",
+                num(a, sizeof a, om[0], 3), num(b, sizeof b, om[1], 3),
+                num(e, sizeof e, om[2], 3), ratio(c, sizeof c, om[1], om[0]),
+                ratio(d, sizeof d, om[2], om[0]));
+        double co[MHB_SLOTS];
+        for (int i = 0; i < MHB_SLOTS; i++)
+            co[i] = x->cold[i].done ? x->cold[i].open_ms : -1;
+        fprintf(f, "| open time (cold), ms | %s | %s | %s | %s / %s |\n",
+                num(a, sizeof a, co[0], 2), num(b, sizeof b, co[1], 2),
+                num(e, sizeof e, co[2], 2), ratio(c, sizeof c, co[1], co[0]),
+                ratio(d, sizeof d, co[2], co[0]));
+        for (int p = 0; p < 2; p++) {
+            double v[MHB_SLOTS];
+            for (int i = 0; i < MHB_SLOTS; i++)
+                v[i] = !x->cold[i].done ? -1 : p ? x->cold[i].lat.p99 : x->cold[i].lat.p50;
+            fprintf(f, "| cold first %u queries, %s us | %s | %s | %s | %s / %s |\n",
+                    MHB_COLD_QUERIES, p ? "p99" : "p50", num(a, sizeof a, v[0], 1),
+                    num(b, sizeof b, v[1], 1), num(e, sizeof e, v[2], 1),
+                    ratio(c, sizeof c, v[1], v[0]), ratio(d, sizeof d, v[2], v[0]));
+        }
+        fprintf(f, "| store pages still cached after the drop, %% | %s | %s | %s | |\n",
+                num(a, sizeof a, x->cold[0].done ? x->cold[0].resident_pct : -1, 1),
+                num(b, sizeof b, x->cold[1].done ? x->cold[1].resident_pct : -1, 1),
+                num(e, sizeof e, x->cold[2].done ? x->cold[2].resident_pct : -1, 1));
+        fprintf(f, "| writer peak RSS MiB, background threads on | %s | %s | %s | |\n",
+                num(a, sizeof a, x->writer_mib[0], 1), num(b, sizeof b, x->writer_mib[2], 1),
+                num(e, sizeof e, x->writer_mib[3], 1));
+        fprintf(f, "| writer peak RSS MiB, background threads off | %s | | | |\n",
                 num(a, sizeof a, x->writer_mib[1], 1));
-        fprintf(f, "| reader peak RSS MiB | %s | %s | |\n",
-                num(a, sizeof a, x->reader_mib[0], 1), num(b, sizeof b, x->reader_mib[1], 1));
+        fprintf(f, "| reader peak RSS MiB | %s | %s | %s | |\n",
+                num(a, sizeof a, x->reader_mib[0], 1), num(b, sizeof b, x->reader_mib[1], 1),
+                num(e, sizeof e, x->reader_mib[2], 1));
         fprintf(f, "\n| query class (latency us p50 / p99 / max) | queries | results | memhist | "
-                   "SQLite | ratio p50 / p99 |\n|---|---:|---:|---:|---:|---:|\n");
+                   "SQLite | SQLite design | ratio p50 / p99 to SQLite | to design |\n"
+                   "|---|---:|---:|---:|---:|---:|---:|---:|\n");
         for (size_t i = 0; i < x->ncls; i++) {
             const mhb_class *q = &x->cls[i];
-            char l0[64], l1[64], r50[16], r99[16];
-            lat_cell(l0, sizeof l0, q, 0);
-            lat_cell(l1, sizeof l1, q, 1);
-            int both = q->has_lat[0] && q->has_lat[1];
-            ratio(r50, sizeof r50, both ? q->lat[1].p50 : -1, q->lat[0].p50);
-            ratio(r99, sizeof r99, both ? q->lat[1].p99 : -1, q->lat[0].p99);
-            fprintf(f, "| %s | %zu | %.1f | %s | %s | %s / %s |\n", q->name, q->nrun,
-                    q->mean_results, l0, l1, r50, r99);
+            char l[MHB_SLOTS][64], r[2][2][16];
+            for (int sl = 0; sl < MHB_SLOTS; sl++)
+                lat_cell(l[sl], sizeof l[sl], q, sl);
+            for (int sl = 1; sl < MHB_SLOTS; sl++) {
+                int both = q->has_lat[0] && q->has_lat[sl];
+                ratio(r[sl - 1][0], 16, both ? q->lat[sl].p50 : -1, q->lat[0].p50);
+                ratio(r[sl - 1][1], 16, both ? q->lat[sl].p99 : -1, q->lat[0].p99);
+            }
+            fprintf(f, "| %s | %zu | %.1f | %s | %s | %s | %s / %s | %s / %s |\n", q->name,
+                    q->nrun, q->mean_results, l[0], l[1], l[2], r[0][0], r[0][1], r[1][0],
+                    r[1][1]);
         }
         fprintf(f, "\n");
     }
@@ -187,6 +222,19 @@ static void json_lat(FILE *f, const mhb_class *c, int slot)
             c->lat[slot].p50, c->lat[slot].p99, c->lat[slot].max, c->lat[slot].count);
 }
 
+static const char *const json_key[MHB_SLOTS] = {"memhist", "sqlite", "sqlite_design"};
+
+/* "key": {"memhist": v, "sqlite": v, "sqlite_design": v}, */
+static void json_slots(FILE *f, const char *key, const double *v)
+{
+    fprintf(f, "     \"%s\": {", key);
+    for (int i = 0; i < MHB_SLOTS; i++) {
+        fprintf(f, "%s\"%s\": ", i ? ", " : "", json_key[i]);
+        json_num(f, v[i]);
+    }
+    fprintf(f, "},\n");
+}
+
 int mhb_report_json(const char *path, const mhb_machine *m,
                     const mhb_workload *w, size_t nw)
 {
@@ -208,35 +256,44 @@ int mhb_report_json(const char *path, const mhb_machine *m,
                 x->sqlite_ran ? "true" : "false");
         fprintf(f, "     \"answers_compared\": %" PRIu64 ", \"mismatches\": %" PRIu64 ",\n",
                 x->compared, x->mismatches);
-        static const char *const keys[3] = {"memhist_bg", "memhist_nobg", "sqlite"};
+        fprintf(f, "     \"dist\": \"%s\",\n", x->dist == MHB_DIST_USER ? "user" : "near");
+        static const char *const keys[4] = {"memhist_bg", "memhist_nobg", "sqlite",
+                                            "sqlite_design"};
         fprintf(f, "     \"ingest_accesses_per_s\": {");
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 4; i++) {
             fprintf(f, "%s\"%s\": ", i ? ", " : "", keys[i]);
             json_num(f, x->ingest_rate[i]);
         }
         fprintf(f, "},\n     \"writer_peak_rss_mib\": {");
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 4; i++) {
             fprintf(f, "%s\"%s\": ", i ? ", " : "", keys[i]);
             json_num(f, x->writer_mib[i]);
         }
-        fprintf(f, "},\n     \"bytes_per_access\": {\"memhist\": ");
-        json_num(f, x->bytes_per_access[0]);
-        fprintf(f, ", \"sqlite\": ");
-        json_num(f, x->bytes_per_access[1]);
-        fprintf(f, "},\n     \"store_bytes\": {\"memhist\": %" PRIu64 ", \"sqlite\": %" PRIu64
-                   "},\n     \"open_ms\": {\"memhist\": ",
-                x->store_bytes[0], x->store_bytes[1]);
-        json_num(f, x->open_ms[0]);
-        fprintf(f, ", \"sqlite\": ");
-        json_num(f, x->open_ms[1]);
-        fprintf(f, "},\n     \"reader_peak_rss_mib\": {\"memhist\": ");
-        json_num(f, x->reader_mib[0]);
-        fprintf(f, ", \"sqlite\": ");
-        json_num(f, x->reader_mib[1]);
+        fprintf(f, "},\n");
+        json_slots(f, "bytes_per_access", x->bytes_per_access);
+        json_slots(f, "open_ms", x->open_ms);
+        json_slots(f, "reader_peak_rss_mib", x->reader_mib);
+        fprintf(f, "     \"store_bytes\": {\"memhist\": %" PRIu64 ", \"sqlite\": %" PRIu64
+                   ", \"sqlite_design\": %" PRIu64 "},\n",
+                x->store_bytes[0], x->store_bytes[1], x->store_bytes[2]);
+        fprintf(f, "     \"cold\": {");
+        for (int i = 0; i < MHB_SLOTS; i++) {
+            const mhb_cold *cd = &x->cold[i];
+            fprintf(f, "%s\"%s\": ", i ? ", " : "", json_key[i]);
+            if (!cd->done)
+                fprintf(f, "null");
+            else
+                fprintf(f, "{\"open_ms\": %.3f, \"p50_us\": %.3f, \"p99_us\": %.3f, "
+                           "\"max_us\": %.3f, \"queries\": %zu, \"cached_pct\": %.2f}",
+                        cd->open_ms, cd->lat.p50, cd->lat.p99, cd->lat.max, cd->lat.count,
+                        cd->resident_pct);
+        }
         fprintf(f, "},\n     \"memhist_layout\": {\"slices\": %" PRIu64 ", \"chunks\": %" PRIu64
                    ", \"blocks\": %" PRIu64 "},\n     \"sqlite_layout\": {\"slices\": %" PRIu64
-                   ", \"chunks\": %" PRIu64 "},\n     \"queries\": [\n",
-                x->mh_slices, x->mh_chunks, x->mh_blocks, x->sql_slices, x->sql_chunks);
+                   ", \"chunks\": %" PRIu64 "},\n     \"sqlite_design_layout\": {\"slices\": %"
+                   PRIu64 ", \"chunks\": %" PRIu64 "},\n     \"queries\": [\n",
+                x->mh_slices, x->mh_chunks, x->mh_blocks, x->sql_slices[MHB_SQL],
+                x->sql_chunks[MHB_SQL], x->sql_slices[MHB_SQLD], x->sql_chunks[MHB_SQLD]);
         for (size_t i = 0; i < x->ncls; i++) {
             const mhb_class *q = &x->cls[i];
             fprintf(f, "       {\"class\": ");
@@ -246,7 +303,10 @@ int mhb_report_json(const char *path, const mhb_machine *m,
             json_lat(f, q, 0);
             fprintf(f, ", \"sqlite\": ");
             json_lat(f, q, 1);
-            fprintf(f, "}%s\n", i + 1 < x->ncls ? "," : "");
+            fprintf(f, ", \"sqlite_design\": ");
+            json_lat(f, q, 2);
+            fprintf(f, ", \"never\": %s}%s\n", q->never ? "true" : "false",
+                    i + 1 < x->ncls ? "," : "");
         }
         fprintf(f, "     ]}%s\n", k + 1 < nw ? "," : "");
     }

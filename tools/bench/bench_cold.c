@@ -1,0 +1,177 @@
+/*
+ * bench_cold.c - cold figures: a store's pages dropped from the page cache,
+ * then the open and the first queries timed, as a user who opens a store
+ * written yesterday sees them (issue 10).
+ *
+ * posix_fadvise(POSIX_FADV_DONTNEED) drops only clean pages that no live
+ * process maps: the caller closes every reader of the store first, and the
+ * drop fsyncs each file so no dirty page stays. mincore() then checks what
+ * is still resident, and the figure is reported beside the timings.
+ */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+size_t mhb_cold_list(const mhb_class *c, size_t count, size_t *ci, size_t *qi)
+{
+    size_t n = 0;
+    for (size_t round = 0; n < MHB_COLD_QUERIES; round++) {
+        size_t added = 0;
+        for (size_t k = 0; k < count && n < MHB_COLD_QUERIES; k++)
+            if (round < c[k].nq) {
+                ci[n] = k;
+                qi[n] = round;
+                n++;
+                added++;
+            }
+        if (added == 0)
+            break;
+    }
+    return n;
+}
+
+typedef int (*file_fn)(const char *file, void *ctx);
+
+/* fn on path, or on every regular file of the flat directory path. */
+static int each_file(const char *path, file_fn fn, void *ctx)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return MH_EIO;
+    if (!S_ISDIR(st.st_mode))
+        return fn(path, ctx);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return MH_EIO;
+    int rc = MH_OK;
+    struct dirent *e;
+    char p[4096];
+    while (rc == MH_OK && (e = readdir(d)) != NULL) {
+        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+            rc = fn(p, ctx);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int drop_one(const char *file, void *ctx)
+{
+    (void)ctx;
+    int fd = open(file, O_RDONLY);
+    if (fd < 0)
+        return MH_EIO;
+    /* dirty pages are not dropped: write them back first */
+    int rc = fsync(fd) == 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0
+                 ? MH_OK
+                 : MH_EIO;
+    if (rc != MH_OK)
+        fprintf(stderr, "mh_bench: cannot drop the cached pages of %s: %s\n", file,
+                strerror(errno));
+    close(fd);
+    return rc;
+}
+
+int mhb_drop_cache(const char *path)
+{
+    return each_file(path, drop_one, NULL);
+}
+
+typedef struct resident {
+    uint64_t pages, in_core;
+} resident;
+
+static int count_one(const char *file, void *ctx)
+{
+    resident *r = ctx;
+    int fd = open(file, O_RDONLY);
+    if (fd < 0)
+        return MH_EIO;
+    struct stat st;
+    int rc = MH_EIO;
+    if (fstat(fd, &st) == 0 && st.st_size == 0) {
+        rc = MH_OK;
+    } else if (fstat(fd, &st) == 0) {
+        size_t len = (size_t)st.st_size;
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t np = (len + page - 1) / page;
+        /* mapping without touching faults nothing in: mincore only looks */
+        void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+        unsigned char *vec = malloc(np);
+        if (map != MAP_FAILED && vec && mincore(map, len, vec) == 0) {
+            for (size_t i = 0; i < np; i++)
+                r->in_core += vec[i] & 1;
+            r->pages += np;
+            rc = MH_OK;
+        }
+        free(vec);
+        if (map != MAP_FAILED)
+            munmap(map, len);
+    }
+    close(fd);
+    return rc;
+}
+
+double mhb_resident_pct(const char *path)
+{
+    resident r = {0, 0};
+    if (each_file(path, count_one, &r) != MH_OK)
+        return -1;
+    return r.pages ? 100.0 * (double)r.in_core / (double)r.pages : 0;
+}
+
+int mhb_cold_measure(const char *path, mhb_open_fn open_fn, mhb_close_fn close_fn,
+                     void *ctx, const mhb_class *c, size_t count,
+                     const char *ref_name, mh_access *ref, size_t *nref,
+                     mhb_cold *out, uint64_t *compared, uint64_t *mismatches)
+{
+    size_t ci[MHB_COLD_QUERIES], qi[MHB_COLD_QUERIES];
+    double us[MHB_COLD_QUERIES];
+    size_t nl = mhb_cold_list(c, count, ci, qi);
+    memset(out, 0, sizeof *out);
+    int rc = mhb_drop_cache(path);
+    if (rc != MH_OK)
+        return rc;
+    out->resident_pct = mhb_resident_pct(path);
+    mh_access *got = malloc(MHB_OUT_CAP * sizeof *got);
+    if (got == NULL)
+        return MH_ENOMEM;
+    mhb_impl im;
+    memset(&im, 0, sizeof im);
+    double t0 = mhb_now();
+    rc = open_fn(ctx, &im);
+    out->open_ms = (mhb_now() - t0) * 1e3;
+    for (size_t i = 0; i < nl && rc == MH_OK; i++) {
+        size_t n = 0;
+        double t1 = mhb_now();
+        rc = mhb_run_one(&im, &c[ci[i]], qi[i], got, &n);
+        us[i] = (mhb_now() - t1) * 1e6;
+        if (rc != MH_OK)
+            break;
+        if (ref_name == NULL) {
+            memcpy(ref + i * MHB_OUT_CAP, got, n * sizeof *got);
+            nref[i] = n;
+        } else {
+            (*compared)++;
+            if (!mhb_compare(&c[ci[i]], qi[i], ref_name, ref + i * MHB_OUT_CAP,
+                             nref[i], im.name, got, n))
+                (*mismatches)++;
+        }
+    }
+    if (im.h)
+        close_fn(&im);
+    free(got);
+    if (rc != MH_OK)
+        return rc;
+    mhb_summarise(us, nl, &out->lat);
+    out->done = 1;
+    return MH_OK;
+}
