@@ -28,7 +28,8 @@
 typedef struct opts {
     uint64_t sizes[16];
     size_t nsizes;
-    const char *lackey;
+    const char *lackey[8]; /* --lackey, once per trace */
+    size_t nlackey;
     uint64_t sqlite_max;
     size_t queries;
     const char *json;
@@ -55,7 +56,8 @@ static void usage(FILE *f)
             "                [--keep] [--quick]\n"
             "  --sizes       synthetic trace sizes (1000000, 1e6; default 1e6 unless\n"
             "                --lackey is given)\n"
-            "  --lackey      a valgrind lackey trace (record_real_trace.sh makes one)\n"
+            "  --lackey      a valgrind lackey trace (record_real_traces.sh makes\n"
+            "                three); repeat the option for several (at most 8)\n"
             "  --sqlite-max  skip SQLite on workloads above N accesses (shown as -)\n"
             "  --queries     queries per class (default 100)\n"
             "  --json        also write the figures as JSON\n"
@@ -171,7 +173,9 @@ static int parse_opts(int argc, char **argv, opts *o)
                 return bad_usage("bad --dist (user or near)", v);
             i++;
         } else if (!strcmp(a, "--lackey")) {
-            o->lackey = v;
+            if (o->nlackey == 8)
+                return bad_usage("at most 8 --lackey traces", v);
+            o->lackey[o->nlackey++] = v;
             i++;
         } else if (!strcmp(a, "--sqlite-max")) {
             if (parse_count(v, &o->sqlite_max))
@@ -221,7 +225,7 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->sizes[o->nsizes++] = 100000;
         o->queries = 5;
         o->budget = 60; /* a test: compare every query unless something hangs */
-    } else if (o->nsizes == 0 && o->lackey == NULL) {
+    } else if (o->nsizes == 0 && o->nlackey == 0) {
         o->sizes[o->nsizes++] = 1000000;
     }
     return 0;
@@ -867,7 +871,7 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    size_t nw = o.nsizes + (o.lackey ? 1 : 0);
+    size_t nw = o.nsizes + o.nlackey;
     mhb_workload *w = calloc(nw, sizeof *w);
     if (w == NULL)
         return 1;
@@ -880,10 +884,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "mh_bench: generating %s\n", w[k].name);
             rc = load_synth(o.seed, o.sizes[k], &t);
         } else {
-            const char *base = strrchr(o.lackey, '/');
-            snprintf(w[k].name, sizeof w[k].name, "lackey-%s", base ? base + 1 : o.lackey);
-            fprintf(stderr, "mh_bench: reading %s\n", o.lackey);
-            rc = load_lackey(o.lackey, &t);
+            const char *path = o.lackey[k - o.nsizes];
+            const char *base = strrchr(path, '/');
+            snprintf(w[k].name, sizeof w[k].name, "lackey-%s", base ? base + 1 : path);
+            fprintf(stderr, "mh_bench: reading %s\n", path);
+            rc = load_lackey(path, &t);
         }
         if (rc != MH_OK) {
             fprintf(stderr, "mh_bench: %s: cannot load the trace: %s\n", w[k].name,
