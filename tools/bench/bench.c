@@ -44,6 +44,7 @@ typedef struct opts {
     int dist;             /* enum mhb_dist */
     int sqlite_design;    /* also the SQLite store with the design's defaults */
     int cold;             /* cold figures */
+    uint64_t repeat;      /* each --lackey trace as this many shifted copies */
 } opts;
 
 static void usage(FILE *f)
@@ -53,7 +54,7 @@ static void usage(FILE *f)
             "                [--queries N] [--json FILE] [--dir DIR] [--seed N]\n"
             "                [--batch N] [--budget S] [--oracle N] [--ingest-runs N]\n"
             "                [--dist user|near] [--no-sqlite-design] [--no-cold]\n"
-            "                [--keep] [--quick]\n"
+            "                [--repeat K] [--keep] [--quick]\n"
             "  --sizes       synthetic trace sizes (1000000, 1e6; default 1e6 unless\n"
             "                --lackey is given)\n"
             "  --lackey      a valgrind lackey trace (record_real_traces.sh makes\n"
@@ -77,6 +78,9 @@ static void usage(FILE *f)
             "                uniform over the transitions, range on an accessed\n"
             "                address or near one, plus never-accessed ranges) or\n"
             "                near (every query has an answer, the older draw)\n"
+            "  --repeat K    each --lackey trace is written K times, copy r with its\n"
+            "                transitions shifted past copy r-1 (the 10^9-access store\n"
+            "                from a real trace; SQLite is skipped, the scan checks)\n"
             "  --no-sqlite-design  skip the second SQLite store, the design's own\n"
             "                defaults (about 500 slices, chunk cap 4096, soft cut)\n"
             "  --no-cold     skip the cold figures (pages dropped with\n"
@@ -164,6 +168,10 @@ static int parse_opts(int argc, char **argv, opts *o)
                 o->sizes[o->nsizes++] = x;
             }
             i++;
+        } else if (!strcmp(a, "--repeat")) {
+            if (parse_count(v, &o->repeat) || o->repeat == 0 || o->repeat > 100000)
+                return bad_usage("bad --repeat (1 .. 100000)", v);
+            i++;
         } else if (!strcmp(a, "--dist")) {
             if (!strcmp(v, "user"))
                 o->dist = MHB_DIST_USER;
@@ -233,10 +241,20 @@ static int parse_opts(int argc, char **argv, opts *o)
 
 /* ---- traces ----------------------------------------------------------- */
 
+/* A trace in memory; with reps > 1 the workload is reps copies of it, copy r
+ * with transitions shifted by r * shift (shift = the span of its transitions),
+ * so the copies follow one another: the 10^9-access store from a real trace
+ * without holding 10^9 accesses in memory. */
 typedef struct trace {
     mh_access *a;
     size_t n, cap;
+    uint64_t reps, shift;
 } trace;
+
+static uint64_t trace_total(const trace *t)
+{
+    return (uint64_t)t->n * (t->reps ? t->reps : 1);
+}
 
 static int trace_sink(void *ctx, const mh_access *batch, size_t n)
 {
@@ -446,10 +464,25 @@ static void ingest_child(void *p, child_msg *m)
         mh_writer *w = NULL;
         rc = mh_writer_open(c->path, MH_CREATE, &c->mh, &w);
         t0 = mhb_now();
-        for (size_t i = 0; rc == MH_OK && i < c->t->n; i += c->batch) {
-            size_t k = c->t->n - i < c->batch ? c->t->n - i : c->batch;
-            rc = mh_writer_append_batch(w, c->t->a + i, k, NULL);
-        }
+        /* copies after the first go through a buffer with their shifted
+         * transitions: a copy of each batch, timed with the writer */
+        uint64_t reps = c->t->reps ? c->t->reps : 1;
+        mh_access *buf = reps > 1 ? malloc(c->batch * sizeof *buf) : NULL;
+        if (reps > 1 && buf == NULL && rc == MH_OK)
+            rc = MH_ENOMEM;
+        for (uint64_t r = 0; rc == MH_OK && r < reps; r++)
+            for (size_t i = 0; rc == MH_OK && i < c->t->n; i += c->batch) {
+                size_t k = c->t->n - i < c->batch ? c->t->n - i : c->batch;
+                const mh_access *src = c->t->a + i;
+                if (r > 0) {
+                    memcpy(buf, src, k * sizeof *buf);
+                    for (size_t j = 0; j < k; j++)
+                        buf[j].transition += r * c->t->shift;
+                    src = buf;
+                }
+                rc = mh_writer_append_batch(w, src, k, NULL);
+            }
+        free(buf);
         if (w) {
             int rc2 = mh_writer_close(w);
             if (rc == MH_OK)
@@ -682,7 +715,8 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     for (int k = 0; k < MHB_SLOTS; k++)
         remove_path(st.path[k]);
     remove_path(mh_path2);
-    w->accesses = t->n;
+    const uint64_t total = trace_total(t);
+    w->accesses = total;
     w->dist = o->dist;
     for (int i = 0; i < 4; i++)
         w->ingest_rate[i] = w->writer_mib[i] = -1;
@@ -695,6 +729,8 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
                               &w->ncls);
     if (rc != MH_OK)
         return 1;
+    if (t->reps > 1)
+        mhb_classes_repeat(w->cls, w->ncls, t->reps, t->shift, o->seed);
 
     ingest_ctx ic;
     memset(&ic, 0, sizeof ic);
@@ -712,7 +748,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     /* the design's own defaults: about 500 slices per trace, chunks of at
      * most 4096 accesses unless overlapping ones force more (the soft cut) */
     mhb_sql_options_init(&st.sql[MHB_SQLD]);
-    st.sql[MHB_SQLD].slice_accesses = t->n / 500 + (t->n % 500 != 0);
+    st.sql[MHB_SQLD].slice_accesses = total / 500 + (total % 500 != 0);
     st.sql[MHB_SQLD].chunk_accesses = 4096;
     child_msg m;
     /* on: the library's default number of builder threads; off: the
@@ -743,14 +779,15 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
             if (m.mib > mib)
                 mib = m.mib;
         }
-        w->ingest_rate[bg ? 0 : 1] = (double)t->n / secs[runs / 2];
+        w->ingest_rate[bg ? 0 : 1] = (double)total / secs[runs / 2];
         w->writer_mib[bg ? 0 : 1] = mib;
     }
     w->store_bytes[MHB_MH] = path_bytes(mh_path);
-    w->bytes_per_access[MHB_MH] = (double)w->store_bytes[MHB_MH] / (double)t->n;
+    w->bytes_per_access[MHB_MH] = (double)w->store_bytes[MHB_MH] / (double)total;
     remove_path(mh_path2);
 
-    w->sqlite_ran = t->n <= o->sqlite_max;
+    /* the SQLite writer takes one trace in memory: never the repeated one */
+    w->sqlite_ran = total <= o->sqlite_max && t->reps <= 1;
     int nslots = !w->sqlite_ran ? 1 : o->sqlite_design ? 3 : 2;
     for (int k = MHB_SQL; k < nslots; k++) {
         fprintf(stderr, "mh_bench: %s: SQLite ingest, %s settings\n", w->name,
@@ -763,10 +800,10 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
             fprintf(stderr, "mh_bench: %s: SQLite ingest failed: %s\n", w->name, m.err);
             return 1;
         }
-        w->ingest_rate[k + 1] = (double)t->n / m.seconds;
+        w->ingest_rate[k + 1] = (double)total / m.seconds;
         w->writer_mib[k + 1] = m.mib;
         w->store_bytes[k] = path_bytes(st.path[k]);
-        w->bytes_per_access[k] = (double)w->store_bytes[k] / (double)t->n;
+        w->bytes_per_access[k] = (double)w->store_bytes[k] / (double)total;
     }
 
     /* reader memory, before this process maps anything of the stores; memory
@@ -796,9 +833,9 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     w->mh_slices = mst.slices;
     w->mh_chunks = mst.chunks;
     w->mh_blocks = mst.blocks;
-    if (mst.accesses != t->n) {
-        fprintf(stderr, "mh_bench: %s: memhist holds %" PRIu64 " accesses, not %zu\n",
-                w->name, mst.accesses, t->n);
+    if (mst.accesses != total) {
+        fprintf(stderr, "mh_bench: %s: memhist holds %" PRIu64 " accesses, not %" PRIu64 "\n",
+                w->name, mst.accesses, total);
         failed = 1;
     }
     mhb_sql_reader *s[MHB_SLOTS] = {NULL, NULL, NULL};
@@ -821,7 +858,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         impl[nimpl++] = (mhb_impl){k == MHB_SQL ? "SQLite" : "SQLite-design", sql_run,
                                    s[k], k, SIZE_MAX};
     }
-    mhb_oracle_ctx oc = {t->a, t->n};
+    mhb_oracle_ctx oc = {t->a, t->n, t->reps ? t->reps : 1, t->shift};
     long checks = o->oracle >= 0 ? o->oracle : o->quick ? (long)o->queries
                                              : w->sqlite_ran ? 0 : 2;
     if (checks > 0)
@@ -878,7 +915,7 @@ int main(int argc, char **argv)
     int failed = 0;
     size_t done = 0;
     for (size_t k = 0; k < nw && !failed; k++) {
-        trace t = {NULL, 0, 0};
+        trace t = {NULL, 0, 0, 0, 0};
         if (k < o.nsizes) {
             snprintf(w[k].name, sizeof w[k].name, "synthetic-%" PRIu64, o.sizes[k]);
             fprintf(stderr, "mh_bench: generating %s\n", w[k].name);
@@ -889,6 +926,15 @@ int main(int argc, char **argv)
             snprintf(w[k].name, sizeof w[k].name, "lackey-%s", base ? base + 1 : path);
             fprintf(stderr, "mh_bench: reading %s\n", path);
             rc = load_lackey(path, &t);
+            if (rc == MH_OK && o.repeat > 1 && t.n > 0) {
+                /* copy r starts one transition after copy r - 1 ends */
+                t.reps = o.repeat;
+                t.shift = t.a[t.n - 1].transition - t.a[0].transition + 1;
+                if (t.a[t.n - 1].transition > UINT64_MAX - (o.repeat - 1) * t.shift)
+                    rc = MH_EINVAL; /* transitions would wrap */
+                size_t len = strlen(w[k].name);
+                snprintf(w[k].name + len, sizeof w[k].name - len, "-x%" PRIu64, o.repeat);
+            }
         }
         if (rc != MH_OK) {
             fprintf(stderr, "mh_bench: %s: cannot load the trace: %s\n", w[k].name,

@@ -61,10 +61,14 @@ typedef struct mhb_impl {
     size_t limit; /* compare only the first `limit` queries of each class */
 } mhb_impl;
 
-/* Brute force over the trace, as an implementation. */
+/* Brute force over the trace, as an implementation: the trace written reps
+ * times, copy r with ids + r * n and transitions + r * shift (reps 1: the
+ * trace itself). A copy after the first answers as the first does, so a
+ * query scans at most the copy it starts in and one whole copy. */
 typedef struct mhb_oracle_ctx {
     const mh_access *trace;
     size_t n;
+    uint64_t reps, shift;
 } mhb_oracle_ctx;
 int mhb_oracle_run(void *h, const mh_query *q, mh_access *out, size_t max,
                    size_t *n);
@@ -77,6 +81,12 @@ int mhb_oracle_run(void *h, const mh_query *q, mh_access *out, size_t max,
 int mhb_classes_make(const mh_access *trace, size_t n, size_t per_class,
                      uint64_t seed, int dist, mhb_class **out, size_t *count);
 void mhb_classes_free(mhb_class *c, size_t count);
+
+/* For a trace written reps times (see mhb_oracle_ctx): moves each query's
+ * start into a copy drawn uniformly, so starts stay uniform over the
+ * transitions of the whole workload. Deterministic from seed. */
+void mhb_classes_repeat(mhb_class *c, size_t count, uint64_t reps, uint64_t shift,
+                        uint64_t seed);
 
 /* Runs every class: impl[0] is the reference; each other implementation's
  * answers are compared with it query by query (a warm pass), then the

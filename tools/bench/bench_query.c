@@ -21,11 +21,78 @@ double mhb_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Copy r's view of base answers: ids and transitions moved into copy r. */
+static void to_copy(const mhb_oracle_ctx *o, uint64_t r, mh_access *a, size_t k)
+{
+    for (size_t i = 0; i < k; i++) {
+        a[i].id += r * o->n;
+        a[i].transition += r * o->shift;
+    }
+}
+
 int mhb_oracle_run(void *h, const mh_query *q, mh_access *out, size_t max,
                    size_t *n)
 {
     const mhb_oracle_ctx *o = h;
-    return mhb_oracle_query(o->trace, o->n, q, out, max, n);
+    if (o->reps <= 1 || o->n == 0)
+        return mhb_oracle_query(o->trace, o->n, q, out, max, n);
+    /* the copy the start falls in, and the start inside the base trace */
+    mh_query sub = *q;
+    uint64_t c;
+    if (q->start_kind == MH_FROM_ID) {
+        c = q->start / o->n;
+        if (c >= o->reps)
+            c = o->reps - 1;
+        sub.start = q->start - c * o->n;
+    } else {
+        uint64_t first = o->trace[0].transition;
+        c = q->start < first ? 0 : (q->start - first) / o->shift;
+        if (c >= o->reps)
+            c = o->reps - 1;
+        sub.start = q->start - c * o->shift;
+    }
+    *n = 0;
+    int rc = mhb_oracle_query(o->trace, o->n, &sub, out, max, n);
+    if (rc != MH_OK)
+        return rc;
+    to_copy(o, c, out, *n);
+    /* then whole copies, each answering as the base does from its end */
+    int fwd = q->direction == MH_FORWARD;
+    if (*n == max || (fwd ? c + 1 >= o->reps : c == 0))
+        return MH_OK;
+    mh_query whole = *q;
+    whole.start_kind = MH_FROM_TRANSITION;
+    whole.start = fwd ? 0 : UINT64_MAX;
+    mh_access *rest = out + *n;
+    size_t k = 0;
+    rc = mhb_oracle_query(o->trace, o->n, &whole, rest, max - *n, &k);
+    if (rc != MH_OK || k == 0)
+        return rc;
+    mh_access *copy = malloc(k * sizeof *copy);
+    if (copy == NULL)
+        return MH_ENOMEM;
+    memcpy(copy, rest, k * sizeof *copy);
+    for (uint64_t r = fwd ? c + 1 : c - 1; *n < max; r = fwd ? r + 1 : r - 1) {
+        size_t take = max - *n < k ? max - *n : k;
+        memcpy(out + *n, copy, take * sizeof *copy);
+        to_copy(o, r, out + *n, take);
+        *n += take;
+        if (fwd ? r + 1 >= o->reps : r == 0)
+            break;
+    }
+    free(copy);
+    return MH_OK;
+}
+
+void mhb_classes_repeat(mhb_class *c, size_t count, uint64_t reps, uint64_t shift,
+                        uint64_t seed)
+{
+    for (size_t i = 0; i < count; i++) {
+        uint64_t rng = seed ^ (0x2545F4914F6CDD1Dull * (i + 1));
+        for (size_t j = 0; j < c[i].nq; j++)
+            if (c[i].q[j].start_kind == MH_FROM_TRANSITION)
+                c[i].q[j].start += (mhb_mix(&rng) % reps) * shift;
+    }
 }
 
 static const char *const range_name[MHB_RANGES] = {"point", "page", "1MiB", "whole"};
