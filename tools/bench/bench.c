@@ -644,6 +644,7 @@ typedef struct stores {
 typedef struct cold_ctx {
     const char *path;
     const mhb_sql_options *so;
+    const char *name; /* in mismatch messages */
 } cold_ctx;
 
 static int cold_open_mh(void *p, mhb_impl *im)
@@ -665,7 +666,7 @@ static int cold_open_sql(void *p, mhb_impl *im)
     const cold_ctx *c = p;
     mhb_sql_reader *s = NULL;
     int rc = mhb_sql_reader_open(c->path, c->so, &s, NULL, 0);
-    *im = (mhb_impl){"SQLite", sql_run, s, 0, SIZE_MAX};
+    *im = (mhb_impl){c->name, sql_run, s, 0, SIZE_MAX};
     return rc;
 }
 
@@ -686,11 +687,11 @@ static int run_cold(const stores *st, int nslots, mhb_workload *w)
     for (int k = 0; k < nslots && rc == MH_OK; k++) {
         if (k > 0 && !w->sqlite_ran)
             break;
-        fprintf(stderr, "mh_bench: %s: cold open and first %u queries, store %d\n",
-                w->name, MHB_COLD_QUERIES, k);
-        cold_ctx cc = {st->path[k], &st->sql[k]};
+        cold_ctx cx = {st->path[k], &st->sql[k], k == MHB_SQLD ? "SQLite-design" : "SQLite"};
+        fprintf(stderr, "mh_bench: %s: cold open and first %u queries, %s\n", w->name,
+                MHB_COLD_QUERIES, k ? cx.name : "memhist");
         rc = mhb_cold_measure(st->path[k], k ? cold_open_sql : cold_open_mh,
-                              k ? cold_close_sql : cold_close_mh, &cc, w->cls, w->ncls,
+                              k ? cold_close_sql : cold_close_mh, &cx, w->cls, w->ncls,
                               k ? "memhist" : NULL, ref, nref, &w->cold[k],
                               &w->compared, &w->mismatches);
         if (rc != MH_OK)
