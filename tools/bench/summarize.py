@@ -142,8 +142,11 @@ def scale(ws):
               "every class p50 within 2x and p99 within 3x of 25 M) are not judged")
         return
     b = big[0]
-    # the reference: the workload nearest 25 M accesses below 10^8
-    cands = [w for w in ws if w["accesses"] < 10**8]
+    # the reference: the trace the big store repeats (name "X-xK" repeats X),
+    # else the workload nearest 25 M accesses below 10^8
+    base = b["name"].rsplit("-x", 1)[0]
+    cands = [w for w in ws if w["name"] == base] or \
+        [w for w in ws if w["accesses"] < 10**8]
     if not cands:
         print(f"- {b['name']}: no workload near 25 M to compare with")
         return
