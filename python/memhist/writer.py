@@ -184,7 +184,17 @@ class Writer:
                 continue
             if k not in _access.ACCESS_DTYPE.names:
                 raise InvalidArgumentError(detail="unknown column %r" % k)
-            v = np.asarray(v)
+            info = np.iinfo(out.dtype[k])
+            if not isinstance(v, np.ndarray):
+                # A Python sequence is Python objects already: checking them
+                # here is what numpy's conversion would cost anyway, and it
+                # keeps huge and negative ints from becoming floats or wrapping.
+                v = list(v)
+                for i, x in enumerate(v):
+                    if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= info.max:
+                        raise InvalidArgumentError(detail="column %s row %d: %r is not an int in "
+                                                   "0 .. %d" % (k, i, x, info.max))
+                v = np.array(v, dtype=out.dtype[k])
             if len(v) != n:
                 raise InvalidArgumentError(detail="column %s has %d rows, transition %d"
                                            % (k, len(v), n))
@@ -192,7 +202,6 @@ class Writer:
                 raise InvalidArgumentError(detail="column %s must be integers, not %s" % (k, v.dtype))
             if v.dtype.kind == "i" and n and v.min() < 0:
                 raise InvalidArgumentError(detail="column %s has negative values" % k)
-            info = np.iinfo(out.dtype[k])
             if n and v.dtype.kind != "b" and v.max() > info.max:
                 raise InvalidArgumentError(detail="column %s has values above %d" % (k, info.max))
             out[k] = v
