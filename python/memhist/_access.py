@@ -69,6 +69,11 @@ def from_ctypes(buf: ctypes.Array, n: int) -> list:
             for a in buf[:n]]
 
 
+_PD_TYPES = dict(id="uint64", transition="uint64", linear="uint64", physical="uint64",
+                 pc="uint64", size="uint32", stream="uint32", op="uint8",
+                 has_linear="uint8", has_pc="uint8")
+
+
 def to_pandas(accesses: Accesses):
     """A pandas DataFrame of query results (numpy array or Access list).
 
@@ -80,8 +85,7 @@ def to_pandas(accesses: Accesses):
         cols = {f: accesses[f] for f in FIELDS}
     else:
         cols = {f: [getattr(a, f) for a in accesses] for f in FIELDS}
-    df = pd.DataFrame({f: pd.Series(cols[f], dtype="uint64" if f in (
-        "id", "transition", "linear", "physical", "pc") else None) for f in FIELDS})
+    df = pd.DataFrame({f: pd.Series(cols[f], dtype=_PD_TYPES[f]) for f in FIELDS})
     df["op"] = pd.Categorical.from_codes(df["op"].astype("int64"),
                                          categories=list(OP_NAMES))
     for f, flag in (("linear", "has_linear"), ("pc", "has_pc")):
