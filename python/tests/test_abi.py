@@ -7,6 +7,8 @@ import os
 import shutil
 import subprocess
 
+import pytest
+
 from conftest import REPO, need
 from memhist import _lib
 import memhist
@@ -66,3 +68,13 @@ def test_error_codes_match_the_header():
 def test_loaded_library_version():
     assert memhist.library_version.split(".")[0] == "1"
     assert os.path.exists(memhist.library_path) or "/" not in memhist.library_path
+
+
+def test_installed_package_is_tested():
+    # CI installs the package and runs these tests from the venv: make sure
+    # the installed copy, not the source tree, was imported.
+    if os.environ.get("MEMHIST_EXPECT_INSTALLED") != "1":
+        pytest.skip("MEMHIST_EXPECT_INSTALLED=1 not set (CI sets it)")
+    src = os.path.join(REPO, "python", "memhist")
+    assert not os.path.abspath(memhist.__file__).startswith(src + os.sep)
+    assert "site-packages" in memhist.__file__
