@@ -80,3 +80,24 @@ def test_plot_range(lackey_store, tmp_path):
     w, h, size = png_size(png)
     assert (w, h) == (900, 450)
     assert size > 5000  # points, axes and labels, not an empty canvas
+
+
+def test_readme_example_matches(lackey_store):
+    # The README's which_writes is the example's, so it cannot rot unseen.
+    import re
+    readme = open(os.path.join(os.path.dirname(os.path.dirname(HERE)), "README.md")).read()
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "def which_writes" in b]
+    assert len(blocks) == 1
+    ns = {}
+    exec(blocks[0], ns)
+    sys.path.insert(0, EXAMPLES)
+    try:
+        import which_writes
+    finally:
+        sys.path.remove(EXAMPLES)
+    path, acc = lackey_store
+    first, last, t = busiest_buffer(acc)
+    a, b = ns["which_writes"](path, first, last, t), which_writes.which_writes(path, first, last, t)
+    assert len(a) > 10
+    assert a["id"].tolist() == b["id"].tolist()
+    assert a["live_bytes"].tolist() == b["live_bytes"].tolist()
