@@ -28,7 +28,6 @@ The library is found through MEMHIST_LIBRARY=/path/to/libmemhist.so.1 when
 set (and only there), else ctypes.util.find_library("memhist"), the package
 directory, then the standard library directories.
 """
-from __future__ import annotations
 
 import ctypes
 import os
@@ -85,7 +84,7 @@ class VerifyResult(NamedTuple):
     repaired: int
 
 
-def verify(path: Union[str, "os.PathLike[str]"], repair: bool = False) -> VerifyResult:
+def verify(path: Union[str, os.PathLike], repair: bool = False) -> VerifyResult:
     """Reads every byte of a store and checks every checksum and invariant
     (mh_verify); with repair=True first removes what a crash left behind.
 

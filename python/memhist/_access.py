@@ -3,7 +3,6 @@ byte for byte the C struct mh_access (so numpy buffers go to C as they are).
 
 numpy is optional: without it results are lists of Access tuples.
 """
-from __future__ import annotations
 
 import ctypes
 from typing import Any, NamedTuple, Sequence, Union
@@ -52,7 +51,8 @@ if np is not None:
 else:
     ACCESS_DTYPE = None
 
-Accesses = Union["np.ndarray", Sequence[Access]]
+#: What queries return: a numpy array of ACCESS_DTYPE, or a list of Access.
+Accesses = Union[np.ndarray, Sequence[Access]] if np is not None else Sequence[Access]
 
 
 def empty(n: int) -> Any:

@@ -1,6 +1,5 @@
 """Reading a store: Reader (metadata, statistics, segments, queries) and
 Cursor (a resumable iterator over every match of a query)."""
-from __future__ import annotations
 
 import ctypes
 import os
@@ -15,7 +14,7 @@ from ._lib import (errbuf, errmsg, lib, mh_query, mh_reader_options,
 from .errors import Error, InvalidArgumentError, error
 
 U64_MAX = (1 << 64) - 1
-PathLike = Union[str, bytes, "os.PathLike[str]"]
+PathLike = Union[str, bytes, os.PathLike]
 
 _OP_LETTERS = {"r": 1, "w": 2, "x": 4}
 

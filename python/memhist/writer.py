@@ -1,5 +1,4 @@
 """Writing a store: Writer (append accesses, metadata, commit)."""
-from __future__ import annotations
 
 import ctypes
 import os
