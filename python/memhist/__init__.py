@@ -95,6 +95,9 @@ def verify(path: Union[str, os.PathLike], repair: bool = False) -> VerifyResult:
 
     def report(_ctx, p):  # called by the library, pointers valid only now
         c = p.contents
+        if c.struct_size < ctypes.sizeof(c):  # an older library: fields absent
+            problems.append(Problem(c.code, lib.mh_error_name(c.code).decode(), "", 0, ""))
+            return
         problems.append(Problem(c.code, lib.mh_error_name(c.code).decode(),
                                 (c.file or b"").decode("utf-8", "replace"), c.offset,
                                 (c.message or b"").decode("utf-8", "replace")))

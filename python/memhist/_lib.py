@@ -69,8 +69,8 @@ class mh_segment_info(Structure):
 
 
 class mh_problem(Structure):
-    _fields_ = [("code", c_int), ("file", c_char_p), ("offset", u64),
-                ("message", c_char_p)]
+    _fields_ = [("struct_size", u32), ("code", c_int), ("file", c_char_p),
+                ("offset", u64), ("message", c_char_p)]
 
 
 class mh_verify_result(Structure):
