@@ -106,6 +106,7 @@ _PROTOTYPES = [
     ("mh_writer_close", c_int, [c_void_p]),
     ("mh_writer_abandon", None, [c_void_p]),
     ("mh_writer_errmsg", c_size_t, [c_void_p, c_char_p, c_size_t]),
+    ("mh_reader_options_init", None, [POINTER(mh_reader_options)]),
     ("mh_reader_open_ex", c_int, [c_char_p, POINTER(mh_reader_options),
                                   POINTER(c_void_p), c_char_p, c_size_t]),
     ("mh_reader_close", None, [c_void_p]),
@@ -188,13 +189,16 @@ def load() -> ctypes.CDLL:
 lib = load()
 
 
+ERRMSG_MAX = 512  # MH_ERRMSG_MAX: room for any detail line, NUL included
+
+
 def errbuf() -> ctypes.Array:
     """A buffer for the error detail of an *_ex open call."""
-    return ctypes.create_string_buffer(512)
+    return ctypes.create_string_buffer(ERRMSG_MAX)
 
 
 def errmsg(fn, handle) -> str:
     """The error detail a handle keeps about its last failure ('' if none)."""
-    buf = ctypes.create_string_buffer(512)
+    buf = ctypes.create_string_buffer(ERRMSG_MAX)
     fn(handle, buf, len(buf))
     return buf.value.decode("utf-8", "replace")

@@ -142,7 +142,7 @@ class Reader:
         opt = None
         if cache_bytes is not None:
             opt = mh_reader_options()
-            opt.struct_size = ctypes.sizeof(opt)
+            lib.mh_reader_options_init(byref(opt))
             opt.cache_bytes = _u64("cache_bytes", cache_bytes)
             opt = byref(opt)
         h = c_void_p()
