@@ -4,12 +4,12 @@ Cursor (a resumable iterator over every match of a query)."""
 import ctypes
 import os
 import weakref
-from ctypes import byref, c_char_p, c_size_t, c_void_p
+from ctypes import addressof, byref, c_char_p, c_size_t, c_void_p
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Union
 
 from . import _access
 from ._access import Access, np
-from ._lib import (errbuf, errmsg, lib, mh_query, mh_reader_options,
+from ._lib import (errbuf, errmsg, lib, mh_access, mh_query, mh_reader_options,
                    mh_segment_info, mh_stats)
 from .errors import Error, InvalidArgumentError, error
 
@@ -17,6 +17,12 @@ U64_MAX = (1 << 64) - 1
 PathLike = Union[str, bytes, os.PathLike]
 
 _OP_LETTERS = {"r": 1, "w": 2, "x": 4}
+
+# Results of up to _SMALL accesses go through a ctypes buffer (see Reader.run);
+# _RAW[k] is the ctypes type of k accesses (at least one byte, so that
+# np.frombuffer always has a buffer).
+_SMALL = 256
+_RAW = [ctypes.c_char * max(1, k * ctypes.sizeof(mh_access)) for k in range(_SMALL + 1)]
 
 
 def parse_ops(ops: Union[str, int]) -> int:
@@ -265,12 +271,28 @@ class Reader:
     def run(self, q: mh_query, max: Optional[int] = None) -> _access.Accesses:
         """Runs a prepared query (from make_query): the fast path for
         repeating point queries, which skips argument parsing."""
-        h = self._handle()
+        h = self._h
+        if h is None:
+            raise InvalidArgumentError(detail="reader is closed")
         # No more than the store holds can match: the buffer for an unbounded
         # query is sized by it, untouched pages cost nothing.
-        cap = self._stats.accesses if max is None else min(_u64("max", max), self._stats.accesses)
+        total = self._stats.accesses
+        if max is None:
+            cap = total
+        else:
+            if type(max) is not int or max < 0:
+                max = _u64("max", max)
+            cap = max if max < total else total
         n = self._n
         if np is not None:
+            if cap <= _SMALL:
+                # Small results: a ctypes buffer viewed by numpy costs a third
+                # of np.empty + .ctypes.data, which matters for point queries.
+                raw = _RAW[cap]()
+                rc = self._run(h, q, addressof(raw), cap, n)
+                if rc:
+                    self._check(rc)
+                return np.frombuffer(raw, _access.ACCESS_DTYPE, count=n.value)
             buf = np.empty(cap, _access.ACCESS_DTYPE)
             rc = self._run(h, q, buf.ctypes.data, cap, n)
             if rc:
@@ -278,7 +300,7 @@ class Reader:
             got = n.value
             if got == cap:
                 return buf
-            if got * 2 < cap and cap > 4096:
+            if got * 2 < cap:
                 buf.resize(got, refcheck=False)  # gives the unused pages back
                 return buf
             return buf[:got]

@@ -33,6 +33,12 @@ VARIANTS = {
 }
 
 
+S0, S1 = "seg-0000000000000000.mhs", "seg-0000000000000001.mhs"
+DAMAGED = {name: "MANIFEST" for name in VARIANTS if name.startswith("manifest")}
+DAMAGED.update({name: S0 for name in VARIANTS if not name.startswith("manifest")})
+DAMAGED.update({"segment-header-flip": S1, "segment-truncated": S1, "segment-missing": S1})
+
+
 def corrupt(name):
     return os.path.join(GOLDEN, "corrupt", name + ".store")
 
@@ -59,6 +65,8 @@ def test_corrupt_variant(name):
     assert type(e) is (at_open or at_scan)
     assert e.code == type(e).code and e.name == lib.mh_error_name(e.code).decode()
     assert e.detail, "the library's error detail is missing"
+    # The detail names the damaged file first, as fsck does.
+    assert e.detail.startswith(DAMAGED[name] + ":"), e.detail
     assert e.name in str(e) and e.detail in str(e)
     v = memhist.verify(corrupt(name))
     assert not v.ok and v.problems
