@@ -22,6 +22,8 @@ _OP_LETTERS = {"r": 1, "w": 2, "x": 4}
 # _RAW[k] is the ctypes type of k accesses (at least one byte, so that
 # np.frombuffer always has a buffer).
 _SMALL = 256
+# Unbounded results beyond _BIG accesses are gathered by Reader._collect.
+_BIG = 1 << 20
 _RAW = [ctypes.c_char * max(1, k * ctypes.sizeof(mh_access)) for k in range(_SMALL + 1)]
 
 
@@ -293,6 +295,8 @@ class Reader:
                 if rc:
                     self._check(rc)
                 return np.frombuffer(raw, _access.ACCESS_DTYPE, count=n.value)
+            if cap > _BIG:
+                return self._collect(q, cap)
             buf = np.empty(cap, _access.ACCESS_DTYPE)
             rc = self._run(h, q, buf.ctypes.data, cap, n)
             if rc:
@@ -309,6 +313,35 @@ class Reader:
         if rc:
             self._check(rc)
         return _access.from_ctypes(buf, n.value)
+
+    def _collect(self, q: mh_query, cap: int) -> Any:
+        """A large result, gathered by a cursor into one numpy buffer that
+        doubles as it fills: memory follows the result, not the store (an
+        unbounded query on a huge store would otherwise reserve the whole
+        store's size).  resize() is realloc, which moves large buffers by
+        remapping pages, not by copying them."""
+        c = c_void_p()
+        rc = lib.mh_cursor_open(self._h, byref(q), byref(c))
+        if rc:
+            self._check(rc)
+        try:
+            size = ctypes.sizeof(mh_access)
+            buf = np.empty(_BIG, _access.ACCESS_DTYPE)
+            filled, n = 0, c_size_t()
+            while filled < cap:
+                if filled == len(buf):
+                    buf.resize(min(2 * len(buf), cap), refcheck=False)
+                want = len(buf) - filled
+                rc = lib.mh_cursor_next(c, buf.ctypes.data + filled * size, want, byref(n))
+                if rc:
+                    raise error(rc, errmsg(lib.mh_cursor_errmsg, c))
+                if n.value == 0:  # only 0 means the end
+                    break
+                filled += n.value
+            buf.resize(filled, refcheck=False)
+            return buf
+        finally:
+            lib.mh_cursor_close(c)
 
     def cursor(self, first: int = 0, last: int = U64_MAX, *, start: Optional[int] = None,
                after: Optional[int] = None, before: Optional[int] = None,

@@ -204,3 +204,18 @@ def test_discard_and_verify(tmp_path):
         assert rows(r.query(ops="rwx")) == [tuple(a) for a in keep]
     v = memhist.verify(path)
     assert v.ok and v.problems == [] and v.accesses == len(keep)
+
+
+def test_large_results_gathered_by_cursor(store, monkeypatch):
+    # Results above reader._BIG rows grow a buffer through a cursor: make
+    # the threshold tiny so this store's queries take that path.
+    from memhist import reader
+    r, acc = store
+    monkeypatch.setattr(reader, "_BIG", 7)
+    rnd = random.Random(13)
+    for _ in range(40):
+        a, b, kw = random_query(rnd, acc)
+        kw.pop("max", None)
+        kw["max"] = rnd.choice((None, None, 8, 100, 5000))
+        assert rows(r.query(a, b, **kw)) == oracle(acc, a, b, **kw), (hex(a), hex(b), kw)
+    assert rows(r.query(ops="rwx")) == [tuple(x) for x in acc]
