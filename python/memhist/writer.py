@@ -78,8 +78,10 @@ class Writer:
 
     def _check(self, rc: int, detail: str = "") -> None:
         if rc:
+            # The library's detail when it gave one (it names the bad access
+            # itself), else what this package knows.
             msg = errmsg(lib.mh_writer_errmsg, self._h)
-            raise error(rc, "; ".join(m for m in (detail, msg) if m))
+            raise error(rc, msg or detail)
 
     # -- lifetime -------------------------------------------------------
     def close(self) -> None:
