@@ -84,11 +84,14 @@ def lackey_store(tmp_path_factory):
          "%s lacks tools/memhist or tests/lackey_victim" % bd)
     need(shutil.which("valgrind") is not None, "valgrind is not installed")
     d = tmp_path_factory.mktemp("lackey")
+    # valgrind and the CLI run without a sanitizer runtime preloaded for
+    # this process (the ASan run of these tests preloads one).
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     log = str(d / "lackey.log")
     subprocess.run(["valgrind", "--tool=lackey", "--trace-mem=yes",
-                    "--log-file=" + log, victim], check=True,
+                    "--log-file=" + log, victim], check=True, env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     store = str(d / "victim.store")
     subprocess.run([cli, "import", "--format", "lackey", "--quiet", log, store],
-                   check=True)
+                   check=True, env=env)
     return store, parse_lackey(log)
