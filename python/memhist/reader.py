@@ -308,6 +308,18 @@ class Reader:
                 buf.resize(got, refcheck=False)  # gives the unused pages back
                 return buf
             return buf[:got]
+        if cap > _BIG:  # as _collect: memory follows the result
+            c = Cursor(self, q, 1 << 16)
+            try:
+                out: list = []
+                while len(out) < cap:
+                    b = c.next_batch(min(1 << 16, cap - len(out)))
+                    if not b:
+                        break
+                    out += b
+                return out
+            finally:
+                c.close()
         buf = _access.empty(cap)
         rc = self._run(h, q, ctypes.addressof(buf), cap, n)
         if rc:

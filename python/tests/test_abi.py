@@ -78,3 +78,16 @@ def test_installed_package_is_tested():
     src = os.path.join(REPO, "python", "memhist")
     assert not os.path.abspath(memhist.__file__).startswith(src + os.sep)
     assert "site-packages" in memhist.__file__
+
+
+def test_missing_library_is_a_clear_import_error(tmp_path):
+    import sys
+    missing = str(tmp_path / "libmemhist.so.1")
+    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(memhist.__file__)))
+    env = dict(os.environ, MEMHIST_LIBRARY=missing, PYTHONPATH=pkg_root)
+    r = subprocess.run([sys.executable, "-c", "import memhist"], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: memhist: cannot load")
+    assert missing in last and "MEMHIST_LIBRARY" in last
