@@ -309,11 +309,12 @@ class Reader:
                 return buf
             return buf[:got]
         if cap > _BIG:  # as _collect: memory follows the result
-            c = Cursor(self, q, 1 << 16)
+            step = min(_BIG, 1 << 16)
+            c = Cursor(self, q, step)
             try:
                 out: list = []
                 while len(out) < cap:
-                    b = c.next_batch(min(1 << 16, cap - len(out)))
+                    b = c.next_batch(min(step, cap - len(out)))
                     if not b:
                         break
                     out += b
