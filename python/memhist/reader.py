@@ -167,8 +167,6 @@ class Reader:
                             st.transition_last, st.segments, st.slices,
                             st.chunks, st.blocks, st.file_bytes,
                             st.compressed_bytes, st.raw_bytes)
-        # Prepared once: a point query then costs one ctypes call.
-        self._n = c_size_t()
         self._run = lib.mh_query_run
 
     # -- lifetime -------------------------------------------------------
@@ -285,7 +283,7 @@ class Reader:
             if type(max) is not int or max < 0:
                 max = _u64("max", max)
             cap = max if max < total else total
-        n = self._n
+        n = c_size_t()  # per call: threads may share the reader
         if np is not None:
             if cap <= _SMALL:
                 # Small results: a ctypes buffer viewed by numpy costs a third

@@ -219,3 +219,28 @@ def test_large_results_gathered_by_cursor(store, monkeypatch):
         kw["max"] = rnd.choice((None, None, 8, 100, 5000))
         assert rows(r.query(a, b, **kw)) == oracle(acc, a, b, **kw), (hex(a), hex(b), kw)
     assert rows(r.query(ops="rwx")) == [tuple(x) for x in acc]
+
+
+def test_threads_share_a_reader(store):
+    # The library runs queries from many threads on one reader (the GIL is
+    # released during the call); each call must keep its own result count.
+    import threading
+    r, acc = store
+    rnd = random.Random(31)
+    qs = [random_query(rnd, acc) for _ in range(60)]
+    want = [oracle(acc, a, b, **kw) for a, b, kw in qs]
+    bad = []
+
+    def work(k):
+        for _ in range(5):
+            for i in range(k, len(qs), 2):
+                a, b, kw = qs[i]
+                if rows(r.query(a, b, **kw)) != want[i]:
+                    bad.append(i)
+
+    ts = [threading.Thread(target=work, args=(k % 2,)) for k in range(6)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert bad == []
