@@ -2,14 +2,17 @@
  * engine_valgrind.c - the valgrind engine of `memhist record` (engine.h):
  * runs the program under
  *   valgrind --tool=lackey --trace-mem=yes --log-fd=N --trace-children=no
+ *            --child-silent-after-fork=yes
  * and streams the trace from the pipe behind fd N through the lackey parser
  * into the caller's writer, so the trace never exists as a text file.
  *
  * valgrind reads $VALGRIND_OPTS (and ~/.valgrindrc, ./.valgrindrc) before
  * its command line and the command line wins, so the options given here
- * hold whatever the user configured: in particular --trace-children=no,
- * without which a program that forks or execs would interleave several
- * processes' traces into one history.
+ * hold whatever the user configured: --trace-children=no and
+ * --child-silent-after-fork=yes, without which a program that execs or
+ * forks would interleave several processes' traces into one history (a
+ * forked child is traced whatever --trace-children says, and writes its
+ * trace into the same inherited log fd).
  *
  * How the end of the trace is read:
  *   - lackey prints its summary ("==PID== Exit code: N") when the guest
@@ -212,7 +215,7 @@ int engine_valgrind_run(char *const argv[], const engine_opts *o, mh_writer *w,
     int argc = 0;
     while (argv[argc])
         argc++;
-    enum { FIXED = 5 };
+    enum { FIXED = 6 };
     char **vargv = calloc((size_t)argc + FIXED + 1, sizeof *vargv);
     mh_lackey_parser *lp = NULL;
     enum { BUF = 1 << 20 };
@@ -236,7 +239,10 @@ int engine_valgrind_run(char *const argv[], const engine_opts *o, mh_writer *w,
     vargv[1] = "--tool=lackey";
     vargv[2] = "--trace-mem=yes";
     vargv[3] = logfd;
-    vargv[4] = "--trace-children=no"; /* after $VALGRIND_OPTS: this one wins */
+    /* after $VALGRIND_OPTS, so these win: no exec'd program traced, and no
+     * trace from a forked child (it would write into the same log fd) */
+    vargv[4] = "--trace-children=no";
+    vargv[5] = "--child-silent-after-fork=yes";
     for (int i = 0; i < argc; i++)
         vargv[FIXED + i] = argv[i];
 
