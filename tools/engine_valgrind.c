@@ -159,11 +159,13 @@ static int proc_exe(pid_t pid, char *out, size_t n) {
     return 0;
 }
 
-/* Reads what the pipe holds now; returns 0, or the parser's error. Sets
- * *eof at end of file. */
+/* Reads what the pipe holds now, at most max reads (0: until it is empty,
+ * for after the program ended; a bound otherwise, so that the caller sees
+ * a stop signal even when valgrind writes faster than we read). Returns 0,
+ * or the parser's error. Sets *eof at end of file. */
 static int drain(int fd, char *buf, size_t cap, mh_lackey_parser *lp, vg_ctx *c,
-                 int *started, int *eof, int *read_errno) {
-    for (;;) {
+                 int max, int *started, int *eof, int *read_errno) {
+    for (int reads = 0; max == 0 || reads < max; reads++) {
         ssize_t got = read(fd, buf, cap);
         if (got < 0 && errno == EINTR)
             continue;
@@ -183,6 +185,7 @@ static int drain(int fd, char *buf, size_t cap, mh_lackey_parser *lp, vg_ctx *c,
         if (rc)
             return rc;
     }
+    return 0;
 }
 
 static void describe_status(int st, char *out, size_t n) {
@@ -291,7 +294,7 @@ int engine_valgrind_run(char *const argv[], const engine_opts *o, mh_writer *w,
              * valgrind itself; let the pipe fill a little first */
             struct timespec nap = {0, 2000000};
             nanosleep(&nap, NULL);
-            rc = drain(fds[0], buf, BUF, lp, &ctx, &res->started, &eof, &read_errno);
+            rc = drain(fds[0], buf, BUF, lp, &ctx, 4, &res->started, &eof, &read_errno);
             if (rc)
                 break;
         }
@@ -303,7 +306,7 @@ int engine_valgrind_run(char *const argv[], const engine_opts *o, mh_writer *w,
                 /* everything the process wrote is in the pipe now; a
                  * program it exec'd may have kept the write end open, so
                  * read what is there rather than wait for end of file */
-                rc = drain(fds[0], buf, BUF, lp, &ctx, &res->started, &eof, &read_errno);
+                rc = drain(fds[0], buf, BUF, lp, &ctx, 0, &res->started, &eof, &read_errno);
                 break;
             }
         }
