@@ -294,7 +294,7 @@ int engine_valgrind_run(char *const argv[], const engine_opts *o, mh_writer *w,
              * valgrind itself; let the pipe fill a little first */
             struct timespec nap = {0, 2000000};
             nanosleep(&nap, NULL);
-            rc = drain(fds[0], buf, BUF, lp, &ctx, 4, &res->started, &eof, &read_errno);
+            rc = drain(fds[0], buf, BUF, lp, &ctx, 1, &res->started, &eof, &read_errno);
             if (rc)
                 break;
         }
