@@ -219,9 +219,10 @@ static int run(int argc, char **argv) {
             return cli_fail(cmd, "'%s' already exists", store);
     }
     mh_writer *w = NULL;
-    int rc = mh_writer_open(store, MH_CREATE, NULL, &w);
+    char werr[MH_ERRMSG_MAX] = "";
+    int rc = mh_writer_open_ex(store, MH_CREATE, NULL, &w, werr, sizeof werr);
     if (rc)
-        return cli_fail(cmd, "cannot create store '%s': %s", store, cli_store_error(rc));
+        return cli_fail(cmd, "cannot create store '%s': %s", store, cli_open_error(rc, werr));
     if (cli_stop_install() != 0) {
         mh_writer_abandon(w);
         cli_remove_store(store);
@@ -257,7 +258,8 @@ static int run(int argc, char **argv) {
         goto out;
     }
     if (rc != 0 && rc != ENGINE_EFAILED) {
-        cli_fail(cmd, "storing the trace failed: %s", cli_errstr(rc));
+        mh_writer_errmsg(w, werr, sizeof werr);
+        cli_fail(cmd, "storing the trace failed: %s", cli_lib_error(rc, werr));
         goto abandon;
     }
 
@@ -297,17 +299,21 @@ static int run(int argc, char **argv) {
             mrc = mh_writer_set_meta(w, meta[i][0], meta[i][1]);
     free(cmdline);
     if (mrc) {
-        cli_fail(cmd, "cannot set metadata: %s", cli_errstr(mrc));
+        mh_writer_errmsg(w, werr, sizeof werr);
+        cli_fail(cmd, "cannot set metadata: %s", cli_lib_error(mrc, werr));
         goto abandon;
     }
     /* A second signal from here on only sets cli_stop again: the commit
      * finishes. */
     int crc = mh_writer_commit(w);
     uint64_t committed = mh_writer_committed(w);
-    if (crc == 0)
-        crc = mh_writer_close(w);
-    else
-        mh_writer_abandon(w);
+    if (crc) {
+        /* commit before close: a failed close leaves no handle to ask why */
+        mh_writer_errmsg(w, werr, sizeof werr);
+        cli_fail(cmd, "committing '%s' failed: %s", store, cli_lib_error(crc, werr));
+        goto abandon;
+    }
+    crc = mh_writer_close(w);
     w = NULL;
     if (crc) {
         cli_fail(cmd, "committing '%s' failed: %s", store, cli_errstr(crc));

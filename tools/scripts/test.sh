@@ -32,7 +32,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 step "valgrind memcheck subset"
 vg() { valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite "$@" >/dev/null; }
-for t in build/release/tests/test_misuse build/release/tests/test_edge build/release/tests/test_golden; do
+for t in build/release/tests/test_misuse build/release/tests/test_edge build/release/tests/test_golden build/release/tests/test_errdetail; do
   if [ -x "$t" ]; then echo "valgrind $t"; (cd build/release/tests && vg "$root/$t"); fi
 done
 
