@@ -22,9 +22,10 @@
  *     number (SIGINT, SIGTERM, SIGHUP). The engine polls it at least every
  *     100 ms; once non-zero it ends the traced program (forwarding that
  *     signal, then SIGKILL if the program has not ended ENGINE_GRACE_S
- *     seconds later), drains every access already produced into w, discards
- *     the last, possibly partial transition with mh_writer_discard_from()
- *     (unless already committed) and returns 0 with res->interrupted = the
+ *     seconds later), drains every access already produced into w,
+ *     discards the last transition with mh_writer_discard_from() when the
+ *     trace may have been cut inside it (the tracer did not end cleanly;
+ *     unless already committed) and returns 0 with res->interrupted = the
  *     signal. It never commits: the caller does.
  *   - Errors: a negative MH_E* code from the writer, or ENGINE_EFAILED when
  *     the engine itself failed (did not start, trace unreadable, lost
