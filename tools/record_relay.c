@@ -37,6 +37,7 @@ struct rec_relay {
     int saved_err;    /* the real stderr */
     int quit[2];      /* a byte on quit[1] tells the thread to finish */
     int progress;     /* draw the progress line */
+    int tty;          /* the real stderr is a terminal */
     int at_bol;       /* the cursor is at the start of a line */
     int shown;        /* the progress line is on screen */
     double start, last_draw;
@@ -228,6 +229,7 @@ rec_relay *rec_relay_start(int progress) {
     if (merge && (r->saved_out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0)
         goto fail;
     r->progress = progress && tty;
+    r->tty = tty;
     r->at_bol = 1;
     r->start = r->last_draw = now_s();
     r->last_draw -= DRAW_EVERY_S; /* the first line right away */
@@ -302,6 +304,11 @@ void rec_relay_stop(rec_relay *r, char *first, size_t n) {
     pthread_join(r->thread, NULL);
     pthread_mutex_lock(&r->mu);
     erase_progress(r);
+    /* record's last words start a line of their own: after the program's
+     * unfinished line, or over what the terminal echoed there (the "^C"
+     * of a Ctrl-C) */
+    if (r->tty)
+        write_all(r->saved_err, r->at_bol ? "\r\033[K" : "\n", r->at_bol ? 4 : 1);
     pthread_mutex_unlock(&r->mu);
     if (n > 0)
         snprintf(first, n, "%s", r->first);
