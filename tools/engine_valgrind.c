@@ -297,6 +297,11 @@ int engine_valgrind_run(char *const argv[], const engine_opts *o, mh_writer *w,
             rc = drain(fds[0], buf, BUF, lp, &ctx, 1, &res->started, &eof, &read_errno);
             if (rc)
                 break;
+        } else {
+            /* the log is closed (a program exec'd after valgrind may close
+             * every fd) but the process runs on: wait without spinning */
+            struct timespec nap = {0, 50000000};
+            nanosleep(&nap, NULL);
         }
         if (!exited) {
             pid_t got = waitpid(pid, &status, WNOHANG);
