@@ -87,6 +87,14 @@ static size_t bound_t(const mh_access *all, size_t n, uint64_t t, int below) {
     return lo;
 }
 
+size_t oracle_lower_bound(const mh_access *all, size_t n, uint64_t t) {
+    return bound_t(all, n, t, 1);
+}
+
+size_t oracle_upper_bound(const mh_access *all, size_t n, uint64_t t) {
+    return bound_t(all, n, t, 0);
+}
+
 /* min(v, n) as an index. */
 static size_t clamp(uint64_t v, size_t n) {
     return v < (uint64_t)n ? (size_t)v : n;

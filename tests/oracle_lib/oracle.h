@@ -73,6 +73,11 @@ int oracle_run(const mh_access *all, size_t n, const oracle_query *oq,
 size_t oracle_answer(const mh_access *all, size_t n, const mh_query *q,
                      mh_access *out, size_t max);
 
+/* The first index of all[0 .. n) whose transition is >= t (lower) or > t
+ * (upper); n when none. A binary search: transitions must not decrease. */
+size_t oracle_lower_bound(const mh_access *all, size_t n, uint64_t t);
+size_t oracle_upper_bound(const mh_access *all, size_t n, uint64_t t);
+
 /* Turns q into the query that resumes after the answer's last access last:
  * start_kind MH_FROM_ID, start = last->id (memhist.h, resuming). */
 void oracle_resume(mh_query *q, const mh_access *last);
