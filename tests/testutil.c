@@ -564,15 +564,12 @@ void tu_random_query(tu_rng *rng, const mh_access *all, size_t n, mh_query *q,
 }
 
 static void describe(const mh_query *q, size_t max, size_t i, uint64_t seed) {
-    int len = snprintf(tu_context, sizeof tu_context, "query seed %llu #%zu: ",
-                       (unsigned long long)seed, i);
-    FILE *f = fmemopen(tu_context + len, sizeof tu_context - (size_t)len, "w");
-    CHECK(f != NULL);
     oracle_query oq;
     oracle_query_wrap(&oq, q);
-    oracle_print_query(f, &oq);
-    fprintf(f, " max %zu", max);
-    fclose(f);
+    char text[400];
+    oracle_format_query(text, sizeof text, &oq);
+    snprintf(tu_context, sizeof tu_context, "query seed %llu #%zu: %s max %zu",
+             (unsigned long long)seed, i, text, max);
 }
 
 void tu_random_queries(const mh_reader *r, const mh_access *all, size_t n,

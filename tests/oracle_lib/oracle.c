@@ -8,6 +8,7 @@
 #include "oracle.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,28 +224,61 @@ void oracle_print_access(FILE *f, const mh_access *a) {
                 a->pc, a->stream);
 }
 
-void oracle_print_query(FILE *f, const oracle_query *oq) {
+/* snprintf at *len into buf, keeping *len the full length written so far. */
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(*len < cap ? buf + *len : NULL, *len < cap ? cap - *len : 0, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        *len += (size_t)k;
+}
+
+size_t oracle_format_query(char *buf, size_t cap, const oracle_query *oq) {
     const mh_query *q = &oq->q;
-    fprintf(f, "%s from %s %" PRIu64,
-            q->direction == MH_FORWARD ? "forward" : "backward",
-            q->start_kind == MH_FROM_TRANSITION ? "transition" : "id", q->start);
+    size_t len = 0;
+    if (cap > 0)
+        buf[0] = '\0';
+    put(buf, cap, &len, "%s from %s %" PRIu64,
+        q->direction == MH_FORWARD ? "forward" : "backward",
+        q->start_kind == MH_FROM_TRANSITION ? "transition" : "id", q->start);
     if (q->end_kind != MH_END_NONE)
-        fprintf(f, " %s %" PRIu64,
-                q->end_kind == MH_END_TRANSITION ? "until transition" : "to id", q->end);
-    fprintf(f, " addr [0x%" PRIx64 ", 0x%" PRIx64 "] ops 0x%x", q->addr_first,
-            q->addr_last, q->ops);
+        put(buf, cap, &len, " %s %" PRIu64,
+            q->end_kind == MH_END_TRANSITION ? "until transition" : "to id", q->end);
+    put(buf, cap, &len, " addr [0x%" PRIx64 ", 0x%" PRIx64 "] ops 0x%x", q->addr_first,
+        q->addr_last, q->ops);
     if (q->direction > MH_BACKWARD || q->start_kind > MH_FROM_ID ||
         q->end_kind > MH_END_ID || q->reserved)
-        fprintf(f, " (direction %u start kind %u end kind %u reserved %u)", q->direction,
-                q->start_kind, q->end_kind, q->reserved);
+        put(buf, cap, &len, " (direction %u start kind %u end kind %u reserved %u)",
+            q->direction, q->start_kind, q->end_kind, q->reserved);
     if (oq->streams) {
-        fputs(" streams {", f);
+        put(buf, cap, &len, " streams {");
         for (size_t i = 0; i < oq->nstreams; i++)
-            fprintf(f, "%s%" PRIu32, i ? "," : "", oq->streams[i]);
-        fputc('}', f);
+            put(buf, cap, &len, "%s%" PRIu32, i ? "," : "", oq->streams[i]);
+        put(buf, cap, &len, "}");
     }
     if (oq->has_pc)
-        fprintf(f, " pc [0x%" PRIx64 ", 0x%" PRIx64 "]", oq->pc_first, oq->pc_last);
+        put(buf, cap, &len, " pc [0x%" PRIx64 ", 0x%" PRIx64 "]", oq->pc_first, oq->pc_last);
     if (oq->has_window)
-        fprintf(f, " ids [%" PRIu64 ", %" PRIu64 "]", oq->id_first, oq->id_last);
+        put(buf, cap, &len, " ids [%" PRIu64 ", %" PRIu64 "]", oq->id_first, oq->id_last);
+    return len;
+}
+
+void oracle_print_query(FILE *f, const oracle_query *oq) {
+    char buf[512];
+    size_t len = oracle_format_query(buf, sizeof buf, oq);
+    if (len < sizeof buf) {
+        fputs(buf, f);
+        return;
+    }
+    char *big = malloc(len + 1); /* a long stream list */
+    if (big == NULL) {
+        fprintf(f, "%s...", buf);
+        return;
+    }
+    oracle_format_query(big, len + 1, oq);
+    fputs(big, f);
+    free(big);
 }

@@ -103,5 +103,8 @@ int oracle_compare(const char *what, const mh_access *got, size_t ngot,
 /* Prints a on one line (no newline) / oq on one line (no newline). */
 void oracle_print_access(FILE *f, const mh_access *a);
 void oracle_print_query(FILE *f, const oracle_query *oq);
+/* oracle_print_query into buf, with snprintf's contract (truncated to cap,
+ * NUL-terminated when cap > 0; returns the full length). */
+size_t oracle_format_query(char *buf, size_t cap, const oracle_query *oq);
 
 #endif /* MH_ORACLE_H */

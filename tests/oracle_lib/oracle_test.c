@@ -9,22 +9,9 @@
  */
 #include "oracle.h"
 
-#include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__,  \
-                    #cond);                                                    \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-            failures++;                                                        \
-        }                                                                      \
-    } while (0)
+#include "testutil.h"
 
 #define N 6
 #define P4 (UINT64_MAX - 0xfffffffeull) /* access 4 ends at UINT64_MAX */
@@ -82,10 +69,10 @@ static const char *ids(const mh_access *all, size_t n, const oracle_query *oq,
     if (max > 16)
         max = 16;
     if (oracle_run(all, n, oq, out, max, &got) != MH_OK) {
-        CHECK(got == 0, "a refused query reports %zu accesses", got);
+        CHECKF(got == 0, "a refused query reports %zu accesses", got);
         return "EINVAL";
     }
-    CHECK(got <= max, "%zu > max %zu", got, max);
+    CHECKF(got <= max, "%zu > max %zu", got, max);
     buf[0] = '\0';
     for (size_t i = 0; i < got; i++) {
         size_t len = strlen(buf);
@@ -93,7 +80,7 @@ static const char *ids(const mh_access *all, size_t n, const oracle_query *oq,
                  (unsigned long long)out[i].id);
         mh_access want = all[out[i].id];
         want.id = out[i].id;
-        CHECK(out[i].id < n && !memcmp(&out[i], &want, sizeof want),
+        CHECKF(out[i].id < n && !memcmp(&out[i], &want, sizeof want),
               "answer %zu is not a copy of the trace's access", i);
     }
     return buf;
@@ -102,10 +89,8 @@ static const char *ids(const mh_access *all, size_t n, const oracle_query *oq,
 static void expect_q(int line, const oracle_query *oq, size_t max, const char *want) {
     const char *got = ids(trace, N, oq, max);
     if (strcmp(got, want) != 0) {
-        fprintf(stderr, "oracle_test.c:%d: ", line);
-        oracle_print_query(stderr, oq);
-        fprintf(stderr, " max %zu: got \"%s\", want \"%s\"\n", max, got, want);
-        failures++;
+        oracle_format_query(tu_context, sizeof tu_context, oq);
+        tu_fail(__FILE__, line, "max %zu: got \"%s\", want \"%s\"", max, got, want);
     }
 }
 
@@ -117,30 +102,68 @@ static void expect(int line, const mh_query *q, const char *want) {
 #define EXPECT(q, want) expect(__LINE__, &(q), want)
 #define EXPECT_Q(oq, max, want) expect_q(__LINE__, &(oq), max, want)
 
-static void test_starts(void) {
-    mh_query q = query(MH_FROM_TRANSITION, MH_FORWARD, 0);
-    EXPECT(q, "0,1,2,3,4,5");
-    q.start = 5; EXPECT(q, "1,2,3,4,5");
-    q.start = 6; EXPECT(q, "3,4,5");
-    q.start = UINT64_MAX; EXPECT(q, "4,5");
-    q = query(MH_FROM_TRANSITION, MH_BACKWARD, UINT64_MAX);
-    EXPECT(q, "5,4,3,2,1,0");
-    q.start = UINT64_MAX - 1; EXPECT(q, "3,2,1,0");
-    q.start = 5; EXPECT(q, "2,1,0");
-    q.start = 4; EXPECT(q, "0");
-    q.start = 0; EXPECT(q, "0");
+/* One query of the axes (start, direction, end) with its answer. */
+typedef struct axis_case {
+    uint32_t kind, dir;
+    uint64_t start;
+    uint32_t end_kind;
+    uint64_t end;
+    const char *want;
+} axis_case;
+
+#define T MH_FROM_TRANSITION
+#define I MH_FROM_ID
+#define FW MH_FORWARD
+#define BW MH_BACKWARD
+#define ET MH_END_TRANSITION
+#define EI MH_END_ID
+#define MAX UINT64_MAX
+static const axis_case axis_cases[] = {
+    /* a transition start is inclusive */
+    {T, FW, 0, 0, 0, "0,1,2,3,4,5"},    {T, FW, 5, 0, 0, "1,2,3,4,5"},
+    {T, FW, 6, 0, 0, "3,4,5"},          {T, FW, MAX, 0, 0, "4,5"},
+    {T, BW, MAX, 0, 0, "5,4,3,2,1,0"},  {T, BW, MAX - 1, 0, 0, "3,2,1,0"},
+    {T, BW, 5, 0, 0, "2,1,0"},          {T, BW, 4, 0, 0, "0"},
+    {T, BW, 0, 0, 0, "0"},
     /* an id start is exclusive */
-    q = query(MH_FROM_ID, MH_FORWARD, 0);
-    EXPECT(q, "1,2,3,4,5");
-    q.start = 4; EXPECT(q, "5");
-    q.start = 5; EXPECT(q, "");
-    q.start = UINT64_MAX; EXPECT(q, "");
-    q = query(MH_FROM_ID, MH_BACKWARD, 0);
-    EXPECT(q, "");
-    q.start = 1; EXPECT(q, "0");
-    q.start = 5; EXPECT(q, "4,3,2,1,0");
-    q.start = 6; EXPECT(q, "5,4,3,2,1,0");
-    q.start = UINT64_MAX; EXPECT(q, "5,4,3,2,1,0");
+    {I, FW, 0, 0, 0, "1,2,3,4,5"},      {I, FW, 4, 0, 0, "5"},
+    {I, FW, 5, 0, 0, ""},               {I, FW, MAX, 0, 0, ""},
+    {I, BW, 0, 0, 0, ""},               {I, BW, 1, 0, 0, "0"},
+    {I, BW, 5, 0, 0, "4,3,2,1,0"},      {I, BW, 6, 0, 0, "5,4,3,2,1,0"},
+    {I, BW, MAX, 0, 0, "5,4,3,2,1,0"},
+    /* end bounds are inclusive, in query order; an end before the start
+     * gives nothing; without an end kind the end is ignored */
+    {T, FW, 0, ET, 5, "0,1,2"},         {T, FW, 0, ET, 4, "0"},
+    {T, FW, 0, ET, 0, "0"},             {T, FW, 0, ET, MAX, "0,1,2,3,4,5"},
+    {T, FW, 6, ET, 5, ""},              {T, FW, 0, EI, 0, "0"},
+    {T, FW, 0, EI, 2, "0,1,2"},         {T, FW, 0, EI, 5, "0,1,2,3,4,5"},
+    {T, FW, 0, EI, MAX, "0,1,2,3,4,5"}, {I, FW, 2, EI, 2, ""},
+    {I, FW, 2, EI, 3, "3"},             {I, FW, 2, EI, 1, ""},
+    {I, FW, 2, ET, 5, ""},              {I, FW, 2, ET, 9, "3"},
+    {T, BW, MAX, ET, 9, "5,4,3"},       {T, BW, MAX, ET, 6, "5,4,3"},
+    {T, BW, MAX, ET, 0, "5,4,3,2,1,0"}, {T, BW, MAX, ET, MAX, "5,4"},
+    {T, BW, 5, ET, 9, ""},              {T, BW, 5, EI, 1, "2,1"},
+    {I, BW, MAX, EI, 4, "5,4"},         {I, BW, MAX, EI, 0, "5,4,3,2,1,0"},
+    {I, BW, MAX, EI, 6, ""},            {I, BW, MAX, EI, MAX, ""},
+    {I, BW, 3, EI, 3, ""},              {I, BW, 3, EI, 2, "2"},
+    {I, BW, 3, MH_END_NONE, 2, "2,1,0"},
+};
+#undef T
+#undef I
+#undef FW
+#undef BW
+#undef ET
+#undef EI
+#undef MAX
+
+static void test_axes(void) {
+    for (size_t i = 0; i < sizeof axis_cases / sizeof axis_cases[0]; i++) {
+        const axis_case *c = &axis_cases[i];
+        mh_query q = query(c->kind, c->dir, c->start);
+        q.end_kind = c->end_kind;
+        q.end = c->end;
+        EXPECT(q, c->want);
+    }
 }
 
 static void test_ops_and_ranges(void) {
@@ -163,41 +186,8 @@ static void test_ops_and_ranges(void) {
     q.addr_first = 0; q.addr_last = UINT64_MAX; EXPECT(q, "0,1,2,3,4,5");
 }
 
-static void test_ends(void) {
-    mh_query q = query(MH_FROM_TRANSITION, MH_FORWARD, 0);
-    q.end_kind = MH_END_TRANSITION;
-    q.end = 5; EXPECT(q, "0,1,2");
-    q.end = 4; EXPECT(q, "0");
-    q.end = 0; EXPECT(q, "0");
-    q.end = UINT64_MAX; EXPECT(q, "0,1,2,3,4,5");
-    q.start = 6; q.end = 5; EXPECT(q, ""); /* end before start */
-    q.end_kind = MH_END_ID;
-    q.start = 0; q.end = 0; EXPECT(q, "0");
-    q.end = 2; EXPECT(q, "0,1,2");
-    q.end = 5; EXPECT(q, "0,1,2,3,4,5");
-    q.end = UINT64_MAX; EXPECT(q, "0,1,2,3,4,5");
-    q = query(MH_FROM_ID, MH_FORWARD, 2);
-    q.end_kind = MH_END_ID;
-    q.end = 2; EXPECT(q, ""); /* the start is exclusive, the end inclusive */
-    q.end = 3; EXPECT(q, "3");
-    q.end = 1; EXPECT(q, "");
-    q = query(MH_FROM_TRANSITION, MH_BACKWARD, UINT64_MAX);
-    q.end_kind = MH_END_TRANSITION;
-    q.end = 9; EXPECT(q, "5,4,3");
-    q.end = 6; EXPECT(q, "5,4,3");
-    q.end = 0; EXPECT(q, "5,4,3,2,1,0");
-    q.end = UINT64_MAX; EXPECT(q, "5,4");
-    q.start = 5; q.end = 9; EXPECT(q, ""); /* end before start */
-    q = query(MH_FROM_ID, MH_BACKWARD, UINT64_MAX);
-    q.end_kind = MH_END_ID;
-    q.end = 4; EXPECT(q, "5,4");
-    q.end = 0; EXPECT(q, "5,4,3,2,1,0");
-    q.end = 6; EXPECT(q, "");
-    q.end = UINT64_MAX; EXPECT(q, "");
-    q.start = 3; q.end = 3; EXPECT(q, "");
-    q.end = 2; EXPECT(q, "2");
-    /* an end with MH_END_NONE is ignored */
-    q.end_kind = MH_END_NONE; q.end = 2; EXPECT(q, "2,1,0");
+static void test_max(void) {
+    mh_query q;
     /* max */
     oracle_query oq;
     q = query(MH_FROM_TRANSITION, MH_FORWARD, 0);
@@ -206,14 +196,14 @@ static void test_ends(void) {
     EXPECT_Q(oq, 1, "0");
     EXPECT_Q(oq, 0, "");
     size_t got = 9;
-    CHECK(oracle_run(trace, N, &oq, NULL, 0, &got) == MH_OK && got == 0, "NULL out, max 0");
-    CHECK(oracle_run(trace, N, &oq, NULL, 1, &got) == MH_EINVAL && got == 0, "NULL out, max 1");
+    CHECKF(oracle_run(trace, N, &oq, NULL, 0, &got) == MH_OK && got == 0, "NULL out, max 0");
+    CHECKF(oracle_run(trace, N, &oq, NULL, 1, &got) == MH_EINVAL && got == 0, "NULL out, max 1");
     /* an empty trace */
     mh_access out[1];
-    CHECK(oracle_run(trace, 0, &oq, out, 1, &got) == MH_OK && got == 0, "empty trace");
+    CHECKF(oracle_run(trace, 0, &oq, out, 1, &got) == MH_OK && got == 0, "empty trace");
     q.direction = MH_BACKWARD; q.start = UINT64_MAX;
     oracle_query_wrap(&oq, &q);
-    CHECK(oracle_run(trace, 0, &oq, out, 1, &got) == MH_OK && got == 0, "empty trace");
+    CHECKF(oracle_run(trace, 0, &oq, out, 1, &got) == MH_OK && got == 0, "empty trace");
 }
 
 static void test_filters(void) {
@@ -279,17 +269,17 @@ static void test_matches(void) {
     oracle_query_wrap(&oq, &q);
     mh_access a = trace[0];
     a.id = 7;
-    CHECK(oracle_matches(&oq, &a), "id 7 after id 6");
+    CHECKF(oracle_matches(&oq, &a), "id 7 after id 6");
     a.id = 6;
-    CHECK(!oracle_matches(&oq, &a), "id 6 is the exclusive start");
+    CHECKF(!oracle_matches(&oq, &a), "id 6 is the exclusive start");
     a.id = 7;
     a.op = 3;
-    CHECK(!oracle_matches(&oq, &a), "unknown op 3");
+    CHECKF(!oracle_matches(&oq, &a), "unknown op 3");
     a.op = 200;
-    CHECK(!oracle_matches(&oq, &a), "unknown op 200");
+    CHECKF(!oracle_matches(&oq, &a), "unknown op 200");
     a.op = MH_OP_READ;
     a.size = 0; /* wraps to a 2^32-byte access; judged, not trusted */
-    CHECK(oracle_matches(&oq, &a), "size 0 at 0");
+    CHECKF(oracle_matches(&oq, &a), "size 0 at 0");
 }
 
 /* Pages of any size, each resumed after the last access, give the whole
@@ -307,9 +297,9 @@ static void test_resume(void) {
                 if (k < page)
                     break;
                 oracle_resume(&q, &chain[nc - 1]);
-                CHECK(q.start_kind == MH_FROM_ID && q.start == chain[nc - 1].id, "resume");
+                CHECKF(q.start_kind == MH_FROM_ID && q.start == chain[nc - 1].id, "resume");
             }
-            CHECK(nw == 5 && oracle_compare("resume chain", chain, nc, whole, nw) == 0,
+            CHECKF(nw == 5 && oracle_compare("resume chain", chain, nc, whole, nw) == 0,
                   "dir %u page %zu", dir, page);
         }
 }
@@ -319,14 +309,14 @@ static void test_compare(void) {
     memcpy(a, trace, sizeof a);
     memcpy(b, trace, sizeof b);
     size_t at = 99;
-    CHECK(oracle_equal(a, 3, b, 3, &at) && at == 3, "equal lists");
-    CHECK(oracle_equal(a, 0, b, 0, NULL), "empty lists");
+    CHECKF(oracle_equal(a, 3, b, 3, &at) && at == 3, "equal lists");
+    CHECKF(oracle_equal(a, 0, b, 0, NULL), "empty lists");
     b[0].linear ^= 1; /* has_linear 0: not compared */
     b[0].pc = 5;
     b[0].stream = 9;
-    CHECK(oracle_equal(a, 3, b, 3, &at), "absent linear, pc, stream ignored");
+    CHECKF(oracle_equal(a, 3, b, 3, &at), "absent linear, pc, stream ignored");
     b[1].linear ^= 1; /* has_linear 1 */
-    CHECK(!oracle_equal(a, 3, b, 3, &at) && at == 1, "linear at 1: %zu", at);
+    CHECKF(!oracle_equal(a, 3, b, 3, &at) && at == 1, "linear at 1: %zu", at);
     b[1] = a[1];
     static const size_t offs[] = {offsetof(mh_access, id), offsetof(mh_access, transition),
                                   offsetof(mh_access, physical), offsetof(mh_access, size),
@@ -334,16 +324,16 @@ static void test_compare(void) {
     for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
         memcpy(b, a, sizeof b);
         ((unsigned char *)&b[2])[offs[i]] ^= 1;
-        CHECK(!oracle_equal(a, 3, b, 3, &at) && at == 2, "field at %zu", offs[i]);
+        CHECKF(!oracle_equal(a, 3, b, 3, &at) && at == 2, "field at %zu", offs[i]);
     }
     memcpy(b, a, sizeof b);
-    CHECK(!oracle_equal(a, 3, b, 2, &at) && at == 2, "prefix");
-    CHECK(!oracle_equal(a, 1, b, 2, &at) && at == 1, "prefix");
+    CHECKF(!oracle_equal(a, 3, b, 2, &at) && at == 2, "prefix");
+    CHECKF(!oracle_equal(a, 1, b, 2, &at) && at == 1, "prefix");
     fprintf(stderr, "(two expected difference lines follow)\n");
-    CHECK(oracle_compare("self-test", a, 3, b, 2) == -1, "compare a prefix");
+    CHECKF(oracle_compare("self-test", a, 3, b, 2) == -1, "compare a prefix");
     b[0].id = 77;
-    CHECK(oracle_compare("self-test", a, 3, b, 3) == -1, "compare");
-    CHECK(oracle_compare("self-test", a, 3, a, 3) == 0, "compare");
+    CHECKF(oracle_compare("self-test", a, 3, b, 3) == -1, "compare");
+    CHECKF(oracle_compare("self-test", a, 3, a, 3) == 0, "compare");
 }
 
 /* The skipped bounds never change an answer: every query equals a scan of
@@ -398,7 +388,7 @@ static void test_bounds_against_scan(void) {
             oq.id_last = next(6) == 0 ? UINT64_MAX : oq.id_first + next(80);
         }
         size_t max = 1 + next(M), got = 0, nw = 0;
-        CHECK(oracle_run(all, M, &oq, out, max, &got) == MH_OK, "run");
+        CHECKF(oracle_run(all, M, &oq, out, max, &got) == MH_OK, "run");
         int fwd = q.direction == MH_FORWARD;
         for (size_t j = 0; j < M && nw < max; j++) {
             const mh_access *a = &all[fwd ? j : M - 1 - j];
@@ -406,29 +396,23 @@ static void test_bounds_against_scan(void) {
                 want[nw++] = *a;
         }
         if (oracle_compare("bounds vs whole scan", out, got, want, nw) != 0) {
-            oracle_print_query(stderr, &oq);
-            fprintf(stderr, " max %zu\n", max);
-            failures++;
-            return;
+            oracle_format_query(tu_context, sizeof tu_context, &oq);
+            tu_fail(__FILE__, __LINE__, "max %zu: the bounds change the answer", max);
         }
     }
 }
 
 int main(void) {
     make_trace();
-    test_starts();
+    test_axes();
     test_ops_and_ranges();
-    test_ends();
+    test_max();
     test_filters();
     test_refused();
     test_matches();
     test_resume();
     test_compare();
     test_bounds_against_scan();
-    if (failures) {
-        fprintf(stderr, "oracle_test: %d failures\n", failures);
-        return 1;
-    }
     printf("oracle_test: ok\n");
     return 0;
 }
