@@ -336,6 +336,37 @@ static void test_compare(void) {
     CHECKF(oracle_compare("self-test", a, 3, a, 3) == 0, "compare");
 }
 
+/* The query's one-line text, whole and truncated. */
+static void test_format(void) {
+    static const uint32_t set[] = {4, 0};
+    mh_query q = query(MH_FROM_ID, MH_BACKWARD, 7);
+    q.end_kind = MH_END_TRANSITION;
+    q.end = UINT64_MAX;
+    q.addr_first = 0x10;
+    q.addr_last = 0x1f;
+    oracle_query oq;
+    oracle_query_wrap(&oq, &q);
+    oq.streams = set;
+    oq.nstreams = 2;
+    oq.has_pc = 1;
+    oq.pc_last = 0xff;
+    oq.has_window = 1;
+    oq.id_first = 1;
+    oq.id_last = 2;
+    const char *want = "backward from id 7 until transition 18446744073709551615 "
+                       "addr [0x10, 0x1f] ops 0x7 streams {4,0} pc [0x0, 0xff] ids [1, 2]";
+    char buf[200], small[11];
+    size_t len = oracle_format_query(buf, sizeof buf, &oq);
+    CHECKF(len == strlen(want) && !strcmp(buf, want), "got \"%s\"", buf);
+    CHECKF(oracle_format_query(small, sizeof small, &oq) == len && !strcmp(small, "backward f"),
+           "truncated: \"%s\"", small);
+    CHECKF(oracle_format_query(NULL, 0, &oq) == len, "length only");
+    q.direction = 9;
+    oracle_query_wrap(&oq, &q);
+    oracle_format_query(buf, sizeof buf, &oq);
+    CHECKF(strstr(buf, "(direction 9 ") != NULL, "a bad field is shown: \"%s\"", buf);
+}
+
 /* The skipped bounds never change an answer: every query equals a scan of
  * the whole trace through oracle_matches. */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -412,6 +443,7 @@ int main(void) {
     test_matches();
     test_resume();
     test_compare();
+    test_format();
     test_bounds_against_scan();
     printf("oracle_test: ok\n");
     return 0;
