@@ -81,7 +81,7 @@ void fuzz_chain_init(fuzz_chain *c, const mh_query *q, const mh_stats *st) {
         if (!(cond)) {                                                         \
             fprintf(stderr, "%s:%d: answer invariant failed: %s\n", __FILE__, \
                     __LINE__, #cond);                                          \
-            print_query(&(c)->oq.q);                                              \
+            print_query(&(c)->oq.q);                                           \
             print_access("access", (a));                                       \
             if ((c)->have_last)                                                \
                 print_access("previous", &(c)->last);                          \
