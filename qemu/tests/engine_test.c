@@ -183,6 +183,24 @@ static void test_segv(void) {
     check_one_write(r.store, addr_of(&r, "target"));
 }
 
+/* SIGKILL: qemu dies with records the consumer has not merged yet; the
+ * drain after waitpid takes them all (the count of arena accesses is
+ * exact: 8 per step of work). */
+static void test_kill9(void) {
+    for (int round = 0; round < 3; round++) {
+        run r;
+        record(&r, 0, NULL, "kill9", "30");
+        CHECKF(r.rc == 0, "rc %d: %s", r.rc, r.res.error);
+        CHECK(WIFSIGNALED(r.res.wait_status) && WTERMSIG(r.res.wait_status) == SIGKILL);
+        verify_clean(r.store);
+        check_one_write(r.store, addr_of(&r, "target"));
+        uint64_t a = addr_of(&r, "arena");
+        size_t n;
+        free(collect(r.store, a, a + 4095, MH_OPS_RW, &n));
+        CHECKF(n == 30 * 512 * 8, "%zu arena accesses, expected %d", n, 30 * 512 * 8);
+    }
+}
+
 static void test_threads(void) {
     run r;
     record(&r, 0, NULL, "threads", "8");
@@ -434,6 +452,7 @@ int main(int argc, char **argv) {
     test_global();
     test_exit_status();
     test_segv();
+    test_kill9();
     test_threads();
     test_fork();
     test_exec_call();

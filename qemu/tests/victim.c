@@ -15,8 +15,11 @@
  *   work N       N rounds of 1/2/4/8-byte loads and stores on mh_arena
  *                (the lackey comparison), exits 0
  *   exec         writes mh_target, then execs /bin/true
+ *   kill9 N      work N, writes mh_target, then SIGKILLs itself (qemu
+ *                dies at once: no callback of the plugin runs)
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +122,13 @@ int main(int argc, char **argv) {
         say("arena", mh_arena);
         work(n);
         return 0;
+    }
+    if (strcmp(mode, "kill9") == 0) {
+        say("arena", mh_arena);
+        work(n);
+        mh_target = 9;
+        kill(getpid(), SIGKILL);
+        return 1;
     }
     if (strcmp(mode, "exec") == 0) {
         mh_target = 3;
