@@ -99,8 +99,9 @@ static mh_access *collect(const char *store, uint64_t a, uint64_t b, unsigned op
     for (;;) {
         if (cap - len < 512) {
             cap *= 2;
-            all = realloc(all, cap * sizeof *all);
-            CHECK(all != NULL);
+            mh_access *bigger = realloc(all, cap * sizeof *all);
+            CHECK(bigger != NULL);
+            all = bigger;
         }
         CHECK_OK(mh_cursor_next(cur, all + len, 512, &got));
         if (got == 0)

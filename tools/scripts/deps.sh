@@ -5,7 +5,7 @@ set -euo pipefail
 need=()
 want_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed" || need+=("$1"); }
 for p in build-essential cmake pkg-config liblz4-dev libxxhash-dev libsqlite3-dev \
-         valgrind clang libclang-rt-14-dev cppcheck sqlite3 python3; do
+         valgrind clang libclang-rt-14-dev cppcheck sqlite3 python3 qemu-user; do
   want_pkg "$p"
 done
 if [ ${#need[@]} -gt 0 ]; then
