@@ -231,7 +231,7 @@ static void mode_reader(const uint8_t *comp, size_t clen, uint32_t raw_size) {
     FUZZ_OK(rc);
     rc = fuzz_exercise_reader(r, QUERY_LIMIT);
     mh_reader_close(r);
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     int vrc = fuzz_verify(dir, 0, &res);
     if (vrc == MH_OK)
         FUZZ_ASSERT_MSG(rc == MH_OK,

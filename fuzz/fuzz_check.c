@@ -64,11 +64,11 @@ void fuzz_assert_same(const mh_access *got, const mh_access *want,
 
 static void print_query(const mh_query *q) {
     fprintf(stderr,
-            "  query: %s %s %" PRIu64 " range [0x%" PRIx64 ", 0x%" PRIx64
-            "] ops 0x%x\n",
+            "  query: %s %s %" PRIu64 " end kind %u %" PRIu64 " range [0x%" PRIx64
+            ", 0x%" PRIx64 "] ops 0x%x\n",
             q->direction == MH_FORWARD ? "forward" : "backward",
-            q->start_kind == MH_FROM_ID ? "id" : "transition", q->start,
-            q->addr_first, q->addr_last, q->ops);
+            q->start_kind == MH_FROM_ID ? "id" : "transition", q->start, q->end_kind,
+            q->end, q->addr_first, q->addr_last, q->ops);
 }
 
 int fuzz_query_matches(const mh_query *q, const mh_access *a) {
@@ -78,6 +78,12 @@ int fuzz_query_matches(const mh_query *q, const mh_access *a) {
     if (a->physical > q->addr_last || last < q->addr_first)
         return 0;
     int fwd = q->direction == MH_FORWARD;
+    /* the end bound, inclusive */
+    if (q->end_kind != MH_END_NONE) {
+        uint64_t v = q->end_kind == MH_END_TRANSITION ? a->transition : a->id;
+        if (fwd ? v > q->end : v < q->end)
+            return 0;
+    }
     if (q->start_kind == MH_FROM_TRANSITION)
         return fwd ? a->transition >= q->start : a->transition <= q->start;
     return fwd ? a->id > q->start : a->id < q->start;
@@ -110,7 +116,9 @@ void fuzz_chain_check(fuzz_chain *c, const mh_access *batch, size_t n) {
         CHAIN_ASSERT(c, a, a->physical + (a->size - 1) >= a->physical);
         CHAIN_ASSERT(c, a, a->op < MH_OP_COUNT);
         CHAIN_ASSERT(c, a, a->has_linear <= 1);
-        CHAIN_ASSERT(c, a, a->reserved == 0);
+        /* format 1.x: no pc, one stream, reserved bytes zero */
+        CHAIN_ASSERT(c, a, a->pc == 0 && a->has_pc == 0 && a->stream == 0);
+        CHAIN_ASSERT(c, a, !memcmp(a->reserved, (uint8_t[5]){0}, 5));
         CHAIN_ASSERT(c, a, fuzz_query_matches(&c->q, a));
         CHAIN_ASSERT(c, a, a->id < c->st.accesses);
         CHAIN_ASSERT(c, a, a->transition >= c->st.transition_first &&
@@ -139,7 +147,7 @@ static uint32_t next_rand(uint32_t *s) {
 
 int fuzz_cursor_scan(const mh_reader *r, const mh_query *q, uint64_t limit,
                      uint32_t seed, fuzz_vec *out, int *complete) {
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     FUZZ_OK(mh_reader_stats(r, &st));
     *complete = 0;
     mh_cursor *cur = NULL;
@@ -191,7 +199,7 @@ int fuzz_cursor_scan(const mh_reader *r, const mh_query *q, uint64_t limit,
 
 int fuzz_resume_scan(const mh_reader *r, const mh_query *q, size_t step,
                      uint64_t limit, fuzz_vec *out, int *complete) {
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     FUZZ_OK(mh_reader_stats(r, &st));
     FUZZ_ASSERT(step >= 1);
     *complete = 0;
@@ -284,11 +292,11 @@ static void check_dictionary(const mh_reader *r) {
         FUZZ_ASSERT(mh_reader_string(r, i) != NULL);
     size_t nc = mh_reader_column_count(r);
     for (size_t i = 0; i < nc && i < 256; i++) {
-        mh_column_info ci;
+        mh_column_info ci = {.struct_size = sizeof ci};
         FUZZ_OK(mh_reader_column(r, i, &ci));
         FUZZ_ASSERT(ci.name != NULL);
     }
-    mh_column_info ci;
+    mh_column_info ci = {.struct_size = sizeof ci};
     FUZZ_EXPECT_RC(mh_reader_column(r, nc, &ci), MH_EINVAL);
     for (unsigned op = 0; op < 8; op++) {
         const char *name = mh_reader_op_name(r, op);
@@ -306,7 +314,7 @@ static void check_introspection(const mh_reader *r, const mh_stats *st,
                                 int *err) {
     size_t nseg = mh_reader_segment_count(r);
     FUZZ_ASSERT(nseg == st->segments);
-    mh_segment_info si;
+    mh_segment_info si = {.struct_size = sizeof si};
     FUZZ_EXPECT_RC(mh_reader_segment_info(r, nseg, &si), MH_EINVAL);
     for (size_t s = 0; s < nseg && s < 64; s++) {
         int rc = mh_reader_segment_info(r, s, &si);
@@ -319,9 +327,9 @@ static void check_introspection(const mh_reader *r, const mh_stats *st,
         FUZZ_ASSERT(si.file_name != NULL);
         FUZZ_ASSERT(si.id_first <= st->accesses &&
                     si.accesses <= st->accesses - si.id_first);
-        mh_slice_info sl;
+        mh_slice_info sl = {.struct_size = sizeof sl};
         FUZZ_EXPECT_RC(mh_reader_slice_info(r, s, si.slices, &sl), MH_EINVAL);
-        mh_chunk_info ch;
+        mh_chunk_info ch = {.struct_size = sizeof ch};
         FUZZ_EXPECT_RC(mh_reader_chunk_info(r, s, si.chunks, &ch), MH_EINVAL);
         for (uint32_t k = 0; k < si.slices && k < 256; k++) {
             rc = mh_reader_slice_info(r, s, k, &sl);
@@ -452,7 +460,7 @@ static void make_query(mh_query *q, uint32_t kind, uint32_t dir, uint64_t start,
 
 int fuzz_exercise_reader(const mh_reader *r, uint64_t limit) {
     int err = MH_OK;
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     FUZZ_OK(mh_reader_stats(r, &st));
     FUZZ_EXPECT_RC(mh_reader_stats(NULL, &st), MH_EINVAL);
     check_stats(&st);
@@ -524,11 +532,11 @@ int fuzz_exercise_reader(const mh_reader *r, uint64_t limit) {
         size_t nseg = mh_reader_segment_count(r);
         uint32_t s = 100;
         for (size_t seg = 0; seg < nseg && seg < 4; seg++) {
-            mh_segment_info si;
+            mh_segment_info si = {.struct_size = sizeof si};
             if (mh_reader_segment_info(r, seg, &si) != MH_OK)
                 continue;
             for (uint32_t c = 0; c < si.chunks && c < 6; c++) {
-                mh_chunk_info ch;
+                mh_chunk_info ch = {.struct_size = sizeof ch};
                 if (mh_reader_chunk_info(r, seg, c, &ch) != MH_OK)
                     continue;
                 if (ch.op >= MH_OP_COUNT)
@@ -558,6 +566,7 @@ typedef struct verify_ctx {
 static void on_problem(void *ctx, const mh_problem *p) {
     verify_ctx *v = ctx;
     FUZZ_ASSERT(p != NULL);
+    FUZZ_ASSERT(p->struct_size == sizeof *p);
     FUZZ_ASSERT_NAMED(p->code);
     FUZZ_ASSERT(p->file != NULL && p->message != NULL);
     FUZZ_ASSERT_MSG(strchr(p->message, '\n') == NULL,
@@ -571,6 +580,7 @@ static void on_problem(void *ctx, const mh_problem *p) {
 int fuzz_verify(const char *dir, unsigned flags, mh_verify_result *res) {
     verify_ctx v = {0, 0};
     memset(res, 0, sizeof *res);
+    res->struct_size = sizeof *res;
     int rc = mh_verify(dir, flags, on_problem, &v, res);
     FUZZ_ASSERT_NAMED(rc);
     FUZZ_ASSERT_MSG(rc == MH_OK || rc == MH_ECORRUPT || rc == MH_ENOMEM,

@@ -32,7 +32,7 @@ int fuzz_access_equal(const mh_access *a, const mh_access *b);
 void fuzz_assert_same(const mh_access *got, const mh_access *want,
                       const char *what, size_t index);
 
-/* Does a match q's filter (op set, overlap, start condition)? */
+/* Does a match q's filter (op set, overlap, start condition, end bound)? */
 int fuzz_query_matches(const mh_query *q, const mh_access *a);
 
 /* State of one answer being checked batch by batch (a cursor's batches, or a

@@ -136,9 +136,11 @@ static int draw_access(fuzz_producer *p, uint64_t prev, mh_access *a,
     /* linear is ignored when absent: give it garbage then */
     a->linear = a->has_linear ? a->physical ^ fuzz_producer_u64_range(p, 0, 0xffff)
                               : fuzz_producer_u64(p);
+    if (!a->has_pc)
+        a->pc = fuzz_producer_one_in(p, 8) ? fuzz_producer_u64(p) : 0; /* ignored */
     if (valid_only || !fuzz_producer_one_in(p, 20))
         return MH_OK;
-    switch (fuzz_producer_u32_range(p, 0, 4)) {
+    switch (fuzz_producer_u32_range(p, 0, 5)) {
     case 0: a->size = 0; return MH_EINVAL;
     case 1:
         a->size = fuzz_producer_u32_range(p, 2, UINT32_MAX);
@@ -146,6 +148,16 @@ static int draw_access(fuzz_producer *p, uint64_t prev, mh_access *a,
         return MH_EINVAL;
     case 2: a->op = (uint8_t)fuzz_producer_u32_range(p, 3, 255); return MH_EINVAL;
     case 3: a->has_linear = (uint8_t)fuzz_producer_u32_range(p, 2, 255); return MH_EINVAL;
+    case 4:
+        /* fields format 1.x has no column for, and reserved bytes */
+        switch (fuzz_producer_u32_range(p, 0, 2)) {
+        case 0: a->stream = fuzz_producer_u32_range(p, 1, UINT32_MAX); break;
+        case 1: a->has_pc = (uint8_t)fuzz_producer_u32_range(p, 1, 255); break;
+        default:
+            a->reserved[fuzz_producer_u32_range(p, 0, 4)] =
+                (uint8_t)fuzz_producer_u32_range(p, 1, 255);
+        }
+        return MH_EINVAL;
     default:
         if (prev == 0)
             return MH_OK;
@@ -201,9 +213,31 @@ static void draw_query(fuzz_producer *p, const model *m, size_t n, mh_query *q,
     }
     }
     q->ops = fuzz_producer_u32_range(p, 1, 7);
+    /* an end bound, half of the time: near the start (either side, equal),
+     * at an access, or anywhere */
+    if (fuzz_producer_bool(p)) {
+        q->end_kind = fuzz_producer_u32_range(p, MH_END_TRANSITION, MH_END_ID);
+        int by_t = q->end_kind == MH_END_TRANSITION;
+        uint64_t at = by_t ? (n ? all[k].transition : 0) : k;
+        if (by_t == (q->start_kind == MH_FROM_TRANSITION) && fuzz_producer_bool(p))
+            at = q->start;
+        uint64_t d = fuzz_producer_u64_range(p, 0, fuzz_producer_bool(p) ? 3 : 64);
+        switch (fuzz_producer_u32_range(p, 0, 4)) {
+        case 0: q->end = at; break;
+        case 1: q->end = at > UINT64_MAX - d ? UINT64_MAX : at + d; break;
+        case 2: q->end = at < d ? 0 : at - d; break;
+        case 3: q->end = fuzz_producer_bool(p) ? 0 : UINT64_MAX; break;
+        default: q->end = by_t ? fuzz_producer_u64(p) : fuzz_producer_u64_range(p, 0, n + 1);
+        }
+    } else if (fuzz_producer_one_in(p, 4)) {
+        q->end = fuzz_producer_u64(p); /* ignored without an end kind */
+    }
     if (fuzz_producer_one_in(p, 40)) {
         *expect = MH_EINVAL;
-        switch (fuzz_producer_u32_range(p, 0, 4)) {
+        switch (fuzz_producer_u32_range(p, 0, 7)) {
+        case 5: q->end_kind = fuzz_producer_u32_range(p, 3, UINT32_MAX); break;
+        case 6: q->reserved = fuzz_producer_u32_range(p, 1, UINT32_MAX); break;
+        case 7: q->struct_size = fuzz_producer_u32_range(p, 0, (uint32_t)sizeof *q - 1); break;
         case 0: q->ops = 0; break;
         case 1: q->ops |= 8u << fuzz_producer_u32_range(p, 0, 28); break;
         case 2: q->start_kind = fuzz_producer_u32_range(p, 2, UINT32_MAX); break;
@@ -304,7 +338,7 @@ static void check_meta(const mh_reader *r, char *const *meta) {
 /* Checks reader r against the model prefix [0, n). */
 static void check_reader(fuzz_producer *p, const mh_reader *r, const model *m,
                          size_t n, char *const *meta) {
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     FUZZ_OK(mh_reader_stats(r, &st));
     FUZZ_ASSERT(st.accesses == n);
     uint64_t counts[MH_OP_COUNT] = {0};
@@ -346,7 +380,7 @@ static void reader_step(fuzz_producer *p, model *m, const char *dir,
                         mh_writer *w) {
     mh_reader *r = NULL;
     FUZZ_OK(mh_reader_open(dir, &r));
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     FUZZ_OK(mh_reader_stats(r, &st));
     FUZZ_ASSERT_MSG(st.accesses == m->committed,
                     "a new reader does not see exactly the committed prefix");
@@ -613,7 +647,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         mh_reader_close(m.old);
         m.old = NULL;
     }
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     FUZZ_OK(fuzz_verify(dir, 0, &res));
     FUZZ_ASSERT(res.problems == 0);
     FUZZ_ASSERT(res.accesses == m.all.n);

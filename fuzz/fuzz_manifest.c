@@ -78,7 +78,7 @@ static int open_and_exercise(void) {
 static void run(const uint8_t *man, size_t size) {
     fuzz_write_file(store, "MANIFEST", man, size);
     int rc = open_and_exercise();
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     int vrc = fuzz_verify(store, 0, &res);
     if (vrc == MH_OK)
         FUZZ_ASSERT_MSG(rc == MH_OK,

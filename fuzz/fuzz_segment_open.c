@@ -57,7 +57,7 @@ static void run(const char *dir, const uint8_t *seg, size_t size) {
     free(man);
 
     int rc = open_and_exercise(dir);
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     int vrc = fuzz_verify(dir, 0, &res);
     if (vrc == MH_OK)
         FUZZ_ASSERT_MSG(rc == MH_OK,

@@ -217,15 +217,18 @@ int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
 int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
                     uint32_t raw_size, uint32_t n, uint64_t t_base,
                     uint8_t *scratch, mh_rows *out, mh_diag *d) {
-    if (MH_CHECKSUMS_ENFORCED)
-        MH_CHECK(mh_hash(comp, comp_size) == sum, MH_ECHECKSUM, d, 0,
-                 "block checksum mismatch");
+    if (MH_CHECKSUMS_ENFORCED) {
+        uint64_t computed = mh_hash(comp, comp_size);
+        MH_CHECK(computed == sum, MH_ECHECKSUM, d, 0,
+                 "block checksum mismatch: stored 0x%016llx, computed 0x%016llx",
+                 (unsigned long long)sum, (unsigned long long)computed);
+    }
     MH_CHECK(comp_size <= INT32_MAX && raw_size <= INT32_MAX, MH_ECORRUPT, d,
              0, "block size out of range");
     int got = LZ4_decompress_safe((const char *)comp, (char *)scratch,
                                   (int)comp_size, (int)raw_size);
     MH_CHECK(got >= 0 && (uint32_t)got == raw_size, MH_ECORRUPT, d, 0,
-             "LZ4 data does not decompress to the declared %u bytes",
-             raw_size);
+             "LZ4 data does not decompress to the declared %u bytes (%s %d)",
+             raw_size, got < 0 ? "LZ4 error" : "got", got);
     return mh_block_decode_raw(scratch, raw_size, n, t_base, out, d);
 }

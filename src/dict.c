@@ -145,7 +145,7 @@ static int dict_parse(const uint8_t *p, size_t size, uint64_t base,
     size_t off = MHF_DICT_HEADER_SIZE;
     o->strings = calloc(ns ? ns : 1, sizeof *o->strings);
     if (!o->strings)
-        return MH_ENOMEM;
+        MH_FAIL(MH_ENOMEM, d, base, "out of memory for %u dictionary strings", ns);
     for (uint32_t i = 0; i < ns; i++) {
         MH_CHECK(size - off >= 4, MH_ECORRUPT, d, base + off,
                  "dictionary ends inside string %u", i);
@@ -157,7 +157,7 @@ static int dict_parse(const uint8_t *p, size_t size, uint64_t base,
                  base + off, "string %u contains a NUL byte", i);
         o->strings[i] = malloc((size_t)len + 1);
         if (!o->strings[i])
-            return MH_ENOMEM;
+            MH_FAIL(MH_ENOMEM, d, base + off, "out of memory for dictionary string %u", i);
         o->nstrings = i + 1;
         memcpy(o->strings[i], p + off + 4, len);
         o->strings[i][len] = 0;
@@ -173,7 +173,7 @@ static int dict_parse(const uint8_t *p, size_t size, uint64_t base,
              "unknown column layout (%u columns)", nc);
     o->columns = calloc(nc, sizeof *o->columns);
     if (!o->columns)
-        return MH_ENOMEM;
+        MH_FAIL(MH_ENOMEM, d, base, "out of memory for the dictionary's columns");
     for (uint32_t i = 0; i < nc; i++, off += MHF_DICT_COLUMN_SIZE) {
         uint32_t name = mhf_load_u32(p + off);
         MH_CHECK(name < ns, MH_ECORRUPT, d, base + off,
@@ -208,7 +208,7 @@ static int dict_parse(const uint8_t *p, size_t size, uint64_t base,
     }
     o->meta = calloc(nm ? nm : 1, sizeof *o->meta);
     if (!o->meta)
-        return MH_ENOMEM;
+        MH_FAIL(MH_ENOMEM, d, base, "out of memory for %u metadata entries", nm);
     for (uint32_t i = 0; i < nm; i++, off += MHF_DICT_META_SIZE) {
         uint32_t k = mhf_load_u32(p + off), v = mhf_load_u32(p + off + 4);
         MH_CHECK(k < ns && v < ns, MH_ECORRUPT, d, base + off,

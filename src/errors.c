@@ -1,7 +1,9 @@
 /*
  * errors.c - the error table generated from MH_ERROR_LIST, diagnostics,
- * operation names, and the small helpers every file uses (hash, buffer).
+ * operation names, the library's version, the growable-struct rule of the
+ * ABI, and the small helpers every file uses (hash, buffer).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,50 @@
 #include <xxhash.h>
 
 #include "internal.h"
+
+unsigned mh_version_number(void) { return MH_VERSION_NUMBER; }
+
+const char *mh_version_string(void) { return MH_VERSION_STRING; }
+
+/* The caller's struct_size: the first 4 bytes of every growable struct. */
+static uint32_t struct_size_of(const void *p) {
+    uint32_t n;
+    memcpy(&n, p, sizeof n);
+    return n;
+}
+
+int mh_struct_in(const void *in, size_t min_size, size_t lib_size,
+                 void *local) {
+    if (!in)
+        return MH_EINVAL;
+    uint32_t n = struct_size_of(in);
+    if (n < min_size)
+        return MH_EINVAL;
+    /* a newer caller's fields this library lacks must be left at zero:
+     * a non-zero one asks for something that would be silently ignored */
+    const unsigned char *b = in;
+    for (size_t i = lib_size; i < n; i++)
+        if (b[i])
+            return MH_EINVAL;
+    memcpy(local, in, n < lib_size ? n : lib_size);
+    memcpy(local, &(uint32_t){(uint32_t)lib_size}, sizeof(uint32_t));
+    return MH_OK;
+}
+
+int mh_struct_out_ok(const void *out, size_t min_size) {
+    return out && struct_size_of(out) >= min_size ? MH_OK : MH_EINVAL;
+}
+
+int mh_struct_out(void *out, const void *full, size_t min_size,
+                  size_t lib_size) {
+    MH_TRY(mh_struct_out_ok(out, min_size));
+    uint32_t n = struct_size_of(out);
+    size_t k = n < lib_size ? n : lib_size;
+    /* struct_size stays as the caller set it */
+    memcpy((unsigned char *)out + sizeof(uint32_t),
+           (const unsigned char *)full + sizeof(uint32_t), k - sizeof(uint32_t));
+    return MH_OK;
+}
 
 const char *mh_strerror(int code) {
     switch (code) {
@@ -40,6 +86,18 @@ const char *mh_op_name(unsigned op) {
     return op < MH_OP_COUNT ? names[op] : NULL;
 }
 
+int mh_diag_fail(mh_diag *d, int code, uint64_t offset, const char *fmt, ...) {
+    if (!d)
+        return code;
+    d->code = code;
+    d->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
 void mh_diag_set(mh_diag *d, uint64_t offset, const char *fmt, ...) {
     if (!d)
         return;
@@ -48,6 +106,59 @@ void mh_diag_set(mh_diag *d, uint64_t offset, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(d->msg, sizeof d->msg, fmt, ap);
     va_end(ap);
+}
+
+void mh_diag_prefix(mh_diag *d, const char *fmt, ...) {
+    if (!d)
+        return;
+    char old[sizeof d->msg];
+    if (d->msg[0])
+        memcpy(old, d->msg, sizeof old);
+    else
+        snprintf(old, sizeof old, "%s", mh_strerror(d->code));
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    /* then ": " and the old message, cut where the buffer ends */
+    size_t used = (size_t)n < sizeof d->msg ? (size_t)n : sizeof d->msg - 1;
+    const char *tail[2] = {": ", old};
+    for (int k = 0; k < 2; k++) {
+        size_t len = strlen(tail[k]), room = sizeof d->msg - 1 - used;
+        if (len > room)
+            len = room;
+        memcpy(d->msg + used, tail[k], len);
+        used += len;
+    }
+    d->msg[used] = '\0';
+}
+
+int mh_diag_os(mh_diag *d, int code, const char *what, const char *path) {
+    int e = errno;
+    if (code == 0)
+        code = mh_io_error();
+    mh_diag_fail(d, code, 0, "%s %s: %s", what, path ? path : "", strerror(e));
+    errno = e;
+    return code;
+}
+
+size_t mh_diag_copy(const mh_diag *d, char *buf, size_t size) {
+    const char *m = d ? d->msg : "";
+    size_t len = strlen(m);
+    if (buf && size) {
+        size_t k = len < size - 1 ? len : size - 1;
+        memcpy(buf, m, k);
+        buf[k] = '\0';
+    }
+    return len;
+}
+
+int mh_diag_code(mh_diag *d, int code) {
+    if (d && code < 0 && d->code == 0)
+        mh_diag_fail(d, code, 0, "%s", mh_strerror(code));
+    return code;
 }
 
 uint64_t mh_hash(const void *p, size_t n) { return XXH3_64bits(p, n); }
@@ -89,3 +200,21 @@ void mh_buf_free(mh_buf *b) {
     b->p = NULL;
     b->n = b->cap = 0;
 }
+
+/* ABI 1: every growable struct is its first published size. When one grows,
+ * its assert here goes (the _SIZE_1 macro keeps the old size). */
+_Static_assert(sizeof(mh_access) == 56, "mh_access is 56 bytes, fixed");
+_Static_assert(MH_QUERY_SIZE_1 == sizeof(mh_query), "ABI 1 mh_query");
+_Static_assert(MH_WRITER_OPTIONS_SIZE_1 == sizeof(mh_writer_options),
+               "ABI 1 mh_writer_options");
+_Static_assert(MH_STATS_SIZE_1 == sizeof(mh_stats), "ABI 1 mh_stats");
+_Static_assert(MH_SEGMENT_INFO_SIZE_1 == sizeof(mh_segment_info),
+               "ABI 1 mh_segment_info");
+_Static_assert(MH_SLICE_INFO_SIZE_1 == sizeof(mh_slice_info),
+               "ABI 1 mh_slice_info");
+_Static_assert(MH_CHUNK_INFO_SIZE_1 == sizeof(mh_chunk_info),
+               "ABI 1 mh_chunk_info");
+_Static_assert(MH_COLUMN_INFO_SIZE_1 == sizeof(mh_column_info),
+               "ABI 1 mh_column_info");
+_Static_assert(MH_VERIFY_RESULT_SIZE_1 == sizeof(mh_verify_result),
+               "ABI 1 mh_verify_result");

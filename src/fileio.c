@@ -57,11 +57,13 @@ int mh_pwrite_all(int fd, const void *buf, size_t n, uint64_t off) {
     return MH_OK;
 }
 
-int mh_fsync_dir(const char *dir) {
+int mh_fsync_dir(const char *dir, mh_diag *d) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
-        return MH_EIO;
-    int rc = fsync(fd) == 0 ? MH_OK : MH_EIO;
+        return mh_diag_os(d, MH_EIO, "cannot open directory", dir);
+    int rc = MH_OK;
+    if (fsync(fd) != 0)
+        rc = mh_diag_os(d, MH_EIO, "cannot fsync directory", dir);
     close(fd);
     return rc;
 }
@@ -82,26 +84,38 @@ void mh_segment_name(char out[MHF_SEGMENT_NAME_LEN + 1], uint64_t seq) {
              MHF_SEGMENT_SUFFIX, seq);
 }
 
-int mh_read_file(const char *path, uint8_t **out, size_t *size) {
+int mh_read_file(const char *path, uint8_t **out, size_t *size, mh_diag *d) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? MH_ENOENT : MH_EIO;
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return mh_diag_os(d, MH_ENOENT, "cannot open", path);
+        return mh_diag_os(d, MH_EIO, "cannot open", path);
+    }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        mh_diag_os(d, MH_EIO, "cannot stat", path);
         close(fd);
         return MH_EIO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return mh_diag_fail(d, MH_EIO, 0, "%s is not a regular file", path);
     }
     size_t n = (size_t)st.st_size;
     uint8_t *buf = malloc(n ? n : 1);
     if (!buf) {
         close(fd);
-        return MH_ENOMEM;
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory reading %s (%zu bytes)",
+                            path, n);
     }
     size_t got = 0;
+    int e = 0;
     while (got < n) {
         ssize_t r = read(fd, buf + got, n - got);
         if (r < 0 && errno == EINTR)
             continue;
+        if (r < 0)
+            e = errno;
         if (r <= 0)
             break;
         got += (size_t)r;
@@ -109,7 +123,12 @@ int mh_read_file(const char *path, uint8_t **out, size_t *size) {
     close(fd);
     if (got != n) {
         free(buf);
-        return MH_EIO;
+        if (e) {
+            errno = e;
+            return mh_diag_os(d, MH_EIO, "cannot read", path);
+        }
+        return mh_diag_fail(d, MH_EIO, got, "%s shrank while read: %zu of %zu bytes",
+                            path, got, n);
     }
     *out = buf;
     *size = n;
@@ -117,29 +136,33 @@ int mh_read_file(const char *path, uint8_t **out, size_t *size) {
 }
 
 int mh_write_atomic(const char *dir, const char *tmp_name, const char *name,
-                    const void *buf, size_t n) {
+                    const void *buf, size_t n, mh_diag *d) {
     char *tmp = mh_path_join(dir, tmp_name), *dst = mh_path_join(dir, name);
     int rc = MH_ENOMEM;
-    if (!tmp || !dst)
+    if (!tmp || !dst) {
+        mh_diag_fail(d, rc, 0, "out of memory");
         goto out;
+    }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        rc = mh_io_error();
+        rc = mh_diag_os(d, 0, "cannot create", tmp);
         goto out;
     }
     rc = mh_write_all(fd, buf, n);
+    if (rc != MH_OK)
+        mh_diag_os(d, rc, "cannot write", tmp);
     if (rc == MH_OK && fsync(fd) != 0)
-        rc = mh_io_error();
+        rc = mh_diag_os(d, 0, "cannot fsync", tmp);
     if (close(fd) != 0 && rc == MH_OK)
-        rc = mh_io_error();
+        rc = mh_diag_os(d, 0, "cannot close", tmp);
     if (rc == MH_OK && rename(tmp, dst) != 0)
-        rc = mh_io_error();
+        rc = mh_diag_os(d, 0, "cannot rename to its final name", tmp);
     if (rc != MH_OK) {
         int saved = errno;
         unlink(tmp);
         errno = saved;
     } else {
-        rc = mh_fsync_dir(dir);
+        rc = mh_fsync_dir(dir, d);
     }
 out:
     free(tmp);

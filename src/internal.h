@@ -17,14 +17,39 @@
 #include "mh_format.h"
 
 /* ---- failing through one macro -------------------------------------- */
-/* A diagnostic filled where a check fails: which byte, and why. */
+/* The detail of a failure, filled where a check fails and carried by the
+ * call path (a writer, a reader being opened, a query context, a cursor):
+ * the code, the byte offset in the file it is about, and one line saying
+ * what and where. Callers that know more of the place (file name, slice,
+ * block) put it in front with mh_diag_prefix on the way out. No thread-local
+ * or global state: whoever wants the detail passes a diag down. */
 typedef struct mh_diag {
+    int code;
     uint64_t offset;
-    char msg[200];
+    char msg[MH_ERRMSG_MAX];
 } mh_diag;
 
+/* Records code, offset and the formatted message in d (NULL: nothing).
+ * Returns code, so a failure path can `return mh_diag_fail(...)`. */
+int mh_diag_fail(mh_diag *d, int code, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Same, keeping d's code and offset (a message for an error already set). */
 void mh_diag_set(mh_diag *d, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Puts "<formatted>: " in front of d's message (truncating its end when the
+ * whole does not fit); an empty message gets mh_strerror(d->code) first. */
+void mh_diag_prefix(mh_diag *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* An OS failure: MH_EIO or MH_ENOSPC (mh_io_error from errno, or the given
+ * code when not 0), with "<what> <path>: strerror(errno)". errno is kept. */
+int mh_diag_os(mh_diag *d, int code, const char *what, const char *path);
+/* Copies d's message into buf like snprintf (size 0: only the length;
+ * buf may then be NULL). Returns strlen of the message. */
+size_t mh_diag_copy(const mh_diag *d, char *buf, size_t size);
+/* Keeps a failure's detail when the callee said nothing (a bare code from
+ * a path without a diag): when d->code is still 0 (public calls clear it on
+ * entry), the message becomes mh_strerror(code). Returns code. */
+int mh_diag_code(mh_diag *d, int code);
 
 #ifdef MH_DEBUG_CHECKS
 #include <stdio.h>
@@ -36,14 +61,21 @@ void mh_diag_set(mh_diag *d, uint64_t offset, const char *fmt, ...)
 #endif
 
 /* Returns code from the enclosing function when cond is false, after
- * describing the failure in diag d (which may be NULL). */
+ * recording the failure (code, offset, what and where) in diag d (which may
+ * be NULL). The one way a check fails. */
 #define MH_CHECK(cond, code, d, off, ...)                                      \
     do {                                                                       \
         if (!(cond)) {                                                         \
             MH_TRACE_FAIL_(code, cond);                                        \
-            mh_diag_set((d), (uint64_t)(off), __VA_ARGS__);                    \
-            return (code);                                                     \
+            return mh_diag_fail((d), (code), (uint64_t)(off), __VA_ARGS__);    \
         }                                                                      \
+    } while (0)
+
+/* Fails unconditionally (the detail form of `return code`). */
+#define MH_FAIL(code, d, off, ...)                                             \
+    do {                                                                       \
+        MH_TRACE_FAIL_(code, always);                                           \
+        return mh_diag_fail((d), (code), (uint64_t)(off), __VA_ARGS__);        \
     } while (0)
 
 #define MH_TRY(expr)                                                           \
@@ -60,6 +92,40 @@ void mh_diag_set(mh_diag *d, uint64_t offset, const char *fmt, ...)
 #else
 #define MH_CHECKSUMS_ENFORCED 1
 #endif
+
+/* ---- growable structs (memhist.h, STRUCTS THAT GROW) ----------------- */
+/* Size of T up to and including member f, rounded to T's alignment: the
+ * first published size of a struct whose ABI-1 layout ends at f. It stays
+ * right when members are appended later. */
+#define MH_SIZE_UPTO(T, f)                                                     \
+    ((offsetof(T, f) + sizeof(((T *)0)->f) + _Alignof(T) - 1) /                \
+     _Alignof(T) * _Alignof(T))
+#define MH_QUERY_SIZE_1 MH_SIZE_UPTO(mh_query, end)
+#define MH_WRITER_OPTIONS_SIZE_1 MH_SIZE_UPTO(mh_writer_options, reserved)
+#define MH_STATS_SIZE_1 MH_SIZE_UPTO(mh_stats, raw_bytes)
+#define MH_SEGMENT_INFO_SIZE_1 MH_SIZE_UPTO(mh_segment_info, index_bytes)
+#define MH_SLICE_INFO_SIZE_1 MH_SIZE_UPTO(mh_slice_info, blocks)
+#define MH_CHUNK_INFO_SIZE_1 MH_SIZE_UPTO(mh_chunk_info, op)
+#define MH_COLUMN_INFO_SIZE_1 MH_SIZE_UPTO(mh_column_info, nullable)
+#define MH_VERIFY_RESULT_SIZE_1 MH_SIZE_UPTO(mh_verify_result, repaired)
+#define MH_READER_OPTIONS_SIZE_1 MH_SIZE_UPTO(mh_reader_options, cache_bytes)
+
+/* Reads an input struct: *local holds the defaults on entry and gets the
+ * caller's min(struct_size, lib_size) bytes, with struct_size = lib_size.
+ * MH_EINVAL for NULL, struct_size < min_size, or a non-zero byte past
+ * lib_size. */
+int mh_struct_in(const void *in, size_t min_size, size_t lib_size,
+                 void *local);
+/* Writes an output struct: min(out->struct_size, lib_size) bytes of full,
+ * leaving out->struct_size as it is. MH_EINVAL for NULL or struct_size <
+ * min_size. */
+int mh_struct_out(void *out, const void *full, size_t min_size,
+                  size_t lib_size);
+/* The entry check alone (NULL or struct_size < min_size: MH_EINVAL), for
+ * functions that must refuse before doing any work. */
+int mh_struct_out_ok(const void *out, size_t min_size);
+#define MH_STRUCT_OUT(out, full, SIZE1)                                        \
+    mh_struct_out((out), (full), (SIZE1), sizeof *(full))
 
 uint64_t mh_hash(const void *p, size_t n);
 uint64_t mh_hash_seeded(const void *p, size_t n, uint64_t seed);
@@ -131,12 +197,15 @@ void mh_dict_free(mh_dict *dict);
 /* ---- files (fileio.c) ----------------------------------------------- */
 int mh_write_all(int fd, const void *buf, size_t n);
 int mh_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);
-int mh_fsync_dir(const char *dir);
+/* The functions below that take a diag say which path and why (strerror)
+ * when they fail; mh_write_all / mh_pwrite_all leave that to the caller,
+ * which knows the file's name. */
+int mh_fsync_dir(const char *dir, mh_diag *d);
 /* Reads a whole small file into a malloc'd buffer. MH_ENOENT if absent. */
-int mh_read_file(const char *path, uint8_t **out, size_t *size);
+int mh_read_file(const char *path, uint8_t **out, size_t *size, mh_diag *d);
 /* Writes buf to dir/name atomically: dir/tmp_name, fsync, rename, fsync dir. */
 int mh_write_atomic(const char *dir, const char *tmp_name, const char *name,
-                    const void *buf, size_t n);
+                    const void *buf, size_t n, mh_diag *d);
 char *mh_path_join(const char *dir, const char *name);
 void mh_segment_name(char out[MHF_SEGMENT_NAME_LEN + 1], uint64_t seq);
 /* Maps errno after a failed write to MH_ENOSPC or MH_EIO. */
@@ -160,10 +229,13 @@ int mh_manifest_parse(const uint8_t *p, size_t size, mh_manifest *out,
                       mh_diag *d);
 int mh_manifest_encode(const mh_manifest *m, uint8_t **out, size_t *size);
 int mh_manifest_load(const char *dir, mh_manifest *out, mh_diag *d);
-int mh_manifest_store(const char *dir, const mh_manifest *m);
+int mh_manifest_store(const char *dir, const mh_manifest *m, mh_diag *d);
 void mh_manifest_free(mh_manifest *m);
 
 /* ---- segment reading (segment_read.c) ------------------------------- */
+/* Said by the reader and by fsck when the MANIFEST lists an absent file. */
+#define MH_MSG_SEGMENT_MISSING "segment listed in MANIFEST is missing"
+
 typedef struct mh_seg {
     const uint8_t *base;  /* whole file */
     size_t size;
@@ -227,6 +299,8 @@ int mh_seg_block(const mh_seg *seg, const mh_slice *s, uint32_t k,
 int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         uint8_t *scratch, mh_rows *out, mh_diag *d);
 uint32_t mh_slice_block_rows(const mh_seg *seg, const mh_slice *s, uint32_t b);
+/* Index of the slice holding segment-wide block index block (for messages). */
+uint32_t mh_seg_slice_of_block(const mh_seg *seg, uint32_t block);
 
 /* ---- reader (reader.c) ---------------------------------------------- */
 struct mh_reader {
@@ -244,7 +318,14 @@ struct mh_reader {
     pthread_mutex_t pool_mu;
     void *pool[8];
     int npool;
+    /* detail of the most recent failed call: written only on error paths,
+     * read by mh_reader_errmsg, both under err_mu */
+    pthread_mutex_t err_mu;
+    mh_diag err;
 };
+
+/* Keeps d as r's error detail (under r->err_mu). */
+void mh_reader_set_error(const mh_reader *r, const mh_diag *d);
 
 /* Frees the reader's pooled query contexts (query.c). */
 void mh_query_pool_free(mh_reader *r);
@@ -257,6 +338,29 @@ typedef struct mh_buf {
 int mh_buf_reserve(mh_buf *b, size_t extra);
 int mh_buf_append(mh_buf *b, const void *p, size_t n);
 void mh_buf_free(mh_buf *b);
+
+/* ---- radix sort (sort.c) */
+/* Scratch of mh_radix_sort (sort.c): the eight byte histograms and the
+ * renaming of high address parts to ranks. The caller owns it (one per slice
+ * builder) so that the library keeps no thread-local or global state:
+ * thread-locals compiled for an executable (local-exec) cannot go into a
+ * shared object, and compiled PIC they cost a __tls_get_addr call per use in
+ * a dlopen'd library (a QEMU plugin, a Python extension). Its contents need
+ * no initialisation and mean nothing between calls. */
+#define MH_SORT_RANK_MAX 1024u                /* distinct high parts renamed at most */
+#define MH_SORT_RANK_SLOTS (2 * MH_SORT_RANK_MAX) /* open addressing, power of two */
+typedef struct mh_sort_scratch {
+    uint32_t hist[8][256];
+    uint64_t slot_key[MH_SORT_RANK_SLOTS];
+    uint16_t slot_rank[MH_SORT_RANK_SLOTS];
+    uint64_t sorted[MH_SORT_RANK_MAX]; /* the distinct high parts, ascending */
+    uint32_t nranks;
+} mh_sort_scratch;
+
+/* Sorts n (key, payload) pairs by key, stable. tmp arrays of n; s is
+ * the caller's scratch, used by one call at a time. */
+void mh_radix_sort(mh_sort_scratch *s, uint64_t *key, uint32_t *val,
+                   uint64_t *tmpk, uint32_t *tmpv, size_t n);
 
 /* ---- slice building (slice_build.c) and segment writing (segment_write.c) */
 typedef struct mh_segw_config {
@@ -288,6 +392,7 @@ typedef struct mh_builder {
     uint8_t *raw, *comp;
     union LZ4_stream_u *lz4; /* kept between blocks (lz4.h: LZ4_stream_t) */
     size_t raw_cap, comp_cap;
+    mh_sort_scratch sort;
 } mh_builder;
 
 int mh_builder_create(const mh_segw_config *cfg, mh_builder **out);
@@ -299,10 +404,11 @@ void mh_builder_destroy(mh_builder *b);
 
 typedef struct mh_segw mh_segw;
 
-int mh_segw_create(const mh_segw_config *cfg, mh_segw **out);
+/* The mh_segw calls say in d which file failed and why (strerror). */
+int mh_segw_create(const mh_segw_config *cfg, mh_segw **out, mh_diag *d);
 /* Appends a built slice: writes its blocks, keeps its index records. Slices
  * must be appended in id order. */
-int mh_segw_append(mh_segw *w, const mh_builder *b);
+int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d);
 uint64_t mh_segw_count(const mh_segw *w);
 uint64_t mh_segw_next_id(const mh_segw *w);
 uint64_t mh_segw_t_last(const mh_segw *w);
@@ -310,15 +416,12 @@ uint64_t mh_segw_t_last(const mh_segw *w);
  * affected slice are returned (malloc'd, in id order) so the caller can put
  * them back in its buffer. */
 int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
-                         uint32_t *nkept);
+                         uint32_t *nkept, mh_diag *d);
 /* Writes dictionary, index arrays and header, fsyncs, renames the file to
  * its final name and fsyncs the directory. Fills rec. */
-int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec);
+int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec,
+                 mh_diag *d);
 /* Closes and removes the unsealed file; frees w. NULL accepted. */
 void mh_segw_destroy(mh_segw *w);
-
-/* Sorts n (key, payload) pairs by key, stable. tmp arrays of n. */
-void mh_radix_sort(uint64_t *key, uint32_t *val, uint64_t *tmpk,
-                   uint32_t *tmpv, size_t n);
 
 #endif /* MH_INTERNAL_H */

@@ -43,9 +43,12 @@ int mh_manifest_parse(const uint8_t *p, size_t size, mh_manifest *out,
     MH_CHECK(size == want, MH_ECORRUPT, d, want,
              "%llu bytes of trailing garbage after the MANIFEST checksum",
              (unsigned long long)(size - want));
-    if (MH_CHECKSUMS_ENFORCED)
-        MH_CHECK(mh_hash(p, size - 8) == mhf_load_u64(p + size - 8),
-                 MH_ECHECKSUM, d, size - 8, "MANIFEST checksum mismatch");
+    if (MH_CHECKSUMS_ENFORCED) {
+        uint64_t stored = mhf_load_u64(p + size - 8), computed = mh_hash(p, size - 8);
+        MH_CHECK(computed == stored, MH_ECHECKSUM, d, size - 8,
+                 "MANIFEST checksum mismatch: stored 0x%016llx, computed 0x%016llx",
+                 (unsigned long long)stored, (unsigned long long)computed);
+    }
     if (minor <= MHF_VERSION_MINOR) {
         MH_CHECK(flags == 0, MH_ECORRUPT, d, MHF_MAN_FLAGS,
                  "MANIFEST flags %08x not zero", flags);
@@ -142,19 +145,15 @@ int mh_manifest_load(const char *dir, mh_manifest *out, mh_diag *d) {
     memset(out, 0, sizeof *out);
     char *path = mh_path_join(dir, MHF_MANIFEST_NAME);
     if (!path)
-        return MH_ENOMEM;
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
     uint8_t *buf = NULL;
     size_t size = 0;
-    int rc = mh_read_file(path, &buf, &size);
+    int rc = mh_read_file(path, &buf, &size, d);
     free(path);
-    if (rc == MH_ENOENT) {
-        mh_diag_set(d, 0, "no MANIFEST file");
-        return MH_ENOTSTORE;
-    }
-    if (rc != MH_OK) {
-        mh_diag_set(d, 0, "cannot read MANIFEST");
+    if (rc == MH_ENOENT)
+        return mh_diag_fail(d, MH_ENOTSTORE, 0, "no MANIFEST file");
+    if (rc != MH_OK)
         return rc;
-    }
     rc = mh_manifest_parse(buf, size, out, d);
     free(buf);
     if (rc != MH_OK)
@@ -162,12 +161,14 @@ int mh_manifest_load(const char *dir, mh_manifest *out, mh_diag *d) {
     return rc;
 }
 
-int mh_manifest_store(const char *dir, const mh_manifest *m) {
+int mh_manifest_store(const char *dir, const mh_manifest *m, mh_diag *d) {
     uint8_t *buf;
     size_t n;
-    MH_TRY(mh_manifest_encode(m, &buf, &n));
-    int rc = mh_write_atomic(dir, MHF_MANIFEST_TMP_NAME, MHF_MANIFEST_NAME, buf,
-                             n);
+    int rc = mh_manifest_encode(m, &buf, &n);
+    if (rc != MH_OK)
+        return mh_diag_fail(d, rc, 0, "cannot encode the MANIFEST: %s",
+                            mh_strerror(rc));
+    rc = mh_write_atomic(dir, MHF_MANIFEST_TMP_NAME, MHF_MANIFEST_NAME, buf, n, d);
     free(buf);
     return rc;
 }

@@ -44,6 +44,34 @@
  *   Functions return 0 (MH_OK) or a negative MH_E* code; mh_strerror() names
  *   it. After MH_EIO and MH_ENOSPC, errno holds the operating system's reason.
  *
+ * STRUCTS THAT GROW (the ABI rules; MH_ABI_VERSION changes only if broken)
+ *   - Reserved fields and bytes, in every struct passed in, must be 0:
+ *     anything else is refused with MH_EINVAL, never ignored, so a later
+ *     version can give them a meaning without old callers tripping on it.
+ *   - Input structs (mh_query, mh_writer_options) begin with
+ *     uint32_t struct_size = sizeof as the caller compiled it; the init
+ *     functions set it. The library, through one check, refuses
+ *     struct_size smaller than the struct's first published size
+ *     (MH_EINVAL); accepts a larger one (a caller built against a newer
+ *     header) only when every byte past its own sizeof is 0, else MH_EINVAL
+ *     (the caller asks for a feature this library lacks); and gives the
+ *     fields a shorter struct did not send their defaults.
+ *   - Output structs (mh_stats, mh_segment_info, mh_slice_info,
+ *     mh_chunk_info, mh_column_info, mh_verify_result) begin with
+ *     uint32_t struct_size, set by the caller:
+ *         mh_stats st = { .struct_size = sizeof st };
+ *     The library writes min(struct_size, its sizeof) bytes (struct_size
+ *     included, left as the caller set it) and refuses a struct_size below
+ *     the first published size with MH_EINVAL, writing nothing. Bytes past
+ *     its sizeof are not touched: with the initializer above, fields an
+ *     older library does not know read 0.
+ *   - mh_problem is filled by the library and handed to callbacks: its
+ *     struct_size says how many bytes of it are valid.
+ *   - mh_access is fixed at 56 bytes; fields a format cannot store (stream,
+ *     pc) are refused on append when set, never dropped.
+ *   - mh_version_number()/mh_version_string() give the library's own
+ *     version, to compare with the header's MH_VERSION_NUMBER at run time.
+ *
  * CAVEATS
  *   - Strings returned by a reader point into memory owned by the reader:
  *     valid until mh_reader_close(), never to be written through.
@@ -71,7 +99,15 @@ extern "C" {
 #define MH_API
 #endif
 
-#define MH_VERSION_STRING "1.0.0"
+/* Version of this library (API), semantic: a minor adds, never breaks. */
+#define MH_VERSION_MAJOR 1
+#define MH_VERSION_MINOR 1
+#define MH_VERSION_PATCH 0
+#define MH_VERSION_NUMBER                                                      \
+    (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
+#define MH_VERSION_STRING "1.1.0"
+/* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
+#define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". */
 #define MH_FORMAT_MAJOR 1
 #define MH_FORMAT_MINOR 0
@@ -103,6 +139,12 @@ enum mh_error {
 #undef MH_ERROR_ENUM_
 };
 
+/* Version of the library actually linked (MH_VERSION_NUMBER and
+ * MH_VERSION_STRING as it was built), which may differ from the header a
+ * program was compiled with. */
+MH_API unsigned mh_version_number(void);
+MH_API const char *mh_version_string(void);
+
 /* Returns a static, never NULL, English description of code (unknown codes
  * give "unknown error"). */
 MH_API const char *mh_strerror(int code);
@@ -121,15 +163,22 @@ enum mh_op { MH_OP_READ = 0, MH_OP_WRITE = 1, MH_OP_EXEC = 2 };
 #define MH_OPS_RW (MH_OPS_READ | MH_OPS_WRITE)
 #define MH_OPS_ALL (MH_OPS_READ | MH_OPS_WRITE | MH_OPS_EXEC)
 
+/* 56 bytes, no padding, the same on every 64- and 32-bit ABI of C11.
+ * Queries set pc = 0, has_pc = 0, stream = 0 and reserved to 0 on format 1.x
+ * stores; append refuses (MH_EINVAL) stream != 0, has_pc != 0 and non-zero
+ * reserved bytes, since format 1.x has no column to keep them in. */
 typedef struct mh_access {
-    uint64_t id;         /* ignored on append; set by queries */
+    uint64_t id;          /* ignored on append; set by queries */
     uint64_t transition;
-    uint64_t linear;     /* meaningful only when has_linear */
+    uint64_t linear;      /* meaningful only when has_linear */
     uint64_t physical;
-    uint32_t size;       /* >= 1 */
-    uint8_t op;          /* enum mh_op */
-    uint8_t has_linear;  /* 0 or 1 */
-    uint16_t reserved;   /* set to 0 */
+    uint64_t pc;          /* instruction address; meaningful only when has_pc */
+    uint32_t size;        /* >= 1 */
+    uint32_t stream;      /* stream id; always 0 in format 1.x stores */
+    uint8_t op;           /* enum mh_op */
+    uint8_t has_linear;   /* 0 or 1 */
+    uint8_t has_pc;       /* 0 or 1; format 1.x stores have no pc column: must be 0 */
+    uint8_t reserved[5];  /* must be 0 */
 } mh_access;
 
 /* Name of an operation ("read", "write", "execute"), NULL when unknown. */
@@ -140,7 +189,10 @@ MH_API const char *mh_op_name(unsigned op);
  * ---------------------------------------------------------------------- */
 typedef struct mh_writer mh_writer;
 
+/* Input struct (see STRUCTS THAT GROW): set struct_size with
+ * mh_writer_options_init(). First published size (LP64): 40 bytes. */
 typedef struct mh_writer_options {
+    uint32_t struct_size; /* sizeof(mh_writer_options) as compiled */
     /* A slice closes at the first new transition once it holds this many
      * accesses (default 32768); it is cut inside a transition only at twice
      * this number. Smaller slices: faster point queries, more index. */
@@ -164,10 +216,11 @@ typedef struct mh_writer_options {
      * producer keeps appending (default 2; 0 = build in the appending
      * thread; at most 8). Slices are still written in order. */
     int32_t background;
-    int32_t reserved;
+    int32_t reserved;     /* must be 0 */
 } mh_writer_options;
 
-/* Fills *opt with the defaults above. */
+/* Fills *opt with the defaults above, struct_size = sizeof *opt and zeroed
+ * reserved fields. */
 MH_API void mh_writer_options_init(mh_writer_options *opt);
 
 #define MH_CREATE 1u /* create the store; MH_EEXIST if it exists */
@@ -175,7 +228,8 @@ MH_API void mh_writer_options_init(mh_writer_options *opt);
 
 /* Opens a writer on directory path with flags MH_CREATE or MH_APPEND (one of
  * them; both = create when absent). opt may be NULL for the defaults.
- * Errors: MH_EINVAL (bad flags or options), MH_EEXIST, MH_ENOENT,
+ * Errors: MH_EINVAL (bad flags or options, bad struct_size, non-zero
+ * reserved field or tail byte), MH_EEXIST, MH_ENOENT,
  * MH_ELOCKED (another writer holds the store), MH_ENOTSTORE, MH_EVERSION,
  * MH_ECORRUPT, MH_ECHECKSUM, MH_ETRUNCATED (on append), MH_EIO, MH_ENOMEM.
  * On success *out owns the lock until mh_writer_close/abandon. */
@@ -187,10 +241,11 @@ MH_API int mh_writer_open(const char *path, unsigned flags,
  * commit. Errors: MH_EINVAL, MH_ENOMEM, MH_ESTATE. */
 MH_API int mh_writer_set_meta(mh_writer *w, const char *key, const char *value);
 
-/* Appends one access (a->id is ignored). Errors: MH_EINVAL (size 0, range
- * wraps, unknown op, has_linear not 0/1), MH_EORDER (transition smaller than
- * the previous one), MH_ESTATE, and any error of an automatic commit.
- * A rejected access changes nothing. */
+/* Appends one access (a->id is ignored; pc too when has_pc is 0). Errors:
+ * MH_EINVAL (size 0, range wraps, unknown op, has_linear not 0/1, has_pc or
+ * stream not 0 -- format 1.x cannot store them -- or a reserved byte not
+ * 0), MH_EORDER (transition smaller than the previous one), MH_ESTATE, and
+ * any error of an automatic commit. A rejected access changes nothing. */
 MH_API int mh_writer_append(mh_writer *w, const mh_access *a);
 
 /* Appends n accesses in order: the path high-throughput tracers use.
@@ -256,7 +311,10 @@ MH_API int mh_reader_set_cache(mh_reader *r, size_t bytes);
  * No cursor on r may be used afterwards. */
 MH_API void mh_reader_close(mh_reader *r);
 
+/* Output struct (see STRUCTS THAT GROW): set struct_size before the call.
+ * First published size (LP64): 112 bytes. */
 typedef struct mh_stats {
+    uint32_t struct_size;
     uint64_t accesses;
     uint64_t op_counts[MH_OP_COUNT];
     uint64_t transition_first; /* 0 when accesses == 0 */
@@ -270,7 +328,8 @@ typedef struct mh_stats {
     uint64_t raw_bytes;        /* access blocks before LZ4 */
 } mh_stats;
 
-/* Fills *st. Cannot fail on an open reader; MH_EINVAL on NULL. */
+/* Fills *st (min(st->struct_size, sizeof) bytes). Errors: MH_EINVAL (NULL,
+ * or st->struct_size below the first published size). */
 MH_API int mh_reader_stats(const mh_reader *r, mh_stats *st);
 
 /* Metadata of the newest segment (the writer saves all keys in every
@@ -287,33 +346,48 @@ MH_API const char *mh_reader_meta_find(const mh_reader *r, const char *key);
  * ---------------------------------------------------------------------- */
 enum mh_start { MH_FROM_TRANSITION = 0, MH_FROM_ID = 1 };
 enum mh_direction { MH_FORWARD = 0, MH_BACKWARD = 1 };
+/* Where a query stops, besides max and the end of the store. */
+enum mh_end { MH_END_NONE = 0, MH_END_TRANSITION = 1, MH_END_ID = 2 };
 
+/* Input struct (see STRUCTS THAT GROW): set struct_size with
+ * mh_query_init(). First published size (LP64): 56 bytes.
+ *
+ * The end bound is inclusive: forward, only accesses with transition <= end
+ * (MH_END_TRANSITION) or id <= end (MH_END_ID); backward, transition >= end
+ * or id >= end. The query stops walking the store at the bound (what lies
+ * beyond it is never read), so a bounded query costs what its window holds.
+ * An end on the far side of the start gives no access (not an error). */
 typedef struct mh_query {
+    uint32_t struct_size; /* sizeof(mh_query) as compiled */
     uint32_t start_kind;  /* MH_FROM_TRANSITION: start is T (inclusive);
                              MH_FROM_ID: start is an id X (exclusive) */
     uint32_t direction;   /* MH_FORWARD or MH_BACKWARD */
+    uint32_t ops;         /* non-empty subset of MH_OPS_ALL */
     uint64_t start;
     uint64_t addr_first;  /* A, inclusive */
     uint64_t addr_last;   /* B, inclusive; A <= B */
-    uint32_t ops;         /* non-empty subset of MH_OPS_ALL */
-    uint32_t reserved;    /* 0 */
+    uint32_t end_kind;    /* MH_END_NONE | MH_END_TRANSITION | MH_END_ID */
+    uint32_t reserved;    /* must be 0 */
+    uint64_t end;         /* inclusive bound; ignored with MH_END_NONE */
 } mh_query;
 
-/* Fills q with: forward from transition 0, the whole address space,
- * reads and writes. */
+/* Fills q with: struct_size = sizeof *q, forward from transition 0, the
+ * whole address space, reads and writes, no end bound. */
 MH_API void mh_query_init(mh_query *q);
 
 /* Runs q and writes at most max accesses to out (ascending ids forward,
  * descending backward); *n gets how many. A store with no match gives 0.
- * Errors: MH_EINVAL (A > B, empty or unknown op set, bad kind/direction,
- * NULL out with max > 0), MH_ECORRUPT, MH_ECHECKSUM, MH_ENOMEM. Thread-safe
+ * Errors: MH_EINVAL (A > B, empty or unknown op set, bad kind/direction/
+ * end_kind, bad struct_size, non-zero reserved field or tail byte, NULL out
+ * with max > 0), MH_ECORRUPT, MH_ECHECKSUM, MH_ENOMEM. Thread-safe
  * on a shared reader. */
 MH_API int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
                  size_t max, size_t *n);
 
 typedef struct mh_cursor mh_cursor;
 
-/* Opens an iterator over every match of q, in query order, with no max.
+/* Opens an iterator over every match of q, in query order, with no max,
+ * up to q's end bound. q is copied: it need not outlive the call.
  * Errors as mh_query_run. The cursor must be closed before r. */
 MH_API int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out);
 
@@ -325,9 +399,77 @@ MH_API int mh_cursor_next(mh_cursor *c, mh_access *out, size_t max, size_t *n);
 MH_API void mh_cursor_close(mh_cursor *c);
 
 /* ------------------------------------------------------------------------
+ * Error detail
+ *
+ * A code says what kind of failure; the detail says what and where, in one
+ * line: the file inside the store, then the place (segment file, slice,
+ * block, byte offset) and the failed check, with the values that differ,
+ * e.g. "seg-0000000000000000.mhs: slice 3, block 12 at byte 40960: block
+ * checksum mismatch: stored 0x..., computed 0x...". OS failures name the
+ * path and give strerror(errno). The wording is the one fsck (mh_verify)
+ * uses for the same check. Each handle keeps the detail of its most recent
+ * failed call; a call that succeeds leaves it as it was.
+ * ---------------------------------------------------------------------- */
+
+/* Room for any detail line the library makes, NUL included (a line with a
+ * very long path in it is cut to fit). */
+#define MH_ERRMSG_MAX 512
+
+/* Copy the detail of the most recent failed call on the handle into buf
+ * (NUL-terminated, truncated to size), like snprintf: returns the full
+ * length (without the NUL); "" (0) when no call failed yet. buf may be NULL
+ * when size is 0. A NULL handle gives "".
+ *   mh_reader_errmsg: failures of mh_query_run, mh_cursor_open and the
+ *     introspection calls on r (mh_reader_segment_info, _slice_info,
+ *     _chunk_info). Thread-safe:
+ *     threads share r, the detail is kept under a lock, written only on the
+ *     error path (a successful query takes no lock for it). With several
+ *     threads failing at once, the last one written wins.
+ *   mh_writer_errmsg: every call on w (one thread, as w itself). The
+ *     failure of mh_writer_close cannot be asked for (w is freed): call
+ *     mh_writer_commit first when its detail matters.
+ *   mh_cursor_errmsg: mh_cursor_next on c (the cursor keeps its own; the
+ *     reader's is not touched by cursor calls). */
+MH_API size_t mh_reader_errmsg(const mh_reader *r, char *buf, size_t size);
+MH_API size_t mh_writer_errmsg(const mh_writer *w, char *buf, size_t size);
+MH_API size_t mh_cursor_errmsg(const mh_cursor *c, char *buf, size_t size);
+
+typedef struct mh_reader_options {
+    uint32_t struct_size;  /* sizeof(mh_reader_options); set by mh_reader_options_init */
+    uint32_t reserved;     /* 0 */
+    uint64_t cache_bytes;  /* decoded-block cache per context (MH_READER_CACHE_DEFAULT) */
+} mh_reader_options;
+
+/* Fills *opt with the defaults: struct_size = sizeof *opt, cache_bytes =
+ * MH_READER_CACHE_DEFAULT. NULL accepted (does nothing). */
+MH_API void mh_reader_options_init(mh_reader_options *opt);
+
+/* Like mh_reader_open with options (NULL: defaults); on failure, when err !=
+ * NULL, the detail is written to err (err_size bytes, NUL-terminated,
+ * truncated; err_size 0 writes nothing): there is no handle yet to ask.
+ * opt->struct_size below 16 (the first published size), a struct_size
+ * larger than this library knows with non-zero bytes beyond what it knows,
+ * reserved != 0, or cache_bytes above SIZE_MAX: MH_EINVAL. Other errors as
+ * mh_reader_open. */
+MH_API int mh_reader_open_ex(const char *path, const mh_reader_options *opt,
+                             mh_reader **out, char *err, size_t err_size);
+
+/* Like mh_writer_open; on failure, when err != NULL, the detail is written
+ * to err as for mh_reader_open_ex. Once open, mh_writer_errmsg gives the
+ * detail of later failures. */
+MH_API int mh_writer_open_ex(const char *path, unsigned flags,
+                             const mh_writer_options *opt, mh_writer **out,
+                             char *err, size_t err_size);
+
+/* ------------------------------------------------------------------------
  * Introspection (for inspect, fsck and scripts)
+ *
+ * mh_segment_info, mh_slice_info, mh_chunk_info and mh_column_info are
+ * output structs (see STRUCTS THAT GROW): set struct_size before each call.
+ * First published sizes (LP64): 144, 64, 72 and 24 bytes.
  * ---------------------------------------------------------------------- */
 typedef struct mh_segment_info {
+    uint32_t struct_size;
     uint64_t seq;
     const char *file_name;   /* "seg-0000000000000000.mhs", owned by r */
     uint32_t version_major, version_minor;
@@ -340,6 +482,7 @@ typedef struct mh_segment_info {
 } mh_segment_info;
 
 typedef struct mh_slice_info {
+    uint32_t struct_size;
     uint64_t transition_first, transition_last;
     uint64_t id_first;
     uint32_t accesses;
@@ -349,6 +492,7 @@ typedef struct mh_slice_info {
 } mh_slice_info;
 
 typedef struct mh_chunk_info {
+    uint32_t struct_size;
     uint64_t phy_first, phy_last;
     uint64_t transition_first, transition_last;
     uint64_t id_first, id_last; /* absolute ids */
@@ -357,6 +501,7 @@ typedef struct mh_chunk_info {
 } mh_chunk_info;
 
 typedef struct mh_column_info {
+    uint32_t struct_size;
     const char *name;    /* owned by r */
     uint8_t type;        /* 1 unsigned integer, 2 enumeration */
     uint8_t width;       /* bytes of the value */
@@ -365,7 +510,8 @@ typedef struct mh_column_info {
 } mh_column_info;
 
 MH_API size_t mh_reader_segment_count(const mh_reader *r);
-/* Errors: MH_EINVAL (index out of range). Records are validated before
+/* Errors: MH_EINVAL (index out of range, NULL out, struct_size below the
+ * first published size). Records are validated before
  * they are returned: MH_ECORRUPT for a record that breaks an invariant. */
 MH_API int mh_reader_segment_info(const mh_reader *r, size_t seg, mh_segment_info *out);
 MH_API int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
@@ -385,7 +531,11 @@ MH_API const char *mh_reader_op_name(const mh_reader *r, unsigned op);
 /* ------------------------------------------------------------------------
  * Verification and repair (fsck)
  * ---------------------------------------------------------------------- */
+/* Filled by the library: struct_size is its sizeof(mh_problem), so a
+ * callback compiled against an older header reads only the fields it knows
+ * and one compiled against a newer header can tell which ones are valid. */
 typedef struct mh_problem {
+    uint32_t struct_size;  /* bytes of this struct that are valid */
     int code;              /* MH_E* code of the failed check */
     const char *file;      /* file name inside the store, e.g. "MANIFEST" */
     uint64_t offset;       /* byte offset in that file of what is wrong */
@@ -396,7 +546,10 @@ typedef struct mh_problem {
  * message such as "removed seg-...mhs.tmp"). Pointers valid during the call. */
 typedef void (*mh_report_fn)(void *ctx, const mh_problem *p);
 
+/* Output struct (see STRUCTS THAT GROW): set struct_size before the call;
+ * checked at entry. First published size (LP64): 48 bytes. */
 typedef struct mh_verify_result {
+    uint32_t struct_size;
     uint64_t problems;     /* problems found */
     uint64_t accesses;     /* accesses decoded and checked */
     uint64_t bytes;        /* bytes read */
@@ -412,7 +565,8 @@ typedef struct mh_verify_result {
  * listed in a valid manifest, and rebuilds the manifest from the longest
  * chain of segments that verify from id 0; a sealed segment that verifies
  * is never modified or deleted. Returns MH_OK when the store is clean (after
- * repair, if asked), MH_ECORRUPT when problems remain, or MH_ENOENT,
+ * repair, if asked), MH_ECORRUPT when problems remain, or MH_EINVAL (res
+ * not NULL with struct_size below its first published size), MH_ENOENT,
  * MH_ELOCKED (repair while a writer runs), MH_EIO, MH_ENOMEM. */
 MH_API int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
               mh_verify_result *res);

@@ -13,6 +13,13 @@
  * of mh_reader_set_cache bytes per context: a cursor keeps its own between
  * calls, and mh_query_run calls reuse the reader's pooled contexts, so
  * resume chains and repeated queries decode each block once.
+ *
+ * An end bound (mh_query.end_kind) is checked at every level in query
+ * order: the slice walk stops at the first slice that begins past it,
+ * chunks that begin past it are skipped, a forward chunk walk stops at the
+ * first block that begins past it (backward, at the block after an id end's
+ * row), and every walk at the first row past it: at most one block beyond
+ * the end is decoded, backward with a transition end.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,12 +46,15 @@ typedef struct qctx {
     uint8_t *scratch;
     mh_access *cand;
     size_t ncand, capcand;
+    mh_diag diag; /* the detail of the failing call (code 0 at its start) */
 } qctx;
 
 typedef struct qspec {
     uint32_t kind, dir;
     uint64_t start, a, b;
     uint32_t ops;
+    uint32_t end_kind; /* MH_END_*: rows past end are never visited */
+    uint64_t end;
 } qspec;
 
 struct mh_cursor {
@@ -59,17 +69,42 @@ void mh_query_init(mh_query *q) {
     if (!q)
         return;
     memset(q, 0, sizeof *q);
+    q->struct_size = sizeof *q;
     q->start_kind = MH_FROM_TRANSITION;
     q->direction = MH_FORWARD;
     q->addr_last = UINT64_MAX;
     q->ops = MH_OPS_RW;
+    q->end_kind = MH_END_NONE;
 }
 
-static int check_query(const mh_query *q) {
-    if (!q || q->start_kind > MH_FROM_ID || q->direction > MH_BACKWARD ||
-        q->addr_first > q->addr_last || q->ops == 0 ||
-        (q->ops & ~(uint32_t)MH_OPS_ALL) || q->reserved)
-        return MH_EINVAL;
+/* Validates the caller's query (of its struct_size) into *spec; d says
+ * which field is wrong. */
+static int read_query(const mh_query *in, qspec *spec, mh_diag *d) {
+    mh_query q;
+    mh_query_init(&q);
+    MH_CHECK(mh_struct_in(in, MH_QUERY_SIZE_1, sizeof q, &q) == MH_OK, MH_EINVAL,
+             d, 0, "query: NULL, struct_size too small, or non-zero bytes past "
+             "what this library knows");
+    MH_CHECK(q.start_kind <= MH_FROM_ID, MH_EINVAL, d, 0,
+             "query: unknown start_kind %u", q.start_kind);
+    MH_CHECK(q.direction <= MH_BACKWARD, MH_EINVAL, d, 0,
+             "query: unknown direction %u", q.direction);
+    MH_CHECK(q.addr_first <= q.addr_last, MH_EINVAL, d, 0,
+             "query: addr_first 0x%llx > addr_last 0x%llx",
+             (unsigned long long)q.addr_first, (unsigned long long)q.addr_last);
+    MH_CHECK(q.ops != 0 && !(q.ops & ~(uint32_t)MH_OPS_ALL), MH_EINVAL, d, 0,
+             "query: operation set 0x%x is empty or has unknown bits", q.ops);
+    MH_CHECK(q.reserved == 0, MH_EINVAL, d, 0, "query: reserved field not zero");
+    MH_CHECK(q.end_kind <= MH_END_ID, MH_EINVAL, d, 0,
+             "query: unknown end_kind %u", q.end_kind);
+    spec->kind = q.start_kind;
+    spec->dir = q.direction;
+    spec->start = q.start;
+    spec->a = q.addr_first;
+    spec->b = q.addr_last;
+    spec->ops = q.ops;
+    spec->end_kind = q.end_kind;
+    spec->end = q.end;
     return MH_OK;
 }
 
@@ -179,8 +214,20 @@ static void lru_push_front(qctx *c, int32_t e) {
  * ids increasing and transitions not decreasing along each chunk's run of
  * rows. Checked once per decode, so that the chunk walks can binary-search
  * a block's rows for the start and check only where blocks meet. */
+static int rows_fail(const mh_seg *seg, const mh_slice *s, uint32_t b,
+                     uint64_t id, uint32_t chunk, const char *what, mh_diag *d) {
+    mh_block bl;
+    uint32_t bi = s->block_first + b;
+    MH_TRY(mh_seg_block(seg, s, bi, &bl, d));
+    /* fsck's wording for the same check (verify.c) */
+    MH_FAIL(MH_ECORRUPT, d, bl.offset,
+            "slice %u, block %u at byte %llu: access %llu %s chunk %u",
+            mh_seg_slice_of_block(seg, bi), bi, (unsigned long long)bl.offset,
+            (unsigned long long)id, what, chunk);
+}
+
 static int check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
-                      const mh_rows *rows) {
+                      const mh_rows *rows, mh_diag *d) {
     uint32_t base = b * seg->rows_per_block, end = base + rows->n;
     /* the last chunk starting at or before the block's first row (the
      * slice's chunks tile its rows: mh_seg_slice_check) */
@@ -188,7 +235,7 @@ static int check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo + 1) / 2;
         mh_chunk ch;
-        MH_TRY(mh_seg_chunk(seg, s, mid, &ch, NULL));
+        MH_TRY(mh_seg_chunk(seg, s, mid, &ch, d));
         if (ch.row_first <= base)
             lo = mid;
         else
@@ -198,7 +245,7 @@ static int check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
     const uint64_t *col_t = rows->t, *col_phy = rows->phy;
     for (uint32_t k = lo; k < s->chunk_first + s->chunk_count; k++) {
         mh_chunk ch;
-        MH_TRY(mh_seg_chunk(seg, s, k, &ch, NULL));
+        MH_TRY(mh_seg_chunk(seg, s, k, &ch, d));
         if (ch.row_first >= end)
             break;
         uint32_t r0 = (ch.row_first > base ? ch.row_first : base) - base;
@@ -209,9 +256,12 @@ static int check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
             uint64_t last = phy + (col_size[i] - 1u);
             uint32_t id = col_id[i];
             if (phy < ch.phy_first || last > ch.phy_last || t < ch.t_first ||
-                t > ch.t_last || id < ch.id_first || id > ch.id_last ||
-                (i > r0 && (id <= col_id[i - 1] || t < col_t[i - 1])))
-                return MH_ECORRUPT;
+                t > ch.t_last || id < ch.id_first || id > ch.id_last)
+                return rows_fail(seg, s, b, s->id_first + id, k,
+                                 "lies outside its", d);
+            if (i > r0 && (id <= col_id[i - 1] || t < col_t[i - 1]))
+                return rows_fail(seg, s, b, s->id_first + id, k,
+                                 "does not follow the previous row of its", d);
         }
     }
     return MH_OK;
@@ -245,9 +295,11 @@ static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
     x->rows.n = 0;
     int rc = mh_rows_reserve(&x->rows, seg->rows_per_block);
     if (rc == MH_OK)
-        rc = mh_seg_decode_block(seg, s, b, c->scratch, &x->rows, NULL);
+        rc = mh_seg_decode_block(seg, s, b, c->scratch, &x->rows, &c->diag);
+    else
+        mh_diag_fail(&c->diag, rc, 0, "out of memory for a decoded block");
     if (rc == MH_OK)
-        rc = check_rows(seg, s, b, &x->rows);
+        rc = check_rows(seg, s, b, &x->rows, &c->diag);
     if (rc != MH_OK) {
         /* a free entry, reused first */
         x->rows.n = 0;
@@ -308,6 +360,26 @@ static inline int in_range(const qspec *q, uint64_t t, uint64_t id) {
     return q->dir == MH_FORWARD ? id > q->start : id < q->start;
 }
 
+/* Is a row with this transition and id within the end bound? Monotone
+ * along query order: once false, false for every later row. */
+static inline int in_end(const qspec *q, uint64_t t, uint64_t id) {
+    if (q->end_kind == MH_END_NONE)
+        return 1;
+    uint64_t v = q->end_kind == MH_END_TRANSITION ? t : id;
+    return q->dir == MH_FORWARD ? v <= q->end : v >= q->end;
+}
+
+/* Can no row lie both on the query's side of the start and within the end?
+ * Decided without the data when both are of one kind. */
+static int end_before_start(const qspec *q) {
+    int fwd = q->dir == MH_FORWARD;
+    if (q->end_kind == MH_END_TRANSITION && q->kind == MH_FROM_TRANSITION)
+        return fwd ? q->end < q->start : q->end > q->start;
+    if (q->end_kind == MH_END_ID && q->kind == MH_FROM_ID)
+        return fwd ? q->end <= q->start : q->end >= q->start; /* X exclusive */
+    return 0;
+}
+
 typedef struct cut {
     int set;
     uint64_t id; /* forward: ids above are out; backward: ids below */
@@ -331,7 +403,7 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo + 1) / 2;
         mh_block bl;
-        MH_TRY(mh_seg_block(seg, s, s->block_first + mid, &bl, NULL));
+        MH_TRY(mh_seg_block(seg, s, s->block_first + mid, &bl, &c->diag));
         int side = in_range(q, bl.first_t, s->id_first + bl.first_id);
         if (fwd ? !side : side)
             lo = mid;
@@ -344,9 +416,17 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
     for (int64_t b = lo; fwd ? b <= (int64_t)b1 : b >= (int64_t)b0;
          b += fwd ? 1 : -1) {
         mh_block bl;
-        MH_TRY(mh_seg_block(seg, s, s->block_first + (uint32_t)b, &bl, NULL));
+        MH_TRY(mh_seg_block(seg, s, s->block_first + (uint32_t)b, &bl, &c->diag));
         uint32_t base = (uint32_t)b * R;
-        if (base >= r0 && fwd && beyond(q, k, s->id_first + bl.first_id))
+        /* forward, a block whose first row is the chunk's and lies past
+         * the cutoff or the end bound holds nothing more for us */
+        if (base >= r0 && fwd &&
+            (beyond(q, k, s->id_first + bl.first_id) ||
+             !in_end(q, bl.first_t, s->id_first + bl.first_id)))
+            break;
+        /* backward, this block's rows come before the first row of the block
+         * walked last: all past an id end bound when that row is at it */
+        if (!fwd && have_prev && !in_end(q, prev_t, prev_id - 1))
             break;
         if (bl.phy_max < q->a || bl.phy_min > q->b)
             continue; /* no row of this block overlaps [A, B] */
@@ -354,8 +434,12 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         MH_TRY(get_block(c, seg, s, (uint32_t)b, &rows));
         uint32_t k0 = (r0 > base ? r0 : base) - base;
         uint32_t k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;
-        if (k0 >= k1)
-            return MH_ECORRUPT; /* the chunk's rows miss a block they span */
+        if (k0 >= k1) /* the chunk's rows miss a block they span */
+            MH_FAIL(MH_ECORRUPT, &c->diag, bl.offset,
+                    "slice %u, block %u at byte %llu: chunk's rows %u..%u miss "
+                    "the block", mh_seg_slice_of_block(seg, s->block_first + (uint32_t)b),
+                    s->block_first + (uint32_t)b, (unsigned long long)bl.offset,
+                    r0, r1 - 1);
         /* the columns in locals: add_cand's stores could alias them */
         const uint32_t *col_id = rows->id_off, *col_size = rows->size;
         const uint64_t *col_t = rows->t, *col_phy = rows->phy;
@@ -366,7 +450,12 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         uint64_t fid = s->id_first + col_id[first], ft = col_t[first];
         if (have_prev && (fwd ? fid <= prev_id || ft < prev_t
                               : fid >= prev_id || ft > prev_t))
-            return MH_ECORRUPT;
+            MH_FAIL(MH_ECORRUPT, &c->diag, bl.offset,
+                    "slice %u, block %u at byte %llu: access %llu does not "
+                    "follow access %llu of its chunk in the block before",
+                    mh_seg_slice_of_block(seg, s->block_first + (uint32_t)b),
+                    s->block_first + (uint32_t)b, (unsigned long long)bl.offset,
+                    (unsigned long long)fid, (unsigned long long)prev_id);
         prev_id = s->id_first + col_id[last];
         prev_t = col_t[last];
         have_prev = 1;
@@ -385,7 +474,7 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         for (uint32_t i = 0; i < a1 - a0; i++) {
             uint32_t row = fwd ? a0 + i : a1 - 1 - i;
             uint64_t id = s->id_first + col_id[row];
-            if (beyond(q, k, id))
+            if (beyond(q, k, id) || !in_end(q, col_t[row], id))
                 return MH_OK;
             uint64_t phy = col_phy[row];
             if (phy > q->b || phy + (col_size[row] - 1u) < q->a)
@@ -397,7 +486,8 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
                            .size = col_size[row],
                            .op = ch->op,
                            .has_linear = rows->has_lin[row]};
-            MH_TRY(add_cand(c, &a));
+            if (add_cand(c, &a) != MH_OK)
+                MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for candidates");
             if (++found == want)
                 return MH_OK;
         }
@@ -410,7 +500,7 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
                       size_t want, mh_access *out, size_t *got) {
     mh_slice s;
     mh_seg_slice(seg, si, &s);
-    MH_TRY(mh_seg_slice_check(seg, si, &s, NULL));
+    MH_TRY(mh_seg_slice_check(seg, si, &s, &c->diag));
     c->ncand = 0;
     cut k = {0, 0};
     int fwd = q->dir == MH_FORWARD;
@@ -433,7 +523,7 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
         }
         for (uint32_t ci = lo; ci < s.chunk_first + s.chunk_count; ci++) {
             mh_chunk ch;
-            MH_TRY(mh_seg_chunk(seg, &s, ci, &ch, NULL));
+            MH_TRY(mh_seg_chunk(seg, &s, ci, &ch, &c->diag));
             if (ch.op != op || ch.phy_first > q->b)
                 break;
             uint64_t idf = s.id_first + ch.id_first, idl = s.id_first + ch.id_last;
@@ -441,6 +531,9 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
             if (!in_range(q, fwd ? ch.t_last : ch.t_first, fwd ? idl : idf))
                 continue;
             if (beyond(q, &k, fwd ? idf : idl))
+                continue;
+            /* and chunks whose first row in query order is past the end */
+            if (!in_end(q, fwd ? ch.t_first : ch.t_last, fwd ? idf : idl))
                 continue;
             MH_TRY(scan_chunk(c, seg, &s, &ch, q, want, &k));
             if (c->ncand >= want &&
@@ -461,7 +554,14 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
                       c->cand[i].transition < c->cand[i - 1].transition
                 : c->cand[i].id >= c->cand[i - 1].id ||
                       c->cand[i].transition > c->cand[i - 1].transition)
-            return MH_ECORRUPT;
+            MH_FAIL(MH_ECORRUPT, &c->diag,
+                    seg->slice_off + (uint64_t)si * seg->slice_recsz,
+                    "slice %u at byte %llu: accesses %llu and %llu of different "
+                    "chunks disagree (id repeated or transition out of order)",
+                    si, (unsigned long long)(seg->slice_off +
+                                             (uint64_t)si * seg->slice_recsz),
+                    (unsigned long long)c->cand[i - 1].id,
+                    (unsigned long long)c->cand[i].id);
     if (n)
         memcpy(out, c->cand, n * sizeof *out);
     *got = n;
@@ -537,15 +637,30 @@ static int find_start(const mh_reader *r, const qspec *q, size_t *li,
 static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                 size_t *n) {
     *n = 0;
+    c->diag.code = 0;
     size_t li;
     uint32_t si;
-    if (need == 0 || !find_start(c->r, q, &li, &si))
+    if (need == 0 || end_before_start(q) || !find_start(c->r, q, &li, &si))
         return MH_OK;
     const mh_reader *r = c->r;
+    int fwd = q->dir == MH_FORWARD;
     for (;;) {
         const mh_seg *seg = &r->segs[r->live[li]];
+        /* the walk stops at the first slice that begins, in query order,
+         * past the end bound: nothing beyond it is read */
+        mh_slice sl;
+        mh_seg_slice(seg, si, &sl);
+        if (!in_end(q, fwd ? sl.t_first : sl.t_last,
+                    fwd ? sl.id_first : sl.id_first + sl.count - 1))
+            return MH_OK;
         size_t got = 0;
-        MH_TRY(scan_slice(c, seg, si, q, need - *n, out + *n, &got));
+        int rc = scan_slice(c, seg, si, q, need - *n, out + *n, &got);
+        if (rc != MH_OK) {
+            /* the file comes first, as in fsck's FILE:OFFSET lines */
+            mh_diag_code(&c->diag, rc);
+            mh_diag_prefix(&c->diag, "%s", seg->name);
+            return rc;
+        }
         *n += got;
         if (*n == need)
             return MH_OK;
@@ -563,15 +678,6 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
             }
         }
     }
-}
-
-static void to_spec(const mh_query *q, qspec *s) {
-    s->kind = q->start_kind;
-    s->dir = q->direction;
-    s->start = q->start;
-    s->a = q->addr_first;
-    s->b = q->addr_last;
-    s->ops = q->ops;
 }
 
 /* Takes a pooled context of r, or makes one. The reader is logically
@@ -616,20 +722,44 @@ void mh_query_pool_free(mh_reader *r) {
     r->npool = 0;
 }
 
+/* Keeps d as the reader's detail: the only write to a shared reader, on the
+ * error path only, under its own lock (queries in other threads go on). */
+void mh_reader_set_error(const mh_reader *r, const mh_diag *d) {
+    mh_reader *m = (mh_reader *)r;
+    pthread_mutex_lock(&m->err_mu);
+    m->err = *d;
+    pthread_mutex_unlock(&m->err_mu);
+}
+
+static int reader_fail(const mh_reader *r, int code, const char *what) {
+    mh_diag d = {0, 0, ""};
+    mh_diag_fail(&d, code, 0, "%s", what);
+    mh_reader_set_error(r, &d);
+    return code;
+}
+
 int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
                  size_t max, size_t *n) {
-    if (!r || !n || (!out && max))
+    if (!r)
         return MH_EINVAL;
+    if (!n || (!out && max))
+        return reader_fail(r, MH_EINVAL, !n ? "mh_query_run: NULL n"
+                                            : "mh_query_run: NULL out with max > 0");
     *n = 0;
-    MH_TRY(check_query(q));
     qspec s;
-    to_spec(q, &s);
+    mh_diag qd = {0, 0, ""};
+    if (read_query(q, &s, &qd) != MH_OK) {
+        mh_reader_set_error(r, &qd);
+        return qd.code;
+    }
     qctx *c = ctx_take(r);
     if (!c)
-        return MH_ENOMEM;
+        return reader_fail(r, MH_ENOMEM, "out of memory for a query context");
     int rc = fill(c, &s, out, max, n);
     if (rc != MH_OK) {
         *n = 0;
+        mh_diag_code(&c->diag, rc);
+        mh_reader_set_error(r, &c->diag);
         /* a context that met an error holds nothing worth keeping */
         ctx_free(c);
         free(c);
@@ -640,26 +770,37 @@ int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
 }
 
 int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out) {
-    if (!r || !out)
+    if (!r)
         return MH_EINVAL;
+    if (!out)
+        return reader_fail(r, MH_EINVAL, "mh_cursor_open: NULL out");
     *out = NULL;
-    MH_TRY(check_query(q));
+    qspec spec;
+    mh_diag qd = {0, 0, ""};
+    if (read_query(q, &spec, &qd) != MH_OK) {
+        mh_reader_set_error(r, &qd);
+        return qd.code;
+    }
     mh_cursor *cur = calloc(1, sizeof *cur);
     if (!cur)
-        return MH_ENOMEM;
+        return reader_fail(r, MH_ENOMEM, "out of memory for a cursor");
     int rc = ctx_init(&cur->ctx, r);
     if (rc != MH_OK) {
+        ctx_free(&cur->ctx);
         free(cur);
-        return rc;
+        return reader_fail(r, rc, "out of memory for a cursor's cache");
     }
-    to_spec(q, &cur->spec);
+    cur->spec = spec;
     *out = cur;
     return MH_OK;
 }
 
 int mh_cursor_next(mh_cursor *cur, mh_access *out, size_t max, size_t *n) {
-    if (!cur || !n || (!out && max))
+    if (!cur)
         return MH_EINVAL;
+    if (!n || (!out && max))
+        return mh_diag_fail(&cur->ctx.diag, MH_EINVAL, 0, "mh_cursor_next: %s",
+                            !n ? "NULL n" : "NULL out with max > 0");
     *n = 0;
     if (cur->error)
         return cur->error;
@@ -673,6 +814,7 @@ int mh_cursor_next(mh_cursor *cur, mh_access *out, size_t max, size_t *n) {
     int rc = fill(&cur->ctx, &s, out, max, n);
     if (rc != MH_OK) {
         *n = 0;
+        mh_diag_code(&cur->ctx.diag, rc);
         cur->error = rc;
         return rc;
     }
@@ -684,7 +826,14 @@ int mh_cursor_next(mh_cursor *cur, mh_access *out, size_t max, size_t *n) {
                                                  : out[0].transition > cur->last_t)) {
             *n = 0;
             cur->error = MH_ECORRUPT;
-            return MH_ECORRUPT;
+            return mh_diag_fail(&cur->ctx.diag, MH_ECORRUPT, 0,
+                                "access %llu (transition %llu) does not follow "
+                                "access %llu (transition %llu) of the previous "
+                                "batch: the store's chunks disagree",
+                                (unsigned long long)out[0].id,
+                                (unsigned long long)out[0].transition,
+                                (unsigned long long)cur->last_id,
+                                (unsigned long long)cur->last_t);
         }
         cur->started = 1;
         cur->last_id = out[*n - 1].id;
@@ -693,6 +842,10 @@ int mh_cursor_next(mh_cursor *cur, mh_access *out, size_t max, size_t *n) {
     if (*n < max)
         cur->done = 1;
     return MH_OK;
+}
+
+size_t mh_cursor_errmsg(const mh_cursor *cur, char *buf, size_t size) {
+    return mh_diag_copy(cur ? &cur->ctx.diag : NULL, buf, size);
 }
 
 void mh_cursor_close(mh_cursor *cur) {

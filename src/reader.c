@@ -4,34 +4,52 @@
  * record), and answers the introspection calls. Queries are in query.c.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "internal.h"
 
-static int open_segments(mh_reader *r, const mh_manifest *m) {
+/* A segment's failure: "<file>: <detail>"; a failed check on the file's
+ * bytes also says at which byte (fsck prints it as FILE:OFFSET). */
+static int seg_fail(mh_diag *d, const char *name, int rc) {
+    mh_diag_code(d, rc);
+    if (rc == MH_ENOMEM || rc == MH_EIO)
+        mh_diag_prefix(d, "%s", name);
+    else
+        mh_diag_prefix(d, "%s: byte %llu", name, (unsigned long long)d->offset);
+    return rc;
+}
+
+static int open_segments(mh_reader *r, const mh_manifest *m, mh_diag *d) {
     r->segs = calloc(m->nrecs ? m->nrecs : 1, sizeof *r->segs);
     r->live = calloc(m->nrecs ? m->nrecs : 1, sizeof *r->live);
     if (!r->segs || !r->live)
-        return MH_ENOMEM;
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for %zu segments",
+                            m->nrecs);
     for (size_t i = 0; i < m->nrecs; i++) {
         const mh_manrec *rec = &m->recs[i];
         char name[MHF_SEGMENT_NAME_LEN + 1];
         mh_segment_name(name, rec->seq);
         mh_seg *s = &r->segs[i];
-        int rc = mh_seg_open(r->path, name, s, NULL);
-        if (rc == MH_EIO && errno == ENOENT)
-            rc = MH_ECORRUPT; /* the manifest lists a missing file */
+        int rc = mh_seg_open(r->path, name, s, d);
+        if (rc == MH_EIO && errno == ENOENT) {
+            /* the manifest lists a missing file: fsck's wording */
+            mh_diag_fail(d, MH_ECORRUPT, 0, "%s: " MH_MSG_SEGMENT_MISSING, name);
+            return MH_ECORRUPT;
+        }
         if (rc != MH_OK)
-            return rc;
+            return seg_fail(d, name, rc);
         r->nsegs = i + 1;
         if (s->seq != rec->seq || s->id_first != rec->id_first ||
             s->count != rec->count || s->size != rec->file_size ||
             s->header_sum != rec->header_sum ||
             (rec->count && (s->t_first != rec->t_first ||
                             s->t_last != rec->t_last)))
-            return MH_ECORRUPT;
+            return mh_diag_fail(d, MH_ECORRUPT, 0,
+                                "%s: segment differs from its MANIFEST record", name);
         if (s->count)
             r->live[r->nlive++] = i;
         if (s->rows_per_block > r->max_rows_per_block)
@@ -58,41 +76,113 @@ static int open_segments(mh_reader *r, const mh_manifest *m) {
     return MH_OK;
 }
 
-int mh_reader_open(const char *path, mh_reader **out) {
-    if (!path || !*path || !out)
-        return MH_EINVAL;
-    *out = NULL;
+void mh_reader_options_init(mh_reader_options *opt) {
+    if (!opt)
+        return;
+    memset(opt, 0, sizeof *opt);
+    opt->struct_size = sizeof *opt;
+    opt->cache_bytes = MH_READER_CACHE_DEFAULT;
+}
+
+static int open_store(const char *path, size_t cache_bytes, mh_reader **out,
+                      mh_diag *d) {
     struct stat st;
-    if (stat(path, &st) != 0)
-        return errno == ENOENT ? MH_ENOENT : MH_EIO;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return mh_diag_os(d, MH_ENOENT, "no such store:", path);
+        return mh_diag_os(d, MH_EIO, "cannot stat", path);
+    }
     if (!S_ISDIR(st.st_mode))
-        return MH_ENOTSTORE;
+        return mh_diag_fail(d, MH_ENOTSTORE, 0, "%s is not a directory", path);
     mh_reader *r = calloc(1, sizeof *r);
     if (!r)
-        return MH_ENOMEM;
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
     if (pthread_mutex_init(&r->pool_mu, NULL) != 0) {
         free(r);
-        return MH_ENOMEM;
+        return mh_diag_fail(d, MH_ENOMEM, 0, "cannot create a mutex");
+    }
+    if (pthread_mutex_init(&r->err_mu, NULL) != 0) {
+        pthread_mutex_destroy(&r->pool_mu);
+        free(r);
+        return mh_diag_fail(d, MH_ENOMEM, 0, "cannot create a mutex");
     }
     r->path = strdup(path);
-    r->cache_bytes = MH_READER_CACHE_DEFAULT;
+    r->cache_bytes = cache_bytes;
     mh_manifest m;
-    int rc = r->path ? mh_manifest_load(path, &m, NULL) : MH_ENOMEM;
+    int rc = r->path ? mh_manifest_load(path, &m, d)
+                     : mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
+    if (rc != MH_OK && r->path) {
+        mh_diag_code(d, rc);
+        if (rc == MH_ENOMEM || rc == MH_EIO || rc == MH_ENOTSTORE)
+            mh_diag_prefix(d, MHF_MANIFEST_NAME);
+        else
+            mh_diag_prefix(d, MHF_MANIFEST_NAME ": byte %llu",
+                           (unsigned long long)d->offset);
+    }
     if (rc == MH_OK) {
         char *mp = mh_path_join(path, MHF_MANIFEST_NAME);
         struct stat ms;
         if (mp && stat(mp, &ms) == 0)
             r->stats.file_bytes += (uint64_t)ms.st_size;
         free(mp);
-        rc = open_segments(r, &m);
+        rc = open_segments(r, &m, d);
         mh_manifest_free(&m);
     }
     if (rc != MH_OK) {
         mh_reader_close(r);
-        return rc;
+        return mh_diag_code(d, rc);
     }
     *out = r;
     return MH_OK;
+}
+
+int mh_reader_open_ex(const char *path, const mh_reader_options *opt,
+                      mh_reader **out, char *err, size_t err_size) {
+    mh_diag d = {0, 0, ""};
+    int rc = MH_OK;
+    size_t cache = MH_READER_CACHE_DEFAULT;
+    if (out)
+        *out = NULL;
+    if (!path || !*path || !out)
+        rc = mh_diag_fail(&d, MH_EINVAL, 0, "mh_reader_open: %s",
+                          !out ? "NULL out" : "empty or NULL path");
+    else if (opt) {
+        mh_reader_options o;
+        mh_reader_options_init(&o);
+        if (mh_struct_in(opt, MH_READER_OPTIONS_SIZE_1, sizeof o, &o) != MH_OK)
+            rc = mh_diag_fail(&d, MH_EINVAL, 0,
+                              "mh_reader_options: struct_size %u (this library "
+                              "knows %zu; larger needs zero bytes beyond it)",
+                              opt->struct_size, sizeof o);
+        else if (o.reserved)
+            rc = mh_diag_fail(&d, MH_EINVAL, 0,
+                              "mh_reader_options: reserved field not zero");
+        else if (o.cache_bytes > SIZE_MAX)
+            rc = mh_diag_fail(&d, MH_EINVAL, 0,
+                              "mh_reader_options: cache_bytes %llu above SIZE_MAX",
+                              (unsigned long long)o.cache_bytes);
+        else
+            cache = (size_t)o.cache_bytes;
+    }
+    if (rc == MH_OK)
+        rc = open_store(path, cache, out, &d);
+    if (rc != MH_OK && err && err_size)
+        mh_diag_copy(&d, err, err_size);
+    return rc;
+}
+
+int mh_reader_open(const char *path, mh_reader **out) {
+    return mh_reader_open_ex(path, NULL, out, NULL, 0);
+}
+
+size_t mh_reader_errmsg(const mh_reader *r, char *buf, size_t size) {
+    if (!r)
+        return mh_diag_copy(NULL, buf, size);
+    mh_reader *m = (mh_reader *)r;
+    pthread_mutex_lock(&m->err_mu);
+    size_t n = mh_diag_copy(&m->err, buf, size);
+    pthread_mutex_unlock(&m->err_mu);
+    return n;
 }
 
 void mh_reader_close(mh_reader *r) {
@@ -100,6 +190,7 @@ void mh_reader_close(mh_reader *r) {
         return;
     mh_query_pool_free(r);
     pthread_mutex_destroy(&r->pool_mu);
+    pthread_mutex_destroy(&r->err_mu);
     for (size_t i = 0; i < r->nsegs; i++)
         mh_seg_close(&r->segs[i]);
     free(r->segs);
@@ -120,10 +211,9 @@ int mh_reader_set_cache(mh_reader *r, size_t bytes) {
 }
 
 int mh_reader_stats(const mh_reader *r, mh_stats *st) {
-    if (!r || !st)
+    if (!r)
         return MH_EINVAL;
-    *st = r->stats;
-    return MH_OK;
+    return MH_STRUCT_OUT(st, &r->stats, MH_STATS_SIZE_1);
 }
 
 size_t mh_reader_meta_count(const mh_reader *r) {
@@ -149,13 +239,35 @@ const char *mh_reader_meta_find(const mh_reader *r, const char *key) {
     return found;
 }
 
+/* An introspection call's bad argument, kept as r's detail. */
+static int bad_arg(const mh_reader *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int bad_arg(const mh_reader *r, const char *fmt, ...) {
+    if (!r)
+        return MH_EINVAL;
+    char msg[MH_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    mh_diag d = {0, 0, ""};
+    mh_diag_fail(&d, MH_EINVAL, 0, "%s", msg);
+    mh_reader_set_error(r, &d);
+    return MH_EINVAL;
+}
+
 size_t mh_reader_segment_count(const mh_reader *r) { return r ? r->nsegs : 0; }
 
 int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
-    if (!r || !o || i >= r->nsegs)
-        return MH_EINVAL;
+    if (mh_struct_out_ok(o, MH_SEGMENT_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_segment_info: NULL out or struct_size too small");
+    if (!r || i >= r->nsegs)
+        return bad_arg(r, "mh_reader_segment_info: segment index out of range");
     const mh_seg *s = &r->segs[i];
-    memset(o, 0, sizeof *o);
+    mh_segment_info full, *dst = o;
+    memset(&full, 0, sizeof full);
+    o = &full;
     o->seq = s->seq;
     o->file_name = s->name;
     o->version_major = s->major;
@@ -177,16 +289,22 @@ int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     o->index_bytes = (uint64_t)s->nslices * s->slice_recsz +
                      (uint64_t)s->nchunks * s->chunk_recsz +
                      (uint64_t)s->nblocks * s->block_recsz;
-    return MH_OK;
+    return MH_STRUCT_OUT(dst, o, MH_SEGMENT_INFO_SIZE_1);
 }
 
 int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
                          mh_slice_info *o) {
-    if (!r || !o || seg >= r->nsegs || slice >= r->segs[seg].nslices)
-        return MH_EINVAL;
+    if (mh_struct_out_ok(o, MH_SLICE_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_slice_info: NULL out or struct_size too small");
+    if (!r || seg >= r->nsegs || slice >= r->segs[seg].nslices)
+        return bad_arg(r, "mh_reader_slice_info: %s",
+                       seg >= (r ? r->nsegs : 0) ? "segment index out of range"
+                                                 : "slice index out of range");
     mh_slice s;
     mh_seg_slice(&r->segs[seg], (uint32_t)slice, &s);
-    memset(o, 0, sizeof *o);
+    mh_slice_info full, *dst = o;
+    memset(&full, 0, sizeof full);
+    o = &full;
     o->transition_first = s.t_first;
     o->transition_last = s.t_last;
     o->id_first = s.id_first;
@@ -197,13 +315,17 @@ int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
     o->chunks = s.chunk_count;
     o->block_first = s.block_first;
     o->blocks = s.block_count;
-    return MH_OK;
+    return MH_STRUCT_OUT(dst, o, MH_SLICE_INFO_SIZE_1);
 }
 
 int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
                          mh_chunk_info *o) {
-    if (!r || !o || seg >= r->nsegs || chunk >= r->segs[seg].nchunks)
-        return MH_EINVAL;
+    if (mh_struct_out_ok(o, MH_CHUNK_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_chunk_info: NULL out or struct_size too small");
+    if (!r || seg >= r->nsegs || chunk >= r->segs[seg].nchunks)
+        return bad_arg(r, "mh_reader_chunk_info: %s",
+                       seg >= (r ? r->nsegs : 0) ? "segment index out of range"
+                                                 : "chunk index out of range");
     const mh_seg *sg = &r->segs[seg];
     /* find the slice holding the chunk, and check it before trusting it */
     uint32_t lo = 0, hi = sg->nslices;
@@ -217,10 +339,20 @@ int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
             hi = mid;
     }
     mh_seg_slice(sg, lo, &s);
-    MH_TRY(mh_seg_slice_check(sg, lo, &s, NULL));
+    mh_diag d = {0, 0, ""};
+    int rc = mh_seg_slice_check(sg, lo, &s, &d);
     mh_chunk c;
-    MH_TRY(mh_seg_chunk(sg, &s, (uint32_t)chunk, &c, NULL));
-    memset(o, 0, sizeof *o);
+    if (rc == MH_OK)
+        rc = mh_seg_chunk(sg, &s, (uint32_t)chunk, &c, &d);
+    if (rc != MH_OK) {
+        mh_diag_code(&d, rc);
+        mh_diag_prefix(&d, "%s", sg->name);
+        mh_reader_set_error(r, &d);
+        return rc;
+    }
+    mh_chunk_info full, *dst = o;
+    memset(&full, 0, sizeof full);
+    o = &full;
     o->phy_first = c.phy_first;
     o->phy_last = c.phy_last;
     o->transition_first = c.t_first;
@@ -230,7 +362,7 @@ int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
     o->row_first = c.row_first;
     o->accesses = c.row_count;
     o->op = c.op;
-    return MH_OK;
+    return MH_STRUCT_OUT(dst, o, MH_CHUNK_INFO_SIZE_1);
 }
 
 size_t mh_reader_string_count(const mh_reader *r) {
@@ -246,10 +378,10 @@ size_t mh_reader_column_count(const mh_reader *r) {
 }
 
 int mh_reader_column(const mh_reader *r, size_t i, mh_column_info *out) {
-    if (!out || i >= mh_reader_column_count(r))
+    MH_TRY(mh_struct_out_ok(out, MH_COLUMN_INFO_SIZE_1));
+    if (i >= mh_reader_column_count(r))
         return MH_EINVAL;
-    *out = r->dict->columns[i];
-    return MH_OK;
+    return MH_STRUCT_OUT(out, &r->dict->columns[i], MH_COLUMN_INFO_SIZE_1);
 }
 
 const char *mh_reader_op_name(const mh_reader *r, unsigned op) {

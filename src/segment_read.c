@@ -61,11 +61,14 @@ static int parse_header(const uint8_t *b, size_t size, mh_seg *s, mh_diag *d) {
     uint32_t flags = mhf_load_u32(b + MHF_SEG_FLAGS);
     MH_CHECK((flags & 0xffffu) == 0, MH_EVERSION, d, MHF_SEG_FLAGS,
              "segment uses unknown incompatible features %04x", flags & 0xffffu);
-    if (MH_CHECKSUMS_ENFORCED)
-        MH_CHECK(mh_hash(b, MHF_SEG_HEADER_SUM) ==
-                     mhf_load_u64(b + MHF_SEG_HEADER_SUM),
-                 MH_ECHECKSUM, d, MHF_SEG_HEADER_SUM,
-                 "segment header checksum mismatch");
+    if (MH_CHECKSUMS_ENFORCED) {
+        uint64_t stored = mhf_load_u64(b + MHF_SEG_HEADER_SUM);
+        uint64_t computed = mh_hash(b, MHF_SEG_HEADER_SUM);
+        MH_CHECK(computed == stored, MH_ECHECKSUM, d, MHF_SEG_HEADER_SUM,
+                 "segment header checksum mismatch: stored 0x%016llx, "
+                 "computed 0x%016llx",
+                 (unsigned long long)stored, (unsigned long long)computed);
+    }
     s->header_sum = mhf_load_u64(b + MHF_SEG_HEADER_SUM);
     int strict = s->minor <= MHF_VERSION_MINOR;
     if (strict) {
@@ -213,26 +216,35 @@ int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
     s->base = buf;
     s->size = size;
     const uint8_t *dict = buf + s->dict_off;
-    if (MH_CHECKSUMS_ENFORCED)
-        MH_CHECK(mh_hash(dict, s->dict_size) == mhf_load_u64(buf + MHF_SEG_DICT_SUM),
-                 MH_ECHECKSUM, d, s->dict_off, "dictionary checksum mismatch");
+    if (MH_CHECKSUMS_ENFORCED) {
+        uint64_t stored = mhf_load_u64(buf + MHF_SEG_DICT_SUM);
+        uint64_t computed = mh_hash(dict, s->dict_size);
+        MH_CHECK(computed == stored, MH_ECHECKSUM, d, s->dict_off,
+                 "dictionary checksum mismatch: stored 0x%016llx, computed "
+                 "0x%016llx",
+                 (unsigned long long)stored, (unsigned long long)computed);
+    }
     MH_TRY(mh_dict_parse(dict, s->dict_size, s->dict_off, &s->dict, d));
     s->slices = buf + s->slice_off;
     s->chunks = buf + s->chunk_off;
     s->blocks = buf + s->block_off;
     int rc = MH_OK;
-    if (MH_CHECKSUMS_ENFORCED &&
-        mh_hash(s->slices, (size_t)s->nslices * s->slice_recsz) !=
-            mhf_load_u64(buf + MHF_SEG_SLICE_SUM)) {
-        mh_diag_set(d, s->slice_off, "slice array checksum mismatch");
-        rc = MH_ECHECKSUM;
+    if (MH_CHECKSUMS_ENFORCED) {
+        uint64_t stored = mhf_load_u64(buf + MHF_SEG_SLICE_SUM);
+        uint64_t computed = mh_hash(s->slices, (size_t)s->nslices * s->slice_recsz);
+        if (computed != stored)
+            rc = mh_diag_fail(d, MH_ECHECKSUM, s->slice_off,
+                              "slice array checksum mismatch: stored 0x%016llx, "
+                              "computed 0x%016llx",
+                              (unsigned long long)stored,
+                              (unsigned long long)computed);
     }
     if (rc == MH_OK)
         rc = parse_slices(s, d);
     if (rc == MH_OK) {
         s->slice_ok = calloc(s->nslices ? s->nslices : 1, 1);
         if (!s->slice_ok)
-            rc = MH_ENOMEM;
+            rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
     }
     if (rc != MH_OK)
         mh_dict_free(&s->dict);
@@ -243,33 +255,44 @@ int mh_seg_open(const char *dir, const char *name, mh_seg *s, mh_diag *d) {
     memset(s, 0, sizeof *s);
     char *path = mh_path_join(dir, name);
     if (!path)
-        return MH_ENOMEM;
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    free(path);
     if (fd < 0) {
-        int e = errno;
-        mh_diag_set(d, 0, "cannot open %s", name);
-        errno = e;
+        /* a missing file is the caller's to judge (reader, fsck): the
+         * code stays MH_EIO with errno ENOENT */
+        mh_diag_os(d, MH_EIO, "cannot open", path);
+        free(path);
         return MH_EIO;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        mh_diag_os(d, MH_EIO, "cannot stat", path);
         close(fd);
-        mh_diag_set(d, 0, "%s is not a regular file", name);
+        free(path);
         return MH_EIO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        free(path);
+        return mh_diag_fail(d, MH_EIO, 0, "%s is not a regular file", name);
     }
     size_t size = (size_t)st.st_size;
     if (size < MHF_SEG_HEADER_SIZE) {
         close(fd);
-        mh_diag_set(d, size, "%s is %zu bytes, shorter than a header", name, size);
-        return size == 0 ? MH_ETRUNCATED : MH_ETRUNCATED;
+        free(path);
+        return mh_diag_fail(d, MH_ETRUNCATED, size,
+                            "%s is %zu bytes, shorter than a header", name, size);
     }
     void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
     if (map == MAP_FAILED) {
-        mh_diag_set(d, 0, "cannot map %s", name);
-        return errno == ENOMEM ? MH_ENOMEM : MH_EIO;
+        int rc = errno == ENOMEM ? MH_ENOMEM : MH_EIO;
+        mh_diag_os(d, rc, "cannot map", path);
+        close(fd);
+        free(path);
+        return rc;
     }
+    close(fd);
+    free(path);
     int rc = mh_seg_parse(map, size, s, d);
     if (rc != MH_OK) {
         munmap(map, size);
@@ -314,6 +337,21 @@ static void load_block(const mh_seg *seg, uint32_t k, mh_block *b) {
     b->phy_max = mhf_load_u64(p + MHF_BLOCK_PHY_MAX);
     b->first_t = mhf_load_u64(p + MHF_BLOCK_FIRST_T);
     b->first_id = mhf_load_u32(p + MHF_BLOCK_FIRST_ID);
+}
+
+uint32_t mh_seg_slice_of_block(const mh_seg *seg, uint32_t block) {
+    /* slices tile the block array in order (checked when parsed) */
+    uint32_t lo = 0, hi = seg->nslices;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        mh_slice s;
+        mh_seg_slice(seg, mid, &s);
+        if (s.block_first <= block)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 uint32_t mh_slice_block_rows(const mh_seg *seg, const mh_slice *s, uint32_t b) {
@@ -366,12 +404,12 @@ static int check_slice_records(const mh_seg *seg, uint32_t si,
     }
     MH_CHECK(rows == s->count, MH_ECORRUPT, d,
              seg->slice_off + (uint64_t)si * seg->slice_recsz + MHF_SLICE_COUNT,
-             "slice %u: chunks hold %u rows, slice has %u", si, rows, s->count);
+             "chunks hold %u rows, slice has %u", rows, s->count);
     for (unsigned o = 0; o < MHF_OP_COUNT; o++)
         MH_CHECK(op_rows[o] == s->op_counts[o], MH_ECORRUPT, d,
                  seg->slice_off + (uint64_t)si * seg->slice_recsz +
                      MHF_SLICE_OP_COUNTS + 4 * o,
-                 "slice %u: operation %u count differs from its chunks", si, o);
+                 "operation %u count differs from its chunks", o);
     uint64_t data_end = seg->data_off + seg->data_size;
     for (uint32_t b = 0; b < s->block_count; b++) {
         mh_block bl;
@@ -412,12 +450,21 @@ int mh_seg_slice_check(const mh_seg *seg, uint32_t i, const mh_slice *s,
         uint64_t bsum = mh_hash(b, (size_t)s->block_count * seg->block_recsz);
         uint64_t sum = mh_hash_seeded(c, (size_t)s->chunk_count * seg->chunk_recsz,
                                       bsum);
-        MH_CHECK(sum == s->index_sum, MH_ECHECKSUM, d,
-                 seg->slice_off + (uint64_t)i * seg->slice_recsz +
-                     MHF_SLICE_INDEX_SUM,
-                 "slice %u: index checksum mismatch", i);
+        uint64_t at = seg->slice_off + (uint64_t)i * seg->slice_recsz +
+                      MHF_SLICE_INDEX_SUM;
+        MH_CHECK(sum == s->index_sum, MH_ECHECKSUM, d, at,
+                 "slice %u at byte %llu: index checksum mismatch (chunk and "
+                 "block records): stored 0x%016llx, computed 0x%016llx",
+                 i, (unsigned long long)at, (unsigned long long)s->index_sum,
+                 (unsigned long long)sum);
     }
-    MH_TRY(check_slice_records(seg, i, s, d));
+    int rc = check_slice_records(seg, i, s, d);
+    if (rc != MH_OK) {
+        if (d)
+            mh_diag_prefix(d, "slice %u at byte %llu", i,
+                           (unsigned long long)d->offset);
+        return rc;
+    }
     atomic_store_explicit(&seg->slice_ok[i], 1, memory_order_release);
     return MH_OK;
 }
@@ -447,29 +494,40 @@ int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
     int rc = mh_block_decode(seg->base + bl.offset, bl.comp_size, bl.sum,
                              bl.raw_size, m, s->t_first, scratch, out, d);
     if (rc != MH_OK) {
+        /* name the place as fsck does: slice, block, the block's bytes */
         if (d) {
-            /* name the block: its record and its bytes */
-            char msg[sizeof d->msg];
-            memcpy(msg, d->msg, sizeof msg);
-            mh_diag_set(d, bl.offset, "block %u (record at %llu): %s",
-                        s->block_first + b, (unsigned long long)off, msg);
+            d->offset = bl.offset;
+            mh_diag_prefix(d, "slice %u, block %u at byte %llu",
+                           mh_seg_slice_of_block(seg, s->block_first + b),
+                           s->block_first + b, (unsigned long long)bl.offset);
         }
         return rc;
     }
+    uint32_t si = 0; /* found only when a check below fails */
+    uint32_t bi = s->block_first + b;
     for (uint32_t k = 0; k < m; k++) {
-        MH_CHECK(out->id_off[k] < s->count && out->t[k] >= s->t_first &&
-                     out->t[k] <= s->t_last,
-                 MH_ECORRUPT, d, bl.offset,
-                 "block %u: row %u outside its slice", s->block_first + b, k);
+        if (!(out->id_off[k] < s->count && out->t[k] >= s->t_first &&
+              out->t[k] <= s->t_last)) {
+            si = mh_seg_slice_of_block(seg, bi);
+            MH_FAIL(MH_ECORRUPT, d, bl.offset,
+                    "slice %u, block %u at byte %llu: row %u outside its slice",
+                    si, bi, (unsigned long long)bl.offset, k);
+        }
     }
-    MH_CHECK(out->id_off[0] == bl.first_id && out->t[0] == bl.first_t,
-             MH_ECORRUPT, d, off + MHF_BLOCK_FIRST_T,
-             "block %u: first row differs from its record", s->block_first + b);
+    if (!(out->id_off[0] == bl.first_id && out->t[0] == bl.first_t)) {
+        si = mh_seg_slice_of_block(seg, bi);
+        MH_FAIL(MH_ECORRUPT, d, off + MHF_BLOCK_FIRST_T,
+                "slice %u, block %u at byte %llu: first row differs from its "
+                "record", si, bi, (unsigned long long)(off + MHF_BLOCK_FIRST_T));
+    }
     for (uint32_t k = 0; k < m; k++)
-        MH_CHECK(out->phy[k] >= bl.phy_min &&
-                     out->phy[k] + (out->size[k] - 1u) <= bl.phy_max,
-                 MH_ECORRUPT, d, off + MHF_BLOCK_PHY_MIN,
-                 "block %u: row %u outside the block's address range",
-                 s->block_first + b, k);
+        if (!(out->phy[k] >= bl.phy_min &&
+              out->phy[k] + (out->size[k] - 1u) <= bl.phy_max)) {
+            si = mh_seg_slice_of_block(seg, bi);
+            MH_FAIL(MH_ECORRUPT, d, off + MHF_BLOCK_PHY_MIN,
+                    "slice %u, block %u at byte %llu: row %u outside the "
+                    "block's address range", si, bi,
+                    (unsigned long long)(off + MHF_BLOCK_PHY_MIN), k);
+        }
     return MH_OK;
 }

@@ -29,10 +29,10 @@ struct mh_segw {
     uint8_t *raw;
 };
 
-int mh_segw_create(const mh_segw_config *cfg, mh_segw **out) {
+int mh_segw_create(const mh_segw_config *cfg, mh_segw **out, mh_diag *d) {
     mh_segw *w = calloc(1, sizeof *w);
     if (!w)
-        return MH_ENOMEM;
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     w->cfg = *cfg;
     w->fd = -1;
     mh_segment_name(w->name, cfg->seq);
@@ -41,15 +41,20 @@ int mh_segw_create(const mh_segw_config *cfg, mh_segw **out) {
     w->dir = strdup(cfg->dir);
     w->tmp_path = mh_path_join(cfg->dir, tmp);
     w->final_path = mh_path_join(cfg->dir, w->name);
-    int rc = (w->dir && w->tmp_path && w->final_path) ? MH_OK : MH_ENOMEM;
+    int rc = (w->dir && w->tmp_path && w->final_path)
+                 ? MH_OK
+                 : mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (rc == MH_OK) {
         w->fd = open(w->tmp_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (w->fd < 0)
-            rc = mh_io_error();
+            rc = mh_diag_os(d, 0, "cannot create", w->tmp_path);
     }
     uint8_t zero[MHF_SEG_HEADER_SIZE] = {0};
-    if (rc == MH_OK)
+    if (rc == MH_OK) {
         rc = mh_write_all(w->fd, zero, sizeof zero); /* header comes at seal */
+        if (rc != MH_OK)
+            mh_diag_os(d, rc, "cannot write", w->tmp_path);
+    }
     if (rc != MH_OK) {
         mh_segw_destroy(w);
         return rc;
@@ -63,12 +68,17 @@ uint64_t mh_segw_count(const mh_segw *w) { return w->count; }
 uint64_t mh_segw_next_id(const mh_segw *w) { return w->cfg.id_first + w->count; }
 uint64_t mh_segw_t_last(const mh_segw *w) { return w->t_last; }
 
-int mh_segw_append(mh_segw *w, const mh_builder *b) {
+int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
     if (b->n == 0)
         return MH_OK;
     size_t c0 = w->chunks.n, b0 = w->blocks.n;
-    MH_TRY(mh_buf_append(&w->chunks, b->chunks.p, b->chunks.n));
-    MH_TRY(mh_buf_append(&w->blocks, b->blocks.p, b->blocks.n));
+    if (mh_buf_append(&w->chunks, b->chunks.p, b->chunks.n) != MH_OK ||
+        mh_buf_append(&w->blocks, b->blocks.p, b->blocks.n) != MH_OK) {
+        w->chunks.n = c0;
+        w->blocks.n = b0;
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for the index of %s",
+                            w->name);
+    }
     for (size_t off = b0; off < w->blocks.n; off += MHF_BLOCK_SIZE) {
         uint8_t *r = w->blocks.p + off + MHF_BLOCK_OFFSET;
         mhf_store_u64(r, mhf_load_u64(r) + w->data_end);
@@ -81,8 +91,15 @@ int mh_segw_append(mh_segw *w, const mh_builder *b) {
     mhf_store_u64(s + MHF_SLICE_INDEX_SUM,
                   mh_hash_seeded(w->chunks.p + c0, w->chunks.n - c0, bsum));
     int rc = mh_buf_append(&w->slices, s, sizeof s);
-    if (rc == MH_OK)
+    if (rc != MH_OK)
+        mh_diag_fail(d, rc, 0, "out of memory for the index of %s", w->name);
+    if (rc == MH_OK) {
         rc = mh_pwrite_all(w->fd, b->data.p, b->data.n, w->data_end);
+        if (rc != MH_OK) {
+            w->slices.n -= sizeof s;
+            mh_diag_os(d, rc, "cannot write", w->tmp_path);
+        }
+    }
     if (rc != MH_OK) {
         w->chunks.n = c0;
         w->blocks.n = b0;
@@ -102,7 +119,7 @@ int mh_segw_append(mh_segw *w, const mh_builder *b) {
 /* Reads back and decodes slice i of the segment being written, in id
  * order, into a malloc'd array. */
 static int read_back_slice(mh_segw *w, size_t i, mh_access **out,
-                           uint32_t *nout) {
+                           uint32_t *nout, mh_diag *d) {
     const uint8_t *s = w->slices.p + i * MHF_SLICE_SIZE;
     uint32_t n = mhf_load_u32(s + MHF_SLICE_COUNT);
     uint32_t cf = mhf_load_u32(s + MHF_SLICE_CHUNK_FIRST);
@@ -119,6 +136,9 @@ static int read_back_slice(mh_segw *w, size_t i, mh_access **out,
     int rc = (acc && comp && w->raw) ? MH_OK : MH_ENOMEM;
     if (rc == MH_OK)
         rc = mh_rows_reserve(&w->cols, R);
+    if (rc != MH_OK)
+        mh_diag_fail(d, rc, 0, "out of memory reading back slice %zu of %s", i,
+                     w->name);
     for (uint32_t b = 0; rc == MH_OK && b < bn; b++) {
         const uint8_t *br = w->blocks.p + (size_t)(bf + b) * MHF_BLOCK_SIZE;
         uint64_t off = mhf_load_u64(br + MHF_BLOCK_OFFSET);
@@ -127,15 +147,25 @@ static int read_back_slice(mh_segw *w, size_t i, mh_access **out,
         uint32_t m = n - b * R < R ? n - b * R : R;
         ssize_t got = pread(w->fd, comp, cs, (off_t)off);
         if (got != (ssize_t)cs) {
-            rc = MH_EIO;
+            if (got >= 0)
+                errno = EIO; /* short: the file changed under the writer */
+            rc = mh_diag_os(d, MH_EIO, "cannot read back", w->tmp_path);
             break;
         }
         rc = mh_block_decode(comp, cs, mhf_load_u64(br + MHF_BLOCK_SUM), rs, m,
-                             t_base, w->raw, &w->cols, NULL);
+                             t_base, w->raw, &w->cols, d);
+        if (rc != MH_OK && d) {
+            d->offset = off;
+            mh_diag_prefix(d, "%s: slice %zu, block %u at byte %llu", w->tmp_path,
+                           i, bf + b, (unsigned long long)off);
+        }
         for (uint32_t k = 0; rc == MH_OK && k < m; k++) {
             uint32_t id = w->cols.id_off[k];
             if (id >= n) {
-                rc = MH_ECORRUPT;
+                rc = mh_diag_fail(d, MH_ECORRUPT, off,
+                                  "%s: slice %zu, block %u at byte %llu: row %u "
+                                  "id %u outside the slice", w->tmp_path, i,
+                                  bf + b, (unsigned long long)off, k, id);
                 break;
             }
             mh_access *x = &acc[id];
@@ -166,7 +196,7 @@ static int read_back_slice(mh_segw *w, size_t i, mh_access **out,
 }
 
 int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
-                         uint32_t *nkept) {
+                         uint32_t *nkept, mh_diag *d) {
     *kept = NULL;
     *nkept = 0;
     size_t ns = w->slices.n / MHF_SLICE_SIZE, i = 0;
@@ -177,7 +207,7 @@ int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
         return MH_OK;
     mh_access *acc = NULL;
     uint32_t n = 0;
-    MH_TRY(read_back_slice(w, i, &acc, &n));
+    MH_TRY(read_back_slice(w, i, &acc, &n, d));
     uint32_t keep = 0;
     while (keep < n && acc[keep].transition < t)
         keep++;
@@ -208,17 +238,21 @@ int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
     w->data_end = data_from;
     if (ftruncate(w->fd, (off_t)data_from) != 0) {
         free(acc);
-        return mh_io_error();
+        return mh_diag_os(d, 0, "cannot truncate", w->tmp_path);
     }
     *kept = acc;
     *nkept = keep;
     return MH_OK;
 }
 
-int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec) {
+int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec,
+                 mh_diag *d) {
     uint8_t *dict;
     size_t dict_size;
-    MH_TRY(mh_dict_build(meta, nmeta, &dict, &dict_size));
+    int drc = mh_dict_build(meta, nmeta, &dict, &dict_size);
+    if (drc != MH_OK)
+        return mh_diag_fail(d, drc, 0, "cannot build the dictionary of %s: %s",
+                            w->name, mh_strerror(drc));
     uint64_t off = w->data_end;
     uint64_t dict_off = off;
     uint64_t slice_off = dict_off + dict_size;
@@ -232,6 +266,8 @@ int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec) {
         rc = mh_pwrite_all(w->fd, w->chunks.p, w->chunks.n, chunk_off);
     if (rc == MH_OK)
         rc = mh_pwrite_all(w->fd, w->blocks.p, w->blocks.n, block_off);
+    if (rc != MH_OK)
+        mh_diag_os(d, rc, "cannot write the index of", w->tmp_path);
     uint8_t h[MHF_SEG_HEADER_SIZE] = {0};
     memcpy(h, MHF_SEG_MAGIC, 8);
     mhf_store_u16(h + MHF_SEG_MAJOR, MHF_VERSION_MAJOR);
@@ -268,14 +304,17 @@ int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec) {
     uint64_t hsum = mh_hash(h, MHF_SEG_HEADER_SUM);
     mhf_store_u64(h + MHF_SEG_HEADER_SUM, hsum);
     free(dict);
-    if (rc == MH_OK)
+    if (rc == MH_OK) {
         rc = mh_pwrite_all(w->fd, h, sizeof h, 0);
+        if (rc != MH_OK)
+            mh_diag_os(d, rc, "cannot write the header of", w->tmp_path);
+    }
     if (rc == MH_OK && fsync(w->fd) != 0)
-        rc = mh_io_error();
+        rc = mh_diag_os(d, 0, "cannot fsync", w->tmp_path);
     if (rc == MH_OK && rename(w->tmp_path, w->final_path) != 0)
-        rc = mh_io_error();
+        rc = mh_diag_os(d, 0, "cannot rename to its final name", w->tmp_path);
     if (rc == MH_OK)
-        rc = mh_fsync_dir(w->dir);
+        rc = mh_fsync_dir(w->dir, d);
     if (rc != MH_OK)
         return rc;
     rec->seq = w->cfg.seq;

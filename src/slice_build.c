@@ -202,7 +202,7 @@ int mh_builder_run(mh_builder *w, const mh_access *a, uint32_t n, uint64_t id_ba
     uint32_t op_ck[MHF_OP_COUNT + 1] = {0};
     for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
         uint32_t s = op_start[o], m = op_n[o];
-        mh_radix_sort(w->key + s, w->val + s, w->tmpk, w->tmpv, m);
+        mh_radix_sort(&w->sort, w->key + s, w->val + s, w->tmpk, w->tmpv, m);
         /* form_chunks reads w->val from 0: shift the view */
         uint32_t *saved = w->val;
         w->val = saved + s;

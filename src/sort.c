@@ -11,6 +11,9 @@
  * among the distinct values (an order-preserving renaming): the sort then
  * needs the two low bytes and one or two rank bytes, and the keys are given
  * back their high bits at the end.
+ *
+ * The histograms and the rank map are the caller's mh_sort_scratch, not
+ * thread-locals: the library holds no per-thread state (internal.h says why).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,23 +21,16 @@
 #include "internal.h"
 
 #define RANK_SHIFT 16
-#define RANK_MAX 1024u         /* distinct high parts renamed at most */
-#define RANK_SLOTS (2 * RANK_MAX) /* open-addressing table, power of two */
+#define RANK_MAX MH_SORT_RANK_MAX
+#define RANK_SLOTS MH_SORT_RANK_SLOTS
 #define RANK_EMPTY UINT64_MAX  /* never a high part: they are < 2^48 */
-
-typedef struct rank_map {
-    uint64_t slot_key[RANK_SLOTS];
-    uint16_t slot_rank[RANK_SLOTS];
-    uint64_t sorted[RANK_MAX]; /* the distinct high parts, ascending */
-    uint32_t n;
-} rank_map;
 
 static inline uint32_t rank_home(uint64_t h) {
     return (uint32_t)((h * 0x9E3779B97F4A7C15u) >> 53) & (RANK_SLOTS - 1);
 }
 
 /* Slot of h, or of the empty slot where it would go. */
-static inline uint32_t rank_slot(const rank_map *m, uint64_t h) {
+static inline uint32_t rank_slot(const mh_sort_scratch *m, uint64_t h) {
     uint32_t i = rank_home(h);
     while (m->slot_key[i] != RANK_EMPTY && m->slot_key[i] != h)
         i = (i + 1) & (RANK_SLOTS - 1);
@@ -48,10 +44,10 @@ static int cmp_u64(const void *x, const void *y) {
 
 /* Collects the distinct high parts of the keys and ranks them: 0 when there
  * are more than RANK_MAX (the keys are then sorted as they are). */
-static int rank_build(rank_map *m, const uint64_t *key, size_t n) {
+static int rank_build(mh_sort_scratch *m, const uint64_t *key, size_t n) {
     for (uint32_t i = 0; i < RANK_SLOTS; i++)
         m->slot_key[i] = RANK_EMPTY;
-    m->n = 0;
+    m->nranks = 0;
     uint64_t last = RANK_EMPTY;
     for (size_t i = 0; i < n; i++) {
         uint64_t h = key[i] >> RANK_SHIFT;
@@ -60,20 +56,20 @@ static int rank_build(rank_map *m, const uint64_t *key, size_t n) {
         last = h;
         uint32_t s = rank_slot(m, h);
         if (m->slot_key[s] == RANK_EMPTY) {
-            if (m->n == RANK_MAX)
+            if (m->nranks == RANK_MAX)
                 return 0;
             m->slot_key[s] = h;
-            m->sorted[m->n++] = h;
+            m->sorted[m->nranks++] = h;
         }
     }
-    qsort(m->sorted, m->n, sizeof *m->sorted, cmp_u64);
-    for (uint32_t r = 0; r < m->n; r++)
+    qsort(m->sorted, m->nranks, sizeof *m->sorted, cmp_u64);
+    for (uint32_t r = 0; r < m->nranks; r++)
         m->slot_rank[rank_slot(m, m->sorted[r])] = (uint16_t)r;
     return 1;
 }
 
 /* Replaces each key's high part by its rank (order preserving). */
-static void rank_apply(const rank_map *m, uint64_t *key, size_t n) {
+static void rank_apply(const mh_sort_scratch *m, uint64_t *key, size_t n) {
     uint64_t last = RANK_EMPTY, rank = 0;
     const uint64_t low = ((uint64_t)1 << RANK_SHIFT) - 1;
     for (size_t i = 0; i < n; i++) {
@@ -87,17 +83,16 @@ static void rank_apply(const rank_map *m, uint64_t *key, size_t n) {
 }
 
 /* Gives the sorted keys their high parts back. */
-static void rank_undo(const rank_map *m, uint64_t *key, size_t n) {
+static void rank_undo(const mh_sort_scratch *m, uint64_t *key, size_t n) {
     const uint64_t low = ((uint64_t)1 << RANK_SHIFT) - 1;
     for (size_t i = 0; i < n; i++)
         key[i] = m->sorted[key[i] >> RANK_SHIFT] << RANK_SHIFT | (key[i] & low);
 }
 
 /* The LSD passes over the byte positions where the keys differ. */
-static void lsd_sort(uint64_t *key, uint32_t *val, uint64_t *tmpk,
-                     uint32_t *tmpv, size_t n) {
-    static _Thread_local uint32_t hist[8][256];
-    memset(hist, 0, sizeof hist);
+static void lsd_sort(uint32_t (*hist)[256], uint64_t *key, uint32_t *val,
+                     uint64_t *tmpk, uint32_t *tmpv, size_t n) {
+    memset(hist, 0, 8 * sizeof *hist);
     for (size_t i = 0; i < n; i++) {
         uint64_t k = key[i];
         hist[0][k & 0xff]++;
@@ -141,16 +136,15 @@ static void lsd_sort(uint64_t *key, uint32_t *val, uint64_t *tmpk,
     }
 }
 
-void mh_radix_sort(uint64_t *key, uint32_t *val, uint64_t *tmpk,
-                   uint32_t *tmpv, size_t n) {
+void mh_radix_sort(mh_sort_scratch *s, uint64_t *key, uint32_t *val,
+                   uint64_t *tmpk, uint32_t *tmpv, size_t n) {
     if (n < 2)
         return;
-    static _Thread_local rank_map map;
     /* worth it only when the renaming saves more passes than it costs */
-    int ranked = n >= 4 * RANK_MAX && rank_build(&map, key, n);
+    int ranked = n >= 4 * RANK_MAX && rank_build(s, key, n);
     if (ranked)
-        rank_apply(&map, key, n);
-    lsd_sort(key, val, tmpk, tmpv, n);
+        rank_apply(s, key, n);
+    lsd_sort(s->hist, key, val, tmpk, tmpv, n);
     if (ranked)
-        rank_undo(&map, key, n);
+        rank_undo(s, key, n);
 }

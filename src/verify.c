@@ -48,7 +48,7 @@ static void report(vctx *v, int code, const char *file, uint64_t off,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    mh_problem p = {code, file, off, msg};
+    mh_problem p = {sizeof p, code, file, off, msg};
     v->fn(v->arg, &p);
 }
 
@@ -57,11 +57,12 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
                          mh_rows *rows, uint8_t *scratch, uint8_t *seen,
                          uint64_t *t_by_id) {
     mh_slice s;
-    mh_diag d = {0, ""};
+    mh_diag d = {0, 0, ""};
     mh_seg_slice(seg, si, &s);
     int rc = mh_seg_slice_check(seg, si, &s, &d);
     if (rc != MH_OK) {
-        report(v, rc, seg->name, d.offset, "slice %u: %s", si, d.msg);
+        /* the message names the slice and byte, as a query's detail does */
+        report(v, rc, seg->name, d.offset, "%s", d.msg);
         return;
     }
     memset(seen, 0, s.count);
@@ -82,7 +83,7 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
         v->res->bytes += bl.comp_size;
         rc = mh_seg_decode_block(seg, &s, b, scratch, rows, &d);
         if (rc != MH_OK) {
-            report(v, rc, seg->name, d.offset, "slice %u: %s", si, d.msg);
+            report(v, rc, seg->name, d.offset, "%s", d.msg);
             ok_all = 0;
             continue;
         }
@@ -123,13 +124,17 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
                 (row == c.row_first + c.row_count - 1 &&
                  (id != c.id_last || rows->t[k] != c.t_last))) {
                 report(v, MH_ECORRUPT, seg->name, bl.offset,
-                       "slice %u: access %llu lies outside its chunk %u", si,
+                       "slice %u, block %u at byte %llu: access %llu lies "
+                       "outside its chunk %u", si, s.block_first + b,
+                       (unsigned long long)bl.offset,
                        (unsigned long long)(s.id_first + id), lo);
                 ok_all = 0;
             }
             if (row > c.row_first && k > 0 && rows->id_off[k - 1] >= id) {
                 report(v, MH_ECORRUPT, seg->name, bl.offset,
-                       "slice %u: ids not increasing inside chunk %u", si, lo);
+                       "slice %u, block %u at byte %llu: ids not increasing "
+                       "inside chunk %u", si, s.block_first + b,
+                       (unsigned long long)bl.offset, lo);
                 ok_all = 0;
             }
         }
@@ -163,12 +168,10 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
                                mh_seg *keep) {
     uint64_t before = v->res->problems;
     mh_seg seg;
-    mh_diag d = {0, ""};
+    mh_diag d = {0, 0, ""};
     int rc = mh_seg_open(v->dir, name, &seg, &d);
-    if (rc == MH_EIO && errno == ENOENT) {
-        rc = MH_ECORRUPT;
-        snprintf(d.msg, sizeof d.msg, "segment listed in MANIFEST is missing");
-    }
+    if (rc == MH_EIO && errno == ENOENT)
+        rc = mh_diag_fail(&d, MH_ECORRUPT, 0, MH_MSG_SEGMENT_MISSING);
     if (rc != MH_OK) {
         report(v, rc, name, d.offset, "%s", d.msg[0] ? d.msg : mh_strerror(rc));
         return v->res->problems - before;
@@ -320,7 +323,7 @@ static int in_manifest(const mh_manifest *m, const char *name) {
 
 /* One read-only pass over the whole store. */
 static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
-    mh_diag d = {0, ""};
+    mh_diag d = {0, 0, ""};
     int rc = mh_manifest_load(v->dir, m, &d);
     *man_ok = rc == MH_OK;
     if (rc != MH_OK)
@@ -364,7 +367,7 @@ static int repair(vctx *v) {
         return lrc;
     }
     mh_manifest m;
-    mh_diag d;
+    mh_diag d = {0, 0, ""};
     int rc = mh_manifest_load(v->dir, &m, &d);
     if (rc == MH_ENOMEM || rc == MH_EIO) {
         free_list(&l);
@@ -443,13 +446,13 @@ static int repair(vctx *v) {
             remove_file(v, l.segs[i], "torn segment that was never committed");
     }
     if (!man_ok || next.nrecs != m.nrecs) {
-        rc = mh_manifest_store(v->dir, &next);
+        rc = mh_manifest_store(v->dir, &next, &d);
         if (rc == MH_OK)
             report(v, MH_OK, MHF_MANIFEST_NAME, 0,
                    "wrote MANIFEST with %zu segments, %llu accesses", next.nrecs,
                    (unsigned long long)next.access_count);
         else
-            report(v, rc, MHF_MANIFEST_NAME, 0, "cannot write MANIFEST");
+            report(v, rc, MHF_MANIFEST_NAME, 0, "cannot write MANIFEST: %s", d.msg);
     }
 out:
     free(next.recs);
@@ -459,12 +462,9 @@ out:
     return rc;
 }
 
-int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
-              mh_verify_result *res) {
-    mh_verify_result local;
-    if (!res)
-        res = &local;
-    memset(res, 0, sizeof *res);
+/* mh_verify on the library's own result struct (zeroed by the caller). */
+static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
+                        void *ctx, mh_verify_result *res) {
     if (!path || !*path || (flags & ~MH_VERIFY_REPAIR))
         return MH_EINVAL;
     struct stat st;
@@ -511,5 +511,17 @@ int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
     free_list(&l); /* also after a failed listing: it may hold names */
     if (lock_fd >= 0)
         close(lock_fd);
+    return rc;
+}
+
+int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
+              mh_verify_result *res) {
+    if (res)
+        MH_TRY(mh_struct_out_ok(res, MH_VERIFY_RESULT_SIZE_1));
+    mh_verify_result local;
+    memset(&local, 0, sizeof local);
+    int rc = verify_store(path, flags, fn, ctx, &local);
+    if (res)
+        MH_STRUCT_OUT(res, &local, MH_VERIFY_RESULT_SIZE_1);
     return rc;
 }

@@ -5,7 +5,7 @@
  * sorted, encoded, compressed and written), and commits: seal the segment,
  * then replace the MANIFEST atomically.
  *
- * Memory bound: two slice buffers of 2 * slice_accesses accesses (40 bytes
+ * Memory bound: two slice buffers of 2 * slice_accesses accesses (56 bytes
  * each), the builder's scratch (about 60 bytes per access of one slice),
  * and the index records of the segment being written (at most 56 bytes per
  * chunk and per block, 64 per slice) until the next commit.
@@ -68,13 +68,22 @@ struct mh_writer {
     uint64_t jobs_sent, jobs_done; /* slices handed out / appended */
     int job_rc;
     int job_errno;            /* errno of the builder that failed */
+    mh_diag job_diag;         /* its detail (under mu) */
     int stop;
+    mh_diag err;              /* detail of the last failed call; code 0 at
+                                 the start of each call */
+    mh_diag failed_diag;      /* detail of the failure that failed w */
 };
+
+/* Clears the code (not the message) of w's detail at the start of a call:
+ * mh_diag_code then knows whether the failure was described. */
+static void call_start(mh_writer *w) { w->err.code = 0; }
 
 void mh_writer_options_init(mh_writer_options *opt) {
     if (!opt)
         return;
     memset(opt, 0, sizeof *opt);
+    opt->struct_size = sizeof *opt;
     opt->slice_accesses = 32768;
     opt->block_accesses = 512;
     opt->chunk_min_accesses = 128;
@@ -103,11 +112,16 @@ static void *builder_main(void *arg) {
         pthread_mutex_lock(&w->mu);
         while (w->jobs_done != j.seq)
             pthread_cond_wait(&w->cv, &w->mu);
+        mh_diag d = {0, 0, ""};
+        if (rc != MH_OK)
+            mh_diag_fail(&d, rc, 0, "building a slice of %u accesses: %s", j.n,
+                         mh_strerror(rc));
         if (rc == MH_OK && w->job_rc == MH_OK)
-            rc = mh_segw_append(w->segw, b);
+            rc = mh_segw_append(w->segw, b, &d);
         if (rc != MH_OK && w->job_rc == MH_OK) {
             w->job_rc = rc;
             w->job_errno = errno; /* the caller's thread reports it */
+            w->job_diag = d;
         }
         w->jobs_done++;
         w->pool[w->npool++] = j.buf;
@@ -125,16 +139,29 @@ static int wait_idle(mh_writer *w) {
     while (w->jobs_done != w->jobs_sent)
         pthread_cond_wait(&w->cv, &w->mu);
     int rc = w->job_rc;
-    if (rc != MH_OK)
+    if (rc != MH_OK) {
+        w->err = w->job_diag;
         errno = w->job_errno;
+    }
     pthread_mutex_unlock(&w->mu);
     return rc;
 }
 
+/* Fails w for good: the detail is kept for the MH_ESTATE that follows. */
 static int fail(mh_writer *w, int rc) {
-    if (rc < 0 && !w->failed)
+    mh_diag_code(&w->err, rc);
+    if (rc < 0 && !w->failed) {
         w->failed = rc;
+        w->failed_diag = w->err;
+    }
     return rc;
+}
+
+static int refuse_failed(mh_writer *w) {
+    return mh_diag_fail(&w->err, MH_ESTATE, 0,
+                        "writer failed earlier (%s: %s); only close or abandon "
+                        "are allowed", mh_error_name(w->failed),
+                        w->failed_diag.msg);
 }
 
 static int ensure_segment(mh_writer *w) {
@@ -148,7 +175,7 @@ static int ensure_segment(mh_writer *w) {
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
     };
-    return mh_segw_create(&cfg, &w->segw);
+    return mh_segw_create(&cfg, &w->segw, &w->err);
 }
 
 static int commit_locked(mh_writer *w);
@@ -166,8 +193,10 @@ static int close_slice(mh_writer *w) {
         while (w->npool == 0 && w->job_rc == MH_OK)
             pthread_cond_wait(&w->cv, &w->mu);
         rc = w->job_rc;
-        if (rc != MH_OK)
+        if (rc != MH_OK) {
+            w->err = w->job_diag;
             errno = w->job_errno;
+        }
         if (rc == MH_OK) {
             size_t tail = (w->qhead + w->qlen) % (MAX_BUILDERS + 1);
             w->queue[tail] = (job){w->buf, w->n, id_base, w->jobs_sent++};
@@ -178,8 +207,11 @@ static int close_slice(mh_writer *w) {
         pthread_mutex_unlock(&w->mu);
     } else {
         rc = mh_builder_run(w->builder[0], w->buf, w->n, id_base);
+        if (rc != MH_OK)
+            mh_diag_fail(&w->err, rc, 0, "building a slice of %u accesses: %s",
+                         w->n, mh_strerror(rc));
         if (rc == MH_OK)
-            rc = mh_segw_append(w->segw, w->builder[0]);
+            rc = mh_segw_append(w->segw, w->builder[0], &w->err);
     }
     if (rc != MH_OK)
         return fail(w, rc);
@@ -190,27 +222,86 @@ static int close_slice(mh_writer *w) {
     return MH_OK;
 }
 
-static int check_access(const mh_access *a) {
-    if (a->size == 0 || a->op >= MH_OP_COUNT || a->has_linear > 1 ||
-        a->physical + (a->size - 1u) < a->physical)
-        return MH_EINVAL;
-    return MH_OK;
+/* The last 8 bytes of an mh_access: op, has_linear, then has_pc and the
+ * reserved bytes, which format 1.x requires to be 0. */
+_Static_assert(offsetof(mh_access, has_linear) == offsetof(mh_access, op) + 1 &&
+                   offsetof(mh_access, has_pc) == offsetof(mh_access, op) + 2 &&
+                   offsetof(mh_access, reserved) == offsetof(mh_access, op) + 3 &&
+                   offsetof(mh_access, op) + 8 == sizeof(mh_access),
+               "mh_access tail");
+
+/* On the append path of every access: one 8-byte load and one branch for
+ * the flag bytes (the byte-by-byte form cost ~18 instructions an access). */
+static inline int access_ok(const mh_access *a) {
+    static const uint8_t zero_bytes[8] = {0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    uint64_t tail, mask;
+    memcpy(&tail, &a->op, sizeof tail);
+    memcpy(&mask, zero_bytes, sizeof mask);
+    /* format 1.x has no stream or pc column: refused, never dropped */
+    int bad = (a->size == 0) | (a->op >= MH_OP_COUNT) | (a->has_linear > 1) |
+              (a->physical + (a->size - 1u) < a->physical) | (a->stream != 0) |
+              ((tail & mask) != 0);
+    return !bad;
 }
 
-static int lock_store(const char *dir, int *fd_out) {
+/* Checks one access: access_ok() on the hot path, then, only for a bad one,
+ * the detail naming the access by id (and by index in a batch when batch is
+ * set) and what is wrong with it. */
+static int check_access(const mh_access *a, uint64_t id, int batch, size_t i,
+                        mh_diag *d) {
+    if (access_ok(a))
+        return MH_OK;
+    /* format 1.x has no stream or pc column: refused, never dropped */
+    unsigned res = 0;
+    for (size_t k = 0; k < sizeof a->reserved; k++)
+        res |= a->reserved[k];
+    const char *why = a->size == 0                ? "size 0"
+                      : a->op >= MH_OP_COUNT      ? "unknown operation"
+                      : a->has_linear > 1         ? "has_linear not 0 or 1"
+                      : a->physical + (a->size - 1u) < a->physical
+                          ? "address range wraps"
+                      : a->stream != 0 || a->has_pc != 0
+                          ? "stream or pc set (format 1.x stores neither)"
+                      : res != 0 ? "reserved bytes not zero"
+                                 : NULL;
+    if (!why)
+        return MH_OK;
+    if (batch)
+        return mh_diag_fail(d, MH_EINVAL, 0,
+                            "access %zu of the batch (would be id %llu): %s "
+                            "(physical 0x%llx, size %u, op %u, has_linear %u)",
+                            i, (unsigned long long)id, why,
+                            (unsigned long long)a->physical, a->size, a->op,
+                            a->has_linear);
+    return mh_diag_fail(d, MH_EINVAL, 0,
+                        "access (would be id %llu): %s (physical 0x%llx, size "
+                        "%u, op %u, has_linear %u)", (unsigned long long)id, why,
+                        (unsigned long long)a->physical, a->size, a->op,
+                        a->has_linear);
+}
+
+static int lock_store(const char *dir, int *fd_out, mh_diag *d) {
     char *path = mh_path_join(dir, MHF_LOCK_NAME);
     if (!path)
-        return MH_ENOMEM;
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    free(path);
-    if (fd < 0)
-        return mh_io_error();
+    if (fd < 0) {
+        int rc = mh_diag_os(d, 0, "cannot open", path);
+        free(path);
+        return rc;
+    }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         close(fd);
         errno = e;
-        return e == EWOULDBLOCK ? MH_ELOCKED : MH_EIO;
+        int rc = e == EWOULDBLOCK
+                     ? mh_diag_fail(d, MH_ELOCKED, 0,
+                                    "%s is held by another writer", path)
+                     : mh_diag_os(d, MH_EIO, "cannot lock", path);
+        free(path);
+        return rc;
     }
+    free(path);
     *fd_out = fd;
     return MH_OK;
 }
@@ -229,6 +320,23 @@ static int dir_is_empty(const char *path) {
     return empty;
 }
 
+/* Opens a segment the MANIFEST lists; the detail names it as the reader's
+ * does. */
+static int open_listed(mh_writer *w, const char *name, mh_seg *seg) {
+    mh_diag *d = &w->err;
+    int rc = mh_seg_open(w->dir, name, seg, d);
+    if (rc == MH_EIO && errno == ENOENT)
+        return mh_diag_fail(d, MH_ECORRUPT, 0, "%s: " MH_MSG_SEGMENT_MISSING, name);
+    if (rc == MH_OK)
+        return MH_OK;
+    mh_diag_code(d, rc);
+    if (rc == MH_ENOMEM || rc == MH_EIO)
+        mh_diag_prefix(d, "%s", name);
+    else
+        mh_diag_prefix(d, "%s: byte %llu", name, (unsigned long long)d->offset);
+    return rc;
+}
+
 static int load_meta(mh_writer *w) {
     /* refuse to extend a store a reader would refuse: every listed segment
      * must open (header, dictionary, slice array) */
@@ -236,9 +344,7 @@ static int load_meta(mh_writer *w) {
         char seg_name[MHF_SEGMENT_NAME_LEN + 1];
         mh_segment_name(seg_name, w->man.recs[i].seq);
         mh_seg other;
-        int rc = mh_seg_open(w->dir, seg_name, &other, NULL);
-        if (rc == MH_EIO && errno == ENOENT)
-            rc = MH_ECORRUPT;
+        int rc = open_listed(w, seg_name, &other);
         if (rc != MH_OK)
             return rc;
         mh_seg_close(&other);
@@ -249,9 +355,7 @@ static int load_meta(mh_writer *w) {
     char name[MHF_SEGMENT_NAME_LEN + 1];
     mh_segment_name(name, w->man.recs[w->man.nrecs - 1].seq);
     mh_seg seg;
-    int rc = mh_seg_open(w->dir, name, &seg, NULL);
-    if (rc == MH_EIO && errno == ENOENT)
-        rc = MH_ECORRUPT;
+    int rc = open_listed(w, name, &seg);
     if (rc != MH_OK)
         return rc;
     w->meta = calloc(seg.dict.nmeta ? seg.dict.nmeta : 1, sizeof *w->meta);
@@ -265,6 +369,8 @@ static int load_meta(mh_writer *w) {
             rc = MH_ENOMEM;
     }
     mh_seg_close(&seg);
+    if (rc != MH_OK)
+        mh_diag_fail(&w->err, rc, 0, "out of memory for the metadata of %s", name);
     return rc;
 }
 
@@ -305,98 +411,109 @@ static int start_builders(mh_writer *w) {
     };
     int nb = w->opt.background ? w->opt.background : 1;
     for (int i = 0; i < nb; i++)
-        MH_TRY(mh_builder_create(&cfg, &w->builder[i]));
+        if (mh_builder_create(&cfg, &w->builder[i]) != MH_OK)
+            return mh_diag_fail(&w->err, MH_ENOMEM, 0,
+                                "out of memory for slice builder %d", i);
     if (!w->opt.background)
         return MH_OK;
     for (int i = 0; i < nb; i++) {
         w->pool[i] = malloc((size_t)w->cap * sizeof *w->buf);
         if (!w->pool[i])
-            return MH_ENOMEM;
+            return mh_diag_fail(&w->err, MH_ENOMEM, 0,
+                                "out of memory for slice buffer %d", i);
         w->npool = (size_t)i + 1;
     }
     if (pthread_mutex_init(&w->mu, NULL) != 0)
-        return MH_ENOMEM;
+        return mh_diag_fail(&w->err, MH_ENOMEM, 0, "cannot create a mutex");
     if (pthread_cond_init(&w->cv, NULL) != 0) {
         pthread_mutex_destroy(&w->mu);
-        return MH_ENOMEM;
+        return mh_diag_fail(&w->err, MH_ENOMEM, 0, "cannot create a condition");
     }
     w->mu_ready = 1;
     for (int i = 0; i < nb; i++) {
         w->barg[i] = (builder_arg){w, i};
-        if (pthread_create(&w->thread[i], NULL, builder_main, &w->barg[i]) != 0)
-            return MH_ENOMEM;
+        int e = pthread_create(&w->thread[i], NULL, builder_main, &w->barg[i]);
+        if (e != 0)
+            return mh_diag_fail(&w->err, MH_ENOMEM, 0,
+                                "cannot start builder thread %d: %s", i, strerror(e));
         w->nthreads = i + 1;
     }
     return MH_OK;
 }
 
-int mh_writer_open(const char *path, unsigned flags,
-                   const mh_writer_options *opt_in, mh_writer **out) {
-    if (!path || !*path || !out || flags == 0 ||
-        (flags & ~(MH_CREATE | MH_APPEND)))
-        return MH_EINVAL;
-    *out = NULL;
-    mh_writer_options opt;
-    if (opt_in)
-        opt = *opt_in;
-    else
-        mh_writer_options_init(&opt);
-    if (opt.slice_accesses < 1 || opt.slice_accesses > MHF_MAX_SLICE_ROWS / 2 ||
-        opt.block_accesses < 64 || opt.block_accesses > MHF_MAX_ROWS_PER_BLOCK ||
-        opt.chunk_min_accesses < 1 || opt.lz4_acceleration < 1 ||
-        opt.background < 0 || opt.background > MAX_BUILDERS ||
-        opt.reserved != 0)
-        return MH_EINVAL;
-    mh_writer *w = calloc(1, sizeof *w);
-    if (!w)
-        return MH_ENOMEM;
-    w->lock_fd = -1;
-    w->opt = opt;
-    w->dir = strdup(path);
-    w->cap = opt.slice_accesses * 2;
-    w->buf = malloc((size_t)w->cap * sizeof *w->buf);
-    int rc = (w->dir && w->buf) ? MH_OK : MH_ENOMEM;
+/* Why opt is refused, or NULL. */
+static const char *bad_option(const mh_writer_options *o) {
+    if (o->slice_accesses < 1 || o->slice_accesses > MHF_MAX_SLICE_ROWS / 2)
+        return "slice_accesses out of range";
+    if (o->block_accesses < 64 || o->block_accesses > MHF_MAX_ROWS_PER_BLOCK)
+        return "block_accesses out of range (64 .. 65536)";
+    if (o->chunk_min_accesses < 1)
+        return "chunk_min_accesses is 0";
+    if (o->lz4_acceleration < 1)
+        return "lz4_acceleration below 1";
+    if (o->background < 0 || o->background > MAX_BUILDERS)
+        return "background out of range (0 .. 8)";
+    if (o->reserved != 0)
+        return "reserved field not zero";
+    return NULL;
+}
+
+/* Opens or creates the store; every failure is described in w->err. */
+static int open_store(mh_writer *w, const char *path, unsigned flags) {
+    mh_diag *d = &w->err;
+    if (!w->dir || !w->buf)
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for the writer");
+    int rc = MH_OK;
     struct stat st;
-    int exists = rc == MH_OK && stat(path, &st) == 0;
+    int exists = stat(path, &st) == 0;
     int is_store = 0;
-    if (rc == MH_OK && exists) {
+    if (exists) {
         if (!S_ISDIR(st.st_mode)) {
-            rc = (flags & MH_CREATE) && !(flags & MH_APPEND) ? MH_EEXIST
-                                                              : MH_ENOTSTORE;
-        } else {
-            char *m = mh_path_join(path, MHF_MANIFEST_NAME);
-            if (!m)
-                rc = MH_ENOMEM;
-            else
-                is_store = access(m, F_OK) == 0;
-            free(m);
+            if ((flags & MH_CREATE) && !(flags & MH_APPEND))
+                return mh_diag_fail(d, MH_EEXIST, 0, "%s exists (not a directory)",
+                                    path);
+            return mh_diag_fail(d, MH_ENOTSTORE, 0, "%s is not a directory", path);
         }
-    } else if (rc == MH_OK && errno != ENOENT) {
-        rc = MH_EIO;
+        char *m = mh_path_join(path, MHF_MANIFEST_NAME);
+        if (!m)
+            return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
+        is_store = access(m, F_OK) == 0;
+        free(m);
+    } else if (errno != ENOENT) {
+        return mh_diag_os(d, MH_EIO, "cannot stat", path);
     }
-    if (rc == MH_OK) {
-        if (is_store && !(flags & MH_APPEND))
-            rc = MH_EEXIST;
-        else if (!exists && !(flags & MH_CREATE))
-            rc = MH_ENOENT;
-        else if (exists && !is_store) {
-            if (!(flags & MH_CREATE))
-                rc = MH_ENOTSTORE;
-            else if (!dir_is_empty(path))
-                rc = MH_EEXIST;
-        }
+    if (is_store && !(flags & MH_APPEND))
+        return mh_diag_fail(d, MH_EEXIST, 0, "store %s already exists", path);
+    if (!exists && !(flags & MH_CREATE))
+        return mh_diag_fail(d, MH_ENOENT, 0, "no such store: %s", path);
+    if (exists && !is_store) {
+        if (!(flags & MH_CREATE))
+            return mh_diag_fail(d, MH_ENOTSTORE, 0, "%s has no MANIFEST: not a store",
+                                path);
+        if (!dir_is_empty(path))
+            return mh_diag_fail(d, MH_EEXIST, 0,
+                                "%s exists, is not empty and is not a store", path);
     }
-    if (rc == MH_OK && !exists && mkdir(path, 0755) != 0)
-        rc = errno == EEXIST ? MH_EEXIST : mh_io_error();
-    if (rc == MH_OK)
-        rc = lock_store(path, &w->lock_fd);
+    if (!exists && mkdir(path, 0755) != 0)
+        return errno == EEXIST
+                   ? mh_diag_fail(d, MH_EEXIST, 0, "%s appeared meanwhile", path)
+                   : mh_diag_os(d, 0, "cannot create directory", path);
+    rc = lock_store(path, &w->lock_fd, d);
     if (rc == MH_OK && is_store) {
-        rc = mh_manifest_load(path, &w->man, NULL);
+        rc = mh_manifest_load(path, &w->man, d);
+        if (rc != MH_OK) {
+            mh_diag_code(d, rc);
+            if (rc == MH_ENOMEM || rc == MH_EIO || rc == MH_ENOTSTORE)
+                mh_diag_prefix(d, MHF_MANIFEST_NAME);
+            else
+                mh_diag_prefix(d, MHF_MANIFEST_NAME ": byte %llu",
+                               (unsigned long long)d->offset);
+        }
         if (rc == MH_OK)
             rc = load_meta(w);
     } else if (rc == MH_OK) {
         w->man.generation = 1;
-        rc = mh_manifest_store(path, &w->man);
+        rc = mh_manifest_store(path, &w->man, d);
     }
     if (rc == MH_OK) {
         w->next_id = w->man.access_count;
@@ -409,25 +526,88 @@ int mh_writer_open(const char *path, unsigned flags,
     }
     if (rc == MH_OK)
         rc = start_builders(w);
-    if (rc != MH_OK) {
-        free_writer(w);
-        return rc;
+    return rc;
+}
+
+int mh_writer_open_ex(const char *path, unsigned flags,
+                      const mh_writer_options *opt_in, mh_writer **out,
+                      char *err, size_t err_size) {
+    mh_diag d = {0, 0, ""};
+    mh_writer_options opt;
+    mh_writer_options_init(&opt);
+    const char *why = NULL;
+    if (out)
+        *out = NULL;
+    if (!path || !*path || !out)
+        mh_diag_fail(&d, MH_EINVAL, 0, "mh_writer_open: %s",
+                     !out ? "NULL out" : "empty or NULL path");
+    else if (flags == 0 || (flags & ~(MH_CREATE | MH_APPEND)))
+        mh_diag_fail(&d, MH_EINVAL, 0,
+                     "mh_writer_open: flags 0x%x (MH_CREATE, MH_APPEND or both)",
+                     flags);
+    else if (opt_in && mh_struct_in(opt_in, MH_WRITER_OPTIONS_SIZE_1, sizeof opt,
+                                    &opt) != MH_OK)
+        mh_diag_fail(&d, MH_EINVAL, 0,
+                     "mh_writer_options: struct_size %u too small, or non-zero "
+                     "bytes past the %zu this library knows",
+                     opt_in->struct_size, sizeof opt);
+    else if ((why = bad_option(&opt)) != NULL)
+        mh_diag_fail(&d, MH_EINVAL, 0, "mh_writer_options: %s", why);
+    mh_writer *w = NULL;
+    if (d.code == 0) {
+        w = calloc(1, sizeof *w);
+        if (!w)
+            mh_diag_fail(&d, MH_ENOMEM, 0, "out of memory for the writer");
     }
-    *out = w;
-    return MH_OK;
+    if (w) {
+        w->lock_fd = -1;
+        w->opt = opt;
+        w->dir = strdup(path);
+        w->cap = opt.slice_accesses * 2;
+        w->buf = malloc((size_t)w->cap * sizeof *w->buf);
+        int rc = open_store(w, path, flags);
+        if (rc == MH_OK) {
+            *out = w;
+            return MH_OK;
+        }
+        mh_diag_code(&w->err, rc);
+        d = w->err;
+        int e = errno;
+        free_writer(w);
+        errno = e;
+    }
+    if (err && err_size)
+        mh_diag_copy(&d, err, err_size);
+    return d.code;
+}
+
+int mh_writer_open(const char *path, unsigned flags,
+                   const mh_writer_options *opt_in, mh_writer **out) {
+    return mh_writer_open_ex(path, flags, opt_in, out, NULL, 0);
+}
+
+size_t mh_writer_errmsg(const mh_writer *w, char *buf, size_t size) {
+    return mh_diag_copy(w ? &w->err : NULL, buf, size);
 }
 
 int mh_writer_set_meta(mh_writer *w, const char *key, const char *value) {
-    if (!w || !key || !value || !*key || strlen(key) > 65535 ||
-        strlen(value) > 65535)
+    if (!w)
         return MH_EINVAL;
+    call_start(w);
+    if (!key || !value || !*key)
+        return mh_diag_fail(&w->err, MH_EINVAL, 0,
+                            "mh_writer_set_meta: NULL or empty key, or NULL value");
+    if (strlen(key) > 65535 || strlen(value) > 65535)
+        return mh_diag_fail(&w->err, MH_EINVAL, 0,
+                            "mh_writer_set_meta: key or value longer than 65535 "
+                            "bytes (key %zu, value %zu)", strlen(key), strlen(value));
     if (w->failed)
-        return MH_ESTATE;
+        return refuse_failed(w);
     for (size_t i = 0; i < w->nmeta; i++)
         if (strcmp(w->meta[i].key, key) == 0) {
             char *v = strdup(value);
             if (!v)
-                return MH_ENOMEM;
+                return mh_diag_fail(&w->err, MH_ENOMEM, 0, "out of memory");
             free(w->meta[i].value);
             w->meta[i].value = v;
             w->meta_dirty = 1;
@@ -435,13 +615,13 @@ int mh_writer_set_meta(mh_writer *w, const char *key, const char *value) {
         }
     mh_kv *m = realloc(w->meta, (w->nmeta + 1) * sizeof *m);
     if (!m)
-        return MH_ENOMEM;
+        return mh_diag_fail(&w->err, MH_ENOMEM, 0, "out of memory");
     w->meta = m;
     char *k = strdup(key), *v = strdup(value);
     if (!k || !v) {
         free(k);
         free(v);
-        return MH_ENOMEM;
+        return mh_diag_fail(&w->err, MH_ENOMEM, 0, "out of memory");
     }
     m[w->nmeta].key = k;
     m[w->nmeta].value = v;
@@ -485,28 +665,48 @@ static int take(mh_writer *w, const mh_access *a, size_t n) {
     return MH_OK;
 }
 
+static int order_fail(mh_writer *w, const mh_access *a, uint64_t prev,
+                      int batch, size_t i) {
+    if (batch)
+        return mh_diag_fail(&w->err, MH_EORDER, 0,
+                            "access %zu of the batch: transition %llu after %llu",
+                            i, (unsigned long long)a->transition,
+                            (unsigned long long)prev);
+    return mh_diag_fail(&w->err, MH_EORDER, 0,
+                        "access (would be id %llu): transition %llu after %llu",
+                        (unsigned long long)w->next_id,
+                        (unsigned long long)a->transition, (unsigned long long)prev);
+}
+
 int mh_writer_append(mh_writer *w, const mh_access *a) {
-    if (!w || !a)
+    if (!w)
         return MH_EINVAL;
+    call_start(w);
+    if (!a)
+        return mh_diag_fail(&w->err, MH_EINVAL, 0, "mh_writer_append: NULL access");
     if (w->failed)
-        return MH_ESTATE;
-    MH_TRY(check_access(a));
+        return refuse_failed(w);
+    MH_TRY(check_access(a, w->next_id, 0, 0, &w->err));
     if (w->has_last && a->transition < w->last_t)
-        return MH_EORDER;
+        return order_fail(w, a, w->last_t, 0, 0);
     return take(w, a, 1);
 }
 
 int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
                            size_t *bad) {
-    if (!w || (!a && n))
+    if (!w)
         return MH_EINVAL;
+    call_start(w);
+    if (!a && n)
+        return mh_diag_fail(&w->err, MH_EINVAL, 0,
+                            "mh_writer_append_batch: NULL accesses, n %zu", n);
     if (w->failed)
-        return MH_ESTATE;
+        return refuse_failed(w);
     uint64_t prev = w->has_last ? w->last_t : 0;
     for (size_t i = 0; i < n; i++) {
-        int rc = check_access(&a[i]);
+        int rc = check_access(&a[i], w->next_id + i, 1, i, &w->err);
         if (rc == MH_OK && a[i].transition < prev)
-            rc = MH_EORDER;
+            rc = order_fail(w, &a[i], prev, 1, i);
         if (rc != MH_OK) {
             if (bad)
                 *bad = i;
@@ -546,20 +746,21 @@ static int commit_locked(mh_writer *w) {
     rc = ensure_segment(w);
     mh_manrec rec;
     if (rc == MH_OK)
-        rc = mh_segw_seal(w->segw, w->meta, w->nmeta, &rec);
+        rc = mh_segw_seal(w->segw, w->meta, w->nmeta, &rec, &w->err);
     if (rc != MH_OK)
         return fail(w, rc);
     mh_manifest next = w->man;
     next.recs = malloc((w->man.nrecs + 1) * sizeof *next.recs);
     if (!next.recs)
-        return fail(w, MH_ENOMEM);
+        return fail(w, mh_diag_fail(&w->err, MH_ENOMEM, 0,
+                                    "out of memory for the next MANIFEST"));
     if (w->man.nrecs)
         memcpy(next.recs, w->man.recs, w->man.nrecs * sizeof *next.recs);
     next.recs[next.nrecs++] = rec;
     next.generation++;
     next.access_count += rec.count;
     next.next_seq = rec.seq + 1;
-    rc = mh_manifest_store(w->dir, &next);
+    rc = mh_manifest_store(w->dir, &next, &w->err);
     if (rc != MH_OK) {
         free(next.recs);
         return fail(w, rc);
@@ -575,20 +776,26 @@ static int commit_locked(mh_writer *w) {
 int mh_writer_commit(mh_writer *w) {
     if (!w)
         return MH_EINVAL;
+    call_start(w);
     if (w->failed)
-        return MH_ESTATE;
+        return refuse_failed(w);
     return commit_locked(w);
 }
 
 int mh_writer_discard_from(mh_writer *w, uint64_t t) {
     if (!w)
         return MH_EINVAL;
+    call_start(w);
     if (w->failed)
-        return MH_ESTATE;
+        return refuse_failed(w);
     for (size_t i = w->man.nrecs; i-- > 0;)
         if (w->man.recs[i].count) {
             if (w->man.recs[i].t_last >= t)
-                return MH_ECOMMITTED;
+                return mh_diag_fail(&w->err, MH_ECOMMITTED, 0,
+                                    "discard from transition %llu: transition "
+                                    "%llu is already committed",
+                                    (unsigned long long)t,
+                                    (unsigned long long)w->man.recs[i].t_last);
             break;
         }
     int rc = wait_idle(w);
@@ -597,7 +804,7 @@ int mh_writer_discard_from(mh_writer *w, uint64_t t) {
     mh_access *kept = NULL;
     uint32_t nkept = 0;
     if (w->segw) {
-        rc = mh_segw_discard_from(w->segw, t, &kept, &nkept);
+        rc = mh_segw_discard_from(w->segw, t, &kept, &nkept, &w->err);
         if (rc != MH_OK)
             return fail(w, rc);
     }

@@ -10,6 +10,7 @@
  */
 #include <string.h>
 
+#include "mh_format.h"
 #include "testutil.h"
 
 static char g_dir[4096];
@@ -185,10 +186,10 @@ static int count_shared_boundaries(const mh_reader *r) {
     uint64_t prev_last = 0;
     int have = 0;
     for (size_t s = 0; s < mh_reader_segment_count(r); s++) {
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         CHECK_OK(mh_reader_segment_info(r, s, &si));
         for (size_t k = 0; k < si.slices; k++) {
-            mh_slice_info sl;
+            mh_slice_info sl = {.struct_size = sizeof sl};
             CHECK_OK(mh_reader_slice_info(r, s, k, &sl));
             if (have && sl.transition_first == prev_last)
                 shared++;
@@ -215,7 +216,7 @@ static void test_empty(void) {
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(path, &r));
     tu_check_stats(r, NULL, 0);
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     CHECK_OK(mh_reader_stats(r, &st));
     CHECK(st.accesses == 0 && st.transition_first == 0 && st.transition_last == 0 &&
           st.slices == 0 && st.chunks == 0 && st.blocks == 0);
@@ -232,7 +233,7 @@ static void test_empty(void) {
     CHECK(n == 0);
     mh_cursor_close(c);
     mh_reader_close(r);
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     CHECK_OK(mh_verify(path, 0, NULL, NULL, &res));
     CHECK(res.accesses == 0 && res.problems == 0);
 
@@ -385,14 +386,14 @@ static void test_straddle(void) {
         snprintf(p2, sizeof p2, "%s-%d", path, chunk_min);
         mh_reader *r = write_store(p2, &t, &o, NULL, 0);
         /* every chunk edge, its neighbours, from the start of every slice */
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         CHECK_OK(mh_reader_segment_info(r, 0, &si));
         size_t runs = 0;
         for (size_t s = 0; s < si.slices; s++) {
-            mh_slice_info sl;
+            mh_slice_info sl = {.struct_size = sizeof sl};
             CHECK_OK(mh_reader_slice_info(r, 0, s, &sl));
             for (uint32_t c = 0; c < sl.chunks; c++) {
-                mh_chunk_info ci;
+                mh_chunk_info ci = {.struct_size = sizeof ci};
                 CHECK_OK(mh_reader_chunk_info(r, 0, sl.chunk_first + c, &ci));
                 uint64_t edges[6] = {ci.phy_first - 1, ci.phy_first, ci.phy_first + 1,
                                      ci.phy_last - 1, ci.phy_last, ci.phy_last + 1};
@@ -472,7 +473,7 @@ static void test_reopen_append(void) {
     CHECK_OK(mh_reader_open(path, &rb));
     tu_check_stats(rb, t.a, t.n);
     CHECK(mh_reader_segment_count(rb) == 3);
-    mh_segment_info s1, s2;
+    mh_segment_info s1 = {.struct_size = sizeof s1}, s2 = {.struct_size = sizeof s2};
     CHECK_OK(mh_reader_segment_info(rb, 1, &s1));
     CHECK_OK(mh_reader_segment_info(rb, 2, &s2));
     CHECK(s1.rows_per_block == 64 && s2.rows_per_block == 128);
@@ -604,7 +605,7 @@ static void test_meta(void) {
     CHECK(mh_reader_meta_count(r) == 5);
     CHECK(!strcmp(mh_reader_meta_find(r, "pid"), "5678"));
     CHECK(!strcmp(mh_reader_meta_find(r, "command"), "./edge --all"));
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     CHECK_OK(mh_reader_stats(r, &st));
     CHECK(st.accesses == 1);
     mh_reader_close(r);
@@ -629,7 +630,7 @@ static void test_dictionary(void) {
                 {"linear", 1, 8, 2, 1},   {"size", 1, 4, 3, 0},       {"operation", 2, 1, 4, 0}};
     CHECK(mh_reader_column_count(r) == 6);
     for (size_t i = 0; i < 6; i++) {
-        mh_column_info c;
+        mh_column_info c = {.struct_size = sizeof c};
         CHECK_OK(mh_reader_column(r, i, &c));
         CHECKF(c.name && !strcmp(c.name, cols[i].name), "column %zu is '%s'", i,
                c.name ? c.name : "(null)");
@@ -643,11 +644,11 @@ static void test_dictionary(void) {
     for (size_t i = 0; i < ns; i++)
         CHECK(mh_reader_string(r, i) != NULL);
     /* segment figures: sizes add up, files exist with the given names */
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     CHECK_OK(mh_reader_stats(r, &st));
     uint64_t sum = 0;
     for (size_t s = 0; s < mh_reader_segment_count(r); s++) {
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         CHECK_OK(mh_reader_segment_info(r, s, &si));
         CHECK(si.seq == s);
         char name[64];
@@ -676,6 +677,234 @@ static void test_dictionary(void) {
     free(t.a);
 }
 
+/* ---- end bounds ---------------------------------------------------------- */
+/* Every start against every end (at, before, after, between accesses, the
+ * extremes), both kinds and directions, plain runs, cursors and chains. */
+static void exhaustive_ends(const mh_reader *r, const trace *t) {
+    u64set ts = {0}, ids = {0};
+    put(&ts, 0);
+    put(&ts, UINT64_MAX);
+    put(&ids, 0);
+    put(&ids, UINT64_MAX);
+    put(&ids, t->n);
+    for (size_t i = 0; i < t->n; i += t->n / 14 + 1 + i % 3) {
+        put(&ts, ssub(t->a[i].transition, 1));
+        put(&ts, t->a[i].transition);
+        put(&ts, sadd(t->a[i].transition, 1));
+        put(&ids, i);
+        put(&ids, i + 1);
+    }
+    tu_rng rng = {77};
+    size_t runs = 0, nonempty = 0;
+    for (int kind = 0; kind < 2; kind++)
+        for (int ek = 1; ek <= 2; ek++)
+            for (int dir = 0; dir < 2; dir++) {
+                const u64set *starts = kind == MH_FROM_TRANSITION ? &ts : &ids;
+                const u64set *ends = ek == MH_END_TRANSITION ? &ts : &ids;
+                for (size_t si = 0; si < starts->n; si++)
+                    for (size_t ei = 0; ei < ends->n; ei++) {
+                        mh_query q;
+                        mh_query_init(&q);
+                        q.start_kind = (uint32_t)kind;
+                        q.direction = (uint32_t)dir;
+                        q.start = starts->v[si];
+                        q.end_kind = (uint32_t)ek;
+                        q.end = ends->v[ei];
+                        q.ops = (uint32_t)(1 + (si + ei) % MH_OPS_ALL);
+                        snprintf(tu_context, sizeof tu_context,
+                                 "%s from %s %llu to %s %llu ops %u", dir ? "backward" : "forward",
+                                 kind ? "id" : "transition", (unsigned long long)q.start,
+                                 ek == MH_END_ID ? "id" : "transition",
+                                 (unsigned long long)q.end, q.ops);
+                        size_t max = (si + ei) % 5 == 0 ? 3 : t->n + 1;
+                        nonempty += tu_check_query(r, t->a, t->n, &q, max) > 0;
+                        if ((si + ei) % 7 == 0)
+                            tu_check_cursor_pieces(r, t->a, t->n, &q, t->n + 1, 5, &rng);
+                        if ((si + ei) % 11 == 0)
+                            tu_check_chain(r, t->a, t->n, &q, 4, &rng);
+                        runs++;
+                    }
+            }
+    tu_context[0] = 0;
+    printf("  %zu bounded queries agree (%zu with matches)\n", runs, nonempty);
+    CHECK(nonempty > runs / 10);
+}
+
+/* Flips one byte of file path at offset off. */
+static void flip(const char *path, uint64_t off) {
+    size_t len = 0;
+    unsigned char *p = tu_read_file(path, &len);
+    CHECK(p != NULL && off < len);
+    p[off] ^= 0x40;
+    tu_write_file(path, p, len);
+    free(p);
+}
+
+/* File offset of the compressed bytes of block b of segment file path. */
+static uint64_t block_data_off(const char *path, uint32_t b) {
+    size_t len = 0;
+    unsigned char *p = tu_read_file(path, &len);
+    CHECK(p != NULL && len >= MHF_SEG_HEADER_SIZE);
+    CHECK(b < mhf_load_u32(p + MHF_SEG_BLOCK_COUNT));
+    uint64_t rec = mhf_load_u64(p + MHF_SEG_BLOCK_OFF) + (uint64_t)b * MHF_BLOCK_SIZE;
+    CHECK(rec + MHF_BLOCK_SIZE <= len);
+    uint64_t off = mhf_load_u64(p + rec + MHF_BLOCK_OFFSET);
+    uint32_t comp = mhf_load_u32(p + rec + MHF_BLOCK_COMP_SIZE);
+    free(p);
+    return off + comp / 2;
+}
+
+/* File offset of chunk record k of segment file path. */
+static uint64_t chunk_rec_off(const char *path, uint32_t k) {
+    size_t len = 0;
+    unsigned char *p = tu_read_file(path, &len);
+    CHECK(p != NULL && len >= MHF_SEG_HEADER_SIZE);
+    CHECK(k < mhf_load_u32(p + MHF_SEG_CHUNK_COUNT));
+    uint64_t off = mhf_load_u64(p + MHF_SEG_CHUNK_OFF) + (uint64_t)k * MHF_CHUNK_SIZE;
+    free(p);
+    return off;
+}
+
+static void seg_path(char *buf, size_t cap, const char *store, const mh_reader *r, size_t seg) {
+    mh_segment_info si = {.struct_size = sizeof si};
+    CHECK_OK(mh_reader_segment_info(r, seg, &si));
+    tu_join(buf, cap, store, si.file_name);
+}
+
+/* q against the oracle (prefix t[0, n) is what the damaged store still
+ * answers correctly), as a plain run and as a cursor. */
+static void bounded_ok(const mh_reader *r, const trace *t, const mh_query *q) {
+    snprintf(tu_context, sizeof tu_context, "past a damaged block: %s from %s %llu to %s %llu",
+             q->direction ? "backward" : "forward", q->start_kind ? "id" : "transition",
+             (unsigned long long)q->start, q->end_kind == MH_END_ID ? "id" : "transition",
+             (unsigned long long)q->end);
+    tu_check_query(r, t->a, t->n, q, t->n + 1);
+    tu_rng rng = {5};
+    tu_check_cursor_pieces(r, t->a, t->n, q, t->n + 1, 100, &rng);
+    tu_context[0] = 0;
+}
+
+/* The query engine stops at the end bound: data past it is never read. A
+ * damaged block past the end proves it: bounded queries still answer, the
+ * same queries without the bound meet the damage. */
+static void test_end_stops(void) {
+    printf("end bounds stop the walk\n");
+    /* three segments of 600 accesses: transitions 0..599, 1000..1599,
+     * 2000..2599, one address and op (so a slice is one chunk and its
+     * blocks hold ids in order), slices of 200 ids, blocks of 64 */
+    trace t = {0};
+    for (uint64_t s = 0; s < 3; s++)
+        for (uint64_t i = 0; i < 600; i++)
+            add(&t, s * 1000 + i, 0x1000, 8, MH_OP_WRITE, 1, 0x7000);
+    size_t commits[2] = {600, 1200};
+    mh_writer_options o = small_opts(200, 1, 0);
+    char fwd_store[4096], bwd_store[4096], path[4096];
+    new_store(fwd_store, sizeof fwd_store, "end-fwd");
+    new_store(bwd_store, sizeof bwd_store, "end-bwd");
+    mh_reader *r = write_store(fwd_store, &t, &o, commits, 2);
+    exhaustive_ends(r, &t);
+    /* damage the last segment for forward queries (a block, and the first
+     * slice's chunk records: checked when a query first enters the slice)
+     * ... */
+    seg_path(path, sizeof path, fwd_store, r, 2);
+    mh_reader_close(r);
+    flip(path, block_data_off(path, 0));
+    flip(path, chunk_rec_off(path, 0) + MHF_CHUNK_PHY_FIRST);
+    r = write_store(bwd_store, &t, &o, commits, 2);
+    /* ... and the first one for backward queries */
+    seg_path(path, sizeof path, bwd_store, r, 0);
+    mh_reader_close(r);
+    flip(path, block_data_off(path, 1));
+
+    mh_reader *rf = NULL, *rb = NULL;
+    CHECK_OK(mh_reader_open(fwd_store, &rf));
+    CHECK_OK(mh_reader_open(bwd_store, &rb));
+    mh_access *out = calloc(t.n + 1, sizeof *out);
+    CHECK(out != NULL);
+    size_t n = 0;
+    mh_query q;
+    mh_query_init(&q);
+    q.ops = MH_OPS_ALL;
+    /* forward: the damage is reached without a bound */
+    CHECK_RC(mh_query_run(rf, &q, out, t.n + 1, &n), MH_ECHECKSUM);
+    static const uint64_t fwd_t_ends[] = {0, 599, 1000, 1599, 1999};
+    for (size_t i = 0; i < 5; i++) {
+        q.end_kind = MH_END_TRANSITION, q.end = fwd_t_ends[i];
+        bounded_ok(rf, &t, &q);
+    }
+    static const uint64_t fwd_id_ends[] = {0, 599, 1199};
+    for (size_t i = 0; i < 3; i++) {
+        q.end_kind = MH_END_ID, q.end = fwd_id_ends[i];
+        bounded_ok(rf, &t, &q);
+    }
+    q.start_kind = MH_FROM_ID, q.start = 700; /* resumed */
+    bounded_ok(rf, &t, &q);
+    q.end_kind = MH_END_NONE;
+    CHECK_RC(mh_query_run(rf, &q, out, t.n + 1, &n), MH_ECHECKSUM);
+
+    /* backward */
+    mh_query_init(&q);
+    q.ops = MH_OPS_ALL;
+    q.direction = MH_BACKWARD;
+    q.start = UINT64_MAX;
+    CHECK_RC(mh_query_run(rb, &q, out, t.n + 1, &n), MH_ECHECKSUM);
+    /* block 1 of segment 0 holds ids 64..127: ends above it and an id end
+     * at the first row after it never decode it (a transition end at that
+     * row would: only the block's rows tell whether more rows of that
+     * transition precede it) */
+    static const uint64_t bwd_t_ends[] = {2599, 1000, 600, 129, 200};
+    for (size_t i = 0; i < 5; i++) {
+        q.end_kind = MH_END_TRANSITION, q.end = bwd_t_ends[i];
+        bounded_ok(rb, &t, &q);
+    }
+    static const uint64_t bwd_id_ends[] = {1799, 600, 128};
+    for (size_t i = 0; i < 3; i++) {
+        q.end_kind = MH_END_ID, q.end = bwd_id_ends[i];
+        bounded_ok(rb, &t, &q);
+    }
+    q.start_kind = MH_FROM_ID, q.start = 1500;
+    bounded_ok(rb, &t, &q);
+    q.end_kind = MH_END_NONE;
+    CHECK_RC(mh_query_run(rb, &q, out, t.n + 1, &n), MH_ECHECKSUM);
+    mh_reader_close(rf);
+    mh_reader_close(rb);
+
+    /* inside one slice and one chunk: a damaged block after the end */
+    trace u = {0};
+    for (uint64_t i = 0; i < 1000; i++)
+        add(&u, i, 0x2000, 8, MH_OP_READ, 0, 0);
+    char one[4096];
+    new_store(one, sizeof one, "end-block");
+    mh_writer_options o1 = small_opts(5000, 128, 0);
+    r = write_store(one, &u, &o1, NULL, 0);
+    mh_segment_info si = {.struct_size = sizeof si};
+    CHECK_OK(mh_reader_segment_info(r, 0, &si));
+    CHECK(si.slices == 1 && si.chunks == 1 && si.blocks == 16);
+    seg_path(path, sizeof path, one, r, 0);
+    mh_reader_close(r);
+    flip(path, block_data_off(path, 15)); /* rows 960..999 */
+    flip(path, block_data_off(path, 0));  /* rows 0..63 */
+    CHECK_OK(mh_reader_open(one, &r));
+    mh_query_init(&q);
+    q.ops = MH_OPS_ALL;
+    q.start = 100; /* inside block 1: block 0 is not needed for the start */
+    CHECK_RC(mh_query_run(r, &q, out, u.n + 1, &n), MH_ECHECKSUM);
+    q.end_kind = MH_END_TRANSITION, q.end = 959;
+    bounded_ok(r, &u, &q);
+    q.end_kind = MH_END_ID, q.end = 900;
+    bounded_ok(r, &u, &q);
+    q.direction = MH_BACKWARD, q.start = 959, q.end_kind = MH_END_NONE;
+    CHECK_RC(mh_query_run(r, &q, out, u.n + 1, &n), MH_ECHECKSUM);
+    q.end_kind = MH_END_TRANSITION, q.end = 65;
+    bounded_ok(r, &u, &q);
+    q.end_kind = MH_END_ID, q.end = 64; /* the first row of block 1 */
+    bounded_ok(r, &u, &q);
+    mh_reader_close(r);
+    free(out);
+    free(t.a);
+    free(u.a);
+}
+
 int main(void) {
     tu_mkdtemp(g_dir, sizeof g_dir, "edge");
     test_empty();
@@ -688,6 +917,7 @@ int main(void) {
     test_discard(1);
     test_meta();
     test_dictionary();
+    test_end_stops();
     tu_rmtree(g_dir);
     printf("edge: ok\n");
     return 0;

@@ -46,7 +46,7 @@ static void check_tiny(const char *store) {
     CHECK_OK(mh_reader_open(store, &r));
     tu_check_stats(r, g_all, TINY_COUNT);
     CHECK(mh_reader_segment_count(r) == 2);
-    mh_segment_info si;
+    mh_segment_info si = {.struct_size = sizeof si};
     CHECK_OK(mh_reader_segment_info(r, 0, &si));
     CHECK(si.id_first == 0 && si.accesses == TINY_FIRST_COMMIT && si.seq == 0);
     CHECK(si.rows_per_block == TINY_BLOCK_ACCESSES);
@@ -68,7 +68,7 @@ static void check_tiny(const char *store) {
     }
     CHECK(nslices == sizeof slices / sizeof slices[0]);
     for (size_t i = 0; i < nslices; i++) {
-        mh_slice_info sl;
+        mh_slice_info sl = {.struct_size = sizeof sl};
         CHECK_OK(mh_reader_slice_info(r, slices[i].seg, slices[i].slice, &sl));
         CHECKF(sl.id_first == slices[i].id_first && sl.accesses == slices[i].accesses,
                "slice %zu.%zu: ids %llu + %u, expected %llu + %u", slices[i].seg,
@@ -77,10 +77,10 @@ static void check_tiny(const char *store) {
     }
     /* the worked example of SPEC.md: ids 5, 6, 9 are the write chunk of slice 0 */
     int found = 0;
-    mh_slice_info s0;
+    mh_slice_info s0 = {.struct_size = sizeof s0};
     CHECK_OK(mh_reader_slice_info(r, 0, 0, &s0));
     for (uint32_t c = 0; c < s0.chunks; c++) {
-        mh_chunk_info ci;
+        mh_chunk_info ci = {.struct_size = sizeof ci};
         CHECK_OK(mh_reader_chunk_info(r, 0, s0.chunk_first + c, &ci));
         if (ci.op == MH_OP_WRITE) {
             CHECK(ci.phy_first == 0x1000 && ci.phy_last == 0x1013 && ci.accesses == 3 &&
@@ -123,7 +123,7 @@ static void check_tiny(const char *store) {
                tiny_meta_final[i][0], v ? v : "(absent)", tiny_meta_final[i][1]);
     }
     mh_reader_close(r);
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     CHECK_OK(mh_verify(store, 0, NULL, NULL, &res));
     CHECK(res.problems == 0 && res.accesses == TINY_COUNT && res.segments == 2);
     tu_context[0] = 0;
@@ -254,6 +254,7 @@ typedef struct problems {
 static void collect(void *ctx, const mh_problem *p) {
     problems *ps = ctx;
     CHECK(p->file != NULL && p->message != NULL && strchr(p->message, '\n') == NULL);
+    CHECK(p->struct_size == sizeof *p); /* the library says what it filled */
     if (ps->n < 64)
         ps->codes[ps->n++] = p->code;
 }
@@ -296,7 +297,7 @@ static void check_variant(const char *dir, const expect *x) {
         mh_reader_close(r);
     }
     problems ps = {{0}, 0};
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     int vrc = mh_verify(dir, 0, collect, &ps, &res);
     if (x->verify == MH_OK) {
         CHECK_RC(vrc, MH_OK);

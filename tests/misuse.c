@@ -3,9 +3,12 @@
  * call changes nothing: NULL arguments, bad flags and options, bad accesses
  * (single and in a batch), decreasing transitions, discarding committed
  * accesses, a second writer, stores that are missing or not stores, bad
- * queries, a writer failed by a file size limit, and the error names.
+ * queries, a writer failed by a file size limit, and the error names; the
+ * ABI rules: versions, struct layouts, struct_size of growable structs in
+ * and out, reserved fields, fields format 1.x cannot store, end bounds.
  */
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -176,7 +179,8 @@ static void test_append(void) {
     CHECK_OK(mh_writer_append(w, &good));
     CHECK(mh_writer_next_id(w) == 1);
 
-    mh_access bad[6];
+    enum { NBAD = 13 };
+    mh_access bad[NBAD];
     bad[0] = acc(10, 0x1000, 0, MH_OP_READ);            /* size 0 */
     bad[1] = acc(10, UINT64_MAX, 2, MH_OP_READ);        /* wraps */
     bad[2] = acc(10, UINT64_MAX - 7, 9, MH_OP_WRITE);   /* wraps by one */
@@ -184,7 +188,21 @@ static void test_append(void) {
     bad[4] = acc(10, 0x1000, 4, MH_OP_READ);
     bad[4].has_linear = 2;                              /* not 0/1 */
     bad[5] = acc(10, 0x1000, UINT32_MAX, 200);          /* unknown op, big */
-    for (int i = 0; i < 6; i++) {
+    /* what format 1.x cannot store is refused, not dropped */
+    bad[6] = acc(10, 0x1000, 4, MH_OP_READ);
+    bad[6].stream = 1;
+    bad[7] = acc(10, 0x1000, 4, MH_OP_READ);
+    bad[7].stream = UINT32_MAX;
+    bad[8] = acc(10, 0x1000, 4, MH_OP_READ);
+    bad[8].has_pc = 1, bad[8].pc = 0x400000;
+    bad[9] = acc(10, 0x1000, 4, MH_OP_READ);
+    bad[9].has_pc = 2;                                  /* not 0/1 either */
+    /* reserved bytes */
+    for (int k = 0; k < 3; k++) {
+        bad[10 + k] = acc(10, 0x1000, 4, MH_OP_READ);
+        bad[10 + k].reserved[k == 0 ? 0 : k == 1 ? 2 : 4] = (uint8_t)(1u << k);
+    }
+    for (int i = 0; i < NBAD; i++) {
         snprintf(tu_context, sizeof tu_context, "bad access %d", i);
         CHECK_RC(mh_writer_append(w, &bad[i]), MH_EINVAL);
         CHECK(mh_writer_next_id(w) == 1);
@@ -207,7 +225,7 @@ static void test_append(void) {
         batch[i] = acc(11 + (uint64_t)i, 0x2000 + 8u * (unsigned)i, 8, (uint8_t)(i % 3));
     static const size_t where[] = {0, 1, 17, B - 1};
     for (size_t k = 0; k < sizeof where / sizeof where[0]; k++) {
-        for (int kind = 0; kind < 6; kind++) {
+        for (int kind = 0; kind < NBAD; kind++) {
             mh_access saved = batch[where[k]];
             mh_access b = bad[kind];
             b.transition = saved.transition;
@@ -247,6 +265,14 @@ static void test_append(void) {
     CHECK(mh_writer_next_id(w) == 3);
     CHECK_OK(mh_writer_append_batch(w, batch, B, &at));
     CHECK(mh_writer_next_id(w) == 3 + B);
+    /* pc without has_pc means nothing (like linear without has_linear) */
+    {
+        mh_access p = acc(batch[B - 1].transition + 1, 0x9000, 1, MH_OP_READ);
+        p.pc = 0x400123;
+        CHECK_OK(mh_writer_append(w, &p));
+        CHECK_OK(mh_writer_discard_from(w, p.transition)); /* takes it back */
+        CHECK(mh_writer_next_id(w) == 3 + B);
+    }
 
     /* metadata */
     CHECK_RC(mh_writer_set_meta(NULL, "k", "v"), MH_EINVAL);
@@ -278,7 +304,7 @@ static void test_append(void) {
 
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(store, &r));
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     CHECK_OK(mh_reader_stats(r, &st));
     CHECK(st.accesses == committed);
     CHECK(mh_reader_meta_find(r, longs) && !strcmp(mh_reader_meta_find(r, longs), "long key"));
@@ -321,7 +347,7 @@ static void test_reader(void) {
     CHECK_OK(mh_writer_close(w));
     CHECK_OK(mh_reader_open(store, &r));
 
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     CHECK_RC(mh_reader_stats(NULL, &st), MH_EINVAL);
     CHECK_RC(mh_reader_set_cache(NULL, 1 << 20), MH_EINVAL);
     CHECK_RC(mh_reader_stats(r, NULL), MH_EINVAL);
@@ -330,10 +356,10 @@ static void test_reader(void) {
     CHECK(nmeta >= 1);
     CHECK_RC(mh_reader_meta_get(r, nmeta, &k, &v), MH_EINVAL);
     CHECK(mh_reader_meta_find(r, "no such key") == NULL);
-    mh_segment_info si;
-    mh_slice_info sl;
-    mh_chunk_info ci;
-    mh_column_info col;
+    mh_segment_info si = {.struct_size = sizeof si};
+    mh_slice_info sl = {.struct_size = sizeof sl};
+    mh_chunk_info ci = {.struct_size = sizeof ci};
+    mh_column_info col = {.struct_size = sizeof col};
     size_t segs = mh_reader_segment_count(r);
     CHECK(segs == 1);
     CHECK_RC(mh_reader_segment_info(r, segs, &si), MH_EINVAL);
@@ -410,7 +436,7 @@ static void test_reader(void) {
     mh_reader_close(r);
 
     /* verify */
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     CHECK_RC(mh_verify(missing, 0, NULL, NULL, &res), MH_ENOENT);
     CHECK_OK(mh_verify(store, 0, NULL, NULL, &res));
     CHECK(res.problems == 0 && res.accesses == 100 && res.segments == 1);
@@ -418,6 +444,255 @@ static void test_reader(void) {
     CHECK_RC(mh_verify(store, MH_VERIFY_REPAIR, NULL, NULL, &res), MH_ELOCKED);
     CHECK_OK(mh_verify(store, 0, NULL, NULL, &res)); /* checking alone is fine */
     mh_writer_abandon(w);
+}
+
+/* ---- the ABI -------------------------------------------------------------- */
+/* The layouts bindings map byte for byte (memhist.h); LP64 sizes. */
+_Static_assert(sizeof(mh_access) == 56, "mh_access size");
+_Static_assert(offsetof(mh_access, id) == 0 && offsetof(mh_access, transition) == 8 &&
+                   offsetof(mh_access, linear) == 16 && offsetof(mh_access, physical) == 24 &&
+                   offsetof(mh_access, pc) == 32 && offsetof(mh_access, size) == 40 &&
+                   offsetof(mh_access, stream) == 44 && offsetof(mh_access, op) == 48 &&
+                   offsetof(mh_access, has_linear) == 49 && offsetof(mh_access, has_pc) == 50 &&
+                   offsetof(mh_access, reserved) == 51 && sizeof(((mh_access *)0)->reserved) == 5,
+               "mh_access layout");
+_Static_assert(sizeof(mh_query) == 56, "mh_query size");
+_Static_assert(offsetof(mh_query, struct_size) == 0 && offsetof(mh_query, start_kind) == 4 &&
+                   offsetof(mh_query, direction) == 8 && offsetof(mh_query, ops) == 12 &&
+                   offsetof(mh_query, start) == 16 && offsetof(mh_query, addr_first) == 24 &&
+                   offsetof(mh_query, addr_last) == 32 && offsetof(mh_query, end_kind) == 40 &&
+                   offsetof(mh_query, reserved) == 44 && offsetof(mh_query, end) == 48,
+               "mh_query layout");
+_Static_assert(sizeof(mh_writer_options) == 40 && offsetof(mh_writer_options, struct_size) == 0 &&
+                   offsetof(mh_writer_options, slice_accesses) == 4 &&
+                   offsetof(mh_writer_options, commit_accesses) == 24 &&
+                   offsetof(mh_writer_options, reserved) == 36,
+               "mh_writer_options layout");
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(mh_stats) == 112 && sizeof(mh_segment_info) == 144 &&
+                   sizeof(mh_slice_info) == 64 && sizeof(mh_chunk_info) == 72 &&
+                   sizeof(mh_column_info) == 24 && sizeof(mh_verify_result) == 48 &&
+                   sizeof(mh_problem) == 32,
+               "first published sizes (LP64)");
+#endif
+_Static_assert(offsetof(mh_stats, struct_size) == 0 && offsetof(mh_segment_info, struct_size) == 0 &&
+                   offsetof(mh_slice_info, struct_size) == 0 &&
+                   offsetof(mh_chunk_info, struct_size) == 0 &&
+                   offsetof(mh_column_info, struct_size) == 0 &&
+                   offsetof(mh_verify_result, struct_size) == 0 &&
+                   offsetof(mh_problem, struct_size) == 0,
+               "struct_size comes first");
+_Static_assert(MH_VERSION_NUMBER == MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 +
+                                        MH_VERSION_PATCH && MH_ABI_VERSION == 1,
+               "version macros");
+
+/* A struct as a newer caller would send it: ours plus a tail of fields
+ * this library does not know. */
+#define TAIL 24
+typedef struct big_query {
+    mh_query q;
+    unsigned char tail[TAIL];
+} big_query;
+typedef struct big_options {
+    mh_writer_options o;
+    unsigned char tail[TAIL];
+} big_options;
+
+/* Output struct rule for one introspection call: too small a struct_size is
+ * refused before anything is written; a larger one gets exactly the
+ * library's sizeof bytes, struct_size and the tail untouched. call fills
+ * the struct at p (of sizeof size bytes plus TAIL). */
+typedef int (*fill_fn)(const mh_reader *r, void *p);
+static void check_out_struct(const char *what, const mh_reader *r, fill_fn call, size_t size) {
+    snprintf(tu_context, sizeof tu_context, "output struct %s", what);
+    unsigned char ref[512], buf[512];
+    CHECK(size + TAIL <= sizeof ref);
+    memset(ref, 0, sizeof ref);
+    uint32_t ss = (uint32_t)size;
+    memcpy(ref, &ss, 4);
+    CHECK_OK(call(r, ref));
+    static const uint32_t small[] = {0, 4, 8};
+    for (int i = 0; i < 4; i++) {
+        uint32_t bad = i < 3 ? small[i] : (uint32_t)size - 1;
+        memset(buf, 0x5a, sizeof buf);
+        memcpy(buf, &bad, 4);
+        CHECK_RC(call(r, buf), MH_EINVAL);
+        for (size_t k = 4; k < sizeof buf; k++)
+            CHECKF(buf[k] == 0x5a, "struct_size %u: byte %zu written", bad, k);
+    }
+    memset(buf, 0xa5, sizeof buf);
+    ss = (uint32_t)(size + TAIL);
+    memcpy(buf, &ss, 4);
+    CHECK_OK(call(r, buf));
+    uint32_t back;
+    memcpy(&back, buf, 4);
+    CHECK(back == size + TAIL);
+    CHECKF(!memcmp(buf + 4, ref + 4, size - 4), "a larger struct got other contents");
+    for (size_t k = size; k < sizeof buf; k++)
+        CHECKF(buf[k] == 0xa5, "byte %zu past the library's struct written", k);
+    tu_context[0] = 0;
+}
+
+static int fill_stats(const mh_reader *r, void *p) { return mh_reader_stats(r, p); }
+static int fill_seg(const mh_reader *r, void *p) { return mh_reader_segment_info(r, 0, p); }
+static int fill_slice(const mh_reader *r, void *p) { return mh_reader_slice_info(r, 0, 0, p); }
+static int fill_chunk(const mh_reader *r, void *p) { return mh_reader_chunk_info(r, 0, 0, p); }
+static int fill_column(const mh_reader *r, void *p) { return mh_reader_column(r, 0, p); }
+
+typedef struct problem_sizes {
+    size_t calls, wrong;
+} problem_sizes;
+
+static void count_problem(void *ctx, const mh_problem *p) {
+    problem_sizes *ps = ctx;
+    ps->calls++;
+    ps->wrong += p->struct_size != sizeof *p;
+}
+
+static void test_abi(void) {
+    /* the runtime version is the library's; here the same build */
+    CHECK(mh_version_number() == MH_VERSION_NUMBER);
+    CHECK(mh_version_number() == 10100);
+    CHECK(!strcmp(mh_version_string(), MH_VERSION_STRING));
+    CHECK(!strcmp(mh_version_string(), "1.1.0"));
+
+    char store[4096];
+    path_in(store, sizeof store, "abi.store");
+    mh_writer *w = NULL;
+    mh_writer_options o;
+    mh_writer_options_init(&o);
+    CHECK(o.struct_size == sizeof o);
+    mh_writer_options bad;
+    static const uint32_t small[] = {0, 1, 4, (uint32_t)sizeof(mh_writer_options) - 1};
+    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
+        bad = o, bad.struct_size = small[i];
+        CHECK_RC(mh_writer_open(store, MH_CREATE, &bad, &w), MH_EINVAL);
+    }
+    bad = o, bad.reserved = 1;
+    CHECK_RC(mh_writer_open(store, MH_CREATE, &bad, &w), MH_EINVAL);
+    /* a newer caller's options: a non-zero unknown field is refused, zero
+     * ones are accepted and the known fields are used */
+    big_options bo;
+    memset(&bo, 0, sizeof bo);
+    mh_writer_options_init(&bo.o);
+    bo.o.struct_size = sizeof bo;
+    bo.o.block_accesses = 64;
+    bo.o.slice_accesses = 200;
+    for (size_t k = 0; k < TAIL; k++) {
+        bo.tail[k] = 1;
+        CHECK_RC(mh_writer_open(store, MH_CREATE, &bo.o, &w), MH_EINVAL);
+        bo.tail[k] = 0;
+    }
+    struct stat st;
+    CHECKF(stat(store, &st) != 0, "a rejected open created %s", store);
+    CHECK_OK(mh_writer_open(store, MH_CREATE, &bo.o, &w));
+    for (uint64_t i = 0; i < 500; i++) {
+        mh_access a = acc(i / 2, 0x1000 + 8 * (i % 50), 8, (uint8_t)(i % 3));
+        a.pc = i; /* without has_pc: not stored, not refused */
+        CHECK_OK(mh_writer_append(w, &a));
+    }
+    CHECK_OK(mh_writer_close(w));
+
+    mh_reader *r = NULL;
+    CHECK_OK(mh_reader_open(store, &r));
+    mh_segment_info si = {.struct_size = sizeof si};
+    CHECK_OK(mh_reader_segment_info(r, 0, &si));
+    CHECK(si.rows_per_block == 64 && si.slices >= 2); /* the big struct was read */
+
+    check_out_struct("mh_stats", r, fill_stats, sizeof(mh_stats));
+    check_out_struct("mh_segment_info", r, fill_seg, sizeof(mh_segment_info));
+    check_out_struct("mh_slice_info", r, fill_slice, sizeof(mh_slice_info));
+    check_out_struct("mh_chunk_info", r, fill_chunk, sizeof(mh_chunk_info));
+    check_out_struct("mh_column_info", r, fill_column, sizeof(mh_column_info));
+    CHECK_RC(mh_reader_stats(r, NULL), MH_EINVAL);
+
+    /* queries: struct_size, reserved, end_kind */
+    mh_query q;
+    mh_query_init(&q);
+    CHECK(q.struct_size == sizeof q && q.end_kind == MH_END_NONE && q.reserved == 0);
+    q.ops = MH_OPS_ALL;
+    mh_access want[600], out[600];
+    size_t nw = 0, n = 0;
+    CHECK_OK(mh_query_run(r, &q, want, 600, &nw));
+    CHECK(nw == 500);
+    mh_cursor *c = NULL;
+    mh_query badq;
+    static const uint32_t qsmall[] = {0, 4, 40, (uint32_t)sizeof(mh_query) - 1};
+    for (size_t i = 0; i < sizeof qsmall / sizeof qsmall[0]; i++) {
+        badq = q, badq.struct_size = qsmall[i];
+        CHECK_RC(mh_query_run(r, &badq, out, 600, &n), MH_EINVAL);
+        CHECK_RC(mh_cursor_open(r, &badq, &c), MH_EINVAL);
+    }
+    badq = q, badq.reserved = 1;
+    CHECK_RC(mh_query_run(r, &badq, out, 600, &n), MH_EINVAL);
+    CHECK_RC(mh_cursor_open(r, &badq, &c), MH_EINVAL);
+    static const uint32_t kinds[] = {3, 4, 0x80000000u, UINT32_MAX};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        badq = q, badq.end_kind = kinds[i];
+        CHECK_RC(mh_query_run(r, &badq, out, 600, &n), MH_EINVAL);
+        CHECK_RC(mh_cursor_open(r, &badq, &c), MH_EINVAL);
+    }
+    /* without an end kind, end is ignored */
+    badq = q, badq.end = 3;
+    CHECK_OK(mh_query_run(r, &badq, out, 600, &n));
+    CHECK(n == 500);
+    big_query bq;
+    memset(&bq, 0, sizeof bq);
+    bq.q = q;
+    bq.q.struct_size = sizeof bq;
+    for (size_t k = 0; k < TAIL; k += 5) {
+        bq.tail[k] = 0x80;
+        CHECK_RC(mh_query_run(r, &bq.q, out, 600, &n), MH_EINVAL);
+        CHECK_RC(mh_cursor_open(r, &bq.q, &c), MH_EINVAL);
+        bq.tail[k] = 0;
+    }
+    /* zero tail: the same answer; queries clear the fields 1.x lacks */
+    memset(out, 0xff, sizeof out);
+    CHECK_OK(mh_query_run(r, &bq.q, out, 600, &n));
+    CHECK(n == nw);
+    for (size_t i = 0; i < n; i++) {
+        CHECK(tu_same_access(&out[i], &want[i]));
+        CHECK(out[i].pc == 0 && out[i].has_pc == 0 && out[i].stream == 0);
+        for (size_t k = 0; k < sizeof out[i].reserved; k++)
+            CHECK(out[i].reserved[k] == 0);
+    }
+    CHECK_OK(mh_cursor_open(r, &bq.q, &c));
+    memset(out, 0xff, sizeof out);
+    CHECK_OK(mh_cursor_next(c, out, 600, &n));
+    CHECK(n == nw && out[0].pc == 0 && out[n - 1].stream == 0 && out[n / 2].has_pc == 0);
+    mh_cursor_close(c);
+    mh_reader_close(r);
+
+    /* verify: struct_size checked at entry, before the store is looked at */
+    char missing[4096];
+    path_in(missing, sizeof missing, "abi-missing.store");
+    mh_verify_result vr = {.struct_size = 8};
+    CHECK_RC(mh_verify(store, 0, NULL, NULL, &vr), MH_EINVAL);
+    CHECK_RC(mh_verify(missing, 0, NULL, NULL, &vr), MH_EINVAL);
+    vr.struct_size = sizeof vr - 1;
+    CHECK_RC(mh_verify(store, 0, NULL, NULL, &vr), MH_EINVAL);
+    CHECK(vr.problems == 0 && vr.accesses == 0); /* not written */
+    struct {
+        mh_verify_result v;
+        unsigned char tail[TAIL];
+    } bv;
+    memset(&bv, 0xa5, sizeof bv);
+    bv.v.struct_size = sizeof bv;
+    CHECK_OK(mh_verify(store, 0, NULL, NULL, &bv.v));
+    CHECK(bv.v.struct_size == sizeof bv && bv.v.accesses == 500 && bv.v.problems == 0);
+    for (size_t k = 0; k < TAIL; k++)
+        CHECK(bv.tail[k] == 0xa5);
+    CHECK_OK(mh_verify(store, 0, NULL, NULL, NULL)); /* no result is fine */
+
+    /* mh_problem: struct_size set by the library, for repair actions too */
+    char tmp[4096];
+    tu_join(tmp, sizeof tmp, store, "MANIFEST.tmp");
+    tu_write_file(tmp, "x", 1);
+    problem_sizes ps = {0, 0};
+    mh_verify_result res = {.struct_size = sizeof res};
+    CHECK_RC(mh_verify(store, 0, count_problem, &ps, &res), MH_ECORRUPT);
+    CHECK_OK(mh_verify(store, MH_VERIFY_REPAIR, count_problem, &ps, &res));
+    CHECK(ps.calls >= 2 && ps.wrong == 0);
 }
 
 /* ---- a writer failed by the file size limit -------------------------------- */
@@ -469,7 +744,7 @@ static int failed_writer_child(const char *store) {
     mh_reader *r = NULL;
     if (mh_reader_open(store, &r) != MH_OK)
         return 16;
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     mh_reader_stats(r, &st);
     mh_reader_close(r);
     if (st.accesses != committed) {
@@ -494,7 +769,7 @@ static void test_failed_writer(void) {
            "failed-writer check stopped at step %d (status 0x%x)",
            WIFEXITED(status) ? WEXITSTATUS(status) : -1, status);
     /* a failed writer may leave a temporary file; repair makes it clean */
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     CHECK_OK(mh_verify(store, MH_VERIFY_REPAIR, NULL, NULL, &res));
     CHECK_OK(mh_verify(store, 0, NULL, NULL, &res));
 }
@@ -505,6 +780,7 @@ int main(void) {
     test_writer_open();
     test_append();
     test_reader();
+    test_abi();
     test_failed_writer();
     tu_rmtree(g_dir);
     printf("misuse: ok\n");

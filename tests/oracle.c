@@ -136,7 +136,7 @@ static void *watch_thread(void *arg) {
     while (!atomic_load(&wt->done)) {
         mh_reader *r = NULL;
         CHECK_OK(mh_reader_open(wt->store, &r));
-        mh_stats st;
+        mh_stats st = {.struct_size = sizeof st};
         CHECK_OK(mh_reader_stats(r, &st));
         int known = 0;
         for (size_t i = 0; i < wt->nprefixes; i++)
@@ -284,7 +284,7 @@ static void run_config(const config *c) {
     }
 
     /* fsck's backend decodes everything: a clean store, every access */
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     CHECK_OK(mh_verify(store, 0, NULL, NULL, &res));
     CHECK(res.problems == 0 && res.accesses == n);
     CHECK_OK(mh_verify(store, MH_VERIFY_REPAIR, NULL, NULL, &res));
@@ -311,7 +311,7 @@ static void run_config(const config *c) {
         CHECKF(segs >= n / (2 * c->auto_commit), "%zu automatic commits for %zu accesses",
                segs, n);
         for (size_t i = 0; i + 1 < segs; i++) {
-            mh_segment_info si;
+            mh_segment_info si = {.struct_size = sizeof si};
             CHECK_OK(mh_reader_segment_info(r, i, &si));
             CHECKF(si.accesses >= c->auto_commit, "segment %zu holds %llu accesses, "
                    "committed before %llu were pending", i,

@@ -22,6 +22,11 @@ static int cmp_pair(const void *x, const void *y) {
     return (a->val > b->val) - (a->val < b->val); /* stable: payload = index */
 }
 
+/* One scratch for every sort, as a builder has: each call must work from
+ * whatever the previous one left in it. main() fills it with garbage first
+ * (its contents need no initialisation). */
+static mh_sort_scratch scratch;
+
 /* Sorts key[0..n) with mh_radix_sort and checks keys and payloads against
  * qsort of (key, original index). */
 static void check_sort(const uint64_t *in, size_t n, const char *what) {
@@ -36,7 +41,7 @@ static void check_sort(const uint64_t *in, size_t n, const char *what) {
         val[i] = (uint32_t)i;
         ref[i] = (pair){in[i], (uint32_t)i};
     }
-    mh_radix_sort(key, val, tmpk, tmpv, n);
+    mh_radix_sort(&scratch, key, val, tmpk, tmpv, n);
     qsort(ref, n, sizeof *ref, cmp_pair);
     for (size_t i = 0; i < n; i++)
         CHECKF(key[i] == ref[i].key && val[i] == ref[i].val,
@@ -76,6 +81,7 @@ int main(void) {
     size_t cap = 70000;
     uint64_t *k = malloc(cap * sizeof *k);
     CHECK(k);
+    memset(&scratch, 0xa5, sizeof scratch);
 
     /* few regions: renamed to ranks (1 .. 1024 distinct high parts) */
     const unsigned regions[] = {1, 2, 3, 7, 64, 200};

@@ -61,7 +61,9 @@ static void check_valid(const mh_access *a, size_t n, unsigned flags) {
         CHECK(a[i].size >= 1);
         CHECKF(a[i].physical + (a[i].size - 1) >= a[i].physical, "access %zu wraps", i);
         CHECK(a[i].op < MH_OP_COUNT);
-        CHECK(a[i].reserved == 0);
+        CHECK(a[i].pc == 0 && a[i].has_pc == 0 && a[i].stream == 0);
+        for (size_t k = 0; k < sizeof a[i].reserved; k++)
+            CHECK(a[i].reserved[k] == 0);
         CHECK(a[i].has_linear == ((flags & MH_SYNTH_NO_LINEAR) ? 0 : 1));
         if (i > 0)
             CHECKF(a[i].transition >= a[i - 1].transition, "transition decreases at %zu", i);

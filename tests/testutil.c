@@ -190,9 +190,18 @@ static size_t upper_bound_t(const mh_access *all, size_t n, uint64_t t) {
     return lo;
 }
 
+int tu_within_end(const mh_access *a, const mh_query *q) {
+    if (q->end_kind == MH_END_NONE)
+        return 1;
+    uint64_t v = q->end_kind == MH_END_TRANSITION ? a->transition : a->id;
+    return q->direction == MH_FORWARD ? v <= q->end : v >= q->end;
+}
+
 size_t tu_oracle(const mh_access *all, size_t n, const mh_query *q,
                  mh_access *out, size_t max) {
     size_t got = 0;
+    /* the scans stop at the first access past the end: ids and transitions
+     * only grow along all[], so nothing after it is within the end */
     if (q->direction == MH_FORWARD) {
         size_t i;
         if (q->start_kind == MH_FROM_TRANSITION)
@@ -201,7 +210,7 @@ size_t tu_oracle(const mh_access *all, size_t n, const mh_query *q,
             i = n; /* id > X: nothing left */
         else
             i = (size_t)q->start + 1;
-        for (; i < n && got < max; i++)
+        for (; i < n && got < max && tu_within_end(&all[i], q); i++)
             if (tu_matches(&all[i], q))
                 out[got++] = all[i];
     } else {
@@ -210,19 +219,25 @@ size_t tu_oracle(const mh_access *all, size_t n, const mh_query *q,
             end = upper_bound_t(all, n, q->start); /* transition <= T */
         else
             end = q->start < (uint64_t)n ? (size_t)q->start : n; /* id < X */
-        for (size_t i = end; i > 0 && got < max; i--)
+        for (size_t i = end; i > 0 && got < max && tu_within_end(&all[i - 1], q); i--)
             if (tu_matches(&all[i - 1], q))
                 out[got++] = all[i - 1];
     }
     return got;
 }
 
+static const char *end_name(const mh_query *q) {
+    return q->end_kind == MH_END_TRANSITION ? "until transition"
+           : q->end_kind == MH_END_ID       ? "to id"
+                                            : "no end";
+}
+
 static void print_query(FILE *f, const mh_query *q, size_t max) {
-    fprintf(f, "query: %s %s %llu addr [0x%llx, 0x%llx] ops %u max %zu\n",
+    fprintf(f, "query: %s %s %llu %s %llu addr [0x%llx, 0x%llx] ops %u max %zu\n",
             q->direction == MH_FORWARD ? "forward" : "backward",
             q->start_kind == MH_FROM_TRANSITION ? "from transition" : "from id",
-            (unsigned long long)q->start, (unsigned long long)q->addr_first,
-            (unsigned long long)q->addr_last, q->ops, max);
+            (unsigned long long)q->start, end_name(q), (unsigned long long)q->end,
+            (unsigned long long)q->addr_first, (unsigned long long)q->addr_last, q->ops, max);
 }
 
 static void diff_fail(const char *what, const mh_query *q, size_t max,
@@ -378,6 +393,7 @@ static void check_slice(const mh_reader *r, size_t seg, size_t sl,
     uint32_t opn[MH_OP_COUNT] = {0}, opstart[MH_OP_COUNT] = {0};
     uint64_t sum = 0;
     for (uint32_t k = 0; k < si->chunks; k++) {
+        ch[k].struct_size = sizeof ch[k];
         CHECK_OK(mh_reader_chunk_info(r, seg, si->chunk_first + k, &ch[k]));
         CHECK(ch[k].op < MH_OP_COUNT);
         CHECK(ch[k].phy_first <= ch[k].phy_last);
@@ -443,7 +459,7 @@ static void check_slice(const mh_reader *r, size_t seg, size_t sl,
 }
 
 void tu_check_stats(const mh_reader *r, const mh_access *all, size_t n) {
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     CHECK_OK(mh_reader_stats(r, &st));
     CHECKF(st.accesses == n, "stats.accesses %llu, appended %zu",
            (unsigned long long)st.accesses, n);
@@ -458,7 +474,7 @@ void tu_check_stats(const mh_reader *r, const mh_access *all, size_t n) {
     CHECK(st.segments == segs);
     uint64_t id = 0, slices = 0, chunks = 0, blocks = 0, comp = 0, raw = 0, bytes = 0;
     for (size_t s = 0; s < segs; s++) {
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         CHECK_OK(mh_reader_segment_info(r, s, &si));
         CHECKF(si.id_first == id, "segment %zu starts at id %llu, expected %llu", s,
                (unsigned long long)si.id_first, (unsigned long long)id);
@@ -480,7 +496,7 @@ void tu_check_stats(const mh_reader *r, const mh_access *all, size_t n) {
         uint64_t sid = si.id_first, sblocks = 0;
         uint32_t next_chunk = 0, next_block = 0;
         for (size_t k = 0; k < si.slices; k++) {
-            mh_slice_info sl;
+            mh_slice_info sl = {.struct_size = sizeof sl};
             CHECK_OK(mh_reader_slice_info(r, s, k, &sl));
             CHECKF(sl.id_first == sid, "segment %zu slice %zu starts at id %llu, expected %llu",
                    s, k, (unsigned long long)sl.id_first, (unsigned long long)sid);
@@ -493,8 +509,8 @@ void tu_check_stats(const mh_reader *r, const mh_access *all, size_t n) {
         }
         CHECK(sid == si.id_first + si.accesses);
         CHECK(next_chunk == si.chunks && sblocks == si.blocks);
-        CHECK_RC(mh_reader_slice_info(r, s, si.slices, &(mh_slice_info){0}), MH_EINVAL);
-        CHECK_RC(mh_reader_chunk_info(r, s, si.chunks, &(mh_chunk_info){0}), MH_EINVAL);
+        CHECK_RC(mh_reader_slice_info(r, s, si.slices, &(mh_slice_info){.struct_size = sizeof(mh_slice_info)}), MH_EINVAL);
+        CHECK_RC(mh_reader_chunk_info(r, s, si.chunks, &(mh_chunk_info){.struct_size = sizeof(mh_chunk_info)}), MH_EINVAL);
         id += si.accesses;
         slices += si.slices;
         chunks += si.chunks;
@@ -507,7 +523,7 @@ void tu_check_stats(const mh_reader *r, const mh_access *all, size_t n) {
     CHECK(st.slices == slices && st.chunks == chunks && st.blocks == blocks);
     CHECK(st.compressed_bytes == comp && st.raw_bytes == raw);
     CHECK(st.file_bytes >= bytes); /* plus the manifest */
-    CHECK_RC(mh_reader_segment_info(r, segs, &(mh_segment_info){0}), MH_EINVAL);
+    CHECK_RC(mh_reader_segment_info(r, segs, &(mh_segment_info){.struct_size = sizeof(mh_segment_info)}), MH_EINVAL);
 }
 
 /* ---- random queries ---------------------------------------------------- */
@@ -546,6 +562,51 @@ static uint64_t random_id(tu_rng *rng, size_t n) {
     case 5: return tu_next(rng);
     default: return n ? tu_below(rng, n) : 0;
     }
+}
+
+/* Index of the first access on the query's side of its start, as a
+ * position to put an end near (n when none). */
+static uint64_t start_index(const mh_access *all, size_t n, const mh_query *q) {
+    int fwd = q->direction == MH_FORWARD;
+    if (q->start_kind == MH_FROM_ID)
+        return fwd ? sat_add(q->start, 1) : sat_sub(q->start, 1);
+    size_t i = fwd ? lower_bound_t(all, n, q->start) : upper_bound_t(all, n, q->start);
+    return fwd ? i : (i ? i - 1 : 0);
+}
+
+/* Half of the queries get an end bound: at the start (one access or one
+ * transition), just on the far side of it (empty), a little or a lot past
+ * it, or anywhere; of the start's kind or of the other. */
+static void random_end(tu_rng *rng, const mh_access *all, size_t n, mh_query *q) {
+    if (tu_below(rng, 2))
+        return;
+    q->end_kind = tu_below(rng, 2) ? MH_END_TRANSITION : MH_END_ID;
+    int by_t = q->end_kind == MH_END_TRANSITION, fwd = q->direction == MH_FORWARD;
+    uint64_t anchor; /* the start, in the end's unit */
+    if ((q->start_kind == MH_FROM_TRANSITION) == by_t) {
+        anchor = q->start;
+    } else {
+        uint64_t i = start_index(all, n, q);
+        anchor = by_t ? (n ? all[i < n ? i : n - 1].transition : 0) : i;
+    }
+    uint64_t span = by_t ? (n ? all[n - 1].transition - all[0].transition : 0) : n;
+    uint64_t d;
+    switch (tu_below(rng, 10)) {
+    case 0: d = 0; break;                                  /* end == start */
+    case 1:                                                /* before the start */
+        d = 1 + tu_below(rng, 3);
+        q->end = fwd ? sat_sub(anchor, d) : sat_add(anchor, d);
+        return;
+    case 2: d = 1 + tu_below(rng, 16); break;
+    case 3: d = tu_below(rng, span / 100 + 1); break;
+    case 4: d = tu_below(rng, span / 10 + 1); break;
+    case 5: d = tu_below(rng, span / 2 + 1); break;
+    case 6: d = UINT64_MAX; break;                         /* the far extreme */
+    default:
+        q->end = by_t ? random_transition(rng, all, n) : random_id(rng, n);
+        return;
+    }
+    q->end = fwd ? sat_add(anchor, d) : sat_sub(anchor, d);
 }
 
 void tu_random_query(tu_rng *rng, const mh_access *all, size_t n, mh_query *q,
@@ -589,6 +650,7 @@ void tu_random_query(tu_rng *rng, const mh_access *all, size_t n, mh_query *q,
         q->addr_last = sat_add(q->addr_first, w - 1);
     }
     q->ops = 1 + (uint32_t)tu_below(rng, MH_OPS_ALL);
+    random_end(rng, all, n, q);
     switch (tu_below(rng, 4)) {
     case 0: *max = 1; break;
     case 1: *max = 2 + (size_t)tu_below(rng, 9); break;
@@ -599,17 +661,17 @@ void tu_random_query(tu_rng *rng, const mh_access *all, size_t n, mh_query *q,
 
 static void describe(const mh_query *q, size_t max, size_t i, uint64_t seed) {
     snprintf(tu_context, sizeof tu_context,
-             "query seed %llu #%zu: %s %s %llu addr [0x%llx, 0x%llx] ops %u max %zu",
+             "query seed %llu #%zu: %s %s %llu %s %llu addr [0x%llx, 0x%llx] ops %u max %zu",
              (unsigned long long)seed, i, q->direction == MH_FORWARD ? "forward" : "backward",
              q->start_kind == MH_FROM_TRANSITION ? "from transition" : "from id",
-             (unsigned long long)q->start, (unsigned long long)q->addr_first,
-             (unsigned long long)q->addr_last, q->ops, max);
+             (unsigned long long)q->start, end_name(q), (unsigned long long)q->end,
+             (unsigned long long)q->addr_first, (unsigned long long)q->addr_last, q->ops, max);
 }
 
 void tu_random_queries(const mh_reader *r, const mh_access *all, size_t n,
                        size_t count, uint64_t seed) {
     tu_rng rng = {seed};
-    size_t nonempty = 0, plain = 0;
+    size_t nonempty = 0, plain = 0, bounded = 0, bounded_nonempty = 0;
     /* everything, both ways, with a cursor: every access comes back once */
     for (int dir = 0; dir < 2; dir++) {
         mh_query q;
@@ -631,7 +693,10 @@ void tu_random_queries(const mh_reader *r, const mh_access *all, size_t n,
         uint64_t what = tu_below(&rng, 10);
         if (what < 6) {
             plain++;
-            nonempty += tu_check_query(r, all, n, &q, max) > 0;
+            size_t k = tu_check_query(r, all, n, &q, max);
+            nonempty += k > 0;
+            bounded += q.end_kind != MH_END_NONE;
+            bounded_nonempty += q.end_kind != MH_END_NONE && k > 0;
         }
         else if (what < 8)
             tu_check_chain(r, all, n, &q, 2 + (int)tu_below(&rng, 9), &rng);
@@ -641,8 +706,12 @@ void tu_random_queries(const mh_reader *r, const mh_access *all, size_t n,
     tu_context[0] = 0;
     /* the generator aims most queries at data: an oracle that matches
      * nothing would prove nothing */
-    printf("  %zu random queries agree (%zu of %zu plain runs with matches)\n", count,
-           nonempty, plain);
+    printf("  %zu random queries agree (%zu of %zu plain runs with matches; "
+           "%zu of %zu with an end bound)\n", count, nonempty, plain, bounded_nonempty,
+           bounded);
     CHECKF(n == 0 || plain < 50 || nonempty > plain / 8,
            "only %zu of %zu queries matched anything", nonempty, plain);
+    CHECKF(n == 0 || bounded < 50 || bounded_nonempty > bounded / 20,
+           "only %zu of %zu queries with an end bound matched anything", bounded_nonempty,
+           bounded);
 }

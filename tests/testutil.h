@@ -91,6 +91,8 @@ size_t tu_oracle(const mh_access *all, size_t n, const mh_query *q,
                  mh_access *out, size_t max);
 /* Does access a match q's range and operation set? */
 int tu_matches(const mh_access *a, const mh_query *q);
+/* Is access a within q's end bound (always, without one)? */
+int tu_within_end(const mh_access *a, const mh_query *q);
 
 /* Compares mh_query_run(r, q, max) with the oracle; on a difference prints
  * both answers and fails. Returns the number of accesses returned. */
@@ -124,7 +126,9 @@ void tu_check_stats(const mh_reader *r, const mh_access *all, size_t n);
 /* Draws a valid query aimed at the data: starts at existing, neighbouring
  * and extreme transitions and ids, ranges from 1 byte to the whole space
  * centred on accessed addresses (or anywhere, or at 0 / UINT64_MAX), every
- * non-empty op set, both kinds and directions; *max in 1..1000. */
+ * non-empty op set, both kinds and directions, an end bound half of the
+ * time (at, before, near or far from the start, either kind); *max in
+ * 1..1000. */
 void tu_random_query(tu_rng *rng, const mh_access *all, size_t n, mh_query *q,
                      size_t *max);
 

@@ -225,6 +225,19 @@ const char *cli_store_error(int rc) {
     }
 }
 
+const char *cli_lib_error(int rc, const char *detail) {
+    return detail && detail[0] ? detail : cli_errstr(rc);
+}
+
+const char *cli_open_error(int rc, const char *detail) {
+    static char buf[MH_ERRMSG_MAX + 128];
+    /* a missing store needs no more words than its name */
+    if (!detail || !detail[0] || rc == MH_ENOENT)
+        return cli_store_error(rc);
+    snprintf(buf, sizeof buf, "%s: %s", cli_store_error(rc), detail);
+    return buf;
+}
+
 const char *cli_errstr(int rc) {
     static char buf[256];
     if (rc == MH_EIO || rc == MH_ENOSPC) {

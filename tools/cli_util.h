@@ -98,6 +98,16 @@ const char *cli_store_error(int rc);
  * Returns a static buffer: use it before the next call. */
 const char *cli_errstr(int rc);
 
+/* What to print for a library failure: the library's detail line (from
+ * mh_*_errmsg or an _ex call) when it gave one, else cli_errstr(rc). */
+const char *cli_lib_error(int rc, const char *detail);
+
+/* What to print after "cannot open store 'X': ": the kind of failure
+ * (cli_store_error) then ": " and the library's detail (which file, where,
+ * why); a missing store (or no detail) gets the kind alone. Static buffer,
+ * as cli_errstr. */
+const char *cli_open_error(int rc, const char *detail);
+
 /* Writes s as a JSON string literal (quotes, escapes; bytes >= 0x80 are
  * passed through, so UTF-8 stays UTF-8). NULL writes "". */
 void cli_json_string(FILE *f, const char *s);

@@ -38,8 +38,9 @@ const cli_cmd cmd_export = {"export", synopsis, help, run};
 enum { FMT_NONE, FMT_SQLITE, FMT_CSV, FMT_JSONL };
 enum { OPT_FORCE = 256 };
 
+/* A library failure leaves its detail in err (empty for a write error). */
 static int export_text(const mh_reader *r, FILE *out, int fmt, cli_progress *prog,
-                       uint64_t *written) {
+                       uint64_t *written, char *err, size_t errlen) {
     mh_query q;
     mh_query_init(&q);
     q.start = 0;
@@ -52,11 +53,15 @@ static int export_text(const mh_reader *r, FILE *out, int fmt, cli_progress *pro
         return MH_ENOMEM;
     mh_cursor *cur = NULL;
     int rc = mh_cursor_open(r, &q, &cur);
+    if (rc)
+        mh_reader_errmsg(r, err, errlen);
     if (rc == 0 && fmt == FMT_CSV)
         fprintf(out, "%s\n", MH_CSV_HEADER);
     while (rc == 0) {
         size_t n = 0;
         rc = mh_cursor_next(cur, buf, N, &n);
+        if (rc)
+            mh_cursor_errmsg(cur, err, errlen);
         if (rc || n == 0)
             break;
         for (size_t i = 0; i < n; i++) {
@@ -132,9 +137,10 @@ static int run(int argc, char **argv) {
                         fmt == FMT_SQLITE ? "" : " (use --force to overwrite)");
 
     mh_reader *r = NULL;
-    int rc = mh_reader_open(store, &r);
+    char lerr[MH_ERRMSG_MAX] = "";
+    int rc = mh_reader_open_ex(store, NULL, &r, lerr, sizeof lerr);
     if (rc)
-        return cli_fail(cmd, "cannot open store '%s': %s", store, cli_store_error(rc));
+        return cli_fail(cmd, "cannot open store '%s': %s", store, cli_open_error(rc, lerr));
     cli_progress prog;
     cli_progress_init(&prog, "export:", quiet);
     uint64_t written = 0;
@@ -156,7 +162,7 @@ static int run(int argc, char **argv) {
              * device or a pipe the user named. */
             struct stat st;
             int regular = !to_stdout && fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
-            rc = export_text(r, out, fmt, &prog, &written);
+            rc = export_text(r, out, fmt, &prog, &written, lerr, sizeof lerr);
             int e = errno;
             cli_progress_done(&prog);
             if (cli_close(out) != 0 && rc == 0) {
@@ -164,7 +170,9 @@ static int run(int argc, char **argv) {
                 e = errno;
             }
             if (rc) {
-                if (rc == MH_EIO)
+                if (lerr[0])
+                    status = cli_fail(cmd, "%s", lerr);
+                else if (rc == MH_EIO)
                     status = cli_fail(cmd, "writing '%s' failed: %s", outp, strerror(e));
                 else
                     status = cli_fail(cmd, "reading '%s' failed: %s", store, cli_errstr(rc));

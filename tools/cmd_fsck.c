@@ -60,13 +60,22 @@ static int run(int argc, char **argv) {
         return cli_usage_error(cmd, argc == optind ? "missing STORE" : "too many arguments");
     const char *store = argv[optind];
 
-    mh_verify_result res;
-    memset(&res, 0, sizeof res);
+    mh_verify_result res = {.struct_size = sizeof res};
     double t0 = cli_now();
     int rc = mh_verify(store, repair ? MH_VERIFY_REPAIR : 0, report, (void *)store, &res);
     double el = cli_now() - t0;
-    if (rc != MH_OK && rc != MH_ECORRUPT && res.problems == 0)
-        return cli_fail(cmd, "cannot check '%s': %s", store, cli_store_error(rc));
+    if (rc != MH_OK && rc != MH_ECORRUPT && res.problems == 0) {
+        /* mh_verify reports problems of the store, not why it could not
+         * start: opening a reader says that (path and OS reason) */
+        char err[MH_ERRMSG_MAX] = "";
+        mh_reader *r = NULL;
+        if ((rc == MH_ENOENT || rc == MH_ENOTSTORE || rc == MH_EIO) &&
+            mh_reader_open_ex(store, NULL, &r, err, sizeof err) == MH_OK) {
+            mh_reader_close(r);
+            err[0] = '\0'; /* the reader got in: its detail is not fsck's reason */
+        }
+        return cli_fail(cmd, "cannot check '%s': %s", store, cli_open_error(rc, err));
+    }
     if (!quiet) {
         printf("%s: %s: %" PRIu64 " problem%s, %" PRIu64 " segment%s, %" PRIu64
                " accesses, %" PRIu64 " bytes checked in %.2f s",

@@ -51,6 +51,7 @@ typedef struct import_ctx {
     uint64_t appended;
     uint64_t reported;     /* last committed count printed */
     int report;
+    int writer_rc;         /* the writer's error, when it failed (not the parser) */
     cli_progress prog;
 } import_ctx;
 
@@ -74,7 +75,7 @@ static int sink(void *ctx, const mh_access *a, size_t n) {
             take = (size_t)(c->commit_every - c->since_commit);
         int rc = mh_writer_append_batch(c->w, a, take, NULL);
         if (rc)
-            return rc;
+            return c->writer_rc = rc;
         c->appended += take;
         c->since_commit += take;
         a += take;
@@ -82,7 +83,7 @@ static int sink(void *ctx, const mh_access *a, size_t n) {
         if (c->commit_every && c->since_commit == c->commit_every) {
             rc = mh_writer_commit(c->w);
             if (rc)
-                return rc;
+                return c->writer_rc = rc;
             c->since_commit = 0;
         }
         report_commits(c);
@@ -209,10 +210,12 @@ static int run(int argc, char **argv) {
     mh_writer_options_init(&opt);
     if (every)
         opt.commit_accesses = 0; /* we commit ourselves, at exact multiples */
-    int rc = mh_writer_open(store, append ? (MH_CREATE | MH_APPEND) : MH_CREATE, &opt, &w);
+    char werr[MH_ERRMSG_MAX] = "";
+    int rc = mh_writer_open_ex(store, append ? (MH_CREATE | MH_APPEND) : MH_CREATE, &opt, &w,
+                               werr, sizeof werr);
     if (rc) {
         cli_fail(cmd, "cannot %s store '%s': %s", existed ? "open" : "create", store,
-                 cli_store_error(rc));
+                 cli_open_error(rc, werr));
         goto done;
     }
     static const char *const fmt_names[] = {"", "lackey", "csv", "sqlite"};
@@ -224,7 +227,8 @@ static int run(int argc, char **argv) {
     if (rc == 0 && fmt == FMT_LACKEY)
         rc = mh_writer_set_meta(w, "tracer", "valgrind-lackey");
     if (rc) {
-        cli_fail(cmd, "cannot set metadata: %s", cli_errstr(rc));
+        mh_writer_errmsg(w, werr, sizeof werr);
+        cli_fail(cmd, "cannot set metadata: %s", cli_lib_error(rc, werr));
         goto abandon;
     }
 
@@ -263,8 +267,22 @@ static int run(int argc, char **argv) {
     }
     cli_progress_done(&ctx.prog);
     if (rc) {
-        cli_fail(cmd, "%s: %s", strcmp(input, "-") ? input : "(stdin)",
-                 err[0] ? err : cli_errstr(rc));
+        /* the parser says which line; a failure of the writer itself
+         * (I/O, space) adds the library's detail */
+        if (ctx.writer_rc && ctx.writer_rc != MH_EINVAL && ctx.writer_rc != MH_EORDER &&
+            mh_writer_errmsg(w, werr, sizeof werr) > 0)
+            cli_fail(cmd, "%s: %s: %s", strcmp(input, "-") ? input : "(stdin)",
+                     err[0] ? err : mh_strerror(rc), werr);
+        else
+            cli_fail(cmd, "%s: %s", strcmp(input, "-") ? input : "(stdin)",
+                     err[0] ? err : cli_errstr(rc));
+        goto abandon;
+    }
+    /* commit before close: a failed close leaves no handle to ask why */
+    rc = mh_writer_commit(w);
+    if (rc) {
+        mh_writer_errmsg(w, werr, sizeof werr);
+        cli_fail(cmd, "final commit of '%s' failed: %s", store, cli_lib_error(rc, werr));
         goto abandon;
     }
     rc = mh_writer_close(w);

@@ -105,12 +105,12 @@ typedef struct gathered {
 static int gather(const mh_reader *r, gathered *g) {
     size_t nseg = mh_reader_segment_count(r);
     for (size_t s = 0; s < nseg; s++) {
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         int rc = mh_reader_segment_info(r, s, &si);
         if (rc)
             return rc;
         for (uint32_t k = 0; k < si.slices; k++) {
-            mh_slice_info sl;
+            mh_slice_info sl = {.struct_size = sizeof sl};
             rc = mh_reader_slice_info(r, s, k, &sl);
             if (rc)
                 return rc;
@@ -118,7 +118,7 @@ static int gather(const mh_reader *r, gathered *g) {
                 return MH_ENOMEM;
         }
         for (uint32_t k = 0; k < si.chunks; k++) {
-            mh_chunk_info ch;
+            mh_chunk_info ch = {.struct_size = sizeof ch};
             rc = mh_reader_chunk_info(r, s, k, &ch);
             if (rc)
                 return rc;
@@ -141,7 +141,7 @@ static int list_segments(const mh_reader *r, int json) {
         printf("\nsegments:\n  %-26s %7s %12s %12s %12s %8s %8s %8s %12s\n", "file", "version",
                "id_first", "accesses", "transitions", "slices", "chunks", "blocks", "bytes");
     for (size_t s = 0; s < nseg; s++) {
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         int rc = mh_reader_segment_info(r, s, &si);
         if (rc)
             return rc;
@@ -190,12 +190,12 @@ static int list_slices(const mh_reader *r, int json) {
                "t_first", "t_last", "id_first", "accesses", "reads", "writes", "executes",
                "chunks", "blocks");
     for (size_t s = 0; s < nseg; s++) {
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         int rc = mh_reader_segment_info(r, s, &si);
         if (rc)
             return rc;
         for (uint32_t k = 0; k < si.slices; k++) {
-            mh_slice_info sl;
+            mh_slice_info sl = {.struct_size = sizeof sl};
             rc = mh_reader_slice_info(r, s, k, &sl);
             if (rc)
                 return rc;
@@ -238,12 +238,12 @@ static int list_chunks(const mh_reader *r, int json) {
                "op", "phy_first", "phy_last", "t_first", "t_last", "id_first", "id_last",
                "accesses");
     for (size_t s = 0; s < nseg; s++) {
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         int rc = mh_reader_segment_info(r, s, &si);
         if (rc)
             return rc;
         for (uint32_t k = 0; k < si.chunks; k++) {
-            mh_chunk_info ch;
+            mh_chunk_info ch = {.struct_size = sizeof ch};
             rc = mh_reader_chunk_info(r, s, k, &ch);
             if (rc)
                 return rc;
@@ -282,7 +282,7 @@ static void print_dict_text(const mh_reader *r) {
     printf("  columns (%zu):\n    %-12s %-5s %5s  %-22s %s\n", nc, "name", "type", "width",
            "encoding", "nullable");
     for (size_t i = 0; i < nc; i++) {
-        mh_column_info ci;
+        mh_column_info ci = {.struct_size = sizeof ci};
         if (mh_reader_column(r, i, &ci) == 0)
             printf("    %-12s %-5s %5u  %-22s %s\n", ci.name, type_name(ci.type), ci.width,
                    encoding_name(ci.encoding), ci.nullable ? "yes" : "no");
@@ -304,7 +304,7 @@ static void print_dict_json(const mh_reader *r) {
     }
     printf("],\n    \"columns\": [");
     for (size_t i = 0, k = 0; i < nc; i++) {
-        mh_column_info ci;
+        mh_column_info ci = {.struct_size = sizeof ci};
         if (mh_reader_column(r, i, &ci) != 0)
             continue;
         printf("%s\n      {\"name\": ", k++ ? "," : "");
@@ -327,7 +327,7 @@ static void print_dict_json(const mh_reader *r) {
 }
 
 static int describe(const char *store, const mh_reader *r, const inspect_opts *o) {
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     mh_reader_stats(r, &st);
     gathered g;
     memset(&g, 0, sizeof g);
@@ -346,7 +346,7 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
     size_t nseg = mh_reader_segment_count(r);
     unsigned vmaj = MH_FORMAT_MAJOR, vmin = MH_FORMAT_MINOR;
     if (nseg > 0) {
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         if (mh_reader_segment_info(r, nseg - 1, &si) == 0) {
             vmaj = si.version_major;
             vmin = si.version_minor;
@@ -365,7 +365,7 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
         printf("{\n  \"store\": ");
         cli_json_string(stdout, store);
         printf(",\n  \"format_version\": \"%u.%u\", \"memhist_version\": \"%s\",\n  ", vmaj, vmin,
-               MH_VERSION_STRING);
+               mh_version_string());
         json_kv_u64("accesses", st.accesses, 0);
         printf(",\n  \"op_counts\": {\"read\": %" PRIu64 ", \"write\": %" PRIu64
                ", \"execute\": %" PRIu64 "},\n  ",
@@ -407,7 +407,7 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
             print_dict_json(r);
     } else {
         printf("store:            %s\n", store);
-        printf("format version:   %u.%u (memhist %s)\n", vmaj, vmin, MH_VERSION_STRING);
+        printf("format version:   %u.%u (memhist %s)\n", vmaj, vmin, mh_version_string());
         printf("accesses:         %" PRIu64 " (read %" PRIu64 ", write %" PRIu64
                ", execute %" PRIu64 ")\n",
                st.accesses, st.op_counts[MH_OP_READ], st.op_counts[MH_OP_WRITE],
@@ -484,13 +484,18 @@ static int run(int argc, char **argv) {
         return cli_usage_error(cmd, argc == optind ? "missing STORE" : "too many arguments");
     const char *store = argv[optind];
     mh_reader *r = NULL;
-    int rc = mh_reader_open(store, &r);
+    char err[MH_ERRMSG_MAX] = "";
+    int rc = mh_reader_open_ex(store, NULL, &r, err, sizeof err);
     if (rc)
-        return cli_fail(cmd, "cannot open store '%s': %s", store, cli_store_error(rc));
+        return cli_fail(cmd, "cannot open store '%s': %s", store, cli_open_error(rc, err));
     rc = describe(store, r, &o);
-    mh_reader_close(r);
     if (rc)
-        return cli_fail(cmd, "'%s': %s", store, cli_errstr(rc));
+        mh_reader_errmsg(r, err, sizeof err);
+    mh_reader_close(r);
+    if (rc) {
+        fflush(stdout);
+        return cli_fail(cmd, "%s", cli_lib_error(rc, err));
+    }
     if (fflush(stdout) != 0 || ferror(stdout))
         return cli_fail(cmd, "cannot write: %s", strerror(errno));
     return CLI_OK;

@@ -3,7 +3,8 @@
  *
  * Validates every argument itself (exit 2) before the library sees it, so
  * a library MH_EINVAL here would be a bug, and streams the answer through a
- * cursor so --all never holds the whole answer in memory.
+ * cursor so --all never holds the whole answer in memory. An end bound
+ * (--until, --to-id) goes to the library, which stops reading there.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,7 +15,8 @@
 
 static const char synopsis[] =
     "memhist query STORE (--from T [--forward|--backward] | --after ID | --before ID)\n"
-    "                    [--addr A:B] [--op OPS] [--max N | --all] [--format table|csv|json]";
+    "                    [--until T | --to-id ID] [--addr A:B] [--op OPS] [--max N | --all]\n"
+    "                    [--format table|csv|json]";
 static const char help[] =
     "Prints the first N accesses, forward or backward from a transition or an\n"
     "access id, whose operation is in OPS and whose bytes overlap [A, B].\n\n"
@@ -24,6 +26,11 @@ static const char help[] =
     "      --backward      descending ids, transition <= T\n"
     "      --after ID      ascending ids, id > ID (resume a forward query)\n"
     "      --before ID     descending ids, id < ID (resume a backward query)\n\n"
+    "end (at most one; inclusive, in the query's direction; the store is not\n"
+    "read past it, and an end before the start gives no access):\n"
+    "      --until T       stop after transition T (forward: transition <= T,\n"
+    "                      backward: transition >= T)\n"
+    "      --to-id ID      stop after id ID (forward: id <= ID, backward: id >= ID)\n\n"
     "filters and output:\n"
     "  -a, --addr A:B      physical range, inclusive (default 0:0xffffffffffffffff)\n"
     "  -o, --op OPS        letters r, w, x (default rw)\n"
@@ -39,7 +46,7 @@ static int run(int argc, char **argv);
 const cli_cmd cmd_query = {"query", synopsis, help, run};
 
 enum { OUT_TABLE, OUT_CSV, OUT_JSON };
-enum { OPT_FORWARD = 256, OPT_BACKWARD, OPT_AFTER, OPT_BEFORE, OPT_ALL };
+enum { OPT_FORWARD = 256, OPT_BACKWARD, OPT_AFTER, OPT_BEFORE, OPT_ALL, OPT_UNTIL, OPT_TO_ID };
 
 static void print_access(int fmt, const mh_access *a, uint64_t index) {
     char op = cli_op_letter(a->op);
@@ -83,6 +90,8 @@ static int run(int argc, char **argv) {
         {"backward", no_argument, NULL, OPT_BACKWARD},
         {"after", required_argument, NULL, OPT_AFTER},
         {"before", required_argument, NULL, OPT_BEFORE},
+        {"until", required_argument, NULL, OPT_UNTIL},
+        {"to-id", required_argument, NULL, OPT_TO_ID},
         {"addr", required_argument, NULL, 'a'},
         {"op", required_argument, NULL, 'o'},
         {"max", required_argument, NULL, 'n'},
@@ -97,7 +106,7 @@ static int run(int argc, char **argv) {
     q.addr_first = 0;
     q.addr_last = UINT64_MAX;
     q.ops = MH_OPS_RW;
-    int starts = 0, dir_given = -1, all = 0, max_given = 0, fmt = OUT_TABLE;
+    int starts = 0, ends = 0, dir_given = -1, all = 0, max_given = 0, fmt = OUT_TABLE;
     uint64_t max = 10;
     int c;
     while ((c = cli_getopt(cmd, argc, argv, "t:a:o:n:f:h", longopts)) != -1) {
@@ -112,6 +121,14 @@ static int run(int argc, char **argv) {
             if (c != 't')
                 q.direction = c == OPT_AFTER ? MH_FORWARD : MH_BACKWARD;
             starts++;
+            break;
+        case OPT_UNTIL:
+        case OPT_TO_ID:
+            if (cli_parse_u64(optarg, &q.end))
+                return cli_usage_error(cmd, "bad %s '%s' (decimal or 0x hex)",
+                                       c == OPT_UNTIL ? "--until" : "--to-id", optarg);
+            q.end_kind = c == OPT_UNTIL ? MH_END_TRANSITION : MH_END_ID;
+            ends++;
             break;
         case OPT_FORWARD:
         case OPT_BACKWARD: {
@@ -157,6 +174,8 @@ static int run(int argc, char **argv) {
     if (starts != 1)
         return cli_usage_error(cmd, starts == 0 ? "missing start: --from T, --after ID or --before ID"
                                                 : "give only one of --from, --after, --before");
+    if (ends > 1)
+        return cli_usage_error(cmd, "give only one of --until, --to-id");
     if (dir_given >= 0) {
         if (q.start_kind != MH_FROM_TRANSITION)
             return cli_usage_error(cmd, "--forward/--backward go with --from only");
@@ -167,9 +186,10 @@ static int run(int argc, char **argv) {
     const char *store = argv[optind];
 
     mh_reader *r = NULL;
-    int rc = mh_reader_open(store, &r);
+    char err[MH_ERRMSG_MAX] = "";
+    int rc = mh_reader_open_ex(store, NULL, &r, err, sizeof err);
     if (rc)
-        return cli_fail(cmd, "cannot open store '%s': %s", store, cli_store_error(rc));
+        return cli_fail(cmd, "cannot open store '%s': %s", store, cli_open_error(rc, err));
 
     enum { CHUNK = 4096 };
     mh_access *buf = malloc(CHUNK * sizeof *buf);
@@ -180,9 +200,10 @@ static int run(int argc, char **argv) {
     }
     rc = mh_cursor_open(r, &q, &cur);
     if (rc) {
+        mh_reader_errmsg(r, err, sizeof err);
         mh_reader_close(r);
         free(buf);
-        return cli_fail(cmd, "query on '%s' failed: %s", store, cli_errstr(rc));
+        return cli_fail(cmd, "%s", cli_lib_error(rc, err));
     }
     if (fmt == OUT_CSV)
         printf("id,transition,linear,physical,size,op\n");
@@ -204,11 +225,15 @@ static int run(int argc, char **argv) {
     }
     if (fmt == OUT_JSON)
         printf(printed ? "\n]\n" : "]\n");
+    if (rc)
+        mh_cursor_errmsg(cur, err, sizeof err);
     mh_cursor_close(cur);
     mh_reader_close(r);
     free(buf);
-    if (rc)
-        return cli_fail(cmd, "query on '%s' failed: %s", store, cli_errstr(rc));
+    if (rc) {
+        fflush(stdout); /* the answer so far, then the error */
+        return cli_fail(cmd, "%s", cli_lib_error(rc, err));
+    }
     if (fflush(stdout) != 0 || ferror(stdout))
         return cli_fail(cmd, "cannot write the answer: %s", strerror(errno));
     return CLI_OK;

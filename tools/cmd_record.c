@@ -260,9 +260,10 @@ static int run(int argc, char **argv) {
     mh_lackey_parser *lp = NULL;
     char *buf = NULL;
     record_ctx ctx = {0};
-    int rc = mh_writer_open(store, MH_CREATE, NULL, &w);
+    char werr[MH_ERRMSG_MAX] = "";
+    int rc = mh_writer_open_ex(store, MH_CREATE, NULL, &w, werr, sizeof werr);
     if (rc) {
-        cli_fail(cmd, "cannot create store '%s': %s", store, cli_store_error(rc));
+        cli_fail(cmd, "cannot create store '%s': %s", store, cli_open_error(rc, werr));
         kill(pid, SIGKILL);
         goto out;
     }
@@ -312,7 +313,8 @@ static int run(int argc, char **argv) {
         snprintf(trace_err, sizeof trace_err, "%s",
                  read_errno ? strerror(read_errno) : mh_lackey_error(lp));
         if (rc != MH_ECORRUPT && rc != MH_EIO) {
-            cli_fail(cmd, "storing the trace failed: %s", cli_errstr(rc));
+            mh_writer_errmsg(w, werr, sizeof werr);
+            cli_fail(cmd, "storing the trace failed: %s", cli_lib_error(rc, werr));
             goto out;
         }
     }
@@ -347,7 +349,8 @@ static int run(int argc, char **argv) {
             mrc = mh_writer_set_meta(w, meta[i][0], meta[i][1]);
     free(cmdline);
     if (mrc) {
-        cli_fail(cmd, "cannot set metadata: %s", cli_errstr(mrc));
+        mh_writer_errmsg(w, werr, sizeof werr);
+        cli_fail(cmd, "cannot set metadata: %s", cli_lib_error(mrc, werr));
         goto out;
     }
     int crc = mh_writer_close(w);

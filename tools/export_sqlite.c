@@ -79,11 +79,12 @@ static int load_slice(exporter *x, const mh_reader *r, size_t seg, const mh_slic
         *cap = sl->chunks;
     }
     for (uint32_t k = 0; k < sl->chunks; k++) {
-        mh_chunk_info ch;
+        mh_chunk_info ch = {.struct_size = sizeof ch};
         rc = mh_reader_chunk_info(r, seg, (size_t)sl->chunk_first + k, &ch);
         if (rc) {
-            snprintf(x->err, x->errlen, "chunk %u of segment %zu: %s", sl->chunk_first + k, seg,
-                     mh_strerror(rc));
+            char detail[MH_ERRMSG_MAX];
+            mh_reader_errmsg(r, detail, sizeof detail);
+            snprintf(x->err, x->errlen, "%s", detail[0] ? detail : mh_strerror(rc));
             return rc;
         }
         int bit = mh_legacy_op_bit(ch.op);
@@ -134,16 +135,20 @@ static int export_all(exporter *x, const mh_reader *r, cli_progress *prog, uint6
     if (buf == NULL)
         return MH_ENOMEM;
     int rc = mh_cursor_open(r, &q, &cur);
+    if (rc)
+        mh_reader_errmsg(r, x->err, x->errlen);
     size_t nseg = mh_reader_segment_count(r), seg = 0;
-    mh_segment_info si = {0};
+    mh_segment_info si = {.struct_size = sizeof si};
     uint32_t slice = 0;
     int have_slice = 0;
-    mh_slice_info sl = {0};
+    mh_slice_info sl = {.struct_size = sizeof sl};
     int64_t slice_rowid = 0, chunk_rowid = 1;
     uint64_t expect_id = 0;
     while (rc == 0) {
         size_t n = 0;
         rc = mh_cursor_next(cur, buf, N, &n);
+        if (rc)
+            mh_cursor_errmsg(cur, x->err, x->errlen);
         if (rc || n == 0)
             break;
         for (size_t i = 0; i < n && rc == 0; i++) {

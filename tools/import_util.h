@@ -41,8 +41,8 @@ static inline mh_access *mh_batch_slot(mh_batch *b, int *rc) {
             return NULL;
     }
     mh_access *a = &b->a[b->n++];
-    a->id = 0;
-    a->reserved = 0;
+    /* fields the importers do not set (id, pc, stream, reserved) are 0 */
+    *a = (mh_access){0};
     return a;
 }
 

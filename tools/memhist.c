@@ -43,8 +43,10 @@ int main(int argc, char **argv) {
         return fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
     }
     if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
-        printf("memhist %s (format %d.%d)\n", MH_VERSION_STRING, MH_FORMAT_MAJOR,
-               MH_FORMAT_MINOR);
+        /* the tool's own version, then the library's as linked at run time
+         * (a shared libmemhist may be another build than the header's) */
+        printf("memhist %s (library %s, format %d.%d)\n", MH_VERSION_STRING,
+               mh_version_string(), MH_FORMAT_MAJOR, MH_FORMAT_MINOR);
         return fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
     }
     for (size_t i = 0; i < NCOMMANDS; i++) {

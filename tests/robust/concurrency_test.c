@@ -82,7 +82,7 @@ static size_t g_total;
 
 /* Checks a reader opened on a live store; returns its access count. */
 static size_t check_reader(mh_reader *r, uint64_t min, int full, rb_rng *rng, const char *label) {
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     RB_OK(mh_reader_stats(r, &st));
     size_t n = (size_t)st.accesses;
     RB_CHECK(n >= min && n <= g_total, "%s: reader holds %zu, at least %llu committed, "
@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
                 printf("second import says: %s", msg);
             free(msg);
             free(e);
-            mh_verify_result res;
+            mh_verify_result res = {.struct_size = sizeof res};
             rc = mh_verify(store, MH_VERIFY_REPAIR, NULL, NULL, &res);
             RB_CHECK(rc == MH_ELOCKED, "%s: repair during an import returned %s", label,
                      mh_error_name(rc));

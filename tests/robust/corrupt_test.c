@@ -183,7 +183,7 @@ static const char *read_checks(const char *dir, const intact *in, mh_access *buf
     }
     *opened = 1;
     const char *bad = NULL;
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     if (mh_reader_stats(r, &st) != MH_OK || !same_stats(&st, &in->st)) {
         bad = "statistics differ from the intact store's";
         goto out;
@@ -193,7 +193,7 @@ static const char *read_checks(const char *dir, const intact *in, mh_access *buf
         goto out;
     }
     for (size_t s = 0; s < in->nseg; s++) {
-        mh_segment_info si;
+        mh_segment_info si = {.struct_size = sizeof si};
         rc = mh_reader_segment_info(r, s, &si);
         if (rc != MH_OK) {
             if (!rb_is_data_error(rc)) {
@@ -208,7 +208,7 @@ static const char *read_checks(const char *dir, const intact *in, mh_access *buf
             goto out;
         }
         for (uint32_t k = 0; k < si.slices; k++) {
-            mh_slice_info sl;
+            mh_slice_info sl = {.struct_size = sizeof sl};
             rc = mh_reader_slice_info(r, s, k, &sl);
             if (rc != MH_OK && !rb_is_data_error(rc)) {
                 bad = "slice_info returned an unexpected code";
@@ -216,7 +216,7 @@ static const char *read_checks(const char *dir, const intact *in, mh_access *buf
             }
         }
         for (uint32_t k = 0; k < si.chunks; k++) {
-            mh_chunk_info ch;
+            mh_chunk_info ch = {.struct_size = sizeof ch};
             rc = mh_reader_chunk_info(r, s, k, &ch);
             if (rc != MH_OK && !rb_is_data_error(rc)) {
                 bad = "chunk_info returned an unexpected code";
@@ -355,11 +355,13 @@ int main(int argc, char **argv) {
     /* intact answers */
     mh_reader *r = NULL;
     RB_OK(mh_reader_open(store, &r));
+    in.st.struct_size = sizeof in.st;
     RB_OK(mh_reader_stats(r, &in.st));
     RB_CHECK(in.st.accesses == TOTAL, "store holds %llu", (unsigned long long)in.st.accesses);
     in.nseg = mh_reader_segment_count(r);
     RB_CHECK(in.nseg >= 2 && in.nseg <= 16, "%zu segments", in.nseg);
     for (size_t s = 0; s < in.nseg; s++) {
+        in.seg[s].struct_size = sizeof in.seg[s];
         RB_OK(mh_reader_segment_info(r, s, &in.seg[s]));
         in.seg[s].file_name = strdup(in.seg[s].file_name); /* outlives r */
         RB_CHECK(in.seg[s].file_name != NULL, "out of memory");
@@ -447,8 +449,7 @@ int main(int argc, char **argv) {
             RB_CHECK(pwrite(fd, &v, 1, (off_t)off) == 1, "pwrite: %s", strerror(errno));
             alarm(60);
             made[region]++;
-            mh_verify_result res;
-            memset(&res, 0, sizeof res);
+            mh_verify_result res = {.struct_size = sizeof res};
             int rc = mh_verify(store, 0, NULL, NULL, &res);
             int found = rc != MH_OK || res.problems > 0;
             if (found && rc != MH_ECORRUPT && !rb_is_data_error(rc)) {

@@ -58,7 +58,7 @@ static int session(const char *dir, const mh_access *all, int bg, uint64_t *comm
     rc = mh_reader_open(dir, &r);
     if (rc != MH_OK)
         return rc;
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     rc = mh_reader_stats(r, &st);
     mh_access out[300];
     size_t n = 0;
@@ -88,7 +88,7 @@ static int session(const char *dir, const mh_access *all, int bg, uint64_t *comm
         return rc;
     if (seen != TOTAL)
         return -100;
-    mh_verify_result res;
+    mh_verify_result res = {.struct_size = sizeof res};
     rc = mh_verify(dir, 0, NULL, NULL, &res);
     if (rc != MH_OK)
         return rc;

@@ -86,7 +86,7 @@ static void check_store(ctx *c, const char *dir, uint64_t min_count, int queries
              n, c->total);
     RB_CHECK(rb_compare(label, got, c->all, n) == 0, "%s: not a prefix of the trace", label);
     free(got);
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     RB_OK(mh_reader_stats(r, &st));
     RB_CHECK(st.accesses == n, "%s: stats say %llu accesses, the cursor read %zu",
              label, (unsigned long long)st.accesses, n);

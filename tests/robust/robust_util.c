@@ -287,8 +287,7 @@ static void print_problem(void *ctx, const mh_problem *p) {
 }
 
 uint64_t rb_verify(const char *path, unsigned flags, int verbose, int *rc) {
-    mh_verify_result res;
-    memset(&res, 0, sizeof res);
+    mh_verify_result res = {.struct_size = sizeof res};
     *rc = mh_verify(path, flags, verbose ? print_problem : NULL, NULL, &res);
     return res.problems;
 }

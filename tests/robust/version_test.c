@@ -161,8 +161,7 @@ int main(int argc, char **argv) {
                 writer_accepted++;
             mh_writer_abandon(bw);
             g_saw_version = 0;
-            mh_verify_result res;
-            memset(&res, 0, sizeof res);
+            mh_verify_result res = {.struct_size = sizeof res};
             rc = mh_verify(bad, 0, on_problem, NULL, &res);
             RB_CHECK(rc != MH_OK && res.problems > 0 && g_saw_version,
                      "%s: mh_verify returned %s with %llu problems, %s MH_EVERSION", pc->what,

@@ -112,8 +112,13 @@ static void sweep(mhb_sql_reader *r, const mh_access *t, size_t n,
                         uint64_t s = kind ? si : starts[si];
                         if (kind && si == n + 1)
                             s = UINT64_MAX;
-                        mh_query q = {kind, dir_, s, addrs[a], addrs[b],
-                                      (unsigned)(1 + rnd() % 7), 0};
+                        mh_query q = {.struct_size = sizeof q,
+                                      .start_kind = kind,
+                                      .direction = dir_,
+                                      .ops = (unsigned)(1 + rnd() % 7),
+                                      .start = s,
+                                      .addr_first = addrs[a],
+                                      .addr_last = addrs[b]};
                         check_query(r, t, n, &q, maxes[rnd() % 5]);
                     }
 }
@@ -179,8 +184,12 @@ int main(void)
         snprintf(name, sizeof name, "hand-c%" PRIu64, chunk);
         mhb_sql_reader *r = build(name, h, hn, 3, chunk);
         sweep(r, h, hn, ha, sizeof ha / sizeof ha[0], hs, hsn);
-        mh_query q = {MH_FROM_TRANSITION, MH_BACKWARD, UINT64_MAX, 0, UINT64_MAX,
-                      MH_OPS_ALL, 0};
+        mh_query q = {.struct_size = sizeof q,
+                      .start_kind = MH_FROM_TRANSITION,
+                      .direction = MH_BACKWARD,
+                      .ops = MH_OPS_ALL,
+                      .start = UINT64_MAX,
+                      .addr_last = UINT64_MAX};
         check_query(r, h, hn, &q, 500);
         q.direction = MH_FORWARD;
         check_query(r, h, hn, &q, 500);
@@ -213,8 +222,12 @@ int main(void)
     mhb_sql_reader *r = build("random", rt, rn, 150, 5);
     for (int i = 0; i < 20000; i++) {
         uint64_t a = 4096 + rnd() % 560 - 16, len = rnd() % 4 ? rnd() % 24 : rnd() % 600;
-        mh_query q = {(uint32_t)(rnd() % 2), (uint32_t)(rnd() % 2), 0, a, a + len,
-                      (unsigned)(1 + rnd() % 7), 0};
+        mh_query q = {.struct_size = sizeof q,
+                      .start_kind = (uint32_t)(rnd() % 2),
+                      .direction = (uint32_t)(rnd() % 2),
+                      .ops = (unsigned)(1 + rnd() % 7),
+                      .addr_first = a,
+                      .addr_last = a + len};
         q.start = q.start_kind ? rnd() % (rn + 2) : rnd() % (t + 2);
         static const size_t maxes[] = {1, 10, 100, 512};
         check_query(r, rt, rn, &q, maxes[rnd() % 4]);

@@ -688,7 +688,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         fprintf(stderr, "mh_bench: %s: memhist open: %s\n", w->name, mh_strerror(rc));
         return 1;
     }
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     mh_reader_stats(r, &st);
     w->mh_slices = st.slices;
     w->mh_chunks = st.chunks;

@@ -29,7 +29,7 @@ void mhb_draw_query(const mh_access *t, size_t n, unsigned ops, unsigned dir,
         k = d > j ? 0 : j - (size_t)d;
     else
         k = d >= n - 1 - j ? n - 1 : j + (size_t)d;
-    memset(q, 0, sizeof *q);
+    mh_query_init(q); /* every field, struct_size included, then ours */
     q->start_kind = MH_FROM_TRANSITION;
     q->direction = dir;
     q->start = t[k].transition;

@@ -14,13 +14,26 @@ static int matches(const mh_access *a, const mh_query *q)
     return a->physical <= q->addr_last && last >= q->addr_first;
 }
 
+/* Within q's end bound (memhist.h: inclusive, in query order)? */
+static int within_end(const mh_query *q, uint64_t t, uint64_t id)
+{
+    if (q->end_kind == MH_END_NONE)
+        return 1;
+    uint64_t v = q->end_kind == MH_END_TRANSITION ? t : id;
+    return q->direction == MH_FORWARD ? v <= q->end : v >= q->end;
+}
+
 static void emit(const mh_access *a, size_t id, mh_access *out, size_t *got)
 {
     out[*got] = *a;
     out[*got].id = id;
     if (!out[*got].has_linear)
         out[*got].linear = 0;
-    out[*got].reserved = 0;
+    /* what a format 1.x store returns for the columns it does not have */
+    out[*got].pc = 0;
+    out[*got].has_pc = 0;
+    out[*got].stream = 0;
+    memset(out[*got].reserved, 0, sizeof out[*got].reserved);
     (*got)++;
 }
 
@@ -30,7 +43,7 @@ int mhb_oracle_query(const mh_access *trace, size_t count, const mh_query *q,
     *n = 0;
     if (q->addr_first > q->addr_last || q->ops == 0 || (q->ops & ~MH_OPS_ALL) ||
         q->start_kind > MH_FROM_ID || q->direction > MH_BACKWARD ||
-        (out == NULL && max > 0))
+        q->end_kind > MH_END_ID || q->reserved != 0 || (out == NULL && max > 0))
         return MH_EINVAL;
     size_t got = 0;
     if (q->direction == MH_FORWARD) {
@@ -38,7 +51,8 @@ int mhb_oracle_query(const mh_access *trace, size_t count, const mh_query *q,
             int after = q->start_kind == MH_FROM_TRANSITION
                             ? trace[i].transition >= q->start
                             : (uint64_t)i > q->start;
-            if (after && matches(&trace[i], q))
+            if (after && within_end(q, trace[i].transition, i) &&
+                matches(&trace[i], q))
                 emit(&trace[i], i, out, &got);
         }
     } else {
@@ -46,7 +60,8 @@ int mhb_oracle_query(const mh_access *trace, size_t count, const mh_query *q,
             int before = q->start_kind == MH_FROM_TRANSITION
                              ? trace[i].transition <= q->start
                              : (uint64_t)i < q->start;
-            if (before && matches(&trace[i], q))
+            if (before && within_end(q, trace[i].transition, i) &&
+                matches(&trace[i], q))
                 emit(&trace[i], i, out, &got);
         }
     }

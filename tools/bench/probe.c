@@ -145,7 +145,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "mh_probe: %s: %s\n", store, mh_strerror(rc));
         return 1;
     }
-    mh_stats stats;
+    mh_stats stats = {.struct_size = sizeof stats};
     if (mh_reader_stats(r, &stats) != MH_OK || stats.accesses != n) {
         fprintf(stderr, "mh_probe: %s does not hold the %zu-access trace (another "
                         "--size wrote it?)\n", store, n);

@@ -718,7 +718,11 @@ static int query_run(mhb_sql_reader *r, const mh_query *q, mh_access *out,
 {
     if (r == NULL || q == NULL || n == NULL || (out == NULL && max > 0) ||
         q->addr_first > q->addr_last || q->ops == 0 || (q->ops & ~MH_OPS_ALL) ||
-        q->start_kind > MH_FROM_ID || q->direction > MH_BACKWARD)
+        q->start_kind > MH_FROM_ID || q->direction > MH_BACKWARD ||
+        q->reserved != 0)
+        return MH_EINVAL;
+    /* the baseline measures the unbounded half-axis query only */
+    if (q->end_kind != MH_END_NONE)
         return MH_EINVAL;
     if (max == 0)
         return MH_OK;

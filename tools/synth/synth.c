@@ -144,7 +144,10 @@ static inline void emit(mh_synth *g, group *gr, int region, uint64_t virt,
     }
     a->size = size;
     a->op = op;
-    a->reserved = 0;
+    a->pc = 0; /* format 1.x: no pc, one stream */
+    a->stream = 0;
+    a->has_pc = 0;
+    memset(a->reserved, 0, sizeof a->reserved);
 }
 
 /* log2 of the usual access sizes, weighted: mostly 8 and 4 bytes. Shifts,
