@@ -241,6 +241,8 @@ static int emit(consumer *c, const mhq_record *r) {
                      .size = size,
                      .op = r->op <= MHQ_EXEC ? r->op : MHQ_READ,
                      .has_linear = 1};
+    /* r->pc is not passed on: format 1.x stores have no pc column and
+     * refuse has_pc = 1 (memhist.h); it goes into a.pc with format 2. */
     if (++c->n == BATCH)
         return flush(c);
     return 0;

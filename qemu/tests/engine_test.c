@@ -77,7 +77,7 @@ static uint64_t addr_of(const run *r, const char *name) {
 }
 
 static void verify_clean(const char *store) {
-    mh_verify_result vr;
+    mh_verify_result vr = {.struct_size = sizeof vr};
     CHECK_OK(mh_verify(store, 0, NULL, NULL, &vr));
     CHECK(vr.problems == 0);
 }
@@ -126,7 +126,7 @@ static const char *meta(const char *store, const char *key, char *buf, size_t ca
 
 static uint64_t total(const char *store, unsigned op) {
     mh_reader *rd;
-    mh_stats st;
+    mh_stats st = {.struct_size = sizeof st};
     CHECK_OK(mh_reader_open(store, &rd));
     CHECK_OK(mh_reader_stats(rd, &st));
     mh_reader_close(rd);
