@@ -85,7 +85,8 @@ static int readable(const char *p) { return access(p, R_OK) == 0; }
 
 /* The plugin: $MEMHIST_QEMU_PLUGIN, next to this executable, ../qemu/ from
  * it (the build tree: build/tools/memhist -> build/qemu/), ../ from it
- * (build/qemu/tests/), the install directory. A malloc'd path or NULL. */
+ * (build/qemu/tests/), ../LIBDIR/memhist/ from it (an installed tree
+ * wherever its prefix), the configured install directory. A malloc'd path or NULL. */
 static char *find_plugin(void) {
     const char *env = getenv("MEMHIST_QEMU_PLUGIN");
     if (env && *env)
@@ -108,6 +109,13 @@ static char *find_plugin(void) {
         snprintf(cand, sizeof cand, "%s/../%s", exe, PLUGIN_NAME);
         if (readable(cand))
             return strdup(cand);
+#ifdef MH_QEMU_PLUGIN_RELDIR
+        /* An installed tree moved or installed with another --prefix:
+         * bin/../lib/memhist/. */
+        snprintf(cand, sizeof cand, "%s/../%s/%s", exe, MH_QEMU_PLUGIN_RELDIR, PLUGIN_NAME);
+        if (readable(cand))
+            return strdup(cand);
+#endif
     }
 #ifdef MH_QEMU_PLUGIN_DIR
     snprintf(cand, sizeof cand, "%s/%s", MH_QEMU_PLUGIN_DIR, PLUGIN_NAME);
