@@ -268,9 +268,26 @@ static void test_exec_fetches(void) {
 }
 
 static volatile sig_atomic_t stop_flag;
+static char stdout_path[600];
+/* Sets the stop flag once the victim says it is ready (however slow qemu
+ * starts on a loaded machine), else looks again 100 ms later. open, read
+ * and setitimer are async-signal-safe. */
 static void on_alarm(int sig) {
     (void)sig;
-    stop_flag = SIGTERM;
+    char buf[256];
+    ssize_t n = 0;
+    int fd = open(stdout_path, O_RDONLY);
+    if (fd >= 0) {
+        n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+    }
+    buf[n > 0 ? n : 0] = '\0';
+    if (strstr(buf, "ready") != NULL) {
+        stop_flag = SIGTERM;
+        return;
+    }
+    struct itimerval again = {{0, 0}, {0, 100 * 1000}};
+    setitimer(ITIMER_REAL, &again, NULL);
 }
 
 /* record's stop flag: the signal goes to the program, what it did so far
@@ -280,7 +297,8 @@ static void test_stop(void) {
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_alarm;
     sigaction(SIGALRM, &sa, NULL);
-    struct itimerval it = {{0, 0}, {0, 500 * 1000}};
+    tu_join(stdout_path, sizeof stdout_path, dir, "stdout.txt");
+    struct itimerval it = {{0, 0}, {0, 200 * 1000}};
     stop_flag = 0;
     setitimer(ITIMER_REAL, &it, NULL);
     run r;

@@ -11,7 +11,7 @@
  *                works on a shared array under a mutex; exits 0
  *   fork         the child writes mh_child, the parent mh_target after the
  *                child ended
- *   spin         writes mh_target, then loops until killed
+ *   spin         writes mh_target, prints "ready", then loops until killed
  *   work N       N rounds of 1/2/4/8-byte loads and stores on mh_arena
  *                (the lackey comparison), exits 0
  *   exec         writes mh_target, then execs /bin/true
@@ -115,6 +115,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(mode, "spin") == 0) {
         mh_target = 1;
+        say("ready", &mh_target);
         for (;;)
             work(1);
     }
