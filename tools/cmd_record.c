@@ -23,6 +23,9 @@
 #include "cli_signal.h"
 #include "commands.h"
 #include "engine.h"
+#ifdef MH_HAVE_QEMU_ENGINE
+#include "engine_qemu.h"
+#endif
 #include "record_relay.h"
 
 static const char synopsis[] =

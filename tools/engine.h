@@ -81,13 +81,8 @@ typedef struct engine_result {
 int engine_valgrind_run(char *const argv[], const engine_opts *o, mh_writer *w,
                         volatile sig_atomic_t *stop, engine_result *res);
 
-#ifdef MH_HAVE_QEMU_ENGINE
-/* The qemu-x86_64 + plugin engine (engine_qemu.c). */
-int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
-                    volatile sig_atomic_t *stop, engine_result *res);
-/* 1 when qemu-x86_64 and the plugin are found; else 0 and why in why. */
-int engine_qemu_available(char *why, size_t n);
-#endif
+/* The qemu-x86_64 + plugin engine: engine_qemu.h (built when qemu is
+ * found; MH_HAVE_QEMU_ENGINE is then defined). */
 
 /* Finds an executable like execvp would (a name with a '/' is taken as
  * is): a malloc'd path, or NULL (cmd_record.c; engines use it too). */
