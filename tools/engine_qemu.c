@@ -208,8 +208,27 @@ typedef struct consumer {
     uint64_t clamped;   /* accesses that came later than the bound said */
     uint64_t accesses;
     int overrun;        /* a ring's head passed its tail by more than a ring */
-    cli_progress prog;
+    cli_progress prog;  /* used when the caller gives no progress callback */
+    const engine_opts *o;
 } consumer;
+
+/* A warning for the user: through record's relay when it gave one (so it
+ * never lands inside the program's output lines), else on stderr. */
+static void warn_user(const engine_opts *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void warn_user(const engine_opts *o, const char *fmt, ...) {
+    if (o && o->quiet && !o->warn)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (o && o->warn)
+        o->warn(o->ctx, msg);
+    else
+        fprintf(stderr, "memhist record: warning: %s\n", msg);
+}
 
 static int flush(consumer *c) {
     if (c->n == 0)
@@ -225,7 +244,10 @@ static int flush(consumer *c) {
         return rc;
     c->accesses += c->n;
     c->n = 0;
-    cli_progress_update(&c->prog, c->accesses);
+    if (c->o && c->o->progress)
+        c->o->progress(c->o->ctx, c->accesses);
+    else
+        cli_progress_update(&c->prog, c->accesses);
     return 0;
 }
 
@@ -444,7 +466,9 @@ int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
     c->rings = (mhq_record *)((char *)h + h->rings_offset);
     c->mask = h->capacity - 1;
     c->w = w;
-    cli_progress_init(&c->prog, "record:", o ? o->quiet : 0);
+    c->o = o;
+    /* record's relay draws the progress when it gives a callback */
+    cli_progress_init(&c->prog, "record:", (o && (o->quiet || o->progress)) ? 1 : 0);
 
     fflush(NULL);
     pid_t parent = getpid();
@@ -552,23 +576,19 @@ int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
     if (forks) {
         snprintf(num, sizeof num, "%u", forks);
         mrc = mh_writer_set_meta(w, "qemu_untraced_forks", num);
-        if (!(o && o->quiet))
-            fprintf(stderr, "memhist record: warning: '%s' forked %u time%s: the child%s ran untraced\n",
-                    argv[0], forks, forks == 1 ? "" : "s", forks == 1 ? "" : "ren");
+        warn_user(o, "'%s' forked %u time%s: the child%s ran untraced", argv[0], forks,
+                  forks == 1 ? "" : "s", forks == 1 ? "" : "ren");
     }
     if (execs && mrc == 0) {
         snprintf(num, sizeof num, "%u", execs);
         mrc = mh_writer_set_meta(w, "qemu_untraced_execs", num);
-        if (!(o && o->quiet))
-            fprintf(stderr, "memhist record: warning: '%s' called execve: the program it ran is untraced\n",
-                    argv[0]);
+        warn_user(o, "'%s' called execve: the program it ran is untraced", argv[0]);
     }
     if (c->clamped && mrc == 0) {
         snprintf(num, sizeof num, "%" PRIu64, c->clamped);
         mrc = mh_writer_set_meta(w, "qemu_late_accesses", num);
-        if (!(o && o->quiet))
-            fprintf(stderr, "memhist record: warning: %" PRIu64 " accesses arrived after later "
-                    "transitions and were given the previous one\n", c->clamped);
+        warn_user(o, "%" PRIu64 " accesses arrived after later transitions and were given "
+                  "the previous one", c->clamped);
     }
     if (mrc) {
         rc = mrc;

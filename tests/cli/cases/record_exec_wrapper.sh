@@ -5,11 +5,11 @@
 # (named in the warning), once with one that ends at once.
 need valgrind
 
-memhist record -o s1 -- /bin/sh -c 'exec sleep 2' 2> err1
+memhist record --engine valgrind -o s1 -- /bin/sh -c 'exec sleep 2' 2> err1
 grep -q "^memhist record: warning: /bin/sh exec'd .*sleep, which runs without valgrind: its accesses are not recorded" err1 && echo "named: warned"
-memhist record -o s2 -- /bin/sh -c 'exec true' 2> err2
+memhist record --engine valgrind -o s2 -- /bin/sh -c 'exec true' 2> err2
 grep -q "^memhist record: warning: /bin/sh exec'd .*not recorded" err2 && echo "quick: warned"
 memhist fsck -q s1
 memhist fsck -q s2
-memhist record -o s3 -- /bin/true 2> err3
+memhist record --engine valgrind -o s3 -- /bin/true 2> err3
 grep -c warning err3 || true
