@@ -72,32 +72,6 @@ const cli_cmd cmd_record = {"record", synopsis, help, run};
 
 enum { ENGINE_AUTO, ENGINE_VALGRIND, ENGINE_QEMU };
 
-char *engine_find_in_path(const char *name) {
-    if (strchr(name, '/'))
-        return access(name, X_OK) == 0 ? strdup(name) : NULL;
-    const char *path = getenv("PATH");
-    if (path == NULL)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    size_t nl = strlen(name);
-    while (*path) {
-        const char *colon = strchr(path, ':');
-        size_t dl = colon ? (size_t)(colon - path) : strlen(path);
-        char *full = malloc(dl + nl + 2);
-        if (full == NULL)
-            return NULL;
-        if (dl == 0)
-            snprintf(full, dl + nl + 2, "%s", name);
-        else
-            snprintf(full, dl + nl + 2, "%.*s/%s", (int)dl, path, name);
-        if (access(full, X_OK) == 0)
-            return full;
-        free(full);
-        if (colon == NULL)
-            break;
-        path = colon + 1;
-    }
-    return NULL;
-}
 
 /* The command line as one string, arguments with spaces or quotes quoted
  * shell-style so it can be read back unambiguously. */

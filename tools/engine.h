@@ -84,8 +84,12 @@ int engine_valgrind_run(char *const argv[], const engine_opts *o, mh_writer *w,
 /* The qemu-x86_64 + plugin engine: engine_qemu.h (built when qemu is
  * found; MH_HAVE_QEMU_ENGINE is then defined). */
 
-/* Finds an executable like execvp would (a name with a '/' is taken as
- * is): a malloc'd path, or NULL (cmd_record.c; engines use it too). */
+/* engine_util.c. Finds an executable like execvp would (a name with a '/'
+ * is taken as is): a malloc'd path, or NULL. */
 char *engine_find_in_path(const char *name);
+/* pipe() with both ends close-on-exec (pipe2 is not POSIX): 0 or -1. */
+int engine_pipe_cloexec(int fds[2]);
+/* CLOCK_MONOTONIC in seconds. */
+double engine_now_s(void);
 
 #endif /* MH_TOOLS_ENGINE_H */

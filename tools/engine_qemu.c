@@ -46,39 +46,11 @@ static void set_error(engine_result *res, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* Finds an executable like execvp would: a malloc'd path or NULL. */
-static char *find_exe(const char *name) {
-    if (name == NULL || *name == '\0')
-        return NULL;
-    if (strchr(name, '/'))
-        return access(name, X_OK) == 0 ? strdup(name) : NULL;
-    const char *path = getenv("PATH");
-    if (path == NULL)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    size_t nl = strlen(name);
-    for (;;) {
-        const char *colon = strchr(path, ':');
-        size_t dl = colon ? (size_t)(colon - path) : strlen(path);
-        char *full = malloc(dl + nl + 3);
-        if (full == NULL)
-            return NULL;
-        if (dl == 0)
-            snprintf(full, dl + nl + 3, "./%s", name);
-        else
-            snprintf(full, dl + nl + 3, "%.*s/%s", (int)dl, path, name);
-        if (access(full, X_OK) == 0)
-            return full;
-        free(full);
-        if (colon == NULL)
-            return NULL;
-        path = colon + 1;
-    }
-}
 
 static char *find_qemu(const engine_opts *o) {
     const char *env = getenv("MEMHIST_QEMU");
     const char *name = o && o->tool ? o->tool : env && *env ? env : "qemu-x86_64";
-    return find_exe(name);
+    return engine_find_in_path(name);
 }
 
 static int readable(const char *p) { return access(p, R_OK) == 0; }
@@ -426,7 +398,7 @@ int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
         set_error(res, "%s", why);
         goto out;
     }
-    prog = find_exe(argv[0]);
+    prog = engine_find_in_path(argv[0]);
     if (prog == NULL) {
         set_error(res, "program '%s' not found or not executable", argv[0]);
         goto out;

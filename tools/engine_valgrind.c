@@ -65,20 +65,6 @@ static int sink(void *ctx, const mh_access *a, size_t n) {
     return 0;
 }
 
-/* pipe() with both ends close-on-exec (pipe2 is not POSIX). */
-static int pipe_cloexec(int fds[2]) {
-    if (pipe(fds) != 0)
-        return -1;
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-    return 0;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Looks for fini_mark in buf, also across the previous read's end. */
 static void scan_fini(vg_ctx *c, const char *buf, size_t n) {
@@ -109,7 +95,7 @@ static void scan_fini(vg_ctx *c, const char *buf, size_t n) {
 static void valgrind_version(const char *vg, char *out, size_t len) {
     snprintf(out, len, "unknown");
     int fds[2];
-    if (pipe_cloexec(fds) != 0)
+    if (engine_pipe_cloexec(fds) != 0)
         return;
     pid_t pid = fork();
     if (pid == 0) {
@@ -231,7 +217,7 @@ int engine_valgrind_run(char *const argv[], const engine_opts *o, mh_writer *w,
         rc = MH_ENOMEM;
         goto out;
     }
-    if (pipe_cloexec(fds) != 0) {
+    if (engine_pipe_cloexec(fds) != 0) {
         snprintf(res->error, sizeof res->error, "pipe: %s", strerror(errno));
         rc = ENGINE_EFAILED;
         goto out;
@@ -278,11 +264,11 @@ int engine_valgrind_run(char *const argv[], const engine_opts *o, mh_writer *w,
     while (!(exited && eof)) {
         if (*stop && !res->interrupted) {
             res->interrupted = (int)*stop;
-            forwarded_at = now_s();
+            forwarded_at = engine_now_s();
             if (!exited)
                 kill(pid, res->interrupted);
         }
-        if (res->interrupted && !exited && !killed && now_s() - forwarded_at > ENGINE_GRACE_S) {
+        if (res->interrupted && !exited && !killed && engine_now_s() - forwarded_at > ENGINE_GRACE_S) {
             kill(pid, SIGKILL); /* the program ignored the signal */
             killed = 1;
         }
@@ -315,8 +301,8 @@ int engine_valgrind_run(char *const argv[], const engine_opts *o, mh_writer *w,
                 break;
             }
         }
-        if (!warned && res->started && now_s() >= next_exe_check) {
-            next_exe_check = now_s() + 0.1;
+        if (!warned && res->started && engine_now_s() >= next_exe_check) {
+            next_exe_check = engine_now_s() + 0.1;
             if (proc_exe(pid, exe, sizeof exe) == 0 && !is_valgrind_exe(exe, vg_real)) {
                 if (o->warn) {
                     char msg[PATH_MAX + 200];

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "record_relay.h"
 
 #define DRAW_EVERY_S 0.25 /* progress redraws per second: at most 4 */
@@ -49,20 +50,6 @@ struct rec_relay {
     pthread_mutex_t mu;
 };
 
-/* pipe() with both ends close-on-exec (pipe2 is not POSIX). */
-static int pipe_cloexec(int fds[2]) {
-    if (pipe(fds) != 0)
-        return -1;
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-    return 0;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void write_all(int fd, const char *p, size_t n) {
     while (n > 0) {
@@ -162,23 +149,23 @@ static void *relay_main(void *arg) {
             while (copy_some(r) == 1) {
             }
         pthread_mutex_lock(&r->mu);
-        draw_progress(r, now_s());
+        draw_progress(r, engine_now_s());
         pthread_mutex_unlock(&r->mu);
     }
     /* The program has ended. A pty hands on what it wrote a moment later
      * (the kernel pushes the bytes asynchronously): copy until the relay
      * reports end of file, or is quiet for a while (a background child of
      * the program may keep it open), or DRAIN_MAX_S have passed. */
-    double t0 = now_s(), last_data = t0;
+    double t0 = engine_now_s(), last_data = t0;
     for (;;) {
-        double t = now_s();
+        double t = engine_now_s();
         if (t - last_data > DRAIN_QUIET_S || t - t0 > DRAIN_MAX_S)
             break;
         struct pollfd p = {r->master, POLLIN, 0};
         poll(&p, 1, 10);
         int c;
         while ((c = copy_some(r)) == 1)
-            last_data = now_s();
+            last_data = engine_now_s();
         if (c < 0)
             break;
     }
@@ -213,13 +200,13 @@ rec_relay *rec_relay_start(int progress) {
         fcntl(slave, F_SETFD, FD_CLOEXEC);
     } else {
         int fds[2];
-        if (pipe_cloexec(fds) != 0)
+        if (engine_pipe_cloexec(fds) != 0)
             goto fail;
         r->master = fds[0];
         slave = fds[1];
     }
     fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
-    if (pipe_cloexec(r->quit) != 0)
+    if (engine_pipe_cloexec(r->quit) != 0)
         goto fail;
     int merge = same_file(STDOUT_FILENO, STDERR_FILENO);
     fflush(NULL);
@@ -231,7 +218,7 @@ rec_relay *rec_relay_start(int progress) {
     r->progress = progress && tty;
     r->tty = tty;
     r->at_bol = 1;
-    r->start = r->last_draw = now_s();
+    r->start = r->last_draw = engine_now_s();
     r->last_draw -= DRAW_EVERY_S; /* the first line right away */
     pthread_mutex_init(&r->mu, NULL);
     if (dup2(slave, STDERR_FILENO) < 0 || (merge && dup2(slave, STDOUT_FILENO) < 0)) {
