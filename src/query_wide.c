@@ -1,18 +1,19 @@
 /*
  * query_wide.c - the wide path of the query engine (SPEC.md 11, step 2a).
  *
- * A slice that lies wholly inside the query's window (every row on the
- * query's side of the start and within the end), when the query wants many
- * rows and the chunks that can match hold a good part of the slice, is
- * answered without the chunk walk: the blocks holding rows of the requested
+ * When a query wants many rows and the chunks of a slice that can match
+ * hold a good part of it, the slice is answered without the chunk walk: the blocks holding rows of the requested
  * operations whose address range meets [A, B] are decoded once each, in row
  * order (read from the cache when a point query left them there, else
  * decoded outside it, so a bulk scan does not push out what point queries
  * keep), every matching row is placed by its id offset (a slice's ids are
  * the offsets 0 .. count-1, each once), and the matches are read out in id
  * order, forward or backward: O(rows), no comparison sort, no per-chunk
- * cutoff. When every row of the slice matches and the caller wants them
- * all, each row goes straight to its place in the caller's array.
+ * cutoff. A slice the start cuts (the first of a query, where a cursor
+ * resumes) has each row checked against it; one the end cuts takes the
+ * chunk walk, which reads nothing past the end. When every row of
+ * the slice matches and the caller wants them all, each row goes straight
+ * to its place in the caller's array.
  *
  * The checks are those of the chunk walk (SPEC.md 8, step 13): a decoded
  * block's rows against their chunks (mh_query_check_rows), a chunk's first
@@ -127,15 +128,19 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
     uint64_t idl = s->id_first + s->count - 1;
     if (want < WIDE_MIN_WANT)
         return 0;
-    if (!(fwd ? in_range(q, s->t_first, s->id_first) && in_end(q, s->t_last, idl)
-              : in_range(q, s->t_last, idl) && in_end(q, s->t_first, s->id_first)))
+    /* nothing past an end bound is read (SPEC.md 11, step 6): a slice the
+     * end cuts takes the chunk walk. One the start cuts (the first of a
+     * query, where a resumed chain or a cursor goes on) has each row
+     * checked against the start. */
+    if (!in_end(q, fwd ? s->t_last : s->t_first, fwd ? idl : s->id_first))
         return 0;
+    int partial = !in_range(q, fwd ? s->t_first : s->t_last, fwd ? s->id_first : idl);
     uint64_t cover;
     int all;
     coverage(seg, s, q, &cover, &all);
     if (cover == 0 || cover < s->count / WIDE_COVER_DIV)
         return 0;
-    int direct = all && want >= s->count;
+    int direct = all && !partial && want >= s->count;
     if (s->count > (direct ? WIDE_MAX_DIRECT : WIDE_MAX_STAGED))
         return 0;
     if (reserve(c, s->count, direct) != MH_OK ||
@@ -225,6 +230,8 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
                 if (phy > q->b || phy + (col_size[i] - 1u) < q->a)
                     continue;
                 uint32_t id = col_id[i]; /* < count: mh_seg_decode_block */
+                if (partial && !in_range(q, col_t[i], s->id_first + id))
+                    continue;
                 if (mark[id] == ep)
                     return disagree(c, seg, si, s->id_first + id,
                                     s->id_first + id);

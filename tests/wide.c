@@ -76,7 +76,7 @@ static size_t oracle(const mh_query *q, mh_access *out, size_t max) {
     return n;
 }
 
-static mh_access got[N + 1], want[N + 1];
+static mh_access got[N + 4096], want[N + 1]; /* got: room for a batch past N */
 
 static void same(const mh_access *x, size_t nx, const mh_access *y, size_t ny) {
     CHECKF(nx == ny, "%s: %zu accesses, expected %zu", tu_context, nx, ny);
@@ -98,6 +98,8 @@ static void chain(const mh_reader *r, const mh_query *q0, size_t batch) {
     mh_query q = *q0;
     size_t n = 0, k;
     for (;;) {
+        CHECKF(n <= N && batch < 4096, "%s: chain of %zu goes past %d accesses",
+               tu_context, batch, N);
         CHECK_OK(mh_query_run(r, &q, got + n, batch, &k));
         n += k;
         if (k < batch)
@@ -110,6 +112,8 @@ static void chain(const mh_reader *r, const mh_query *q0, size_t batch) {
     CHECK_OK(mh_cursor_open(r, q0, &c));
     n = 0;
     do {
+        CHECKF(n <= N && batch < 4096, "%s: cursor of %zu goes past %d accesses",
+               tu_context, batch, N);
         CHECK_OK(mh_cursor_next(c, got + n, batch, &k));
         n += k;
     } while (k == batch);
