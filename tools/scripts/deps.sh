@@ -10,7 +10,7 @@ for p in build-essential cmake pkg-config liblz4-dev libxxhash-dev libsqlite3-de
          valgrind clang libclang-rt-14-dev cppcheck sqlite3 python3 \
          python3-venv python3-pip python3-setuptools python3-wheel python3-pytest \
          python3-numpy python3-pandas python3-matplotlib \
-         pandoc man-db groff-base; do
+         pandoc man-db groff-base qemu-user; do
   want_pkg "$p"
 done
 if [ ${#need[@]} -gt 0 ]; then
