@@ -37,24 +37,23 @@ void fuzz_vec_free(fuzz_vec *v) {
     v->n = v->cap = 0;
 }
 
-int fuzz_access_equal(const mh_access *a, const mh_access *b) {
-    return a->id == b->id && a->transition == b->transition &&
-           a->physical == b->physical && a->size == b->size && a->op == b->op &&
-           a->has_linear == b->has_linear &&
-           (!a->has_linear || a->linear == b->linear);
+static void print_access(const char *tag, const mh_access *a) {
+    fprintf(stderr, "  %s: ", tag);
+    oracle_print_access(stderr, a);
+    fputc('\n', stderr);
 }
 
-static void print_access(const char *tag, const mh_access *a) {
-    fprintf(stderr,
-            "  %s: id %" PRIu64 " t %" PRIu64 " phy 0x%" PRIx64 " size %" PRIu32
-            " op %u linear %s0x%" PRIx64 "\n",
-            tag, a->id, a->transition, a->physical, a->size, (unsigned)a->op,
-            a->has_linear ? "" : "(absent) ", a->linear);
+static void print_query(const mh_query *q) {
+    oracle_query oq;
+    oracle_query_wrap(&oq, q);
+    fputs("  query: ", stderr);
+    oracle_print_query(stderr, &oq);
+    fputc('\n', stderr);
 }
 
 void fuzz_assert_same(const mh_access *got, const mh_access *want,
                       const char *what, size_t index) {
-    if (fuzz_access_equal(got, want))
+    if (oracle_same_access(got, want))
         return;
     fprintf(stderr, "fuzz: %s differs at answer index %zu\n", what, index);
     print_access("got ", got);
@@ -62,36 +61,18 @@ void fuzz_assert_same(const mh_access *got, const mh_access *want,
     abort();
 }
 
-static void print_query(const mh_query *q) {
-    fprintf(stderr,
-            "  query: %s %s %" PRIu64 " end kind %u %" PRIu64 " range [0x%" PRIx64
-            ", 0x%" PRIx64 "] ops 0x%x\n",
-            q->direction == MH_FORWARD ? "forward" : "backward",
-            q->start_kind == MH_FROM_ID ? "id" : "transition", q->start, q->end_kind,
-            q->end, q->addr_first, q->addr_last, q->ops);
-}
-
-int fuzz_query_matches(const mh_query *q, const mh_access *a) {
-    if (a->op >= MH_OP_COUNT || !(q->ops & (1u << a->op)))
-        return 0;
-    uint64_t last = a->physical + (a->size - 1);
-    if (a->physical > q->addr_last || last < q->addr_first)
-        return 0;
-    int fwd = q->direction == MH_FORWARD;
-    /* the end bound, inclusive */
-    if (q->end_kind != MH_END_NONE) {
-        uint64_t v = q->end_kind == MH_END_TRANSITION ? a->transition : a->id;
-        if (fwd ? v > q->end : v < q->end)
-            return 0;
-    }
-    if (q->start_kind == MH_FROM_TRANSITION)
-        return fwd ? a->transition >= q->start : a->transition <= q->start;
-    return fwd ? a->id > q->start : a->id < q->start;
+void fuzz_assert_equal(const fuzz_vec *got, const fuzz_vec *want,
+                       const char *what, const mh_query *q) {
+    if (oracle_compare(what, got->v, got->n, want->v, want->n) == 0)
+        return;
+    if (q)
+        print_query(q);
+    abort();
 }
 
 void fuzz_chain_init(fuzz_chain *c, const mh_query *q, const mh_stats *st) {
     memset(c, 0, sizeof *c);
-    c->q = *q;
+    oracle_query_wrap(&c->oq, q);
     c->st = *st;
 }
 
@@ -100,7 +81,7 @@ void fuzz_chain_init(fuzz_chain *c, const mh_query *q, const mh_stats *st) {
         if (!(cond)) {                                                         \
             fprintf(stderr, "%s:%d: answer invariant failed: %s\n", __FILE__, \
                     __LINE__, #cond);                                          \
-            print_query(&(c)->q);                                              \
+            print_query(&(c)->oq.q);                                           \
             print_access("access", (a));                                       \
             if ((c)->have_last)                                                \
                 print_access("previous", &(c)->last);                          \
@@ -109,7 +90,7 @@ void fuzz_chain_init(fuzz_chain *c, const mh_query *q, const mh_stats *st) {
     } while (0)
 
 void fuzz_chain_check(fuzz_chain *c, const mh_access *batch, size_t n) {
-    int fwd = c->q.direction == MH_FORWARD;
+    int fwd = c->oq.q.direction == MH_FORWARD;
     for (size_t i = 0; i < n; i++) {
         const mh_access *a = &batch[i];
         CHAIN_ASSERT(c, a, a->size >= 1);
@@ -119,7 +100,7 @@ void fuzz_chain_check(fuzz_chain *c, const mh_access *batch, size_t n) {
         /* format 1.x: no pc, one stream, reserved bytes zero */
         CHAIN_ASSERT(c, a, a->pc == 0 && a->has_pc == 0 && a->stream == 0);
         CHAIN_ASSERT(c, a, !memcmp(a->reserved, (uint8_t[5]){0}, 5));
-        CHAIN_ASSERT(c, a, fuzz_query_matches(&c->q, a));
+        CHAIN_ASSERT(c, a, oracle_matches(&c->oq, a));
         CHAIN_ASSERT(c, a, a->id < c->st.accesses);
         CHAIN_ASSERT(c, a, a->transition >= c->st.transition_first &&
                                a->transition <= c->st.transition_last);
@@ -232,8 +213,7 @@ int fuzz_resume_scan(const mh_reader *r, const mh_query *q, size_t step,
         short_answer = n < step;
         if (got >= limit)
             break;
-        cur.start_kind = MH_FROM_ID;
-        cur.start = buf[n - 1].id;
+        oracle_resume(&cur, &buf[n - 1]);
     }
     free(buf);
     return rc;
@@ -241,20 +221,12 @@ int fuzz_resume_scan(const mh_reader *r, const mh_query *q, size_t step,
 
 void fuzz_brute_query(const mh_access *all, size_t n, const mh_query *q,
                       size_t max, fuzz_vec *out) {
-    size_t k = 0;
-    if (q->direction == MH_FORWARD) {
-        for (size_t i = 0; i < n && k < max; i++)
-            if (fuzz_query_matches(q, &all[i])) {
-                fuzz_vec_push(out, &all[i]);
-                k++;
-            }
-    } else {
-        for (size_t i = n; i-- > 0 && k < max;)
-            if (fuzz_query_matches(q, &all[i])) {
-                fuzz_vec_push(out, &all[i]);
-                k++;
-            }
-    }
+    size_t cap = max < n ? max : n;
+    mh_access *buf = fuzz_malloc((cap ? cap : 1) * sizeof *buf);
+    size_t k = oracle_answer(all, n, q, buf, cap);
+    for (size_t i = 0; i < k; i++)
+        fuzz_vec_push(out, &buf[i]);
+    free(buf);
 }
 
 /* ---- reader exercise -------------------------------------------------- */
@@ -388,17 +360,6 @@ static void check_bad_queries(const mh_reader *r) {
     FUZZ_EXPECT_RC(mh_cursor_open(r, &q, &c), MH_EINVAL);
 }
 
-static void compare_vecs(const fuzz_vec *got, const fuzz_vec *want,
-                         const char *what) {
-    if (got->n != want->n) {
-        fprintf(stderr, "fuzz: %s: %zu accesses, expected %zu\n", what, got->n,
-                want->n);
-        abort();
-    }
-    for (size_t i = 0; i < got->n; i++)
-        fuzz_assert_same(&got->v[i], &want->v[i], what, i);
-}
-
 /* One query checked three ways: cursor, resume chain, one bounded
  * mh_query_run; and against a brute-force scan when the whole store was
  * read. */
@@ -416,7 +377,7 @@ static void check_query(const mh_reader *r, const mh_query *q, uint64_t limit,
         all = NULL;
     if (!fuzz_lenient() && rc1 == MH_OK && rc2 == MH_OK) {
         if (cur_done && res_done) {
-            compare_vecs(&res, &cur, "resume chain vs cursor");
+            fuzz_assert_equal(&res, &cur, "resume chain vs cursor", q);
         } else {
             size_t k = res.n < cur.n ? res.n : cur.n;
             for (size_t i = 0; i < k; i++)
@@ -426,7 +387,7 @@ static void check_query(const mh_reader *r, const mh_query *q, uint64_t limit,
     }
     if (rc1 == MH_OK && all) {
         fuzz_brute_query(all->v, all->n, q, cur_done ? SIZE_MAX : cur.n, &want);
-        compare_vecs(&cur, &want, "cursor vs brute force");
+        fuzz_assert_equal(&cur, &want, "cursor vs brute force", q);
     }
     /* a bounded run gives the head of the answer */
     mh_access head[5];

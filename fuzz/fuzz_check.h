@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "memhist.h"
+#include "oracle.h"
 
 /* 1 when the environment sets MH_FUZZ_LENIENT (not "0"): the ordering and
  * cross-answer checks are skipped, only per-access validity, error codes
@@ -26,19 +27,19 @@ typedef struct fuzz_vec {
 void fuzz_vec_push(fuzz_vec *v, const mh_access *a);
 void fuzz_vec_free(fuzz_vec *v);
 
-/* Equal as the API defines them: linear compared only when present. */
-int fuzz_access_equal(const mh_access *a, const mh_access *b);
-/* Aborts with both accesses printed when they differ. */
+/* Aborts with both accesses printed when they differ (oracle_same_access:
+ * linear compared only when present). */
 void fuzz_assert_same(const mh_access *got, const mh_access *want,
                       const char *what, size_t index);
-
-/* Does a match q's filter (op set, overlap, start condition, end bound)? */
-int fuzz_query_matches(const mh_query *q, const mh_access *a);
+/* Aborts when the two answers differ, after oracle_compare's line and q
+ * (when not NULL). */
+void fuzz_assert_equal(const fuzz_vec *got, const fuzz_vec *want,
+                       const char *what, const mh_query *q);
 
 /* State of one answer being checked batch by batch (a cursor's batches, or a
  * resume chain of mh_query_run calls: the same ordering rules hold). */
 typedef struct fuzz_chain {
-    mh_query q;
+    oracle_query oq; /* the query; oracle_matches judges each access */
     mh_stats st;
     uint64_t seen;
     int have_last;
@@ -69,8 +70,9 @@ int fuzz_cursor_scan(const mh_reader *r, const mh_query *q, uint64_t limit,
 int fuzz_resume_scan(const mh_reader *r, const mh_query *q, size_t step,
                      uint64_t limit, fuzz_vec *out, int *complete);
 
-/* Brute-force answer of q over all[0 .. n) (all[i].id == i, id order):
- * appends at most max matches to out. */
+/* The oracle's answer (oracle.h) to the valid query q over all[0 .. n)
+ * (all[i].id == i, transitions non-decreasing): appends at most max matches
+ * to out. */
 void fuzz_brute_query(const mh_access *all, size_t n, const mh_query *q,
                       size_t max, fuzz_vec *out);
 

@@ -253,27 +253,6 @@ static void draw_query(fuzz_producer *p, const model *m, size_t n, mh_query *q,
 
 /* ---- checks ----------------------------------------------------------- */
 
-static void compare(const fuzz_vec *got, const fuzz_vec *want, const char *what,
-                    const mh_query *q) {
-    if (got->n != want->n) {
-        fprintf(stderr,
-                "fuzz: %s: %zu accesses, expected %zu (query %s %s %" PRIu64
-                " [0x%" PRIx64 ", 0x%" PRIx64 "] ops 0x%x)\n",
-                what, got->n, want->n,
-                q->direction == MH_FORWARD ? "forward" : "backward",
-                q->start_kind == MH_FROM_ID ? "id" : "transition", q->start,
-                q->addr_first, q->addr_last, q->ops);
-        size_t i = 0;
-        while (i < got->n && i < want->n &&
-               fuzz_access_equal(&got->v[i], &want->v[i]))
-            i++;
-        fprintf(stderr, "  first difference at index %zu\n", i);
-        abort();
-    }
-    for (size_t i = 0; i < got->n; i++)
-        fuzz_assert_same(&got->v[i], &want->v[i], what, i);
-}
-
 /* One drawn query, answered three ways, against the model prefix [0, n). */
 static void check_one_query(fuzz_producer *p, const mh_reader *r,
                             const model *m, size_t n) {
@@ -299,7 +278,7 @@ static void check_one_query(fuzz_producer *p, const mh_reader *r,
     FUZZ_ASSERT(got <= cap);
     for (size_t i = 0; i < got; i++)
         fuzz_vec_push(&have, &out[i]);
-    compare(&have, &want, "mh_query_run vs brute force", &q);
+    fuzz_assert_equal(&have, &want, "mh_query_run vs brute force", &q);
     free(out);
 
     fuzz_vec_free(&want);
@@ -309,13 +288,13 @@ static void check_one_query(fuzz_producer *p, const mh_reader *r,
     FUZZ_OK(fuzz_cursor_scan(r, &q, UINT64_MAX,
                              fuzz_producer_u32_range(p, 0, 1000), &have, &done));
     FUZZ_ASSERT(done);
-    compare(&have, &want, "cursor vs brute force", &q);
+    fuzz_assert_equal(&have, &want, "cursor vs brute force", &q);
     fuzz_vec_free(&have);
     FUZZ_OK(fuzz_resume_scan(r, &q,
                              fuzz_producer_u32_range(p, 1, want.n < 100 ? 9 : 200),
                              UINT64_MAX, &have, &done));
     FUZZ_ASSERT(done);
-    compare(&have, &want, "resume chain vs brute force", &q);
+    fuzz_assert_equal(&have, &want, "resume chain vs brute force", &q);
     fuzz_vec_free(&have);
     fuzz_vec_free(&want);
 }
@@ -366,7 +345,7 @@ static void check_reader(fuzz_producer *p, const mh_reader *r, const model *m,
                                  fuzz_producer_u32_range(p, 0, 1000), &have,
                                  &done));
         FUZZ_ASSERT(done);
-        compare(&have, &want, "round trip", &q);
+        fuzz_assert_equal(&have, &want, "round trip", &q);
         fuzz_vec_free(&have);
         fuzz_vec_free(&want);
     }

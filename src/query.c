@@ -24,38 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-
-/* Decoded blocks kept by one query context: an LRU list threaded through
- * the entries, found through an open-addressing table (linear probing,
- * backward-shift deletion). Entries get their row buffers on first use. */
-typedef struct centry {
-    const mh_seg *seg; /* NULL: free */
-    uint32_t block;    /* index in the segment's block array */
-    int32_t prev, next; /* LRU list, most recent first; -1 ends */
-    mh_rows rows;
-} centry;
-
-typedef struct qctx {
-    const mh_reader *r;
-    centry *ent;
-    uint32_t nent, capent; /* entries in use, entries allowed */
-    int32_t *slot;         /* table of entry indexes, -1 empty */
-    uint32_t mask;         /* table size - 1 */
-    int32_t head, tail;    /* most and least recently used */
-    uint8_t *scratch;
-    mh_access *cand;
-    size_t ncand, capcand;
-    mh_diag diag; /* the detail of the failing call (code 0 at its start) */
-} qctx;
-
-typedef struct qspec {
-    uint32_t kind, dir;
-    uint64_t start, a, b;
-    uint32_t ops;
-    uint32_t end_kind; /* MH_END_*: rows past end are never visited */
-    uint64_t end;
-} qspec;
+#include "query_int.h"
 
 struct mh_cursor {
     qctx ctx;
@@ -146,6 +115,7 @@ static void ctx_free(qctx *c) {
     free(c->slot);
     free(c->scratch);
     free(c->cand);
+    mh_query_wide_free(c);
     memset(c, 0, sizeof *c);
 }
 
@@ -184,6 +154,11 @@ static void cache_unhash(qctx *c, int32_t e) {
         }
     }
     c->slot[i] = -1;
+}
+
+const mh_rows *mh_query_cached(const qctx *c, const mh_seg *seg, uint32_t key) {
+    int32_t e = cache_find(c, seg, key);
+    return e >= 0 ? &c->ent[e].rows : NULL;
 }
 
 static void lru_unlink(qctx *c, int32_t e) {
@@ -226,7 +201,7 @@ static int rows_fail(const mh_seg *seg, const mh_slice *s, uint32_t b,
             (unsigned long long)id, what, chunk);
 }
 
-static int check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
+int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
                       const mh_rows *rows, mh_diag *d) {
     uint32_t base = b * seg->rows_per_block, end = base + rows->n;
     /* the last chunk starting at or before the block's first row (the
@@ -299,7 +274,7 @@ static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
     else
         mh_diag_fail(&c->diag, rc, 0, "out of memory for a decoded block");
     if (rc == MH_OK)
-        rc = check_rows(seg, s, b, &x->rows, &c->diag);
+        rc = mh_query_check_rows(seg, s, b, &x->rows, &c->diag);
     if (rc != MH_OK) {
         /* a free entry, reused first */
         x->rows.n = 0;
@@ -350,23 +325,6 @@ static void sort_cands(qctx *c, uint32_t dir) {
         return;
     qsort(c->cand, c->ncand, sizeof *c->cand,
           dir == MH_FORWARD ? cmp_id_asc : cmp_id_desc);
-}
-
-/* Does a row with this transition and id lie on the query's side of the
- * start? Monotone along a chunk's rows. */
-static inline int in_range(const qspec *q, uint64_t t, uint64_t id) {
-    if (q->kind == MH_FROM_TRANSITION)
-        return q->dir == MH_FORWARD ? t >= q->start : t <= q->start;
-    return q->dir == MH_FORWARD ? id > q->start : id < q->start;
-}
-
-/* Is a row with this transition and id within the end bound? Monotone
- * along query order: once false, false for every later row. */
-static inline int in_end(const qspec *q, uint64_t t, uint64_t id) {
-    if (q->end_kind == MH_END_NONE)
-        return 1;
-    uint64_t v = q->end_kind == MH_END_TRANSITION ? t : id;
-    return q->dir == MH_FORWARD ? v <= q->end : v >= q->end;
 }
 
 /* Can no row lie both on the query's side of the start and within the end?
@@ -501,6 +459,9 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
     mh_slice s;
     mh_seg_slice(seg, si, &s);
     MH_TRY(mh_seg_slice_check(seg, si, &s, &c->diag));
+    int wide = mh_query_wide(c, seg, si, &s, q, want, out, got);
+    if (wide != 0)
+        return wide < 0 ? wide : MH_OK;
     c->ncand = 0;
     cut k = {0, 0};
     int fwd = q->dir == MH_FORWARD;

@@ -3,6 +3,12 @@
  * invariant of SPEC.md and reports each problem with its file and offset;
  * repair removes only what a crash leaves behind (temporary files, torn
  * uncommitted segments) and rebuilds the MANIFEST (SPEC.md "Repair").
+ *
+ * Two questions come before any check: is the directory a store at all (a
+ * directory holding none of a store's files is MH_ENOTSTORE, and repair
+ * must not turn it into one by creating LOCK or MANIFEST), and is a writer
+ * at work in it (its temporary files and not yet committed segments are
+ * then work in progress, reported as MH_ELOCKED, not as crash leftovers).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,6 +29,8 @@ typedef struct vctx {
     void *arg;
     mh_verify_result *res;
     int quiet; /* count, but do not report (repair's dry run) */
+    int busy;  /* a writer holds the store's lock */
+    uint64_t in_progress; /* files reported as the active writer's (MH_ELOCKED) */
     int fatal; /* MH_ENOMEM or MH_EIO met: the answer is incomplete */
 } vctx;
 
@@ -37,6 +45,8 @@ static void report(vctx *v, int code, const char *file, uint64_t off,
             v->fatal = code;
         return;
     }
+    if (code == MH_ELOCKED)
+        v->in_progress++;
     if (code != MH_OK)
         v->res->problems++;
     else
@@ -336,12 +346,22 @@ static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
         verify_segment(v, name, &m->recs[i], NULL);
     }
     for (size_t i = 0; i < l->nsegs; i++)
-        if (!*man_ok || !in_manifest(m, l->segs[i]))
-            report(v, MH_ECORRUPT, l->segs[i], 0,
-                   "segment file not listed in a valid MANIFEST (uncommitted)");
-    for (size_t i = 0; i < l->ntmps; i++)
-        report(v, MH_ECORRUPT, l->tmps[i], 0,
-               "temporary file left by an interrupted writer");
+        if (!*man_ok || !in_manifest(m, l->segs[i])) {
+            if (v->busy)
+                report(v, MH_ELOCKED, l->segs[i], 0,
+                       "a writer is active: segment it has not committed yet (not checked)");
+            else
+                report(v, MH_ECORRUPT, l->segs[i], 0,
+                       "segment file not listed in a valid MANIFEST (uncommitted)");
+        }
+    for (size_t i = 0; i < l->ntmps; i++) {
+        if (v->busy)
+            report(v, MH_ELOCKED, l->tmps[i], 0,
+                   "a writer is active: file it is writing (not checked)");
+        else
+            report(v, MH_ECORRUPT, l->tmps[i], 0,
+                   "temporary file left by an interrupted writer");
+    }
     for (size_t i = 0; i < l->nothers; i++)
         report(v, MH_ECORRUPT, l->others[i], 0, "unexpected file in the store");
 }
@@ -462,6 +482,43 @@ out:
     return rc;
 }
 
+/* Whether dir holds anything a store is made of: MANIFEST, its temporary
+ * file, LOCK, or a segment (sealed or being written). 0: it is not a store
+ * (an empty directory, a directory of other files). -1: unreadable. */
+static int looks_like_store(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        size_t len = strlen(n);
+        found = !strcmp(n, MHF_MANIFEST_NAME) || !strcmp(n, MHF_MANIFEST_TMP_NAME) ||
+                !strcmp(n, MHF_LOCK_NAME) || is_segment_name(n, len) ||
+                (len == MHF_SEGMENT_NAME_LEN + 4 && !strncmp(n, MHF_SEGMENT_PREFIX, 4) &&
+                 !strcmp(n + MHF_SEGMENT_NAME_LEN, MHF_TMP_SUFFIX));
+    }
+    closedir(d);
+    return found;
+}
+
+/* Whether a writer holds the store's lock. Probes with a shared lock that
+ * is released at once, so a writer starting now is not held up; a missing
+ * LOCK file means no writer (and is not created). */
+static int writer_active(const char *dir) {
+    char *lp = mh_path_join(dir, MHF_LOCK_NAME);
+    if (!lp)
+        return 0;
+    int fd = open(lp, O_RDONLY | O_CLOEXEC);
+    free(lp);
+    if (fd < 0)
+        return 0;
+    int busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd); /* releases the probe's lock, if it got it */
+    return busy;
+}
+
 /* mh_verify on the library's own result struct (zeroed by the caller). */
 static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
                         void *ctx, mh_verify_result *res) {
@@ -472,7 +529,12 @@ static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
         return errno == ENOENT ? MH_ENOENT : MH_EIO;
     if (!S_ISDIR(st.st_mode))
         return MH_ENOTSTORE;
-    vctx v = {path, fn, ctx, res, 0, 0};
+    int like = looks_like_store(path);
+    if (like < 0)
+        return MH_EIO;
+    if (!like)
+        return MH_ENOTSTORE;
+    vctx v = {path, fn, ctx, res, 0, 0, 0, 0};
     int lock_fd = -1;
     if (flags & MH_VERIFY_REPAIR) {
         char *lp = mh_path_join(path, MHF_LOCK_NAME);
@@ -497,6 +559,8 @@ static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
         }
     }
     dirlist l;
+    /* after repair (which holds the lock) this is our own lock: not busy */
+    v.busy = lock_fd < 0 && writer_active(path);
     int rc = list_dir(path, &l);
     if (rc == MH_OK) {
         mh_manifest m = {0};
@@ -506,7 +570,11 @@ static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
         res->repaired = repaired;
         if (man_ok)
             mh_manifest_free(&m);
-        rc = v.fatal ? v.fatal : res->problems ? MH_ECORRUPT : MH_OK;
+        /* only the active writer's files: nothing wrong, but not all checked */
+        rc = v.fatal                                 ? v.fatal
+             : res->problems > v.in_progress         ? MH_ECORRUPT
+             : res->problems                         ? MH_ELOCKED
+                                                     : MH_OK;
     }
     free_list(&l); /* also after a failed listing: it may hold names */
     if (lock_fd >= 0)

@@ -651,7 +651,7 @@ static void test_abi(void) {
     CHECK_OK(mh_query_run(r, &bq.q, out, 600, &n));
     CHECK(n == nw);
     for (size_t i = 0; i < n; i++) {
-        CHECK(tu_same_access(&out[i], &want[i]));
+        CHECK(oracle_same_access(&out[i], &want[i]));
         CHECK(out[i].pc == 0 && out[i].has_pc == 0 && out[i].stream == 0);
         for (size_t k = 0; k < sizeof out[i].reserved; k++)
             CHECK(out[i].reserved[k] == 0);

@@ -6,7 +6,7 @@
  * throws away a run of junk accesses with mh_writer_discard_from, and checks
  * a reader opened in the middle of writing still sees its committed prefix.
  * Then thousands of random queries (plain, resume chains, cursors) must give
- * exactly what tu_oracle() gives, from one thread and from two at once.
+ * exactly what oracle_answer() (oracle.h) gives, from one thread and from two at once.
  *
  * Usage: oracle [QUERIES_PER_CONFIG [SEED_OFFSET]] (defaults 2000, 0); a
  * failure prints the query and its seed so it can be replayed.

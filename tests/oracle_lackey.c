@@ -6,7 +6,7 @@
  * k-th I line starts transition k and is an execute access; L read, S write,
  * M read then write; linear = physical = address), writes it into stores
  * with small and with default writer options, and compares thousands of
- * random queries with tu_oracle(). When the production parser (mh_import) is
+ * random queries with oracle_answer() (oracle.h). When the production parser (mh_import) is
  * built, its output must equal this reader's access for access.
  *
  * Usage: oracle_lackey PROGRAM [QUERIES] records PROGRAM; exit 77 (skipped)
@@ -166,9 +166,11 @@ static void cross_check(const char *log, const vec *mine) {
     CHECKF(theirs.n == mine->n, "mh_import read %zu accesses, this test %zu", theirs.n,
            mine->n);
     for (size_t i = 0; i < mine->n; i++) {
-        if (!tu_same_access(&theirs.a[i], &mine->a[i])) {
-            tu_print_access(stderr, &theirs.a[i]);
-            tu_print_access(stderr, &mine->a[i]);
+        if (!oracle_same_access(&theirs.a[i], &mine->a[i])) {
+            oracle_print_access(stderr, &theirs.a[i]);
+            fputc('\n', stderr);
+            oracle_print_access(stderr, &mine->a[i]);
+            fputc('\n', stderr);
             tu_fail(__FILE__, __LINE__, "mh_import differs at access %zu", i);
         }
     }

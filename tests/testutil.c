@@ -1,7 +1,6 @@
 /*
- * testutil.c - shared test helpers; see testutil.h. The oracle here is the
- * executable definition of the half-axis query: it must stay a plain scan
- * that a reader can check against memhist.h line by line.
+ * testutil.c - shared test helpers; see testutil.h. The oracle they check
+ * answers against is tests/oracle_lib (oracle.h).
  */
 #include "testutil.h"
 
@@ -143,110 +142,16 @@ void tu_copy_dir(const char *src, const char *dst) {
     closedir(d);
 }
 
-/* ---- accesses ------------------------------------------------------------ */
-int tu_same_access(const mh_access *a, const mh_access *b) {
-    return a->id == b->id && a->transition == b->transition &&
-           a->physical == b->physical && a->size == b->size && a->op == b->op &&
-           a->has_linear == b->has_linear && (!a->has_linear || a->linear == b->linear);
-}
-
-void tu_print_access(FILE *f, const mh_access *a) {
-    fprintf(f, "id=%llu t=%llu phys=0x%llx size=%u op=%u lin=%s0x%llx\n",
-            (unsigned long long)a->id, (unsigned long long)a->transition,
-            (unsigned long long)a->physical, a->size, a->op,
-            a->has_linear ? "" : "(absent)", (unsigned long long)a->linear);
-}
-
-/* ---- oracle ---------------------------------------------------------------- */
-int tu_matches(const mh_access *a, const mh_query *q) {
-    uint64_t last = a->physical + (a->size - 1); /* no wrap: the writer checks */
-    return ((q->ops >> a->op) & 1u) && a->physical <= q->addr_last &&
-           last >= q->addr_first;
-}
-
-/* First index whose transition is >= t (n when none). */
-static size_t lower_bound_t(const mh_access *all, size_t n, uint64_t t) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (all[mid].transition < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* First index whose transition is > t. */
-static size_t upper_bound_t(const mh_access *all, size_t n, uint64_t t) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (all[mid].transition <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-int tu_within_end(const mh_access *a, const mh_query *q) {
-    if (q->end_kind == MH_END_NONE)
-        return 1;
-    uint64_t v = q->end_kind == MH_END_TRANSITION ? a->transition : a->id;
-    return q->direction == MH_FORWARD ? v <= q->end : v >= q->end;
-}
-
-size_t tu_oracle(const mh_access *all, size_t n, const mh_query *q,
-                 mh_access *out, size_t max) {
-    size_t got = 0;
-    /* the scans stop at the first access past the end: ids and transitions
-     * only grow along all[], so nothing after it is within the end */
-    if (q->direction == MH_FORWARD) {
-        size_t i;
-        if (q->start_kind == MH_FROM_TRANSITION)
-            i = lower_bound_t(all, n, q->start); /* transition >= T */
-        else if (q->start >= (uint64_t)n)
-            i = n; /* id > X: nothing left */
-        else
-            i = (size_t)q->start + 1;
-        for (; i < n && got < max && tu_within_end(&all[i], q); i++)
-            if (tu_matches(&all[i], q))
-                out[got++] = all[i];
-    } else {
-        size_t end; /* one past the first index to look at, going down */
-        if (q->start_kind == MH_FROM_TRANSITION)
-            end = upper_bound_t(all, n, q->start); /* transition <= T */
-        else
-            end = q->start < (uint64_t)n ? (size_t)q->start : n; /* id < X */
-        for (size_t i = end; i > 0 && got < max && tu_within_end(&all[i - 1], q); i--)
-            if (tu_matches(&all[i - 1], q))
-                out[got++] = all[i - 1];
-    }
-    return got;
-}
-
-static const char *end_name(const mh_query *q) {
-    return q->end_kind == MH_END_TRANSITION ? "until transition"
-           : q->end_kind == MH_END_ID       ? "to id"
-                                            : "no end";
-}
-
-static void print_query(FILE *f, const mh_query *q, size_t max) {
-    fprintf(f, "query: %s %s %llu %s %llu addr [0x%llx, 0x%llx] ops %u max %zu\n",
-            q->direction == MH_FORWARD ? "forward" : "backward",
-            q->start_kind == MH_FROM_TRANSITION ? "from transition" : "from id",
-            (unsigned long long)q->start, end_name(q), (unsigned long long)q->end,
-            (unsigned long long)q->addr_first, (unsigned long long)q->addr_last, q->ops, max);
-}
-
 static void diff_fail(const char *what, const mh_query *q, size_t max,
                       const mh_access *got, size_t ngot, const mh_access *want,
                       size_t nwant) {
-    fprintf(stderr, "%s: answer differs from the oracle\n", what);
-    print_query(stderr, q, max);
+    fprintf(stderr, "%s: answer differs from the oracle\nquery: ", what);
+    oracle_query oq;
+    oracle_query_wrap(&oq, q);
+    oracle_print_query(stderr, &oq);
+    fprintf(stderr, " max %zu\n", max);
     size_t first = 0;
-    while (first < ngot && first < nwant && tu_same_access(&got[first], &want[first]))
+    while (first < ngot && first < nwant && oracle_same_access(&got[first], &want[first]))
         first++;
     fprintf(stderr, "library returned %zu, oracle %zu, first difference at %zu\n",
             ngot, nwant, first);
@@ -254,21 +159,20 @@ static void diff_fail(const char *what, const mh_query *q, size_t max,
     for (size_t i = from; i < first + 4 && (i < ngot || i < nwant); i++) {
         if (i < ngot) {
             fprintf(stderr, "  lib[%zu]    ", i);
-            tu_print_access(stderr, &got[i]);
+            oracle_print_access(stderr, &got[i]);
+            fputc('\n', stderr);
         }
         if (i < nwant) {
             fprintf(stderr, "  oracle[%zu] ", i);
-            tu_print_access(stderr, &want[i]);
+            oracle_print_access(stderr, &want[i]);
+            fputc('\n', stderr);
         }
     }
     tu_fail(__FILE__, __LINE__, "%s mismatch", what);
 }
 
 static int same_list(const mh_access *a, const mh_access *b, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!tu_same_access(&a[i], &b[i]))
-            return 0;
-    return 1;
+    return oracle_equal(a, n, b, n, NULL);
 }
 
 size_t tu_check_query(const mh_reader *r, const mh_access *all, size_t n,
@@ -278,7 +182,7 @@ size_t tu_check_query(const mh_reader *r, const mh_access *all, size_t n,
     CHECK(got && want);
     size_t ngot = (size_t)-1;
     CHECK_OK(mh_query_run(r, q, got, max, &ngot));
-    size_t nwant = tu_oracle(all, n, q, want, max);
+    size_t nwant = oracle_answer(all, n, q, want, max);
     if (ngot != nwant || !same_list(got, want, nwant))
         diff_fail("mh_query_run", q, max, got, ngot > max ? 0 : ngot, want, nwant);
     free(got);
@@ -317,7 +221,7 @@ void tu_check_cursor_pieces(const mh_reader *r, const mh_access *all, size_t n,
         total += k;
     }
     /* one more than returned tells whether the cursor really ended */
-    size_t nwant = tu_oracle(all, n, q, want, total + 1);
+    size_t nwant = oracle_answer(all, n, q, want, total + 1);
     if (ended) {
         if (nwant != total || !same_list(got, want, total))
             diff_fail("cursor (ended)", q, total, got, total, want, nwant);
@@ -346,15 +250,14 @@ void tu_check_chain(const mh_reader *r, const mh_access *all, size_t n,
         size_t max = 1 + (size_t)tu_below(rng, tu_below(rng, 3) == 0 ? 1000 : 20);
         size_t k = tu_check_query(r, all, n, &cur, max);
         /* the library's answer equals the oracle's; take the oracle's */
-        tu_oracle(all, n, &cur, chain + total, k);
+        oracle_answer(all, n, &cur, chain + total, k);
         total += k;
         if (k < max)
             break; /* the end: nothing left to resume */
-        cur.start_kind = MH_FROM_ID;
-        cur.start = chain[total - 1].id;
+        oracle_resume(&cur, &chain[total - 1]);
     }
     /* the pages together are the answer to the first query */
-    size_t nwant = tu_oracle(all, n, q, want, total);
+    size_t nwant = oracle_answer(all, n, q, want, total);
     CHECKF(nwant == total && same_list(chain, want, total),
            "resume chain is not the continuation (%zu pages)", (size_t)pages);
     free(chain);
@@ -570,7 +473,8 @@ static uint64_t start_index(const mh_access *all, size_t n, const mh_query *q) {
     int fwd = q->direction == MH_FORWARD;
     if (q->start_kind == MH_FROM_ID)
         return fwd ? sat_add(q->start, 1) : sat_sub(q->start, 1);
-    size_t i = fwd ? lower_bound_t(all, n, q->start) : upper_bound_t(all, n, q->start);
+    size_t i = fwd ? oracle_lower_bound(all, n, q->start)
+                   : oracle_upper_bound(all, n, q->start);
     return fwd ? i : (i ? i - 1 : 0);
 }
 
@@ -660,12 +564,12 @@ void tu_random_query(tu_rng *rng, const mh_access *all, size_t n, mh_query *q,
 }
 
 static void describe(const mh_query *q, size_t max, size_t i, uint64_t seed) {
-    snprintf(tu_context, sizeof tu_context,
-             "query seed %llu #%zu: %s %s %llu %s %llu addr [0x%llx, 0x%llx] ops %u max %zu",
-             (unsigned long long)seed, i, q->direction == MH_FORWARD ? "forward" : "backward",
-             q->start_kind == MH_FROM_TRANSITION ? "from transition" : "from id",
-             (unsigned long long)q->start, end_name(q), (unsigned long long)q->end,
-             (unsigned long long)q->addr_first, (unsigned long long)q->addr_last, q->ops, max);
+    oracle_query oq;
+    oracle_query_wrap(&oq, q);
+    char text[400];
+    oracle_format_query(text, sizeof text, &oq);
+    snprintf(tu_context, sizeof tu_context, "query seed %llu #%zu: %s max %zu",
+             (unsigned long long)seed, i, text, max);
 }
 
 void tu_random_queries(const mh_reader *r, const mh_access *all, size_t n,

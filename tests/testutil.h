@@ -1,7 +1,7 @@
 /*
  * testutil.h - what every library test shares: fail-fast checks that name
- * the error code, a deterministic PRNG, scratch directories, and the
- * brute-force oracle that defines the half-axis query by a linear scan.
+ * the error code, a deterministic PRNG, scratch directories, and the checks
+ * of query answers against the brute-force oracle (oracle.h, included).
  */
 #ifndef MH_TESTUTIL_H
 #define MH_TESTUTIL_H
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "memhist.h"
+#include "oracle.h"
 
 /* Exit code that ctest's SKIP_RETURN_CODE maps to "skipped". */
 #define TU_SKIP 77
@@ -77,23 +78,7 @@ void tu_write_file(const char *path, const void *data, size_t len);
 /* Copies every regular file of directory src into the existing dst. */
 void tu_copy_dir(const char *src, const char *dst);
 
-/* ---- accesses ------------------------------------------------------------ */
-/* Fields a query must return; linear only compared when has_linear. */
-int tu_same_access(const mh_access *a, const mh_access *b);
-/* Prints an access on one line to f. */
-void tu_print_access(FILE *f, const mh_access *a);
-
-/* ---- the oracle ---------------------------------------------------------
- * all[i] is the access with id i (n of them, transitions non-decreasing).
- * Writes at most max matches of q to out in query order and returns how
- * many. Accepts only valid queries (the test checks errors elsewhere). */
-size_t tu_oracle(const mh_access *all, size_t n, const mh_query *q,
-                 mh_access *out, size_t max);
-/* Does access a match q's range and operation set? */
-int tu_matches(const mh_access *a, const mh_query *q);
-/* Is access a within q's end bound (always, without one)? */
-int tu_within_end(const mh_access *a, const mh_query *q);
-
+/* ---- checks against the oracle (tests/oracle_lib/oracle.h) -------------- */
 /* Compares mh_query_run(r, q, max) with the oracle; on a difference prints
  * both answers and fails. Returns the number of accesses returned. */
 size_t tu_check_query(const mh_reader *r, const mh_access *all, size_t n,

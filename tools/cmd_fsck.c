@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
 
@@ -22,8 +23,14 @@ static const char help[] =
     "                 printed as 'repair: ...'\n"
     "  -q, --quiet    print problems only, no summary\n"
     "  -h, --help     this help\n\n"
+    "A directory that holds none of a store's files (MANIFEST, LOCK, segments)\n"
+    "is refused as 'not a memhist store', and never made into one, with\n"
+    "--repair too. While a writer holds the store, the files it is writing are\n"
+    "reported as 'a writer is active' (MH_ELOCKED) and not checked; the\n"
+    "committed part is, and the summary says 'busy'.\n\n"
     "Exit status: 0 the store is clean (after repair, with --repair), 1 problems\n"
-    "remain or the store cannot be read, 2 bad usage.\n";
+    "remain, the store cannot be read, is not a store, or a writer is active\n"
+    "(busy, or --repair refused), 2 bad usage.\n";
 
 static int run(int argc, char **argv);
 const cli_cmd cmd_fsck = {"fsck", synopsis, help, run};
@@ -64,7 +71,13 @@ static int run(int argc, char **argv) {
     double t0 = cli_now();
     int rc = mh_verify(store, repair ? MH_VERIFY_REPAIR : 0, report, (void *)store, &res);
     double el = cli_now() - t0;
-    if (rc != MH_OK && rc != MH_ECORRUPT && res.problems == 0) {
+    struct stat st;
+    if (rc == MH_ENOTSTORE && res.problems == 0 && stat(store, &st) == 0 && S_ISDIR(st.st_mode))
+        return cli_fail(cmd, "'%s' is not a memhist store (no MANIFEST, LOCK or segment file)",
+                        store);
+    if (rc == MH_ELOCKED && repair)
+        return cli_fail(cmd, "cannot repair '%s': a writer is active", store);
+    if (rc != MH_OK && rc != MH_ECORRUPT && rc != MH_ELOCKED && res.problems == 0) {
         /* mh_verify reports problems of the store, not why it could not
          * start: opening a reader says that (path and OS reason) */
         char err[MH_ERRMSG_MAX] = "";
@@ -79,7 +92,11 @@ static int run(int argc, char **argv) {
     if (!quiet) {
         printf("%s: %s: %" PRIu64 " problem%s, %" PRIu64 " segment%s, %" PRIu64
                " accesses, %" PRIu64 " bytes checked in %.2f s",
-               store, rc != MH_OK ? "damaged" : (repair && res.repaired) ? "repaired" : "clean",
+               store,
+               rc == MH_ELOCKED ? "busy (a writer is active)"
+               : rc != MH_OK    ? "damaged"
+               : (repair && res.repaired) ? "repaired"
+                                          : "clean",
                res.problems,
                res.problems == 1 ? "" : "s", res.segments, res.segments == 1 ? "" : "s",
                res.accesses, res.bytes, el);

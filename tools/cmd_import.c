@@ -6,12 +6,21 @@
  * hands batches to the writer; nothing is buffered whole. On a failure the
  * writer is abandoned, so the store keeps exactly what was committed, and a
  * store this run created with nothing committed is removed again.
+ *
+ * SIGINT, SIGTERM and SIGHUP (cli_signal.h) stop the reading instead: the
+ * parser is handed whole lines only (the bytes after the last newline wait
+ * for the next read), so on a stop what it holds is complete; it is
+ * flushed, the last transition (maybe cut by the stop) is discarded, and
+ * the rest committed.
  */
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_signal.h"
 #include "commands.h"
 #include "import.h"
 
@@ -36,13 +45,23 @@ static const char help[] =
     "  -h, --help             this help\n\n"
     "On bad input the error names the line (or rowid); accesses committed before\n"
     "it stay in the store, and a store created by this run with nothing\n"
-    "committed is removed. Exit status: 0 imported, 1 failed, 2 bad usage.\n";
+    "committed is removed.\n\n"
+    "SIGINT, SIGTERM or SIGHUP: reading stops, the accesses read so far are\n"
+    "committed (but for the last transition, which the stop may have cut),\n"
+    "memhist prints 'memhist import: interrupted: N accesses committed' (N = the\n"
+    "store's total) and exits 128 + the signal (130, 143, 129). A second signal\n"
+    "while committing is ignored: the commit finishes.\n\n"
+    "Exit status: 0 imported, 1 failed, 2 bad usage, 128 + N interrupted by\n"
+    "signal N (the store is complete up to what it reports).\n";
 
 static int run(int argc, char **argv);
 const cli_cmd cmd_import = {"import", synopsis, help, run};
 
 enum { FMT_NONE, FMT_LACKEY, FMT_CSV, FMT_SQLITE };
 enum { OPT_REPORT = 256 };
+/* Returned by the sink (positive: MH_E* are negative) once a stop signal
+ * arrived, after it stored its batch: the parser stops there. */
+#define IMPORT_STOPPED 1
 
 typedef struct import_ctx {
     mh_writer *w;
@@ -50,6 +69,7 @@ typedef struct import_ctx {
     uint64_t since_commit;
     uint64_t appended;
     uint64_t reported;     /* last committed count printed */
+    uint64_t last_t;       /* transition of the last access appended */
     int report;
     int writer_rc;         /* the writer's error, when it failed (not the parser) */
     cli_progress prog;
@@ -78,6 +98,7 @@ static int sink(void *ctx, const mh_access *a, size_t n) {
             return c->writer_rc = rc;
         c->appended += take;
         c->since_commit += take;
+        c->last_t = a[take - 1].transition;
         a += take;
         n -= take;
         if (c->commit_every && c->since_commit == c->commit_every) {
@@ -89,10 +110,12 @@ static int sink(void *ctx, const mh_access *a, size_t n) {
         report_commits(c);
     }
     cli_progress_update(&c->prog, c->appended);
-    return 0;
+    return cli_stop ? IMPORT_STOPPED : 0;
 }
 
-/* Pushes the whole of in through a lackey or CSV parser. */
+/* Pushes the whole of in through a lackey or CSV parser, whole lines at a
+ * time. Returns 0, a parser or sink error, or IMPORT_STOPPED when a stop
+ * signal arrived (the parser then holds whole lines only). */
 static int feed_text(FILE *in, mh_lackey_parser *lp, mh_csv_parser *cp,
                      int *read_errno) {
     enum { BUF = 1 << 20 };
@@ -101,26 +124,61 @@ static int feed_text(FILE *in, mh_lackey_parser *lp, mh_csv_parser *cp,
         return MH_ENOMEM;
     int fd = fileno(in);
     int rc = 0;
+    size_t have = 0; /* bytes of an unfinished line kept at the front of buf */
     for (;;) {
-        ssize_t got = read(fd, buf, BUF);
+        if (cli_stop) {
+            rc = IMPORT_STOPPED;
+            break;
+        }
+        /* a pipe may stay silent: wait in steps, to see a stop signal even
+         * when it was delivered to one of the writer's threads */
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (poll(&pfd, 1, 100) == 0)
+            continue;
+        ssize_t got = read(fd, buf + have, BUF - have);
         if (got < 0) {
-            if (errno == EINTR)
+            if (errno == EINTR || errno == EAGAIN)
                 continue;
             *read_errno = errno;
             rc = MH_EIO;
             break;
         }
         if (got == 0) {
-            rc = lp ? mh_lackey_finish(lp) : mh_csv_finish(cp);
+            if (have)
+                rc = lp ? mh_lackey_feed(lp, buf, have) : mh_csv_feed(cp, buf, have);
+            if (rc == 0)
+                rc = lp ? mh_lackey_finish(lp) : mh_csv_finish(cp);
             break;
         }
-        rc = lp ? mh_lackey_feed(lp, buf, (size_t)got)
-                : mh_csv_feed(cp, buf, (size_t)got);
+        size_t len = have + (size_t)got, upto = len;
+        while (upto > 0 && buf[upto - 1] != '\n')
+            upto--;
+        if (upto == 0 && len == BUF)
+            upto = len; /* no newline in a whole buffer: the parser judges it */
+        rc = upto ? (lp ? mh_lackey_feed(lp, buf, upto) : mh_csv_feed(cp, buf, upto)) : 0;
         if (rc)
             break;
+        have = len - upto;
+        memmove(buf, buf + upto, have);
     }
     free(buf);
     return rc;
+}
+
+/* After a stop: stores what the parser holds (whole lines), then drops the
+ * last transition, which the stop may have cut, unless it is committed.
+ * finish() fails harmlessly when the parser already stopped on the sink's
+ * IMPORT_STOPPED (MH_ESTATE) or no CSV header came yet (MH_ECORRUPT). */
+static int stop_cleanly(import_ctx *c, mh_lackey_parser *lp, mh_csv_parser *cp) {
+    if (lp || cp) {
+        int rc = lp ? mh_lackey_finish(lp) : mh_csv_finish(cp);
+        if (rc != 0 && rc != IMPORT_STOPPED && rc != MH_ESTATE && rc != MH_ECORRUPT)
+            return rc;
+    }
+    if (c->appended == 0)
+        return 0;
+    int rc = mh_writer_discard_from(c->w, c->last_t);
+    return rc == MH_ECOMMITTED ? 0 : rc;
 }
 
 static int run(int argc, char **argv) {
@@ -135,7 +193,7 @@ static int run(int argc, char **argv) {
         {NULL, 0, NULL, 0},
     };
     const cli_cmd *cmd = &cmd_import;
-    int fmt = FMT_NONE, append = 0, exec = 0, quiet = 0, report = 0;
+    int fmt = FMT_NONE, append = 0, exec = 0, quiet = 0, report = 0, installed = 0;
     uint64_t every = 0;
     int c;
     while ((c = cli_getopt(cmd, argc, argv, "f:axc:qh", longopts)) != -1) {
@@ -232,6 +290,11 @@ static int run(int argc, char **argv) {
         goto abandon;
     }
 
+    if (cli_stop_install() != 0) {
+        cli_fail(cmd, "sigaction: %s", strerror(errno));
+        goto abandon;
+    }
+    installed = 1;
     import_ctx ctx = {.w = w, .commit_every = every, .report = report};
     uint64_t base = mh_writer_committed(w);
     ctx.reported = base;
@@ -266,6 +329,19 @@ static int run(int argc, char **argv) {
             snprintf(err, sizeof err, "%s", lp ? mh_lackey_error(lp) : mh_csv_error(cp));
     }
     cli_progress_done(&ctx.prog);
+    int stopped = 0;
+    if (rc == 0 && cli_stop) {
+        stopped = (int)cli_stop; /* came as the input ended: all of it is in */
+    } else if (rc == IMPORT_STOPPED) {
+        rc = stop_cleanly(&ctx, lp, cp);
+        if (rc) {
+            mh_writer_errmsg(w, werr, sizeof werr);
+            cli_fail(cmd, "storing the accesses read before the signal failed: %s",
+                     cli_lib_error(rc, werr));
+            goto abandon;
+        }
+        stopped = (int)cli_stop;
+    }
     if (rc) {
         /* the parser says which line; a failure of the writer itself
          * (I/O, space) adds the library's detail */
@@ -278,17 +354,29 @@ static int run(int argc, char **argv) {
                      err[0] ? err : cli_errstr(rc));
         goto abandon;
     }
-    /* commit before close: a failed close leaves no handle to ask why */
+    /* commit before close: a failed close leaves no handle to ask why. A
+     * second signal from here on only sets cli_stop again: the commit
+     * finishes */
     rc = mh_writer_commit(w);
     if (rc) {
         mh_writer_errmsg(w, werr, sizeof werr);
         cli_fail(cmd, "final commit of '%s' failed: %s", store, cli_lib_error(rc, werr));
         goto abandon;
     }
+    uint64_t total = mh_writer_committed(w);
     rc = mh_writer_close(w);
     w = NULL;
     if (rc) {
         cli_fail(cmd, "final commit of '%s' failed: %s", store, cli_errstr(rc));
+        goto done;
+    }
+    if (stopped) {
+        if (report && total != ctx.reported)
+            printf("committed %llu\n", (unsigned long long)total);
+        fflush(stdout);
+        fprintf(stderr, "memhist import: interrupted: %llu accesses committed\n",
+                (unsigned long long)total);
+        status = 128 + stopped;
         goto done;
     }
     if (report && base + ctx.appended != ctx.reported) /* the close committed the rest */
@@ -313,6 +401,8 @@ abandon:
                     store, (unsigned long long)committed);
     }
 done:
+    if (installed)
+        cli_stop_restore();
     mh_lackey_free(lp);
     mh_csv_free(cp);
 #ifdef MH_WITH_SQLITE

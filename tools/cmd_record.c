@@ -1,15 +1,16 @@
 /*
- * cmd_record.c - `memhist record`: run a program under valgrind's lackey
- * and stream its memory accesses into a new store as they happen.
+ * cmd_record.c - `memhist record`: options, the store, signals and
+ * metadata around a recording engine (engine.h) that runs the program and
+ * streams its accesses into the writer this file owns.
  *
- * valgrind writes its trace to the write end of a pipe (--log-fd=N); this
- * process reads the other end and pushes it through the lackey parser into
- * the writer, so the trace never exists as a text file. The traced program
- * keeps the terminal's stdin/stdout/stderr. Ctrl-C goes to the program (we
- * ignore SIGINT while it runs) so the store gets everything it traced.
+ * Order of events: check the program, create the store, install the stop
+ * handlers, start the output relay (record_relay.h), run the engine, stop
+ * the relay, then either remove the store (the engine did not start the
+ * program: nothing of it was recorded) or save the metadata and commit.
+ * The writer stays in this process, so a signal to record (forwarded to the
+ * program by the engine) still ends with a committed, fsck-clean store.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -19,95 +20,58 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_signal.h"
 #include "commands.h"
-#include "import.h"
+#include "engine.h"
+#ifdef MH_HAVE_QEMU_ENGINE
+#include "engine_qemu.h"
+#endif
+#include "record_relay.h"
 
-static const char synopsis[] = "memhist record [-o STORE] [--exec] [--quiet] -- PROGRAM [ARGS...]";
+static const char synopsis[] =
+    "memhist record [-o STORE] [--engine valgrind|qemu|auto] [--exec] [--quiet] -- PROGRAM [ARGS...]";
 static const char help[] =
-    "Runs PROGRAM under valgrind --tool=lackey --trace-mem=yes and stores every\n"
-    "memory access it makes, with the mapping of 'memhist import --format\n"
-    "lackey'. The trace goes through a pipe, never a temporary file.\n\n"
+    "Runs PROGRAM under a recording engine and stores every memory access it\n"
+    "makes as it happens (the trace never exists as a text file).\n\n"
     "options:\n"
     "  -o, --output STORE   store to create (default: memhist-PROGRAM-PID.store in\n"
     "                       the current directory, PID = the traced process)\n"
+    "  -e, --engine ENGINE  valgrind: valgrind's lackey tool (its memory trace), with\n"
+    "                       the mapping of 'memhist import --format lackey';\n"
+    "                       qemu: qemu-x86_64 with the memhist plugin (when built in);\n"
+    "                       auto (default): the fastest available, qemu then valgrind\n"
     "  -x, --exec           also store instruction fetches as execute accesses\n"
     "  -q, --quiet          no progress, no summary\n"
     "  -h, --help           this help\n\n"
-    "Metadata saved: tracer, tracer_version, command_line, pid, start_time,\n"
-    "exit_status, architecture, exec.\n\n"
+    "One process, one history: only PROGRAM's own process is traced, never its\n"
+    "children (valgrind gets --trace-children=no --child-silent-after-fork=yes\n"
+    "after $VALGRIND_OPTS, so they win).\n"
+    "If PROGRAM execs another program (a shell wrapper...), record warns: what\n"
+    "runs after the exec is not recorded. Record the real program instead.\n\n"
+    "PROGRAM's output passes through memhist, so the progress line (on a\n"
+    "terminal) never shares a line with it.\n\n"
+    "SIGINT, SIGTERM or SIGHUP: the signal is forwarded to PROGRAM (SIGKILL 5 s\n"
+    "later if it is still running), what was traced is committed, memhist prints\n"
+    "'memhist record: interrupted: N accesses committed' and exits 128 + the\n"
+    "signal (130, 143, 129). A second signal while committing is ignored: the\n"
+    "commit finishes.\n\n"
+    "Metadata saved: engine, tracer, tracer_version, command_line, pid,\n"
+    "start_time, exit_status, architecture, exec; interrupted and record_error\n"
+    "when they apply.\n\n"
     "The environment variable MEMHIST_VALGRIND names the valgrind executable\n"
     "(default: 'valgrind' found in PATH).\n\n"
     "Exit status: 0 the recording worked, whatever PROGRAM's own exit status (it\n"
     "is saved as exit_status: a program that fails or crashes still leaves a\n"
-    "valid store of what was traced); 1 memhist failed (valgrind missing, store\n"
-    "cannot be created, unreadable trace); 2 bad usage.\n";
+    "valid store of what was traced); 1 memhist failed (engine missing or failed\n"
+    "to start PROGRAM: no store is left; store cannot be created; unreadable\n"
+    "trace); 2 bad usage; 128 + N interrupted by signal N (the store holds what\n"
+    "was committed).\n";
 
 static int run(int argc, char **argv);
 const cli_cmd cmd_record = {"record", synopsis, help, run};
 
-/* Finds an executable like execvp would: returns a malloc'd path or NULL. */
-static char *find_in_path(const char *name) {
-    if (strchr(name, '/'))
-        return access(name, X_OK) == 0 ? strdup(name) : NULL;
-    const char *path = getenv("PATH");
-    if (path == NULL)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    size_t nl = strlen(name);
-    while (*path) {
-        const char *colon = strchr(path, ':');
-        size_t dl = colon ? (size_t)(colon - path) : strlen(path);
-        char *full = malloc(dl + nl + 2);
-        if (full == NULL)
-            return NULL;
-        if (dl == 0)
-            snprintf(full, dl + nl + 2, "%s", name);
-        else
-            snprintf(full, dl + nl + 2, "%.*s/%s", (int)dl, path, name);
-        if (access(full, X_OK) == 0)
-            return full;
-        free(full);
-        if (colon == NULL)
-            break;
-        path = colon + 1;
-    }
-    return NULL;
-}
+enum { ENGINE_AUTO, ENGINE_VALGRIND, ENGINE_QEMU };
 
-/* First line of `valgrind --version` ("valgrind-3.19.0"), or "unknown". */
-static void valgrind_version(const char *vg, char *out, size_t len) {
-    snprintf(out, len, "unknown");
-    int fds[2];
-    if (pipe(fds) != 0)
-        return;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], STDOUT_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        execl(vg, vg, "--version", (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    if (pid < 0) {
-        close(fds[0]);
-        return;
-    }
-    char buf[128];
-    size_t n = 0;
-    ssize_t got;
-    while (n < sizeof buf - 1 && ((got = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0 ||
-                                  (got < 0 && errno == EINTR)))
-        if (got > 0)
-            n += (size_t)got;
-    close(fds[0]);
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    buf[n] = '\0';
-    buf[strcspn(buf, "\r\n")] = '\0';
-    if (n > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
-        snprintf(out, len, "%s", buf);
-}
 
 /* The command line as one string, arguments with spaces or quotes quoted
  * shell-style so it can be read back unambiguously. */
@@ -142,25 +106,38 @@ static char *join_command(char **args, int n) {
     return s;
 }
 
-typedef struct record_ctx {
-    mh_writer *w;
-    uint64_t appended;
-    cli_progress prog;
-} record_ctx;
+static void on_progress(void *ctx, uint64_t done) { rec_relay_progress(ctx, done); }
 
-static int sink(void *ctx, const mh_access *a, size_t n) {
-    record_ctx *c = ctx;
-    int rc = mh_writer_append_batch(c->w, a, n, NULL);
-    if (rc == 0) {
-        c->appended += n;
-        cli_progress_update(&c->prog, c->appended);
+static void on_warn(void *ctx, const char *msg) {
+    char line[1024];
+    snprintf(line, sizeof line, "warning: %s", msg);
+    rec_relay_message(ctx, line);
+}
+
+/* Picks the engine: 0, or prints why not and returns CLI_FAIL. */
+static int choose_engine(const cli_cmd *cmd, int *engine) {
+#ifdef MH_HAVE_QEMU_ENGINE
+    char why[256] = "";
+    if (*engine == ENGINE_QEMU || *engine == ENGINE_AUTO) {
+        if (engine_qemu_available(why, sizeof why)) {
+            *engine = ENGINE_QEMU;
+            return 0;
+        }
+        if (*engine == ENGINE_QEMU)
+            return cli_fail(cmd, "the qemu engine is not available: %s", why);
     }
-    return rc;
+#else
+    if (*engine == ENGINE_QEMU)
+        return cli_fail(cmd, "this memhist was built without the qemu engine");
+#endif
+    *engine = ENGINE_VALGRIND;
+    return 0;
 }
 
 static int run(int argc, char **argv) {
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
+        {"engine", required_argument, NULL, 'e'},
         {"exec", no_argument, NULL, 'x'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -168,10 +145,20 @@ static int run(int argc, char **argv) {
     };
     const cli_cmd *cmd = &cmd_record;
     const char *store_opt = NULL;
-    int exec = 0, quiet = 0, c;
-    while ((c = cli_getopt(cmd, argc, argv, "+o:xqh", longopts)) != -1) {
+    int exec = 0, quiet = 0, engine = ENGINE_AUTO, c;
+    while ((c = cli_getopt(cmd, argc, argv, "+o:e:xqh", longopts)) != -1) {
         switch (c) {
         case 'o': store_opt = optarg; break;
+        case 'e':
+            if (strcmp(optarg, "valgrind") == 0)
+                engine = ENGINE_VALGRIND;
+            else if (strcmp(optarg, "qemu") == 0)
+                engine = ENGINE_QEMU;
+            else if (strcmp(optarg, "auto") == 0)
+                engine = ENGINE_AUTO;
+            else
+                return cli_usage_error(cmd, "unknown engine '%s' (valgrind, qemu or auto)", optarg);
+            break;
         case 'x': exec = 1; break;
         case 'q': quiet = 1; break;
         case 'h': return cli_help(cmd);
@@ -184,164 +171,104 @@ static int run(int argc, char **argv) {
         return cli_usage_error(cmd, "empty STORE name");
     char **prog_argv = argv + optind;
     int prog_argc = argc - optind;
+    if (choose_engine(cmd, &engine))
+        return CLI_FAIL;
 
-    const char *vg_env = getenv("MEMHIST_VALGRIND");
-    char *vg = find_in_path(vg_env && *vg_env ? vg_env : "valgrind");
-    if (vg == NULL)
-        return cli_fail(cmd, "valgrind not found: install it with apt-get install valgrind");
-    char *prog_path = find_in_path(prog_argv[0]);
-    if (prog_path == NULL) {
-        free(vg);
+    char *prog_path = engine_find_in_path(prog_argv[0]);
+    if (prog_path == NULL)
         return cli_fail(cmd, "program '%s' not found or not executable", prog_argv[0]);
-    }
     free(prog_path);
-    if (store_opt && cli_exists(store_opt)) {
-        free(vg);
+    if (store_opt && cli_exists(store_opt))
         return cli_fail(cmd, "'%s' already exists", store_opt);
-    }
-    char vg_version[128];
-    valgrind_version(vg, vg_version, sizeof vg_version);
 
-    int fds[2];
-    if (pipe(fds) != 0) {
-        free(vg);
-        return cli_fail(cmd, "pipe: %s", strerror(errno));
-    }
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-    char logfd[32];
-    snprintf(logfd, sizeof logfd, "--log-fd=%d", fds[1]);
-    char **vargv = calloc((size_t)prog_argc + 5, sizeof *vargv);
-    if (vargv == NULL) {
-        free(vg);
-        return cli_fail(cmd, "%s", mh_strerror(MH_ENOMEM));
-    }
-    vargv[0] = vg;
-    vargv[1] = "--tool=lackey";
-    vargv[2] = "--trace-mem=yes";
-    vargv[3] = logfd;
-    for (int i = 0; i < prog_argc; i++)
-        vargv[4 + i] = prog_argv[i];
-
-    time_t start = time(NULL);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        free(vargv);
-        free(vg);
-        return cli_fail(cmd, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        execv(vg, vargv);
-        fprintf(stderr, "memhist record: error: cannot run %s: %s\n", vg, strerror(errno));
-        _exit(127);
-    }
-    close(fds[1]);
-    free(vargv);
-    /* Ctrl-C and Ctrl-\ reach the whole foreground group: let the traced
-     * program handle them and keep recording until valgrind exits. */
-    struct sigaction ign, old_int, old_quit;
-    memset(&ign, 0, sizeof ign);
-    ign.sa_handler = SIG_IGN;
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
-
+    /* The traced pid names the default store, but the engine starts the
+     * program only once the store exists: record under this process's pid
+     * and rename at the end. */
     char default_store[512];
+    const char *base = strrchr(prog_argv[0], '/');
+    base = base ? base + 1 : prog_argv[0];
     const char *store = store_opt;
     if (store == NULL) {
-        const char *base = strrchr(prog_argv[0], '/');
-        base = base ? base + 1 : prog_argv[0];
-        snprintf(default_store, sizeof default_store, "memhist-%s-%ld.store", base, (long)pid);
+        snprintf(default_store, sizeof default_store, "memhist-%s-%ld.store", base,
+                 (long)getpid());
         store = default_store;
+        if (cli_exists(store))
+            return cli_fail(cmd, "'%s' already exists", store);
     }
-
-    int status = CLI_FAIL, child_status = 0, waited = 0;
     mh_writer *w = NULL;
-    mh_lackey_parser *lp = NULL;
-    char *buf = NULL;
-    record_ctx ctx = {0};
     char werr[MH_ERRMSG_MAX] = "";
     int rc = mh_writer_open_ex(store, MH_CREATE, NULL, &w, werr, sizeof werr);
-    if (rc) {
-        cli_fail(cmd, "cannot create store '%s': %s", store, cli_open_error(rc, werr));
-        kill(pid, SIGKILL);
-        goto out;
-    }
-    ctx.w = w;
-    cli_progress_init(&ctx.prog, "record:", quiet);
-    lp = mh_lackey_new(exec ? MH_IMPORT_EXEC : 0, sink, &ctx);
-    enum { BUF = 1 << 20 };
-    buf = malloc(BUF);
-    if (lp == NULL || buf == NULL) {
-        cli_fail(cmd, "%s", mh_strerror(MH_ENOMEM));
-        kill(pid, SIGKILL);
-        goto out;
-    }
-    int read_errno = 0;
-    for (;;) {
-        ssize_t got = read(fds[0], buf, BUF);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            read_errno = errno;
-            rc = MH_EIO;
-            break;
-        }
-        if (got == 0)
-            break;
-        rc = mh_lackey_feed(lp, buf, (size_t)got);
-        if (rc)
-            break;
-    }
-    if (rc) {
-        /* The trace is unreadable from here on: stop the tracer, keep
-         * what was parsed. */
-        kill(pid, SIGKILL);
-    }
-    while (waitpid(pid, &child_status, 0) < 0 && errno == EINTR) {
-    }
-    waited = 1;
-    if (rc == 0) {
-        /* A tracer killed by a signal may stop in the middle of a line. */
-        if (WIFSIGNALED(child_status))
-            mh_lackey_drop_partial(lp);
-        rc = mh_lackey_finish(lp);
-    }
-    cli_progress_done(&ctx.prog);
-    char trace_err[300] = "";
-    if (rc) {
-        snprintf(trace_err, sizeof trace_err, "%s",
-                 read_errno ? strerror(read_errno) : mh_lackey_error(lp));
-        if (rc != MH_ECORRUPT && rc != MH_EIO) {
-            mh_writer_errmsg(w, werr, sizeof werr);
-            cli_fail(cmd, "storing the trace failed: %s", cli_lib_error(rc, werr));
-            goto out;
-        }
+    if (rc)
+        return cli_fail(cmd, "cannot create store '%s': %s", store, cli_open_error(rc, werr));
+    if (cli_stop_install() != 0) {
+        mh_writer_abandon(w);
+        cli_remove_store(store);
+        return cli_fail(cmd, "sigaction: %s", strerror(errno));
     }
 
-    char exit_desc[64], pidbuf[32], when[64], *cmdline = join_command(prog_argv, prog_argc);
+    time_t start = time(NULL);
+    rec_relay *relay = rec_relay_start(!quiet);
+    engine_opts eo = {.exec = exec, .quiet = quiet, .tool = NULL,
+                      .progress = on_progress, .warn = on_warn, .ctx = relay};
+    engine_result res;
+    const char *engine_name = "valgrind";
+#ifdef MH_HAVE_QEMU_ENGINE
+    if (engine == ENGINE_QEMU) {
+        engine_name = "qemu";
+        rc = engine_qemu_run(prog_argv, &eo, w, &cli_stop, &res);
+    } else
+#endif
+        rc = engine_valgrind_run(prog_argv, &eo, w, &cli_stop, &res);
+    char first_line[512];
+    rec_relay_stop(relay, first_line, sizeof first_line);
+
+    int status = CLI_FAIL;
+    if (rc == ENGINE_EFAILED && !res.started) {
+        /* nothing of the program was recorded: leave nothing behind */
+        mh_writer_abandon(w);
+        w = NULL;
+        cli_remove_store(store);
+        if (first_line[0])
+            cli_fail(cmd, "%s: %s", res.error, first_line);
+        else
+            cli_fail(cmd, "%s", res.error);
+        goto out;
+    }
+    if (rc != 0 && rc != ENGINE_EFAILED) {
+        mh_writer_errmsg(w, werr, sizeof werr);
+        cli_fail(cmd, "storing the trace failed: %s", cli_lib_error(rc, werr));
+        goto abandon;
+    }
+
+    int child_status = res.wait_status;
+    char exit_desc[64], pidbuf[32], when[64], intr[32] = "";
+    char *cmdline = join_command(prog_argv, prog_argc);
     if (WIFEXITED(child_status))
         snprintf(exit_desc, sizeof exit_desc, "exit %d", WEXITSTATUS(child_status));
     else if (WIFSIGNALED(child_status))
         snprintf(exit_desc, sizeof exit_desc, "signal %d", WTERMSIG(child_status));
     else
         snprintf(exit_desc, sizeof exit_desc, "unknown");
-    snprintf(pidbuf, sizeof pidbuf, "%ld", (long)pid);
+    if (res.interrupted)
+        snprintf(intr, sizeof intr, "signal %d", res.interrupted);
+    snprintf(pidbuf, sizeof pidbuf, "%" PRIu64, res.pid);
     struct tm tmv;
     gmtime_r(&start, &tmv);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     struct utsname un;
     const char *arch = uname(&un) == 0 ? un.machine : "unknown";
     const char *const meta[][2] = {
-        {"tracer", "valgrind-lackey"},
-        {"tracer_version", vg_version},
+        {"engine", engine_name},
+        {"tracer", res.tracer},
+        {"tracer_version", res.tracer_version},
         {"command_line", cmdline ? cmdline : prog_argv[0]},
         {"pid", pidbuf},
         {"start_time", when},
         {"exit_status", exit_desc},
         {"architecture", arch},
         {"exec", exec ? "yes" : "no"},
-        {"record_error", trace_err},
+        {"interrupted", intr},
+        {"record_error", rc ? res.error : ""},
     };
     int mrc = 0;
     for (size_t i = 0; i < sizeof meta / sizeof meta[0] && mrc == 0; i++)
@@ -351,39 +278,55 @@ static int run(int argc, char **argv) {
     if (mrc) {
         mh_writer_errmsg(w, werr, sizeof werr);
         cli_fail(cmd, "cannot set metadata: %s", cli_lib_error(mrc, werr));
-        goto out;
+        goto abandon;
     }
-    int crc = mh_writer_close(w);
+    /* A second signal from here on only sets cli_stop again: the commit
+     * finishes. */
+    int crc = mh_writer_commit(w);
+    uint64_t committed = mh_writer_committed(w);
+    if (crc) {
+        /* commit before close: a failed close leaves no handle to ask why */
+        mh_writer_errmsg(w, werr, sizeof werr);
+        cli_fail(cmd, "committing '%s' failed: %s", store, cli_lib_error(crc, werr));
+        goto abandon;
+    }
+    crc = mh_writer_close(w);
     w = NULL;
     if (crc) {
         cli_fail(cmd, "committing '%s' failed: %s", store, cli_errstr(crc));
         goto out;
     }
+    if (store_opt == NULL && res.pid != 0) {
+        char final[512];
+        snprintf(final, sizeof final, "memhist-%s-%" PRIu64 ".store", base, res.pid);
+        if (strcmp(final, store) != 0 && !cli_exists(final) && rename(store, final) == 0)
+            snprintf(default_store, sizeof default_store, "%s", final);
+    }
     if (rc) {
-        cli_fail(cmd, "unreadable trace from valgrind: %s (%s keeps the %" PRIu64
-                 " accesses before it)",
-                 trace_err, store, ctx.appended);
+        cli_fail(cmd, "unreadable trace: %s (%s keeps the %" PRIu64 " accesses before it)",
+                 res.error, store, committed);
+        goto out;
+    }
+    if (res.interrupted) {
+        fprintf(stderr, "memhist record: interrupted: %" PRIu64 " accesses committed\n",
+                committed);
+        status = 128 + res.interrupted;
         goto out;
     }
     if (!quiet)
         fprintf(stderr, "memhist record: %" PRIu64 " accesses of '%s' (%s) recorded into %s\n",
-                ctx.appended, prog_argv[0], exit_desc, store);
+                committed, prog_argv[0], exit_desc, store);
     status = CLI_OK;
-out:
-    if (!waited)
-        while (waitpid(pid, &child_status, 0) < 0 && errno == EINTR) {
-        }
+    goto out;
+abandon:
     if (w != NULL) {
-        uint64_t committed = mh_writer_committed(w);
+        uint64_t kept = mh_writer_committed(w);
         mh_writer_abandon(w);
-        if (committed == 0)
+        w = NULL;
+        if (kept == 0)
             cli_remove_store(store);
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
-    close(fds[0]);
-    mh_lackey_free(lp);
-    free(buf);
-    free(vg);
+out:
+    cli_stop_restore();
     return status;
 }

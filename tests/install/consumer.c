@@ -4,7 +4,8 @@
  * and static, and with CMake's find_package). It sees only <memhist.h>:
  * writes a store, reopens it, asks "the last write to these 8 bytes at or
  * before transition T" and the first reads after it, checks the answers
- * against a scan of the same trace, and prints the library version.
+ * against a scan of the same trace, and prints the linked library's
+ * version (mh_version_string), which must be the header's.
  * Usage: consumer STORE (STORE must not exist). Exit 0 when every answer is
  * right, 1 otherwise.
  */
@@ -109,9 +110,18 @@ int main(int argc, char **argv) {
     }
     mh_reader_close(r);
 
+    /* the library actually loaded against the header compiled with: an
+     * installed header and library from different builds show here */
+    const char *lib_version = mh_version_string();
+    if (strcmp(lib_version, MH_VERSION_STRING) != 0 || mh_version_number() != MH_VERSION_NUMBER) {
+        fprintf(stderr, "consumer: library %s (%u), header %s (%u)\n", lib_version,
+                mh_version_number(), MH_VERSION_STRING, (unsigned)MH_VERSION_NUMBER);
+        bad = 1;
+    }
+
     printf("memhist %s: %llu accesses; last write to word %llu at or before "
            "transition %llu: id %llu; then reads %llu %llu %llu %llu: %s\n",
-           MH_VERSION_STRING, (unsigned long long)committed,
+           lib_version, (unsigned long long)committed,
            (unsigned long long)word, (unsigned long long)T,
            (unsigned long long)last_write,
            (unsigned long long)got[0].id, (unsigned long long)got[1].id,

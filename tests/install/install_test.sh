@@ -44,7 +44,7 @@ for l in libmemhist.so "libmemhist.so.$soversion"; do
     [ "$(readlink -f "$prefix/$libdir/$l")" = "$prefix/$libdir/libmemhist.so.$version" ] ||
         fail "$libdir/$l does not lead to libmemhist.so.$version"
 done
-"$prefix/bin/memhist" --version | grep -qF "memhist $version" ||
+grep -qF "memhist $version" <<<"$("$prefix/bin/memhist" --version)" ||
     fail "the installed memhist --version does not say $version"
 
 # run_consumer NAME EXE [ENV...] [-- ARG...]: runs EXE [ARG...] on a new
@@ -67,7 +67,7 @@ run_consumer() {
 # needs EXE yes|no: whether EXE loads libmemhist.so.SOVERSION at run time
 needs() {
     local has=no
-    readelf -d "$1" | grep -qF "[libmemhist.so.$soversion]" && has=yes
+    grep -qF "[libmemhist.so.$soversion]" <<<"$(readelf -d "$1")" && has=yes
     [ "$has" = "$2" ] || fail "$(basename "$1"): NEEDED libmemhist.so.$soversion is $has, want $2"
 }
 
@@ -80,8 +80,10 @@ step "pkg-config, shared"
     $(pkg-config --cflags --libs memhist) || fail "build with pkg-config failed"
 if [ -x "$tmp/consumer_pc" ]; then
     needs "$tmp/consumer_pc" yes
-    LD_LIBRARY_PATH=$prefix/$libdir ldd "$tmp/consumer_pc" |
-        grep -qF "$prefix/$libdir/libmemhist.so.$soversion" ||
+    # grep -q on a captured text, not a pipe: under pipefail an early grep
+    # exit can end ldd with SIGPIPE and fail a check that holds
+    grep -qF "$prefix/$libdir/libmemhist.so.$soversion" \
+        <<<"$(LD_LIBRARY_PATH=$prefix/$libdir ldd "$tmp/consumer_pc")" ||
         fail "consumer_pc does not load the installed libmemhist.so.$soversion"
     run_consumer consumer_pc "$tmp/consumer_pc" "LD_LIBRARY_PATH=$prefix/$libdir"
 fi

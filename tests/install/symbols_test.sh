@@ -39,7 +39,7 @@ extra=$(comm -13 <(printf '%s\n' "$public") <(printf '%s\n' "$exported"))
 # No thread-local storage: PIC thread-locals cost a __tls_get_addr call per
 # use in a dlopen'd library, so the library keeps none (src/sort.c's scratch
 # is the caller's).
-if readelf -lW "$lib" | grep -qE '^ +TLS '; then
+if grep -qE '^ +TLS ' <<<"$(readelf -lW "$lib")"; then
     fail "$lib has a TLS segment (thread-local variables):" \
         "$(readelf -sW "$lib" | awk '$4 == "TLS" {print $8}' | sort -u | tr '\n' ' ')"
 fi

@@ -245,7 +245,7 @@ static const char *read_checks(const char *dir, const intact *in, mh_access *buf
             rc = mh_cursor_next(c, buf, 500, &k);
             if (rc != MH_OK || k == 0)
                 break;
-            if (pos + k > TOTAL || rb_compare("scan", buf, in->all + pos, k) != 0) {
+            if (pos + k > TOTAL || oracle_compare("scan", buf, k, in->all + pos, k) != 0) {
                 mh_cursor_close(c);
                 bad = "the full scan returned different accesses";
                 goto out;
@@ -279,7 +279,7 @@ static const char *read_checks(const char *dir, const intact *in, mh_access *buf
             }
             continue;
         }
-        if (n != in->qn[i] || rb_compare("query", buf, in->qans[i], n) != 0) {
+        if (n != in->qn[i] || oracle_compare("query", buf, n, in->qans[i], n) != 0) {
             snprintf(why, sizeof why, "query %d: %zu accesses, intact %zu, or different ones",
                      i, n, in->qn[i]);
             bad = why;
@@ -370,12 +370,12 @@ int main(int argc, char **argv) {
         rb_random_query(&rng, in.all, TOTAL, &in.q[i]);
         in.qans[i] = malloc(MAXANS * sizeof(mh_access));
         RB_CHECK(in.qans[i] != NULL, "out of memory");
-        in.qn[i] = rb_oracle(in.all, TOTAL, &in.q[i], in.qans[i], MAXANS);
+        in.qn[i] = oracle_answer(in.all, TOTAL, &in.q[i], in.qans[i], MAXANS);
         size_t n = 0;
         mh_access *tmp = malloc(MAXANS * sizeof(mh_access));
         RB_CHECK(tmp != NULL, "out of memory");
         RB_OK(mh_query_run(r, &in.q[i], tmp, MAXANS, &n));
-        RB_CHECK(n == in.qn[i] && rb_compare("intact", tmp, in.qans[i], n) == 0,
+        RB_CHECK(n == in.qn[i] && oracle_compare("intact", tmp, n, in.qans[i], n) == 0,
                  "the intact store answers query %d wrongly", i);
         free(tmp);
     }

@@ -139,7 +139,7 @@ int main(int argc, char **argv) {
     }
     if (committed > 0) {
         if (lrc != MH_OK || n < committed || n > TOTAL ||
-            rb_compare("after the fault", got, all, n) != 0) {
+            oracle_compare("after the fault", got, n, all, n) != 0) {
             fprintf(stderr, "fault_prog: store after the fault: %s, %zu accesses, %llu "
                     "committed\n", mh_error_name(lrc), n, (unsigned long long)committed);
             status = 1;

@@ -84,7 +84,7 @@ static void check_store(ctx *c, const char *dir, uint64_t min_count, int queries
              "committed", label, n, (unsigned long long)min_count);
     RB_CHECK(n <= c->total, "%s: store holds %zu accesses, the trace %zu", label,
              n, c->total);
-    RB_CHECK(rb_compare(label, got, c->all, n) == 0, "%s: not a prefix of the trace", label);
+    RB_CHECK(oracle_compare(label, got, n, c->all, n) == 0, "%s: not a prefix of the trace", label);
     free(got);
     mh_stats st = {.struct_size = sizeof st};
     RB_OK(mh_reader_stats(r, &st));
@@ -114,7 +114,7 @@ static void check_store(ctx *c, const char *dir, uint64_t min_count, int queries
     RB_CHECK(rc == MH_OK, "%s: open after repair: %s", label, mh_error_name(rc));
     RB_CHECK(n2 >= n && n2 <= c->total, "%s: repair changed %zu accesses into %zu",
              label, n, n2);
-    RB_CHECK(rb_compare(label, got, c->all, n2) == 0, "%s: not a prefix after repair", label);
+    RB_CHECK(oracle_compare(label, got, n2, c->all, n2) == 0, "%s: not a prefix after repair", label);
     free(got);
     if (cli_fsck) {
         char *argv[] = {(char *)c->memhist, "fsck", (char *)dir, NULL};

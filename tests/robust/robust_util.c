@@ -66,84 +66,6 @@ mh_access *rb_gen_accesses(uint64_t seed, size_t n) {
     return a;
 }
 
-int rb_access_eq(const mh_access *a, const mh_access *b) {
-    if (a->id != b->id || a->transition != b->transition ||
-        a->physical != b->physical || a->size != b->size || a->op != b->op ||
-        a->has_linear != b->has_linear)
-        return 0;
-    return !a->has_linear || a->linear == b->linear;
-}
-
-static void print_access(const char *label, const mh_access *a) {
-    fprintf(stderr, "  %s: id %llu t %llu phy 0x%llx size %u op %u lin %s0x%llx\n",
-            label, (unsigned long long)a->id, (unsigned long long)a->transition,
-            (unsigned long long)a->physical, a->size, a->op,
-            a->has_linear ? "" : "(absent) ", (unsigned long long)a->linear);
-}
-
-int rb_compare(const char *what, const mh_access *got, const mh_access *want,
-               size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        if (!rb_access_eq(&got[i], &want[i])) {
-            fprintf(stderr, "%s: access %zu of %zu differs\n", what, i, n);
-            print_access("got ", &got[i]);
-            print_access("want", &want[i]);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int matches(const mh_access *a, const mh_query *q) {
-    if (!(q->ops & (1u << a->op)))
-        return 0;
-    uint64_t last = a->physical + (a->size - 1);
-    return a->physical <= q->addr_last && last >= q->addr_first;
-}
-
-size_t rb_oracle(const mh_access *all, size_t n, const mh_query *q,
-                 mh_access *out, size_t max) {
-    size_t got = 0;
-    if (q->direction == MH_FORWARD) {
-        size_t i = 0;
-        if (q->start_kind == MH_FROM_ID) {
-            i = q->start >= n ? n : (size_t)q->start + 1;
-        } else {
-            size_t lo = 0, hi = n; /* first transition >= start */
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (all[mid].transition < q->start)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            i = lo;
-        }
-        for (; i < n && got < max; i++)
-            if (matches(&all[i], q))
-                out[got++] = all[i];
-    } else {
-        size_t end; /* scan [0, end) downwards */
-        if (q->start_kind == MH_FROM_ID) {
-            end = q->start > n ? n : (size_t)q->start;
-        } else {
-            size_t lo = 0, hi = n; /* first transition > start */
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (all[mid].transition <= q->start)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            end = lo;
-        }
-        for (size_t i = end; i-- > 0 && got < max;)
-            if (matches(&all[i], q))
-                out[got++] = all[i];
-    }
-    return got;
-}
-
 void rb_random_query(rb_rng *rng, const mh_access *all, size_t n, mh_query *q) {
     mh_query_init(q);
     q->start_kind = rb_below(rng, 2) ? MH_FROM_ID : MH_FROM_TRANSITION;
@@ -176,7 +98,7 @@ void rb_random_query(rb_rng *rng, const mh_access *all, size_t n, mh_query *q) {
 static int check_one(const mh_reader *r, const mh_access *all, size_t n,
                      const mh_query *q, size_t max, int resume_pieces,
                      mh_access *got, mh_access *want) {
-    size_t nwant = rb_oracle(all, n, q, want, max);
+    size_t nwant = oracle_answer(all, n, q, want, max);
     size_t ngot = 0;
     mh_query cur = *q;
     int pieces = resume_pieces > 0 ? resume_pieces : 1;
@@ -193,12 +115,10 @@ static int check_one(const mh_reader *r, const mh_access *all, size_t n,
         ngot += k;
         if (k < step)
             break;
-        if (k > 0) { /* resume after the last id returned */
-            cur.start_kind = MH_FROM_ID;
-            cur.start = got[ngot - 1].id;
-        }
+        if (k > 0) /* resume after the last id returned */
+            oracle_resume(&cur, &got[ngot - 1]);
     }
-    if (ngot != nwant || rb_compare("query", got, want, nwant) != 0) {
+    if (oracle_compare("query", got, ngot, want, nwant) != 0) {
         fprintf(stderr,
                 "wrong answer (store of %zu accesses): kind %u dir %u start %llu "
                 "range [0x%llx, 0x%llx] ops %u max %zu pieces %d: got %zu, want %zu\n",

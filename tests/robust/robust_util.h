@@ -1,10 +1,8 @@
 /*
  * robust_util.h - shared pieces of the robustness tests (tests/robust/):
- * a seeded RNG, a brute-force query oracle, whole-store reads through the
- * public API, flat-directory file helpers and child-process helpers.
- *
- * The oracle is deliberately naive (a linear scan over an id-ordered array)
- * so that it cannot share a bug with the library's index walk.
+ * a seeded RNG, random queries checked against the shared brute-force
+ * oracle (oracle.h, included), whole-store reads through the public API,
+ * flat-directory file helpers and child-process helpers.
  */
 #ifndef RB_UTIL_H
 #define RB_UTIL_H
@@ -16,6 +14,7 @@
 #include <sys/types.h>
 
 #include "memhist.h"
+#include "oracle.h"
 
 /* ctest's SKIP_RETURN_CODE for every robust test */
 #define RB_SKIP 77
@@ -53,19 +52,7 @@ uint64_t rb_below(rb_rng *r, uint64_t n); /* uniform-ish in [0, n), n > 0 */
  * Returns a malloc'd array (exits on allocation failure). */
 mh_access *rb_gen_accesses(uint64_t seed, size_t n);
 
-/* ---- comparing and the oracle ----------------------------------------- */
-/* 1 when a and b are the same access (linear compared only when present). */
-int rb_access_eq(const mh_access *a, const mh_access *b);
-/* Prints the first difference between got[0..n) and want[0..n), returns -1;
- * 0 when equal. what names the comparison in the message. */
-int rb_compare(const char *what, const mh_access *got, const mh_access *want,
-               size_t n);
-
-/* Brute-force answer to q over all[0..n) (all[i].id == i): at most max
- * matches written to out; returns how many. */
-size_t rb_oracle(const mh_access *all, size_t n, const mh_query *q,
-                 mh_access *out, size_t max);
-
+/* ---- queries against the oracle (tests/oracle_lib/oracle.h) ------------ */
 /* A random valid query aimed at the content all[0..n) (n may be 0). */
 void rb_random_query(rb_rng *rng, const mh_access *all, size_t n, mh_query *q);
 

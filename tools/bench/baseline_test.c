@@ -83,11 +83,13 @@ static void check_query(mhb_sql_reader *r, const mh_access *t, size_t n,
 {
     static mh_access want[512], got[512];
     size_t nw = 0, ng = 0, at = 0;
-    int rw = mhb_oracle_query(t, n, q, want, max, &nw);
+    oracle_query oq;
+    oracle_query_wrap(&oq, q);
+    int rw = oracle_run(t, n, &oq, want, max, &nw);
     int rg = mhb_sql_query(r, q, got, max, &ng);
     queries_run++;
     CHECK(rw == rg, "codes %d %d", rw, rg);
-    if (!mhb_results_equal(want, nw, got, ng, &at)) {
+    if (!oracle_equal(want, nw, got, ng, &at)) {
         CHECK(0,
               "kind %u dir %u start %" PRIu64 " [%" PRIx64 ",%" PRIx64
               "] ops %u max %zu: oracle %zu, sqlite %zu, differ at %zu (%s)",

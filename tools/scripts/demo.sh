@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The memhist demo, from a clean checkout on Debian: installs what is
-# missing, builds memhist, records a small real program with valgrind's
-# lackey tool, shows the store, and asks it questions a debugger author
+# missing, builds memhist, records a small real program with the fastest
+# engine available (qemu-x86_64 with the memhist plugin, else valgrind's
+# lackey tool), shows the store, and asks it questions a debugger author
 # would ask ("who last wrote this buffer before the end?").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

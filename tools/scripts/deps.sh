@@ -8,7 +8,9 @@ want_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok install
 # and groff-base render it in the install test.
 for p in build-essential cmake pkg-config liblz4-dev libxxhash-dev libsqlite3-dev \
          valgrind clang libclang-rt-14-dev cppcheck sqlite3 python3 \
-         pandoc man-db groff-base; do
+         python3-venv python3-pip python3-setuptools python3-wheel python3-pytest \
+         python3-numpy python3-pandas python3-matplotlib \
+         pandoc man-db groff-base qemu-user; do
   want_pkg "$p"
 done
 if [ ${#need[@]} -gt 0 ]; then

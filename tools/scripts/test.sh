@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole memhist test suite, from a clean checkout on Debian:
 #   1. install missing packages;
-#   2. gcc release build (-Werror), every ctest test;
-#   3. clang ASan+UBSan build, every ctest test again;
+#   2. gcc release build (-Werror), every ctest test, then the Python package
+#      (python/) installed into a venv of /usr/bin/python3 and its pytest;
+#   3. clang ASan+UBSan build, every ctest test again, the Python tests
+#      against that library;
 #   4. a representative subset under valgrind memcheck;
 #   5. cppcheck over the library and the tools;
 #   6. every libFuzzer target for MH_FUZZ_SECONDS (default 60) each.
@@ -23,12 +25,38 @@ cmake --build build/release -j"$jobs"
 step "ctest (release)"
 ctest --test-dir build/release --output-on-failure -j"$jobs" --timeout 900
 
+step "Python package (venv with Debian's python3, pip install offline, pytest)"
+# The package under test is the installed one, loading the library just
+# built; MEMHIST_REQUIRE_ALL turns every would-be skip into a failure.
+pylib=build/release/libmemhist.so.1
+if [ ! -e "$pylib" ]; then echo "no $pylib (the shared library target)" >&2; exit 1; fi
+venv=build/python-venv
+rm -rf "$venv"
+/usr/bin/python3 -m venv --system-site-packages "$venv"
+"$venv/bin/pip" install --quiet --no-build-isolation --no-index --no-deps ./python
+pyrc=0
+(cd python/tests && MEMHIST_LIBRARY="$root/$pylib" MEMHIST_BUILD_DIR="$root/build/release" \
+   MEMHIST_REQUIRE_ALL=1 MEMHIST_EXPECT_INSTALLED=1 \
+   "$root/$venv/bin/python" -m pytest -q -p no:cacheprovider .) || pyrc=$?
+# Any non-zero status fails, 5 (no tests collected) included.
+if [ "$pyrc" -ne 0 ]; then echo "python tests failed (pytest exit $pyrc)" >&2; exit 1; fi
+MEMHIST_LIBRARY="$root/$pylib" "$venv/bin/python" python/bench/bench_python.py \
+  --size 20000 --queries 50 --reps 1 --dir build >/dev/null
+
 step "ASan+UBSan build (clang)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DMH_SANITIZE=ON -DCMAKE_C_COMPILER=clang >/dev/null
 cmake --build build/asan -j"$jobs"
 step "ctest (ASan+UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j"$jobs" --timeout 1800 -LE no_sanitizer
+
+step "Python tests against the ASan+UBSan library"
+# Python is not instrumented, so the sanitizer runtime is preloaded; leaks
+# are the C tests' business (the interpreter's own would drown them).
+(cd python/tests && LD_PRELOAD="$(clang -print-file-name=libclang_rt.asan-x86_64.so)" \
+   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+   MEMHIST_LIBRARY="$root/build/asan/libmemhist.so.1" MEMHIST_BUILD_DIR="$root/build/release" \
+   MEMHIST_REQUIRE_ALL=1 "$root/$venv/bin/python" -m pytest -q -p no:cacheprovider .)
 
 step "valgrind memcheck subset"
 vg() { valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite "$@" >/dev/null; }

@@ -1,1 +1,1 @@
-MEMHIST_VALGRIND=/nonexistent/valgrind memhist record -o s -- /bin/true
+MEMHIST_VALGRIND=/nonexistent/valgrind memhist record --engine valgrind -o s -- /bin/true

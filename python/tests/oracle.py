@@ -1,0 +1,45 @@
+"""Brute-force answers to memhist queries, in plain Python, over a list of
+Access tuples whose index is their id: what the library must return."""
+U64_MAX = (1 << 64) - 1
+
+
+def rows(result):
+    """A query result (numpy array or Access list) as a list of plain tuples
+    in Access field order, for comparing with the oracle."""
+    from memhist import Access
+    if isinstance(result, list):
+        return [tuple(a) for a in result]
+    cols = [result[f].tolist() for f in Access._fields]
+    return list(zip(*cols))
+
+
+def oracle(acc, first=0, last=U64_MAX, *, start=None, after=None, before=None,
+           backward=False, ops="rw", max=None, until=None, to_id=None):
+    mask = ops if isinstance(ops, int) else sum({"r": 1, "w": 2, "x": 4}[c] for c in ops)
+
+    def match(a):
+        return (mask >> a.op) & 1 and a.physical <= last and a.physical + a.size - 1 >= first
+
+    if after is not None:
+        seq, fwd = acc[after + 1:] if after < len(acc) else [], True
+    elif before is not None:
+        seq, fwd = acc[:min(before, len(acc))][::-1], False
+    elif backward:
+        t = U64_MAX if start is None else start
+        seq, fwd = [a for a in acc if a.transition <= t][::-1], False
+    else:
+        t = 0 if start is None else start
+        seq, fwd = [a for a in acc if a.transition >= t], True
+    out = []
+    if max == 0:
+        return out
+    for a in seq:
+        if until is not None and (a.transition > until if fwd else a.transition < until):
+            break
+        if to_id is not None and (a.id > to_id if fwd else a.id < to_id):
+            break
+        if match(a):
+            out.append(tuple(a))
+            if max is not None and len(out) == max:
+                break
+    return out

@@ -1,0 +1,173 @@
+"""Errors: the golden corrupt stores raise the right class with the
+library's detail; bad arguments raise InvalidArgumentError (or the code the
+library gives); every library code has its class."""
+import os
+
+import pytest
+
+import memhist
+from conftest import GOLDEN
+from memhist import Access, errors
+from memhist._lib import lib
+
+# format/golden/README.md: variant -> (exception at open, exception on a full scan)
+VARIANTS = {
+    "manifest-bad-magic": (memhist.NotStoreError, None),
+    "manifest-major-2": (memhist.VersionError, None),
+    "manifest-bad-checksum": (memhist.ChecksumError, None),
+    "manifest-trailing-garbage": (memhist.CorruptError, None),
+    "manifest-truncated": (memhist.TruncatedError, None),
+    "segment-bad-magic": (memhist.NotStoreError, None),
+    "segment-major-2": (memhist.VersionError, None),
+    "segment-byte-order": (memhist.VersionError, None),
+    "segment-incompatible-flag": (memhist.VersionError, None),
+    "segment-header-flip": (memhist.ChecksumError, None),
+    "segment-truncated": (memhist.TruncatedError, None),
+    "segment-missing": (memhist.CorruptError, None),
+    "dictionary-flip": (memhist.ChecksumError, None),
+    "slice-array-flip": (memhist.ChecksumError, None),
+    "chunk-record-flip": (None, memhist.ChecksumError),
+    "block-flip": (None, memhist.ChecksumError),
+    "block-raw-size": (None, memhist.CorruptError),
+    "chunk-row-outside": (None, memhist.CorruptError),
+}
+
+
+S0, S1 = "seg-0000000000000000.mhs", "seg-0000000000000001.mhs"
+DAMAGED = {name: "MANIFEST" for name in VARIANTS if name.startswith("manifest")}
+DAMAGED.update({name: S0 for name in VARIANTS if not name.startswith("manifest")})
+DAMAGED.update({"segment-header-flip": S1, "segment-truncated": S1, "segment-missing": S1})
+
+
+def corrupt(name):
+    return os.path.join(GOLDEN, "corrupt", name + ".store")
+
+
+def test_every_variant_is_listed():
+    on_disk = {f[:-len(".store")] for f in os.listdir(os.path.join(GOLDEN, "corrupt"))}
+    assert on_disk == set(VARIANTS) | {"segment-newer-minor"}
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_corrupt_variant(name):
+    at_open, at_scan = VARIANTS[name]
+    if at_open is not None:
+        with pytest.raises(memhist.Error) as ei:
+            memhist.Reader(corrupt(name))
+    else:
+        with memhist.Reader(corrupt(name)) as r:
+            with pytest.raises(memhist.Error) as ei:
+                r.query(ops="rwx")
+            with pytest.raises(memhist.Error) as ec:
+                list(r.cursor(ops="rwx"))
+            assert type(ec.value) is at_scan and ec.value.detail
+    e = ei.value
+    assert type(e) is (at_open or at_scan)
+    assert e.code == type(e).code and e.name == lib.mh_error_name(e.code).decode()
+    assert e.detail, "the library's error detail is missing"
+    # The detail names the damaged file first, as fsck does.
+    assert e.detail.startswith(DAMAGED[name] + ":"), e.detail
+    assert e.name in str(e) and e.detail in str(e)
+    v = memhist.verify(corrupt(name))
+    assert not v.ok and v.problems
+    assert v.problems[0].name == e.name
+
+
+def test_valid_newer_minor():
+    with memhist.Reader(corrupt("segment-newer-minor")) as r:
+        assert len(r.query(ops="rwx")) == 40
+    assert memhist.verify(corrupt("segment-newer-minor")).ok
+
+
+def test_every_library_code_has_its_class():
+    code = -1
+    while lib.mh_error_name(code) != b"MH_UNKNOWN":
+        cls = errors.BY_CODE.get(code)
+        assert cls is not None, "no class for %s" % lib.mh_error_name(code)
+        e = memhist.error(code, "d")
+        assert type(e) is cls and e.name == lib.mh_error_name(code).decode()
+        assert isinstance(e, memhist.Error)
+        code -= 1
+    assert code <= -15
+    assert set(errors.BY_CODE) == set(range(code + 1, 0))
+
+
+def test_open_errors(tmp_path):
+    with pytest.raises(memhist.NotFoundError) as ei:
+        memhist.Reader(str(tmp_path / "absent"))
+    assert ei.value.detail
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "MANIFEST").write_bytes(b"not a manifest at all, really" * 4)
+    with pytest.raises(memhist.NotStoreError):
+        memhist.Reader(str(tmp_path / "junk"))
+    with pytest.raises(memhist.NotFoundError):
+        memhist.Writer(str(tmp_path / "absent"), mode="append")
+    path = str(tmp_path / "s")
+    memhist.Writer(path).close()
+    with pytest.raises(memhist.ExistsError):
+        memhist.Writer(path)
+    with memhist.Writer(path, mode="append"):
+        with pytest.raises(memhist.LockedError):
+            memhist.Writer(path, mode="append")
+
+
+def test_bad_query_arguments(tmp_path):
+    path = str(tmp_path / "s")
+    with memhist.Writer(path) as w:
+        w.append_one(1, 0x100, 4, "w")
+    r = memhist.Reader(path)
+    for kw in ({"ops": "q"}, {"ops": ""}, {"ops": 0}, {"ops": 8}, {"ops": True},
+               {"start": 1, "after": 2}, {"after": 1, "backward": True},
+               {"until": 1, "to_id": 1}, {"start": -1}, {"max": -1},
+               {"start": 1 << 64}, {"start": "3"}):
+        with pytest.raises(memhist.InvalidArgumentError):
+            r.query(**kw)
+    # A > B is refused by the library itself: its code and detail come through.
+    with pytest.raises(memhist.InvalidArgumentError) as ei:
+        r.query(0x200, 0x100)
+    assert ei.value.code == -3
+    with pytest.raises(memhist.InvalidArgumentError):
+        r.cursor(batch=0)
+    r.close()
+    r.close()
+    with pytest.raises(memhist.InvalidArgumentError):
+        r.query()
+
+
+def test_bad_appends(tmp_path):
+    path = str(tmp_path / "s")
+    with pytest.raises(memhist.InvalidArgumentError):
+        memhist.Writer(path, mode="sideways")
+    with pytest.raises(memhist.InvalidArgumentError):
+        memhist.Writer(path, no_such_option=1)
+    with pytest.raises(memhist.InvalidArgumentError):
+        memhist.Writer(path, block_accesses=-5)
+    with pytest.raises(memhist.InvalidArgumentError):  # library range check
+        memhist.Writer(path, block_accesses=3)
+    good = Access(0, 5, 0, 0x100, 0, 4, 0, 1, 0, 0)
+    with memhist.Writer(path) as w:
+        w.append([good])
+        batch = [good._replace(transition=6), good._replace(transition=6, size=0)]
+        with pytest.raises(memhist.InvalidArgumentError) as ei:
+            w.append(batch)
+        assert "access 1" in ei.value.detail
+        # Format-1 stores refuse stream and pc (the ABI's rule).
+        for bad in (good._replace(stream=1), good._replace(has_pc=1, pc=7),
+                    good._replace(op=3), good._replace(has_linear=2)):
+            with pytest.raises(memhist.InvalidArgumentError):
+                w.append([bad])
+        with pytest.raises(memhist.OrderError):
+            w.append([good._replace(transition=4)])
+        with pytest.raises(memhist.InvalidArgumentError):
+            w.append_one(7, 0x100, 4, "q")
+        with pytest.raises(memhist.InvalidArgumentError):
+            w.append([(1, 2, 3)])
+        with pytest.raises(memhist.InvalidArgumentError):
+            w.append({"transition": [7], "physical": [1]})  # size, op missing
+        with pytest.raises(memhist.InvalidArgumentError):
+            w.append({"transition": [7], "physical": [-1], "size": [1], "op": [0]})
+        with pytest.raises(memhist.InvalidArgumentError):
+            w.append({"transition": [7], "physical": [1], "size": [1 << 32], "op": [0]})
+        assert w.next_id == 1  # nothing of a refused batch was taken
+    with memhist.Reader(path) as r:
+        assert len(r) == 1

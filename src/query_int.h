@@ -1,0 +1,90 @@
+/*
+ * query_int.h - the query engine's shared state, between query.c (the
+ * chunk walk, the cache, cursors) and query_wide.c (the wide path: slices
+ * wholly inside a query's window, answered by placing rows by id offset).
+ * Not installed.
+ */
+#ifndef MH_QUERY_INT_H
+#define MH_QUERY_INT_H
+
+#include "internal.h"
+
+/* Decoded blocks kept by one query context: an LRU list threaded through
+ * the entries, found through an open-addressing table (linear probing,
+ * backward-shift deletion). Entries get their row buffers on first use. */
+typedef struct centry {
+    const mh_seg *seg; /* NULL: free */
+    uint32_t block;    /* index in the segment's block array */
+    int32_t prev, next; /* LRU list, most recent first; -1 ends */
+    mh_rows rows;
+} centry;
+
+typedef struct qctx {
+    const mh_reader *r;
+    centry *ent;
+    uint32_t nent, capent; /* entries in use, entries allowed */
+    int32_t *slot;         /* table of entry indexes, -1 empty */
+    uint32_t mask;         /* table size - 1 */
+    int32_t head, tail;    /* most and least recently used */
+    uint8_t *scratch;
+    mh_access *cand;
+    size_t ncand, capcand;
+    mh_diag diag; /* the detail of the failing call (code 0 at its start) */
+    /* the wide path's (query_wide.c): one block decoded outside the cache,
+     * and a slice's matches placed by id offset with their marks */
+    mh_rows stream;
+    mh_access *stage;  /* by id offset */
+    uint32_t *mark;    /* by id offset: epoch of the slice that placed it */
+    uint32_t epoch;
+    uint32_t capslice; /* rows stage and mark hold */
+} qctx;
+
+typedef struct qspec {
+    uint32_t kind, dir;
+    uint64_t start, a, b;
+    uint32_t ops;
+    uint32_t end_kind; /* MH_END_*: rows past end are never visited */
+    uint64_t end;
+} qspec;
+
+/* Does a row with this transition and id lie on the query's side of the
+ * start? Monotone along a chunk's rows. */
+static inline int in_range(const qspec *q, uint64_t t, uint64_t id) {
+    if (q->kind == MH_FROM_TRANSITION)
+        return q->dir == MH_FORWARD ? t >= q->start : t <= q->start;
+    return q->dir == MH_FORWARD ? id > q->start : id < q->start;
+}
+
+/* Is a row with this transition and id within the end bound? Monotone
+ * along query order: once false, false for every later row. */
+static inline int in_end(const qspec *q, uint64_t t, uint64_t id) {
+    if (q->end_kind == MH_END_NONE)
+        return 1;
+    uint64_t v = q->end_kind == MH_END_TRANSITION ? t : id;
+    return q->dir == MH_FORWARD ? v <= q->end : v >= q->end;
+}
+
+/* Checks a freshly decoded block's rows against their chunks (SPEC.md 8,
+ * step 13): inside the chunk's ranges, ids increasing and transitions not
+ * decreasing along each chunk's run of rows in the block. */
+int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
+                        const mh_rows *rows, mh_diag *d);
+
+/* The decoded rows of segment-wide block `key` when c's cache holds them
+ * (checked when they were decoded), else NULL. The LRU order is left as
+ * it is: a bulk scan must not push out what point queries keep. */
+const mh_rows *mh_query_cached(const qctx *c, const mh_seg *seg, uint32_t key);
+
+/* The wide path (query_wide.c). When slice s (index si of seg, its records
+ * checked) lies wholly inside q's window and the query wants most of what
+ * the slice holds, writes its first `want` matches in query order to out,
+ * sets *got and returns 1; returns 0 (nothing done) when the chunk walk
+ * should answer instead; a negative MH_E* code (detail in c->diag) when the
+ * data is corrupt or memory runs out. */
+int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
+                  const qspec *q, size_t want, mh_access *out, size_t *got);
+
+/* Frees what the wide path keeps in c. */
+void mh_query_wide_free(qctx *c);
+
+#endif /* MH_QUERY_INT_H */

@@ -1,0 +1,583 @@
+/*
+ * engine_qemu.c - the consumer side of the QEMU engine: creates the shared
+ * rings, starts qemu-x86_64 with the memhist plugin, merges the per-thread
+ * rings by transition into the writer, and drains what is left once qemu
+ * has exited, whatever killed it.
+ *
+ * The merge bound (qemu/ring.h): read clock, slots_used, every floor, then
+ * every head; W = min(clock, floors). A record still to come in any ring
+ * has transition >= W, so every visible record <= W can be emitted in
+ * order. After qemu is dead nothing is to come: W = UINT64_MAX.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+#include "engine_qemu.h"
+#include "../qemu/ring.h"
+
+#define PLUGIN_NAME "libmemhist-qemu.so"
+#define BATCH 4096
+
+/* Seconds between forwarding the stop signal and SIGKILL, for a program
+ * that ignores or handles it and keeps running. */
+#define STOP_GRACE_S 5.0
+
+static void set_error(engine_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void set_error(engine_result *res, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->error, sizeof res->error, fmt, ap);
+    va_end(ap);
+}
+
+
+static char *find_qemu(const engine_opts *o) {
+    const char *env = getenv("MEMHIST_QEMU");
+    const char *name = o && o->tool ? o->tool : env && *env ? env : "qemu-x86_64";
+    return engine_find_in_path(name);
+}
+
+static int readable(const char *p) { return access(p, R_OK) == 0; }
+
+/* The plugin: $MEMHIST_QEMU_PLUGIN, next to this executable, ../qemu/ from
+ * it (the build tree: build/tools/memhist -> build/qemu/), ../ from it
+ * (build/qemu/tests/), ../LIBDIR/memhist/ from it (an installed tree
+ * wherever its prefix), the configured install directory. A malloc'd path or NULL. */
+static char *find_plugin(void) {
+    const char *env = getenv("MEMHIST_QEMU_PLUGIN");
+    if (env && *env)
+        return readable(env) ? strdup(env) : NULL;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char cand[PATH_MAX + 64];
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = '\0';
+        snprintf(cand, sizeof cand, "%s/%s", exe, PLUGIN_NAME);
+        if (readable(cand))
+            return strdup(cand);
+        snprintf(cand, sizeof cand, "%s/../qemu/%s", exe, PLUGIN_NAME);
+        if (readable(cand))
+            return strdup(cand);
+        /* The engine's own tests, in build/qemu/tests/. */
+        snprintf(cand, sizeof cand, "%s/../%s", exe, PLUGIN_NAME);
+        if (readable(cand))
+            return strdup(cand);
+#ifdef MH_QEMU_PLUGIN_RELDIR
+        /* An installed tree moved or installed with another --prefix:
+         * bin/../lib/memhist/. */
+        snprintf(cand, sizeof cand, "%s/../%s/%s", exe, MH_QEMU_PLUGIN_RELDIR, PLUGIN_NAME);
+        if (readable(cand))
+            return strdup(cand);
+#endif
+    }
+#ifdef MH_QEMU_PLUGIN_DIR
+    snprintf(cand, sizeof cand, "%s/%s", MH_QEMU_PLUGIN_DIR, PLUGIN_NAME);
+    if (readable(cand))
+        return strdup(cand);
+#endif
+    return NULL;
+}
+
+int engine_qemu_available(char *why, size_t n) {
+    char *q = find_qemu(NULL), *p = find_plugin();
+    int ok = q != NULL && p != NULL;
+    if (why && n) {
+        const char *env = getenv("MEMHIST_QEMU_PLUGIN");
+        if (q == NULL)
+            snprintf(why, n, "qemu-x86_64 not found: install it with apt-get install qemu-user");
+        else if (p == NULL && env && *env)
+            snprintf(why, n, "MEMHIST_QEMU_PLUGIN='%s' is not readable", env);
+        else if (p == NULL)
+            snprintf(why, n, "the memhist QEMU plugin (%s) was not built or installed", PLUGIN_NAME);
+        else
+            why[0] = '\0';
+    }
+    free(q);
+    free(p);
+    return ok;
+}
+
+/* First line of `qemu --version`, or "unknown". */
+static void qemu_version(const char *qemu, char *out, size_t len) {
+    snprintf(out, len, "unknown");
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        execl(qemu, qemu, "--version", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char buf[256];
+    size_t got = 0;
+    ssize_t r;
+    while (pid > 0 && got < sizeof buf - 1 &&
+           ((r = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0 || (r < 0 && errno == EINTR)))
+        if (r > 0)
+            got += (size_t)r;
+    close(fds[0]);
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    buf[got] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    /* "qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7)": keep from the
+     * number on. */
+    const char *v = strstr(buf, "version ");
+    v = v ? v + 8 : buf;
+    if (pid > 0 && got > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        snprintf(out, len, "%.*s", (int)(len - 1), v);
+}
+
+/* The plugin argument: "file=PATH,fd=N,size=S" with commas in PATH doubled
+ * (QEMU's option syntax). */
+static char *plugin_arg(const char *plugin, int fd, uint64_t size) {
+    size_t cap = 2 * strlen(plugin) + 80;
+    char *s = malloc(cap), *p = s;
+    if (s == NULL)
+        return NULL;
+    p += sprintf(p, "file=");
+    for (const char *c = plugin; *c; c++) {
+        *p++ = *c;
+        if (*c == ',')
+            *p++ = ',';
+    }
+    sprintf(p, ",fd=%d,size=%" PRIu64, fd, size);
+    return s;
+}
+
+typedef struct consumer {
+    mhq_header *h;
+    mhq_slot *slots;
+    mhq_record *rings;
+    uint64_t mask;
+    uint64_t tail[MHQ_SLOTS]; /* private copies of slot tails */
+    mh_writer *w;
+    mh_access batch[BATCH];
+    size_t n;
+    uint64_t last_t;    /* transition of the last access handed out */
+    uint64_t clamped;   /* accesses that came later than the bound said */
+    uint64_t accesses;
+    int overrun;        /* a ring's head passed its tail by more than a ring */
+    cli_progress prog;  /* used when the caller gives no progress callback */
+    const engine_opts *o;
+} consumer;
+
+/* A warning for the user: through record's relay when it gave one (so it
+ * never lands inside the program's output lines), else on stderr. */
+static void warn_user(const engine_opts *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void warn_user(const engine_opts *o, const char *fmt, ...) {
+    if (o && o->quiet && !o->warn)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (o && o->warn)
+        o->warn(o->ctx, msg);
+    else
+        fprintf(stderr, "memhist record: warning: %s\n", msg);
+}
+
+static int flush(consumer *c) {
+    if (c->n == 0)
+        return 0;
+#ifdef ENGINE_QEMU_DISCARD
+    /* Measurement build (qemu_ring_bench): the cost of qemu, the plugin
+     * and the merge without the writer. */
+    int rc = 0;
+#else
+    int rc = mh_writer_append_batch(c->w, c->batch, c->n, NULL);
+#endif
+    if (rc)
+        return rc;
+    c->accesses += c->n;
+    c->n = 0;
+    if (c->o && c->o->progress)
+        c->o->progress(c->o->ctx, c->accesses);
+    else
+        cli_progress_update(&c->prog, c->accesses);
+    return 0;
+}
+
+static int emit(consumer *c, const mhq_record *r) {
+    mh_access *a = &c->batch[c->n];
+    uint64_t t = r->transition;
+    if (t < c->last_t) {
+        /* Cannot happen under the floor protocol; if it does the store
+         * stays valid (the writer refuses decreasing transitions) and the
+         * count is reported. */
+        c->clamped++;
+        t = c->last_t;
+    }
+    c->last_t = t;
+    uint32_t size = r->size ? r->size : 1;
+    if (r->addr + (uint64_t)size - 1 < r->addr)
+        size = (uint32_t)(0 - r->addr); /* last bytes of the address space */
+    *a = (mh_access){.transition = t,
+                     .linear = r->addr,
+                     .physical = r->addr,
+                     .size = size,
+                     .op = r->op <= MHQ_EXEC ? r->op : MHQ_READ,
+                     .has_linear = 1};
+    /* r->pc is not passed on: format 1.x stores have no pc column and
+     * refuse has_pc = 1 (memhist.h); it goes into a.pc with format 2. */
+    if (++c->n == BATCH)
+        return flush(c);
+    return 0;
+}
+
+/* One merge pass; *moved = records taken. final: qemu is dead, take all. */
+static int drain(consumer *c, int final, uint64_t *moved) {
+    mhq_header *h = c->h;
+    uint64_t bound = final ? UINT64_MAX : atomic_load(&h->clock);
+    uint32_t used = atomic_load(&h->slots_used);
+    if (used > h->nslots)
+        used = h->nslots;
+    uint64_t head[MHQ_SLOTS];
+    if (!final)
+        for (uint32_t i = 0; i < used; i++) {
+            uint64_t f = atomic_load(&c->slots[i].floor);
+            if (f < bound)
+                bound = f;
+        }
+    for (uint32_t i = 0; i < used; i++) {
+        head[i] = atomic_load_explicit(&c->slots[i].head, memory_order_acquire);
+        /* A head more than a ring ahead of the tail would mean records
+         * were overwritten unread: a broken producer. */
+        if (head[i] - c->tail[i] > c->mask + 1) {
+            c->overrun = 1;
+            return ENGINE_EFAILED;
+        }
+    }
+    uint64_t taken = 0;
+    int rc = 0;
+    for (;;) {
+        int best = -1;
+        uint64_t bt = UINT64_MAX, second = UINT64_MAX;
+        for (uint32_t i = 0; i < used; i++) {
+            if (c->tail[i] == head[i])
+                continue;
+            uint64_t t = c->rings[(uint64_t)i * (c->mask + 1) + (c->tail[i] & c->mask)].transition;
+            if (best < 0 || t < bt) {
+                second = bt;
+                bt = t;
+                best = (int)i;
+            } else if (t < second) {
+                second = t;
+            }
+        }
+        if (best < 0 || bt > bound)
+            break;
+        uint64_t limit = second < bound ? second : bound;
+        const mhq_record *ring = c->rings + (uint64_t)best * (c->mask + 1);
+        uint64_t tl = c->tail[best];
+        do {
+            rc = emit(c, &ring[tl & c->mask]);
+            tl++;
+            taken++;
+        } while (rc == 0 && tl < head[best] && ring[tl & c->mask].transition <= limit);
+        c->tail[best] = tl;
+        if (rc)
+            break;
+    }
+    for (uint32_t i = 0; i < used; i++) {
+        atomic_store_explicit(&c->slots[i].tail, c->tail[i], memory_order_release);
+        /* A drained DONE slot can take a new thread. */
+        if (atomic_load(&c->slots[i].state) == MHQ_DONE &&
+            atomic_load(&c->slots[i].head) == c->tail[i]) {
+            uint32_t done = MHQ_DONE;
+            atomic_compare_exchange_strong(&c->slots[i].state, &done, MHQ_FREE);
+        }
+    }
+    *moved = taken;
+    return rc;
+}
+
+/* Creates the shared memory: a memfd (close-on-exec; the child clears the
+ * flag on its copy for qemu) holding the header, slots and rings. */
+static int rings_create(int exec, int *fd_out, mhq_header **h_out, engine_result *res) {
+    uint64_t cap = MHQ_DEFAULT_CAPACITY;
+    const char *env = getenv("MEMHIST_QEMU_RING");
+    if (env && *env) {
+        /* Records per thread ring (a power of two >= 1024): tests use small
+         * rings to exercise backpressure. */
+        char *end;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (*end != '\0' || v < 1024 || v > (1ull << 24) || (v & (v - 1)) != 0) {
+            set_error(res, "MEMHIST_QEMU_RING='%s': not a power of two in 1024 .. 16777216", env);
+            return ENGINE_EFAILED;
+        }
+        cap = v;
+    }
+    uint64_t size = mhq_total_size(MHQ_SLOTS, cap);
+    int fd = memfd_create("memhist-qemu-rings", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)size) != 0) {
+        set_error(res, "shared memory for the rings: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return ENGINE_EFAILED;
+    }
+    void *map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        set_error(res, "mmap of the rings: %s", strerror(errno));
+        close(fd);
+        return ENGINE_EFAILED;
+    }
+    mhq_header *h = map;
+    h->magic = MHQ_MAGIC;
+    h->version = MHQ_VERSION;
+    h->header_size = sizeof(mhq_header);
+    h->slot_size = sizeof(mhq_slot);
+    h->record_size = sizeof(mhq_record);
+    h->nslots = MHQ_SLOTS;
+    h->exec = exec ? 1 : 0;
+    h->capacity = cap;
+    h->slots_offset = (sizeof(mhq_header) + 63) / 64 * 64;
+    h->rings_offset = h->slots_offset + ((uint64_t)MHQ_SLOTS * sizeof(mhq_slot) + 4095) / 4096 * 4096;
+    h->total_size = size;
+    mhq_slot *slots = (mhq_slot *)((char *)map + h->slots_offset);
+    for (uint32_t i = 0; i < MHQ_SLOTS; i++)
+        atomic_store(&slots[i].floor, UINT64_MAX);
+    *fd_out = fd;
+    *h_out = h;
+    return 0;
+}
+
+static void wait_child(pid_t pid, int *status) {
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+    }
+}
+
+int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
+                    volatile sig_atomic_t *stop, engine_result *res) {
+    memset(res, 0, sizeof *res);
+    snprintf(res->tracer, sizeof res->tracer, "qemu-plugin");
+    snprintf(res->tracer_version, sizeof res->tracer_version, "unknown");
+    if (argv == NULL || argv[0] == NULL || w == NULL) {
+        set_error(res, "no program to run");
+        return ENGINE_EFAILED;
+    }
+    char *qemu = find_qemu(o), *plugin = NULL, *prog = NULL, *parg = NULL;
+    char **qargv = NULL;
+    consumer *c = NULL;
+    mhq_header *h = NULL;
+    int fd = -1, rc = ENGINE_EFAILED;
+    if (qemu == NULL) {
+        set_error(res, "%s not found: install it with apt-get install qemu-user",
+                  o && o->tool ? o->tool : "qemu-x86_64");
+        goto out;
+    }
+    plugin = find_plugin();
+    if (plugin == NULL) {
+        char why[256];
+        engine_qemu_available(why, sizeof why);
+        set_error(res, "%s", why);
+        goto out;
+    }
+    prog = engine_find_in_path(argv[0]);
+    if (prog == NULL) {
+        set_error(res, "program '%s' not found or not executable", argv[0]);
+        goto out;
+    }
+    qemu_version(qemu, res->tracer_version, sizeof res->tracer_version);
+    if ((rc = rings_create(o && o->exec, &fd, &h, res)) != 0)
+        goto out;
+    rc = ENGINE_EFAILED;
+    size_t argc = 0;
+    while (argv[argc])
+        argc++;
+    /* qemu takes the first non-option as the program: a path starting with
+     * '-' would be read as an option. */
+    char *progarg = prog;
+    char dotprog[PATH_MAX + 3];
+    if (prog[0] == '-') {
+        snprintf(dotprog, sizeof dotprog, "./%s", prog);
+        progarg = dotprog;
+    }
+    parg = plugin_arg(plugin, fd, h->total_size);
+    qargv = calloc(argc + 5, sizeof *qargv);
+    c = calloc(1, sizeof *c);
+    if (parg == NULL || qargv == NULL || c == NULL) {
+        rc = MH_ENOMEM;
+        set_error(res, "%s", mh_strerror(MH_ENOMEM));
+        goto out;
+    }
+    qargv[0] = qemu;
+    qargv[1] = "-plugin";
+    qargv[2] = parg;
+    qargv[3] = progarg;
+    for (size_t i = 1; i < argc; i++)
+        qargv[3 + i] = argv[i];
+
+    c->h = h;
+    c->slots = (mhq_slot *)((char *)h + h->slots_offset);
+    c->rings = (mhq_record *)((char *)h + h->rings_offset);
+    c->mask = h->capacity - 1;
+    c->w = w;
+    c->o = o;
+    /* record's relay draws the progress when it gives a callback */
+    cli_progress_init(&c->prog, "record:", (o && (o->quiet || o->progress)) ? 1 : 0);
+
+    fflush(NULL);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        set_error(res, "fork: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0) {
+        /* qemu must not outlive memhist record (it would wait on a full
+         * ring for ever). */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        fcntl(fd, F_SETFD, 0);
+        execv(qemu, qargv);
+        fprintf(stderr, "memhist record: error: cannot run %s: %s\n", qemu, strerror(errno));
+        _exit(127);
+    }
+    res->pid = (uint64_t)pid;
+
+    int status = 0, exited = 0, forwarded = 0, killed = 0;
+    double forwarded_at = 0;
+    unsigned iter = 0;
+    int drc = 0;
+    while (!exited) {
+        uint64_t moved = 0;
+        drc = drain(c, 0, &moved);
+        if (drc)
+            break;
+        if (stop && *stop && !forwarded) {
+            forwarded = (int)*stop;
+            forwarded_at = cli_now();
+            kill(pid, forwarded);
+        }
+        if (forwarded && !killed && cli_now() - forwarded_at > STOP_GRACE_S) {
+            killed = 1;
+            kill(pid, SIGKILL);
+        }
+        if (moved < 1024 || ++iter % 64 == 0) {
+            pid_t r = waitpid(pid, &status, WNOHANG);
+            if (r == pid)
+                exited = 1;
+            else if (r < 0 && errno != EINTR) {
+                set_error(res, "waitpid: %s", strerror(errno));
+                kill(pid, SIGKILL);
+                wait_child(pid, &status);
+                exited = 1;
+            }
+        }
+        if (!exited && moved < 1024) {
+            struct timespec ts = {0, 100 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (drc) {
+        /* The writer failed (or a ring was overrun): the trace is lost
+         * from here on; end qemu, keep what was stored. */
+        kill(pid, SIGKILL);
+        wait_child(pid, &status);
+    } else {
+        /* qemu is gone: every record it wrote is final. */
+        uint64_t moved;
+        drc = drain(c, 1, &moved);
+    }
+    if (drc == 0)
+        drc = flush(c);
+    cli_progress_done(&c->prog);
+    res->wait_status = status;
+    res->accesses = c->accesses;
+    res->interrupted = forwarded;
+    res->started = atomic_load(&h->clock) > 0;
+
+    if (drc < 0) {
+        rc = drc;
+        set_error(res, "storing the accesses failed: %s", mh_strerror(drc));
+        goto out;
+    }
+    if (c->overrun) {
+        set_error(res, "a ring was overrun: records were lost");
+        goto out;
+    }
+    if (atomic_load(&h->attached) == 0) {
+        set_error(res, "%s did not load the plugin %s (exit status %d; its message is above)",
+                  qemu, plugin, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        goto out;
+    }
+    if (!res->started && !forwarded) {
+        set_error(res, "%s could not run '%s' (its message is above)", qemu, argv[0]);
+        goto out;
+    }
+    if (atomic_load(&h->failed)) {
+        char msg[MHQ_ERROR_LEN + 1];
+        memcpy(msg, h->error, MHQ_ERROR_LEN);
+        msg[MHQ_ERROR_LEN] = '\0';
+        set_error(res, "the plugin lost records: %s", msg);
+        goto out;
+    }
+    uint32_t forks = atomic_load(&h->forks), execs = atomic_load(&h->execs);
+    char num[32];
+    int mrc = 0;
+    if (forks) {
+        snprintf(num, sizeof num, "%u", forks);
+        mrc = mh_writer_set_meta(w, "qemu_untraced_forks", num);
+        warn_user(o, "'%s' forked %u time%s: the child%s ran untraced", argv[0], forks,
+                  forks == 1 ? "" : "s", forks == 1 ? "" : "ren");
+    }
+    if (execs && mrc == 0) {
+        snprintf(num, sizeof num, "%u", execs);
+        mrc = mh_writer_set_meta(w, "qemu_untraced_execs", num);
+        warn_user(o, "'%s' called execve: the program it ran is untraced", argv[0]);
+    }
+    if (c->clamped && mrc == 0) {
+        snprintf(num, sizeof num, "%" PRIu64, c->clamped);
+        mrc = mh_writer_set_meta(w, "qemu_late_accesses", num);
+        warn_user(o, "%" PRIu64 " accesses arrived after later transitions and were given "
+                  "the previous one", c->clamped);
+    }
+    if (mrc) {
+        rc = mrc;
+        set_error(res, "cannot set metadata: %s", mh_strerror(mrc));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (h != NULL)
+        munmap(h, (size_t)h->total_size);
+    if (fd >= 0)
+        close(fd);
+    free(c);
+    free(qargv);
+    free(parg);
+    free(prog);
+    free(plugin);
+    free(qemu);
+    return rc;
+}
