@@ -281,6 +281,10 @@ typedef struct mh_block {
 int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *seg, mh_diag *d);
 /* Maps dir/name and parses it. */
 int mh_seg_open(const char *dir, const char *name, mh_seg *seg, mh_diag *d);
+/* mh_seg_open of a segment the MANIFEST lists (reader and writer): a missing
+ * file is MH_ECORRUPT in fsck's words, and the detail starts with the file
+ * name (and the byte, for a failed check of its bytes). */
+int mh_seg_open_listed(const char *dir, const char *name, mh_seg *seg, mh_diag *d);
 void mh_seg_close(mh_seg *seg);
 
 void mh_seg_slice(const mh_seg *seg, uint32_t i, mh_slice *out);

@@ -468,20 +468,8 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
     for (unsigned op = 0; op < MH_OP_COUNT; op++) {
         if (!(q->ops & (1u << op)) || s.op_counts[op] == 0)
             continue;
-        /* first chunk of op whose range ends at or after A: the probes
-         * read the two fields they compare straight from the records
-         * (checked by mh_seg_slice_check) */
-        uint32_t lo = s.chunk_first, hi = s.chunk_first + s.chunk_count;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            const uint8_t *rec = seg->chunks + (size_t)mid * seg->chunk_recsz;
-            unsigned cop = rec[MHF_CHUNK_OP];
-            if (cop < op ||
-                (cop == op && mhf_load_u64(rec + MHF_CHUNK_PHY_LAST) < q->a))
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        uint32_t lo = mhq_first_chunk(seg, s.chunk_first, s.chunk_first + s.chunk_count,
+                                      op, q->a);
         for (uint32_t ci = lo; ci < s.chunk_first + s.chunk_count; ci++) {
             mh_chunk ch;
             MH_TRY(mh_seg_chunk(seg, &s, ci, &ch, &c->diag));

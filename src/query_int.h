@@ -64,6 +64,24 @@ static inline int in_end(const qspec *q, uint64_t t, uint64_t id) {
     return q->dir == MH_FORWARD ? v <= q->end : v >= q->end;
 }
 
+/* First chunk of op, among the slice's chunk records [lo, hi), whose range
+ * ends at or after a (hi when none): a binary search whose probes read the
+ * two fields they compare straight from the records (checked by
+ * mh_seg_slice_check). */
+static inline uint32_t mhq_first_chunk(const mh_seg *seg, uint32_t lo, uint32_t hi,
+                                       unsigned op, uint64_t a) {
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const uint8_t *rec = seg->chunks + (size_t)mid * seg->chunk_recsz;
+        unsigned cop = rec[MHF_CHUNK_OP];
+        if (cop < op || (cop == op && mhf_load_u64(rec + MHF_CHUNK_PHY_LAST) < a))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Checks a freshly decoded block's rows against their chunks (SPEC.md 8,
  * step 13): inside the chunk's ranges, ids increasing and transitions not
  * decreasing along each chunk's run of rows in the block. */

@@ -59,17 +59,8 @@ static void coverage(const mh_seg *seg, const mh_slice *s, const qspec *q,
             inside = 0;
             continue;
         }
-        uint32_t lo = s->chunk_first, hi = s->chunk_first + s->chunk_count;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            const uint8_t *rec = seg->chunks + (size_t)mid * seg->chunk_recsz;
-            unsigned cop = rec[MHF_CHUNK_OP];
-            if (cop < op ||
-                (cop == op && mhf_load_u64(rec + MHF_CHUNK_PHY_LAST) < q->a))
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        uint32_t lo = mhq_first_chunk(seg, s->chunk_first, s->chunk_first + s->chunk_count,
+                                      op, q->a);
         uint64_t opn = 0;
         for (uint32_t ci = lo; ci < s->chunk_first + s->chunk_count; ci++) {
             const uint8_t *rec = seg->chunks + (size_t)ci * seg->chunk_recsz;

@@ -12,17 +12,6 @@
 
 #include "internal.h"
 
-/* A segment's failure: "<file>: <detail>"; a failed check on the file's
- * bytes also says at which byte (fsck prints it as FILE:OFFSET). */
-static int seg_fail(mh_diag *d, const char *name, int rc) {
-    mh_diag_code(d, rc);
-    if (rc == MH_ENOMEM || rc == MH_EIO)
-        mh_diag_prefix(d, "%s", name);
-    else
-        mh_diag_prefix(d, "%s: byte %llu", name, (unsigned long long)d->offset);
-    return rc;
-}
-
 static int open_segments(mh_reader *r, const mh_manifest *m, mh_diag *d) {
     r->segs = calloc(m->nrecs ? m->nrecs : 1, sizeof *r->segs);
     r->live = calloc(m->nrecs ? m->nrecs : 1, sizeof *r->live);
@@ -34,14 +23,9 @@ static int open_segments(mh_reader *r, const mh_manifest *m, mh_diag *d) {
         char name[MHF_SEGMENT_NAME_LEN + 1];
         mh_segment_name(name, rec->seq);
         mh_seg *s = &r->segs[i];
-        int rc = mh_seg_open(r->path, name, s, d);
-        if (rc == MH_EIO && errno == ENOENT) {
-            /* the manifest lists a missing file: fsck's wording */
-            mh_diag_fail(d, MH_ECORRUPT, 0, "%s: " MH_MSG_SEGMENT_MISSING, name);
-            return MH_ECORRUPT;
-        }
+        int rc = mh_seg_open_listed(r->path, name, s, d);
         if (rc != MH_OK)
-            return seg_fail(d, name, rc);
+            return rc;
         r->nsegs = i + 1;
         if (s->seq != rec->seq || s->id_first != rec->id_first ||
             s->count != rec->count || s->size != rec->file_size ||

@@ -320,23 +320,6 @@ static int dir_is_empty(const char *path) {
     return empty;
 }
 
-/* Opens a segment the MANIFEST lists; the detail names it as the reader's
- * does. */
-static int open_listed(mh_writer *w, const char *name, mh_seg *seg) {
-    mh_diag *d = &w->err;
-    int rc = mh_seg_open(w->dir, name, seg, d);
-    if (rc == MH_EIO && errno == ENOENT)
-        return mh_diag_fail(d, MH_ECORRUPT, 0, "%s: " MH_MSG_SEGMENT_MISSING, name);
-    if (rc == MH_OK)
-        return MH_OK;
-    mh_diag_code(d, rc);
-    if (rc == MH_ENOMEM || rc == MH_EIO)
-        mh_diag_prefix(d, "%s", name);
-    else
-        mh_diag_prefix(d, "%s: byte %llu", name, (unsigned long long)d->offset);
-    return rc;
-}
-
 static int load_meta(mh_writer *w) {
     /* refuse to extend a store a reader would refuse: every listed segment
      * must open (header, dictionary, slice array) */
@@ -344,7 +327,7 @@ static int load_meta(mh_writer *w) {
         char seg_name[MHF_SEGMENT_NAME_LEN + 1];
         mh_segment_name(seg_name, w->man.recs[i].seq);
         mh_seg other;
-        int rc = open_listed(w, seg_name, &other);
+        int rc = mh_seg_open_listed(w->dir, seg_name, &other, &w->err);
         if (rc != MH_OK)
             return rc;
         mh_seg_close(&other);
@@ -355,7 +338,7 @@ static int load_meta(mh_writer *w) {
     char name[MHF_SEGMENT_NAME_LEN + 1];
     mh_segment_name(name, w->man.recs[w->man.nrecs - 1].seq);
     mh_seg seg;
-    int rc = open_listed(w, name, &seg);
+    int rc = mh_seg_open_listed(w->dir, name, &seg, &w->err);
     if (rc != MH_OK)
         return rc;
     w->meta = calloc(seg.dict.nmeta ? seg.dict.nmeta : 1, sizeof *w->meta);
