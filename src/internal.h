@@ -376,6 +376,21 @@ typedef struct mh_segw_config {
     int32_t lz4_acceleration;
 } mh_segw_config;
 
+/* The writer's slice buffer keeps, per access, only what format 1 stores:
+ * 32 bytes instead of the 56 of mh_access (whose id, pc, stream and flag
+ * bytes the writer checks and drops), so the append path copies less and
+ * the builder's passes over the slice touch fewer cache lines. */
+typedef struct mh_rec {
+    uint64_t transition;
+    uint64_t physical;
+    uint64_t linear;   /* as given; meaningful only when has_linear */
+    uint32_t size;     /* >= 1, physical + size - 1 does not wrap */
+    uint8_t op;        /* < MHF_OP_COUNT */
+    uint8_t has_linear;
+    uint8_t pad[2];    /* 0 */
+} mh_rec;
+_Static_assert(sizeof(mh_rec) == 32, "mh_rec is 32 bytes");
+
 /* One slice's encoded form, built in memory; one builder per thread. */
 typedef struct mh_builder {
     uint32_t rows_per_block, chunk_min_accesses;
@@ -402,7 +417,7 @@ typedef struct mh_builder {
 int mh_builder_create(const mh_segw_config *cfg, mh_builder **out);
 /* Builds n accesses (ids id_base .. id_base + n - 1, in order). Thread-safe
  * across distinct builders. */
-int mh_builder_run(mh_builder *b, const mh_access *a, uint32_t n,
+int mh_builder_run(mh_builder *b, const mh_rec *a, uint32_t n,
                    uint64_t id_base);
 void mh_builder_destroy(mh_builder *b);
 

@@ -75,13 +75,13 @@ static uint64_t select_kth_largest(uint64_t *v, size_t n, size_t k) {
 /* Forms the chunks of one operation from its rows sorted by address
  * (w->val[0..m) = row indexes). Writes chunk ranges starting at *nck and
  * sets chunk_of[row]. */
-static void form_chunks(mh_builder *w, const mh_access *a, uint32_t m,
+static void form_chunks(mh_builder *w, const mh_rec *a, uint32_t m,
                         uint32_t *nck) {
     uint32_t first = *nck, nint = 0;
     uint64_t *lo = w->ck_lo + first, *hi = w->ck_hi + first;
     uint32_t *start = w->ck_start + first;
     for (uint32_t i = 0; i < m; i++) {
-        const mh_access *x = &a[w->val[i]];
+        const mh_rec *x = &a[w->val[i]];
         uint64_t end = x->physical + (x->size - 1u);
         if (nint && (hi[nint - 1] == UINT64_MAX ||
                      x->physical <= hi[nint - 1] + 1u)) {
@@ -136,12 +136,12 @@ static void form_chunks(mh_builder *w, const mh_access *a, uint32_t m,
     *nck = first + nint;
 }
 
-static int put_block(mh_builder *w, const mh_access *a, const uint32_t *rows,
+static int put_block(mh_builder *w, const mh_rec *a, const uint32_t *rows,
                      uint32_t n, uint64_t t_base) {
     mh_rows *c = &w->cols;
     uint64_t pmin = UINT64_MAX, pmax = 0;
     for (uint32_t i = 0; i < n; i++) {
-        const mh_access *x = &a[rows[i]];
+        const mh_rec *x = &a[rows[i]];
         c->id_off[i] = rows[i];
         c->t[i] = x->transition;
         c->phy[i] = x->physical;
@@ -178,7 +178,7 @@ static int put_block(mh_builder *w, const mh_access *a, const uint32_t *rows,
     return mh_buf_append(&w->blocks, rec, sizeof rec);
 }
 
-int mh_builder_run(mh_builder *w, const mh_access *a, uint32_t n, uint64_t id_base) {
+int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base) {
     if (n == 0)
         return MH_OK;
     MH_TRY(reserve_scratch(w, n));
@@ -225,7 +225,7 @@ int mh_builder_run(mh_builder *w, const mh_access *a, uint32_t n, uint64_t id_ba
     uint8_t rec[MHF_CHUNK_SIZE];
     for (uint32_t c = 0; c < nck; c++) {
         uint32_t r0 = cnt[c], r1 = cnt[c + 1];
-        const mh_access *f = &a[w->perm[r0]], *l = &a[w->perm[r1 - 1]];
+        const mh_rec *f = &a[w->perm[r0]], *l = &a[w->perm[r1 - 1]];
         unsigned op = 0;
         while (c >= op_ck[op + 1])
             op++;

@@ -33,7 +33,7 @@ typedef struct builder_arg {
 } builder_arg;
 
 typedef struct job {
-    mh_access *buf;
+    mh_rec *buf;
     uint32_t n;
     uint64_t id_base, seq;
 } job;
@@ -46,7 +46,8 @@ struct mh_writer {
     mh_kv *meta;
     size_t nmeta;
     int meta_dirty;
-    mh_access *buf;           /* slice being filled */
+    mh_rec *buf;              /* slice being filled (ids implied: the
+                                 first is next_id - n) */
     uint32_t n, cap;
     uint64_t next_id;
     uint64_t last_t;          /* transition of the last access kept */
@@ -63,7 +64,7 @@ struct mh_writer {
     pthread_cond_t cv;
     job queue[MAX_BUILDERS + 1]; /* slices waiting for a builder, in order */
     size_t qhead, qlen;
-    mh_access *pool[MAX_BUILDERS + 1]; /* free slice buffers */
+    mh_rec *pool[MAX_BUILDERS + 1]; /* free slice buffers */
     size_t npool;
     uint64_t jobs_sent, jobs_done; /* slices handed out / appended */
     int job_rc;
@@ -613,35 +614,74 @@ int mh_writer_set_meta(mh_writer *w, const char *key, const char *value) {
     return MH_OK;
 }
 
-/* Copies accesses into the slice buffer, closing slices at transition
- * boundaries once they hold slice_accesses (or anywhere at twice that). */
-static int take(mh_writer *w, const mh_access *a, size_t n) {
+/* The compact record of a checked access. */
+static inline void to_rec(mh_rec *r, const mh_access *a) {
+    r->transition = a->transition;
+    r->physical = a->physical;
+    r->linear = a->linear;
+    r->size = a->size;
+    r->op = a->op;
+    r->has_linear = a->has_linear;
+    r->pad[0] = r->pad[1] = 0;
+}
+
+/* Index in the slice buffer where a slice holding buf[0..end) closes: at
+ * the first new transition once it holds slice_accesses, anywhere at the
+ * hard cap (cap = twice that); end when it stays open. buf[soft - 1 ..
+ * from) are known to share one transition (an open slice past soft keeps
+ * only that), so the scan starts at from: one long transition appended
+ * access by access costs linear time, not quadratic. */
+static uint32_t close_point(const mh_writer *w, uint32_t from, uint32_t end) {
     uint32_t soft = w->opt.slice_accesses;
+    if (end <= soft)
+        return end;
+    uint64_t t = w->buf[soft - 1].transition;
+    uint32_t c = from > soft ? from : soft;
+    while (c < end && c < w->cap && w->buf[c].transition == t)
+        c++;
+    return c;
+}
+
+/* The n records just written at buf[w->n ..] (checked, in order) become
+ * accesses: the slices they fill are closed, what follows the last close
+ * moves to the front of the next buffer. */
+static int settle(mh_writer *w, uint32_t n) {
+    uint32_t from = w->n, end = w->n + n;
+    uint64_t base = w->next_id - w->n; /* id of buf[0] */
+    for (;;) {
+        uint32_t c = close_point(w, from, end);
+        if (c == end && end < w->cap) {
+            w->n = end;
+            w->next_id = base + end;
+            return MH_OK;
+        }
+        w->n = c;
+        w->next_id = base + c;
+        /* the builder reads old[0..c) only; the rest is copied out before
+         * the next close can hand this buffer out again */
+        const mh_rec *old = w->buf;
+        MH_TRY(close_slice(w));
+        memmove(w->buf, old + c, (size_t)(end - c) * sizeof *old);
+        base += c;
+        end -= c;
+        from = 0;
+    }
+}
+
+/* Copies accesses into the slice buffer, closing slices at transition
+ * boundaries once they hold slice_accesses (or anywhere at twice that).
+ * Used by single appends and by batches too long for the buffer's room. */
+static int take(mh_writer *w, const mh_access *a, size_t n) {
     size_t i = 0;
     while (i < n) {
-        if (w->n >= soft) {
-            /* full: close at the next new transition, or at the hard cap */
-            uint64_t t = w->buf[w->n - 1].transition;
-            while (i < n && a[i].transition == t && w->n < w->cap) {
-                w->buf[w->n] = a[i];
-                w->buf[w->n].id = w->next_id++;
-                w->n++;
-                i++;
-            }
-            if (i == n && w->n < w->cap)
-                break;
-            MH_TRY(close_slice(w));
-            continue;
-        }
-        size_t m = n - i;
-        if (m > soft - w->n)
-            m = soft - w->n;
-        memcpy(w->buf + w->n, a + i, m * sizeof *a);
-        for (size_t k = 0; k < m; k++)
-            w->buf[w->n + k].id = w->next_id + k;
-        w->n += (uint32_t)m;
-        w->next_id += m;
+        uint32_t m = w->cap - w->n;
+        if (m > n - i)
+            m = (uint32_t)(n - i);
+        mh_rec *r = w->buf + w->n;
+        for (uint32_t k = 0; k < m; k++)
+            to_rec(&r[k], &a[i + k]);
         i += m;
+        MH_TRY(settle(w, m));
     }
     w->last_t = a[n - 1].transition;
     w->has_last = 1;
@@ -675,6 +715,18 @@ int mh_writer_append(mh_writer *w, const mh_access *a) {
     return take(w, a, 1);
 }
 
+/* Names the first bad access i of a batch (prev: the transition before it)
+ * in w's detail and *bad; off the hot path. */
+static int batch_fail(mh_writer *w, const mh_access *a, size_t i, uint64_t prev,
+                      size_t *bad) {
+    int rc = check_access(&a[i], w->next_id + i, 1, i, &w->err);
+    if (rc == MH_OK)
+        rc = order_fail(w, &a[i], prev, 1, i);
+    if (bad)
+        *bad = i;
+    return rc;
+}
+
 int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
                            size_t *bad) {
     if (!w)
@@ -685,19 +737,31 @@ int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
                             "mh_writer_append_batch: NULL accesses, n %zu", n);
     if (w->failed)
         return refuse_failed(w);
+    if (n == 0)
+        return MH_OK;
     uint64_t prev = w->has_last ? w->last_t : 0;
-    for (size_t i = 0; i < n; i++) {
-        int rc = check_access(&a[i], w->next_id + i, 1, i, &w->err);
-        if (rc == MH_OK && a[i].transition < prev)
-            rc = order_fail(w, &a[i], prev, 1, i);
-        if (rc != MH_OK) {
-            if (bad)
-                *bad = i;
-            return rc;
+    if (n <= (size_t)(w->cap - w->n)) {
+        /* the batch fits the buffer's room: check and copy in one pass,
+         * behind the accesses kept (w->n moves only once all are good) */
+        mh_rec *r = w->buf + w->n;
+        for (size_t i = 0; i < n; i++) {
+            const mh_access *x = &a[i];
+            if (!access_ok(x) || x->transition < prev)
+                return batch_fail(w, a, i, prev, bad);
+            to_rec(&r[i], x);
+            prev = x->transition;
         }
+        MH_TRY(settle(w, (uint32_t)n));
+        w->last_t = prev;
+        w->has_last = 1;
+        return MH_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!access_ok(&a[i]) || a[i].transition < prev)
+            return batch_fail(w, a, i, prev, bad);
         prev = a[i].transition;
     }
-    return n ? take(w, a, n) : MH_OK;
+    return take(w, a, n);
 }
 
 uint64_t mh_writer_next_id(const mh_writer *w) { return w ? w->next_id : 0; }
@@ -794,8 +858,7 @@ int mh_writer_discard_from(mh_writer *w, uint64_t t) {
     if (kept) {
         /* a flushed slice was cut: everything buffered came after it */
         for (uint32_t i = 0; i < nkept; i++)
-            kept[i].id = mh_segw_next_id(w->segw) + i;
-        memcpy(w->buf, kept, (size_t)nkept * sizeof *kept);
+            to_rec(&w->buf[i], &kept[i]);
         w->n = nkept;
         free(kept);
     } else {
