@@ -231,19 +231,23 @@ _Static_assert(offsetof(mh_access, has_linear) == offsetof(mh_access, op) + 1 &&
                    offsetof(mh_access, op) + 8 == sizeof(mh_access),
                "mh_access tail");
 
-/* On the append path of every access: one 8-byte load and one branch for
- * the flag bytes (the byte-by-byte form cost ~18 instructions an access). */
-static inline int access_ok(const mh_access *a) {
-    static const uint8_t zero_bytes[8] = {0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+/* On the append path of every access: one 8-byte load and one test for
+ * the flag bytes (the byte-by-byte form cost ~18 instructions an access):
+ * has_linear (second byte) may only have its low bit set, has_pc and the
+ * reserved bytes none. Branch-free, so that a batch checks with no branch
+ * per access. */
+static inline int access_bad(const mh_access *a) {
+    static const uint8_t flag_mask[8] = {0, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     uint64_t tail, mask;
     memcpy(&tail, &a->op, sizeof tail);
-    memcpy(&mask, zero_bytes, sizeof mask);
+    memcpy(&mask, flag_mask, sizeof mask);
     /* format 1.x has no stream or pc column: refused, never dropped */
-    int bad = (a->size == 0) | (a->op >= MH_OP_COUNT) | (a->has_linear > 1) |
-              (a->physical + (a->size - 1u) < a->physical) | (a->stream != 0) |
-              ((tail & mask) != 0);
-    return !bad;
+    return (a->size == 0) | (a->op >= MH_OP_COUNT) |
+           (a->physical + (a->size - 1u) < a->physical) | (a->stream != 0) |
+           ((tail & mask) != 0);
 }
+
+static inline int access_ok(const mh_access *a) { return !access_bad(a); }
 
 /* Checks one access: access_ok() on the hot path, then, only for a bad one,
  * the detail naming the access by id (and by index in a batch when batch is
@@ -715,15 +719,24 @@ int mh_writer_append(mh_writer *w, const mh_access *a) {
     return take(w, a, 1);
 }
 
-/* Names the first bad access i of a batch (prev: the transition before it)
- * in w's detail and *bad; off the hot path. */
-static int batch_fail(mh_writer *w, const mh_access *a, size_t i, uint64_t prev,
+/* Finds the first bad access of a batch known to hold one (prev: the
+ * transition before a[0]) and names it in w's detail and *bad; off the
+ * hot path. */
+static int batch_fail(mh_writer *w, const mh_access *a, size_t n, uint64_t prev,
                       size_t *bad) {
-    int rc = check_access(&a[i], w->next_id + i, 1, i, &w->err);
-    if (rc == MH_OK)
-        rc = order_fail(w, &a[i], prev, 1, i);
+    size_t i = 0;
+    while (i < n && !access_bad(&a[i]) && a[i].transition >= prev)
+        prev = a[i++].transition;
+    int rc = MH_EINVAL; /* unreachable when n holds a bad access */
+    if (i < n) {
+        rc = check_access(&a[i], w->next_id + i, 1, i, &w->err);
+        if (rc == MH_OK)
+            rc = order_fail(w, &a[i], prev, 1, i);
+    } else {
+        mh_diag_fail(&w->err, rc, 0, "batch check disagrees with itself");
+    }
     if (bad)
-        *bad = i;
+        *bad = i < n ? i : 0;
     return rc;
 }
 
@@ -739,28 +752,32 @@ int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
         return refuse_failed(w);
     if (n == 0)
         return MH_OK;
-    uint64_t prev = w->has_last ? w->last_t : 0;
+    uint64_t prev0 = w->has_last ? w->last_t : 0, prev = prev0;
+    int bad_seen = 0;
     if (n <= (size_t)(w->cap - w->n)) {
         /* the batch fits the buffer's room: check and copy in one pass,
-         * behind the accesses kept (w->n moves only once all are good) */
+         * behind the accesses kept (w->n moves only once all are good);
+         * the checks accumulate, the first bad one is found only on failure */
         mh_rec *r = w->buf + w->n;
         for (size_t i = 0; i < n; i++) {
             const mh_access *x = &a[i];
-            if (!access_ok(x) || x->transition < prev)
-                return batch_fail(w, a, i, prev, bad);
+            bad_seen |= access_bad(x) | (x->transition < prev);
             to_rec(&r[i], x);
             prev = x->transition;
         }
+        if (bad_seen)
+            return batch_fail(w, a, n, prev0, bad);
         MH_TRY(settle(w, (uint32_t)n));
         w->last_t = prev;
         w->has_last = 1;
         return MH_OK;
     }
     for (size_t i = 0; i < n; i++) {
-        if (!access_ok(&a[i]) || a[i].transition < prev)
-            return batch_fail(w, a, i, prev, bad);
+        bad_seen |= access_bad(&a[i]) | (a[i].transition < prev);
         prev = a[i].transition;
     }
+    if (bad_seen)
+        return batch_fail(w, a, n, prev0, bad);
     return take(w, a, n);
 }
 
