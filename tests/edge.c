@@ -314,6 +314,89 @@ static void test_one_transition(void) {
     free(t.a);
 }
 
+/* Where the writer cuts slices of soft accesses (SPEC: at the first new
+ * transition once a slice holds soft, anywhere at 2 x soft): the sizes of
+ * t's slices, computed here from the rule alone. */
+static size_t expected_cuts(const trace *t, uint32_t soft, uint32_t *sizes) {
+    size_t ns = 0, n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (n == 2u * soft || (n >= soft && t->a[i].transition != t->a[i - 1].transition)) {
+            sizes[ns++] = (uint32_t)n;
+            n = 0;
+        }
+        n++;
+    }
+    if (n)
+        sizes[ns++] = (uint32_t)n;
+    return ns;
+}
+
+static void test_slice_cuts(void) {
+    printf("slice cuts do not depend on how the accesses are handed in\n");
+    trace t = {0};
+    tu_rng rng = {2024};
+    static const unsigned long_runs[] = {150, 99, 250, 1, 450, 100, 201};
+    uint64_t tr = 1;
+    for (size_t k = 0; k < sizeof long_runs / sizeof long_runs[0]; k++) {
+        for (int i = 0; i < 120; i++) { /* short transitions in between */
+            unsigned run = 1 + (unsigned)tu_below(&rng, 4);
+            for (unsigned j = 0; j < run; j++)
+                add(&t, tr, 0x1000 + 8 * tu_below(&rng, 4096), 8, (uint8_t)tu_below(&rng, 3),
+                    (int)tu_below(&rng, 2), 0x7000);
+            tr++;
+        }
+        for (unsigned j = 0; j < long_runs[k]; j++)
+            add(&t, tr, 0x1000 + 4 * tu_below(&rng, 4096), 4, (uint8_t)tu_below(&rng, 3), 0, 0);
+        tr += 1 + tu_below(&rng, 3);
+    }
+    uint32_t *want = malloc(t.n * sizeof *want), *got = malloc(t.n * sizeof *got);
+    CHECK(want && got);
+    size_t nwant = expected_cuts(&t, 100, want);
+    /* one at a time; batches that fit the buffer's room; one batch longer
+     * than the buffer; random pieces of both kinds */
+    for (int mode = 0; mode < 4; mode++) {
+        for (int bg = 0; bg < 2; bg++) {
+            char path[4096], tag[32];
+            snprintf(tag, sizeof tag, "cuts-%d-%d", mode, bg);
+            new_store(path, sizeof path, tag);
+            mh_writer_options o = small_opts(100, 4, bg);
+            mh_writer *w = NULL;
+            CHECK_OK(mh_writer_open(path, MH_CREATE, &o, &w));
+            for (size_t pos = 0; pos < t.n;) {
+                size_t piece = mode == 0 ? 1 : mode == 1 ? 37 : mode == 2 ? t.n
+                               : 1 + (size_t)tu_below(&rng, 500);
+                if (piece > t.n - pos)
+                    piece = t.n - pos;
+                size_t bad = 0;
+                CHECK_OK(mh_writer_append_batch(w, t.a + pos, piece, &bad));
+                pos += piece;
+                CHECK(mh_writer_next_id(w) == pos);
+            }
+            CHECK_OK(mh_writer_close(w));
+            mh_reader *r = NULL;
+            CHECK_OK(mh_reader_open(path, &r));
+            size_t ngot = 0;
+            for (size_t sg = 0; sg < mh_reader_segment_count(r); sg++) {
+                mh_segment_info si = {.struct_size = sizeof si};
+                CHECK_OK(mh_reader_segment_info(r, sg, &si));
+                for (size_t k = 0; k < si.slices && ngot < t.n; k++) {
+                    mh_slice_info sl = {.struct_size = sizeof sl};
+                    CHECK_OK(mh_reader_slice_info(r, sg, k, &sl));
+                    got[ngot++] = sl.accesses;
+                }
+            }
+            CHECKF(ngot == nwant && memcmp(got, want, nwant * sizeof *want) == 0,
+                   "mode %d, background %d: %zu slices, %zu by the rule", mode, bg, ngot,
+                   nwant);
+            exhaustive(r, &t, NULL, 0);
+            mh_reader_close(r);
+        }
+    }
+    free(want);
+    free(got);
+    free(t.a);
+}
+
 static void test_gaps(void) {
     printf("gaps between slices, extreme transitions and addresses\n");
     char path[4096];
@@ -910,6 +993,7 @@ int main(void) {
     test_empty();
     test_one();
     test_one_transition();
+    test_slice_cuts();
     test_gaps();
     test_straddle();
     test_reopen_append();

@@ -249,6 +249,41 @@ static void test_append(void) {
             batch[where[k]].transition = saved_t;
         }
     }
+    /* a batch longer than the slice buffer (2 x 100 here) is checked on
+     * another path: the same refusals, the same index, nothing taken */
+    {
+        enum { L = 450 };
+        mh_access *lb = calloc(L, sizeof *lb);
+        CHECK(lb != NULL);
+        for (int i = 0; i < L; i++)
+            lb[i] = acc(11 + (uint64_t)i / 2, 0x3000 + 8u * (unsigned)i, 8, (uint8_t)(i % 3));
+        static const size_t lwhere[] = {0, 300, L - 1};
+        for (size_t k = 0; k < sizeof lwhere / sizeof lwhere[0]; k++) {
+            for (int kind = 0; kind < NBAD; kind++) {
+                mh_access saved = lb[lwhere[k]];
+                mh_access b = bad[kind];
+                b.transition = saved.transition;
+                lb[lwhere[k]] = b;
+                size_t at = 999;
+                snprintf(tu_context, sizeof tu_context, "long batch: bad %d at %zu", kind,
+                         lwhere[k]);
+                CHECK_RC(mh_writer_append_batch(w, lb, L, &at), MH_EINVAL);
+                CHECK(at == lwhere[k]);
+                CHECK(mh_writer_next_id(w) == 3);
+                lb[lwhere[k]] = saved;
+            }
+            if (lwhere[k] > 0) {
+                uint64_t saved_t = lb[lwhere[k]].transition;
+                lb[lwhere[k]].transition = lb[lwhere[k] - 1].transition - 1;
+                size_t at = 999;
+                CHECK_RC(mh_writer_append_batch(w, lb, L, &at), MH_EORDER);
+                CHECK(at == lwhere[k]);
+                CHECK(mh_writer_next_id(w) == 3);
+                lb[lwhere[k]].transition = saved_t;
+            }
+        }
+        free(lb);
+    }
     tu_context[0] = 0;
     /* a batch starting before the writer's last transition */
     {
