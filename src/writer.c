@@ -754,31 +754,30 @@ int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
         return MH_OK;
     uint64_t prev0 = w->has_last ? w->last_t : 0, prev = prev0;
     int bad_seen = 0;
-    if (n <= (size_t)(w->cap - w->n)) {
-        /* the batch fits the buffer's room: check and copy in one pass,
-         * behind the accesses kept (w->n moves only once all are good);
-         * the checks accumulate, the first bad one is found only on failure */
-        mh_rec *r = w->buf + w->n;
-        for (size_t i = 0; i < n; i++) {
-            const mh_access *x = &a[i];
-            bad_seen |= access_bad(x) | (x->transition < prev);
-            to_rec(&r[i], x);
-            prev = x->transition;
-        }
-        if (bad_seen)
-            return batch_fail(w, a, n, prev0, bad);
-        MH_TRY(settle(w, (uint32_t)n));
-        w->last_t = prev;
-        w->has_last = 1;
-        return MH_OK;
+    /* what fits the buffer's room is checked and copied in one pass, behind
+     * the accesses kept (w->n moves only once all n are good); the rest of
+     * a longer batch is checked here and copied by take(). The checks
+     * accumulate: the first bad access is looked for only on failure. */
+    size_t room = w->cap - w->n, m = n < room ? n : room;
+    mh_rec *r = w->buf + w->n;
+    for (size_t i = 0; i < m; i++) {
+        const mh_access *x = &a[i];
+        bad_seen |= access_bad(x) | (x->transition < prev);
+        to_rec(&r[i], x);
+        prev = x->transition;
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = m; i < n; i++) {
         bad_seen |= access_bad(&a[i]) | (a[i].transition < prev);
         prev = a[i].transition;
     }
     if (bad_seen)
         return batch_fail(w, a, n, prev0, bad);
-    return take(w, a, n);
+    MH_TRY(settle(w, (uint32_t)m));
+    if (m < n)
+        return take(w, a + m, n - m);
+    w->last_t = prev;
+    w->has_last = 1;
+    return MH_OK;
 }
 
 uint64_t mh_writer_next_id(const mh_writer *w) { return w ? w->next_id : 0; }
