@@ -6,8 +6,8 @@
  * then replace the MANIFEST atomically.
  *
  * Memory bound: (threads + 1) slice buffers of 2 * slice_accesses records
- * (mh_rec, 32 bytes each), the builder's scratch (about 60 bytes per access of one slice),
- * and the index records of the segment being written (at most 56 bytes per
+ * (mh_rec, 32 bytes each), the builder's scratch (about 60 bytes per access
+ * of one slice), and the index records of the segment being written (at most 56 bytes per
  * chunk and per block, 64 per slice) until the next commit.
  */
 #include <dirent.h>
