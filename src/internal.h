@@ -313,6 +313,22 @@ uint32_t mh_seg_slice_of_block(const mh_seg *seg, uint32_t block);
 /* Whether path is a directory: MH_ENOENT (absent), MH_EIO (stat failed,
  * errno kept) or MH_ENOTSTORE (not a directory). Nothing is created. */
 int mh_store_dir_check(const char *path, mh_diag *d);
+/* What a name in a store directory is (SPEC.md, the store directory):
+ * MANIFEST, LOCK, a sealed segment (seg-<16 lower-case hex>.mhs), a
+ * temporary file of a writer (MANIFEST.tmp, seg-*.mhs.tmp), or other. */
+enum {
+    MH_STORE_FILE_OTHER,
+    MH_STORE_FILE_MANIFEST,
+    MH_STORE_FILE_LOCK,
+    MH_STORE_FILE_SEGMENT,
+    MH_STORE_FILE_TMP
+};
+int mh_store_file_kind(const char *name);
+/* What a directory holds: nothing (it may become a store), only files that
+ * are no store's, or at least one of a store's files (mh_store_file_kind);
+ * -1 when it cannot be read. */
+enum { MH_STORE_DIR_EMPTY, MH_STORE_DIR_OTHER, MH_STORE_DIR_STORE };
+int mh_store_dir_kind(const char *path);
 /* Takes the store's LOCK (created if absent) exclusively without waiting;
  * *fd_out holds it until closed. MH_ELOCKED when another process holds it;
  * MH_EIO / MH_ENOSPC (errno kept) when LOCK cannot be opened or locked. */

@@ -11,9 +11,11 @@
  * fsck reports file and offset apart (mh_problem), so it asks for the bare
  * message. tests/errdetail.c holds the two forms to each other.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,6 +32,48 @@ int mh_store_dir_check(const char *path, mh_diag *d) {
     if (!S_ISDIR(st.st_mode))
         return mh_diag_fail(d, MH_ENOTSTORE, 0, "%s is not a directory", path);
     return MH_OK;
+}
+
+static int is_segment_name(const char *s, size_t len) {
+    if (len != MHF_SEGMENT_NAME_LEN || strncmp(s, MHF_SEGMENT_PREFIX, 4) != 0 ||
+        strcmp(s + 20, MHF_SEGMENT_SUFFIX) != 0)
+        return 0;
+    for (int i = 4; i < 20; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+int mh_store_file_kind(const char *name) {
+    size_t len = strlen(name);
+    if (!strcmp(name, MHF_MANIFEST_NAME))
+        return MH_STORE_FILE_MANIFEST;
+    if (!strcmp(name, MHF_LOCK_NAME))
+        return MH_STORE_FILE_LOCK;
+    if (is_segment_name(name, len))
+        return MH_STORE_FILE_SEGMENT;
+    if (!strcmp(name, MHF_MANIFEST_TMP_NAME) ||
+        (len == MHF_SEGMENT_NAME_LEN + 4 && !strncmp(name, MHF_SEGMENT_PREFIX, 4) &&
+         !strcmp(name + MHF_SEGMENT_NAME_LEN, MHF_TMP_SUFFIX)))
+        return MH_STORE_FILE_TMP;
+    return MH_STORE_FILE_OTHER;
+}
+
+int mh_store_dir_kind(const char *path) {
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int kind = MH_STORE_DIR_EMPTY;
+    while (kind != MH_STORE_DIR_STORE && (e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, ".."))
+            continue;
+        kind = mh_store_file_kind(n) == MH_STORE_FILE_OTHER ? MH_STORE_DIR_OTHER
+                                                             : MH_STORE_DIR_STORE;
+    }
+    closedir(d);
+    return kind;
 }
 
 int mh_store_lock(const char *dir, int *fd_out, mh_diag *d) {

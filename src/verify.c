@@ -259,16 +259,6 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int is_segment_name(const char *s, size_t len) {
-    if (len != MHF_SEGMENT_NAME_LEN || strncmp(s, MHF_SEGMENT_PREFIX, 4) != 0 ||
-        strcmp(s + 20, MHF_SEGMENT_SUFFIX) != 0)
-        return 0;
-    for (int i = 4; i < 20; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return 0;
-    return 1;
-}
-
 static int list_dir(const char *dir, dirlist *l) {
     memset(l, 0, sizeof *l);
     DIR *d = opendir(dir);
@@ -278,18 +268,14 @@ static int list_dir(const char *dir, dirlist *l) {
     int rc = MH_OK;
     while (rc == MH_OK && (e = readdir(d)) != NULL) {
         const char *n = e->d_name;
-        size_t len = strlen(n);
-        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, MHF_MANIFEST_NAME) ||
-            !strcmp(n, MHF_LOCK_NAME))
+        if (!strcmp(n, ".") || !strcmp(n, ".."))
             continue;
-        if (is_segment_name(n, len))
+        int kind = mh_store_file_kind(n);
+        if (kind == MH_STORE_FILE_SEGMENT)
             rc = push(&l->segs, &l->nsegs, n);
-        else if (!strcmp(n, MHF_MANIFEST_TMP_NAME) ||
-                 (len == MHF_SEGMENT_NAME_LEN + 4 &&
-                  !strncmp(n, MHF_SEGMENT_PREFIX, 4) &&
-                  !strcmp(n + MHF_SEGMENT_NAME_LEN, MHF_TMP_SUFFIX)))
+        else if (kind == MH_STORE_FILE_TMP)
             rc = push(&l->tmps, &l->ntmps, n);
-        else
+        else if (kind == MH_STORE_FILE_OTHER)
             rc = push(&l->others, &l->nothers, n);
     }
     closedir(d);
@@ -471,37 +457,18 @@ out:
     return rc;
 }
 
-/* Whether dir holds anything a store is made of: MANIFEST, its temporary
- * file, LOCK, or a segment (sealed or being written). 0: it is not a store
- * (an empty directory, a directory of other files). -1: unreadable. */
-static int looks_like_store(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    struct dirent *e;
-    int found = 0;
-    while (!found && (e = readdir(d)) != NULL) {
-        const char *n = e->d_name;
-        size_t len = strlen(n);
-        found = !strcmp(n, MHF_MANIFEST_NAME) || !strcmp(n, MHF_MANIFEST_TMP_NAME) ||
-                !strcmp(n, MHF_LOCK_NAME) || is_segment_name(n, len) ||
-                (len == MHF_SEGMENT_NAME_LEN + 4 && !strncmp(n, MHF_SEGMENT_PREFIX, 4) &&
-                 !strcmp(n + MHF_SEGMENT_NAME_LEN, MHF_TMP_SUFFIX));
-    }
-    closedir(d);
-    return found;
-}
-
 /* mh_verify on the library's own result struct (zeroed by the caller). */
 static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
                         void *ctx, mh_verify_result *res) {
     if (!path || !*path || (flags & ~MH_VERIFY_REPAIR))
         return MH_EINVAL;
     MH_TRY(mh_store_dir_check(path, NULL));
-    int like = looks_like_store(path);
-    if (like < 0)
+    /* a directory holding none of a store's files is not one (and repair
+     * must not make it one by creating LOCK or MANIFEST) */
+    int kind = mh_store_dir_kind(path);
+    if (kind < 0)
         return MH_EIO;
-    if (!like)
+    if (kind != MH_STORE_DIR_STORE)
         return MH_ENOTSTORE;
     vctx v = {path, fn, ctx, res, 0, 0, 0, 0};
     int lock_fd = -1;

@@ -10,7 +10,6 @@
  * and the index records of the segment being written (at most 56 bytes per
  * chunk and per block, 64 per slice) until the next commit.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -278,20 +277,6 @@ static int check_access(const mh_access *a, uint64_t id, int batch, size_t i,
                         a->has_linear);
 }
 
-/* An empty directory may become a store (mkdtemp, a prepared mount). */
-static int dir_is_empty(const char *path) {
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    int empty = 1;
-    struct dirent *e;
-    while (empty && (e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            empty = 0;
-    closedir(d);
-    return empty;
-}
-
 static int load_meta(mh_writer *w) {
     /* refuse to extend a store a reader would refuse: every listed segment
      * must open (header, dictionary, slice array) */
@@ -447,7 +432,8 @@ static int open_store(mh_writer *w, const char *path, unsigned flags) {
         if (!(flags & MH_CREATE))
             return mh_diag_fail(d, MH_ENOTSTORE, 0, "%s has no MANIFEST: not a store",
                                 path);
-        if (!dir_is_empty(path))
+        /* an empty directory may become a store (mkdtemp, a prepared mount) */
+        if (mh_store_dir_kind(path) != MH_STORE_DIR_EMPTY)
             return mh_diag_fail(d, MH_EEXIST, 0,
                                 "%s exists, is not empty and is not a store", path);
     }
