@@ -281,10 +281,6 @@ typedef struct mh_block {
 int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *seg, mh_diag *d);
 /* Maps dir/name and parses it. */
 int mh_seg_open(const char *dir, const char *name, mh_seg *seg, mh_diag *d);
-/* mh_seg_open of a segment the MANIFEST lists (reader and writer): a missing
- * file is MH_ECORRUPT in fsck's words, and the detail starts with the file
- * name (and the byte, for a failed check of its bytes). */
-int mh_seg_open_listed(const char *dir, const char *name, mh_seg *seg, mh_diag *d);
 void mh_seg_close(mh_seg *seg);
 
 void mh_seg_slice(const mh_seg *seg, uint32_t i, mh_slice *out);
@@ -305,6 +301,55 @@ int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
 uint32_t mh_slice_block_rows(const mh_seg *seg, const mh_slice *s, uint32_t b);
 /* Index of the slice holding segment-wide block index block (for messages). */
 uint32_t mh_seg_slice_of_block(const mh_seg *seg, uint32_t block);
+
+/* ---- the store directory (store.c) --------------------------------- */
+/* Every opener of a store (reader.c, writer.c, verify.c) takes these steps
+ * through these functions. Where a function takes `named`, 1 gives the
+ * reader's and writer's one-line detail (it starts with the file name, and
+ * with "byte N" for a failed check of the file's bytes), 0 the bare message
+ * with the byte in d->offset, which fsck reports with the file name apart.
+ * Codes and messages are the same either way. */
+
+/* Whether path is a directory: MH_ENOENT (absent), MH_EIO (stat failed,
+ * errno kept) or MH_ENOTSTORE (not a directory). Nothing is created. */
+int mh_store_dir_check(const char *path, mh_diag *d);
+/* What a name in a store directory is (SPEC.md, the store directory):
+ * MANIFEST, LOCK, a sealed segment (seg-<16 lower-case hex>.mhs), a
+ * temporary file of a writer (MANIFEST.tmp, seg-*.mhs.tmp), or other. */
+enum {
+    MH_STORE_FILE_OTHER,
+    MH_STORE_FILE_MANIFEST,
+    MH_STORE_FILE_LOCK,
+    MH_STORE_FILE_SEGMENT,
+    MH_STORE_FILE_TMP
+};
+int mh_store_file_kind(const char *name);
+/* What a directory holds: nothing (it may become a store), only files that
+ * are no store's, or at least one of a store's files (mh_store_file_kind);
+ * -1 when it cannot be read. */
+enum { MH_STORE_DIR_EMPTY, MH_STORE_DIR_OTHER, MH_STORE_DIR_STORE };
+int mh_store_dir_kind(const char *path);
+/* Takes the store's LOCK (created if absent) exclusively without waiting;
+ * *fd_out holds it until closed. MH_ELOCKED when another process holds it;
+ * MH_EIO / MH_ENOSPC (errno kept) when LOCK cannot be opened or locked. */
+int mh_store_lock(const char *dir, int *fd_out, mh_diag *d);
+/* Whether another process holds the LOCK. Probes with a shared lock that is
+ * released at once, so a writer starting now is not held up; a missing LOCK
+ * means no writer (and is not created). */
+int mh_store_lock_busy(const char *dir);
+/* Reads and checks dir/MANIFEST (mh_manifest_load; MH_ENOTSTORE when it is
+ * absent). m is freed again on failure. */
+int mh_store_manifest_load(const char *dir, mh_manifest *m, int named,
+                           mh_diag *d);
+/* Maps and validates dir/name (mh_seg_open), a segment the MANIFEST lists
+ * or fsck found: a missing file is MH_ECORRUPT, MH_MSG_SEGMENT_MISSING. */
+int mh_store_seg_open(const char *dir, const char *name, mh_seg *seg,
+                      int named, mh_diag *d);
+/* Checks an opened segment against its MANIFEST record (seq, id_first,
+ * count, file size, header checksum, and the transition range when it holds
+ * accesses): MH_ECORRUPT at offset 0 when they differ. */
+int mh_store_seg_check(const mh_seg *s, const mh_manrec *rec, int named,
+                       mh_diag *d);
 
 /* ---- reader (reader.c) ---------------------------------------------- */
 struct mh_reader {

@@ -3,7 +3,6 @@
  * segment it lists (mapped and validated, and checked against its manifest
  * record), and answers the introspection calls. Queries are in query.c.
  */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,17 +22,13 @@ static int open_segments(mh_reader *r, const mh_manifest *m, mh_diag *d) {
         char name[MHF_SEGMENT_NAME_LEN + 1];
         mh_segment_name(name, rec->seq);
         mh_seg *s = &r->segs[i];
-        int rc = mh_seg_open_listed(r->path, name, s, d);
+        int rc = mh_store_seg_open(r->path, name, s, 1, d);
         if (rc != MH_OK)
             return rc;
         r->nsegs = i + 1;
-        if (s->seq != rec->seq || s->id_first != rec->id_first ||
-            s->count != rec->count || s->size != rec->file_size ||
-            s->header_sum != rec->header_sum ||
-            (rec->count && (s->t_first != rec->t_first ||
-                            s->t_last != rec->t_last)))
-            return mh_diag_fail(d, MH_ECORRUPT, 0,
-                                "%s: segment differs from its MANIFEST record", name);
+        rc = mh_store_seg_check(s, rec, 1, d);
+        if (rc != MH_OK)
+            return rc;
         if (s->count)
             r->live[r->nlive++] = i;
         if (s->rows_per_block > r->max_rows_per_block)
@@ -70,14 +65,7 @@ void mh_reader_options_init(mh_reader_options *opt) {
 
 static int open_store(const char *path, size_t cache_bytes, mh_reader **out,
                       mh_diag *d) {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        if (errno == ENOENT)
-            return mh_diag_os(d, MH_ENOENT, "no such store:", path);
-        return mh_diag_os(d, MH_EIO, "cannot stat", path);
-    }
-    if (!S_ISDIR(st.st_mode))
-        return mh_diag_fail(d, MH_ENOTSTORE, 0, "%s is not a directory", path);
+    MH_TRY(mh_store_dir_check(path, d));
     mh_reader *r = calloc(1, sizeof *r);
     if (!r)
         return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
@@ -93,16 +81,8 @@ static int open_store(const char *path, size_t cache_bytes, mh_reader **out,
     r->path = strdup(path);
     r->cache_bytes = cache_bytes;
     mh_manifest m;
-    int rc = r->path ? mh_manifest_load(path, &m, d)
+    int rc = r->path ? mh_store_manifest_load(path, &m, 1, d)
                      : mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
-    if (rc != MH_OK && r->path) {
-        mh_diag_code(d, rc);
-        if (rc == MH_ENOMEM || rc == MH_EIO || rc == MH_ENOTSTORE)
-            mh_diag_prefix(d, MHF_MANIFEST_NAME);
-        else
-            mh_diag_prefix(d, MHF_MANIFEST_NAME ": byte %llu",
-                           (unsigned long long)d->offset);
-    }
     if (rc == MH_OK) {
         char *mp = mh_path_join(path, MHF_MANIFEST_NAME);
         struct stat ms;

@@ -304,20 +304,6 @@ int mh_seg_open(const char *dir, const char *name, mh_seg *s, mh_diag *d) {
     return MH_OK;
 }
 
-int mh_seg_open_listed(const char *dir, const char *name, mh_seg *seg, mh_diag *d) {
-    int rc = mh_seg_open(dir, name, seg, d);
-    if (rc == MH_EIO && errno == ENOENT)
-        return mh_diag_fail(d, MH_ECORRUPT, 0, "%s: " MH_MSG_SEGMENT_MISSING, name);
-    if (rc == MH_OK)
-        return MH_OK;
-    mh_diag_code(d, rc);
-    if (rc == MH_ENOMEM || rc == MH_EIO)
-        mh_diag_prefix(d, "%s", name);
-    else
-        mh_diag_prefix(d, "%s: byte %llu", name, (unsigned long long)d->offset);
-    return rc;
-}
-
 void mh_seg_close(mh_seg *s) {
     if (!s)
         return;

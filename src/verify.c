@@ -11,14 +11,10 @@
  * then work in progress, reported as MH_ELOCKED, not as crash leftovers).
  */
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -179,9 +175,7 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
     uint64_t before = v->res->problems;
     mh_seg seg;
     mh_diag d = {0, 0, ""};
-    int rc = mh_seg_open(v->dir, name, &seg, &d);
-    if (rc == MH_EIO && errno == ENOENT)
-        rc = mh_diag_fail(&d, MH_ECORRUPT, 0, MH_MSG_SEGMENT_MISSING);
+    int rc = mh_store_seg_open(v->dir, name, &seg, 0, &d);
     if (rc != MH_OK) {
         report(v, rc, name, d.offset, "%s", d.msg[0] ? d.msg : mh_strerror(rc));
         return v->res->problems - before;
@@ -192,13 +186,8 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         report(v, MH_ECHECKSUM, name, seg.chunk_off, "chunk array checksum mismatch");
     if (mh_hash(seg.blocks, (size_t)seg.nblocks * seg.block_recsz) != seg.block_sum)
         report(v, MH_ECHECKSUM, name, seg.block_off, "block array checksum mismatch");
-    if (rec && (seg.seq != rec->seq || seg.id_first != rec->id_first ||
-                seg.count != rec->count || seg.size != rec->file_size ||
-                seg.header_sum != rec->header_sum ||
-                (rec->count && (seg.t_first != rec->t_first ||
-                                seg.t_last != rec->t_last))))
-        report(v, MH_ECORRUPT, name, 0,
-               "segment differs from its MANIFEST record");
+    if (rec && (rc = mh_store_seg_check(&seg, rec, 0, &d)) != MH_OK)
+        report(v, rc, name, d.offset, "%s", d.msg);
     char expect[MHF_SEGMENT_NAME_LEN + 1];
     mh_segment_name(expect, seg.seq);
     if (strcmp(expect, name) != 0)
@@ -270,16 +259,6 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int is_segment_name(const char *s, size_t len) {
-    if (len != MHF_SEGMENT_NAME_LEN || strncmp(s, MHF_SEGMENT_PREFIX, 4) != 0 ||
-        strcmp(s + 20, MHF_SEGMENT_SUFFIX) != 0)
-        return 0;
-    for (int i = 4; i < 20; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return 0;
-    return 1;
-}
-
 static int list_dir(const char *dir, dirlist *l) {
     memset(l, 0, sizeof *l);
     DIR *d = opendir(dir);
@@ -289,18 +268,14 @@ static int list_dir(const char *dir, dirlist *l) {
     int rc = MH_OK;
     while (rc == MH_OK && (e = readdir(d)) != NULL) {
         const char *n = e->d_name;
-        size_t len = strlen(n);
-        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, MHF_MANIFEST_NAME) ||
-            !strcmp(n, MHF_LOCK_NAME))
+        if (!strcmp(n, ".") || !strcmp(n, ".."))
             continue;
-        if (is_segment_name(n, len))
+        int kind = mh_store_file_kind(n);
+        if (kind == MH_STORE_FILE_SEGMENT)
             rc = push(&l->segs, &l->nsegs, n);
-        else if (!strcmp(n, MHF_MANIFEST_TMP_NAME) ||
-                 (len == MHF_SEGMENT_NAME_LEN + 4 &&
-                  !strncmp(n, MHF_SEGMENT_PREFIX, 4) &&
-                  !strcmp(n + MHF_SEGMENT_NAME_LEN, MHF_TMP_SUFFIX)))
+        else if (kind == MH_STORE_FILE_TMP)
             rc = push(&l->tmps, &l->ntmps, n);
-        else
+        else if (kind == MH_STORE_FILE_OTHER)
             rc = push(&l->others, &l->nothers, n);
     }
     closedir(d);
@@ -334,7 +309,7 @@ static int in_manifest(const mh_manifest *m, const char *name) {
 /* One read-only pass over the whole store. */
 static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
     mh_diag d = {0, 0, ""};
-    int rc = mh_manifest_load(v->dir, m, &d);
+    int rc = mh_store_manifest_load(v->dir, m, 0, &d);
     *man_ok = rc == MH_OK;
     if (rc != MH_OK)
         report(v, rc, MHF_MANIFEST_NAME, d.offset, "%s", d.msg);
@@ -388,7 +363,7 @@ static int repair(vctx *v) {
     }
     mh_manifest m;
     mh_diag d = {0, 0, ""};
-    int rc = mh_manifest_load(v->dir, &m, &d);
+    int rc = mh_store_manifest_load(v->dir, &m, 0, &d);
     if (rc == MH_ENOMEM || rc == MH_EIO) {
         free_list(&l);
         return rc; /* never decide what to delete without the manifest */
@@ -482,75 +457,28 @@ out:
     return rc;
 }
 
-/* Whether dir holds anything a store is made of: MANIFEST, its temporary
- * file, LOCK, or a segment (sealed or being written). 0: it is not a store
- * (an empty directory, a directory of other files). -1: unreadable. */
-static int looks_like_store(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    struct dirent *e;
-    int found = 0;
-    while (!found && (e = readdir(d)) != NULL) {
-        const char *n = e->d_name;
-        size_t len = strlen(n);
-        found = !strcmp(n, MHF_MANIFEST_NAME) || !strcmp(n, MHF_MANIFEST_TMP_NAME) ||
-                !strcmp(n, MHF_LOCK_NAME) || is_segment_name(n, len) ||
-                (len == MHF_SEGMENT_NAME_LEN + 4 && !strncmp(n, MHF_SEGMENT_PREFIX, 4) &&
-                 !strcmp(n + MHF_SEGMENT_NAME_LEN, MHF_TMP_SUFFIX));
-    }
-    closedir(d);
-    return found;
-}
-
-/* Whether a writer holds the store's lock. Probes with a shared lock that
- * is released at once, so a writer starting now is not held up; a missing
- * LOCK file means no writer (and is not created). */
-static int writer_active(const char *dir) {
-    char *lp = mh_path_join(dir, MHF_LOCK_NAME);
-    if (!lp)
-        return 0;
-    int fd = open(lp, O_RDONLY | O_CLOEXEC);
-    free(lp);
-    if (fd < 0)
-        return 0;
-    int busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-    close(fd); /* releases the probe's lock, if it got it */
-    return busy;
-}
-
 /* mh_verify on the library's own result struct (zeroed by the caller). */
 static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
                         void *ctx, mh_verify_result *res) {
     if (!path || !*path || (flags & ~MH_VERIFY_REPAIR))
         return MH_EINVAL;
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return errno == ENOENT ? MH_ENOENT : MH_EIO;
-    if (!S_ISDIR(st.st_mode))
-        return MH_ENOTSTORE;
-    int like = looks_like_store(path);
-    if (like < 0)
+    MH_TRY(mh_store_dir_check(path, NULL));
+    /* a directory holding none of a store's files is not one (and repair
+     * must not make it one by creating LOCK or MANIFEST) */
+    int kind = mh_store_dir_kind(path);
+    if (kind < 0)
         return MH_EIO;
-    if (!like)
+    if (kind != MH_STORE_DIR_STORE)
         return MH_ENOTSTORE;
     vctx v = {path, fn, ctx, res, 0, 0, 0, 0};
     int lock_fd = -1;
     if (flags & MH_VERIFY_REPAIR) {
-        char *lp = mh_path_join(path, MHF_LOCK_NAME);
-        if (!lp)
-            return MH_ENOMEM;
-        lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        free(lp);
-        if (lock_fd < 0)
-            return MH_EIO;
-        if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-            close(lock_fd);
-            return MH_ELOCKED;
-        }
+        int rc = mh_store_lock(path, &lock_fd, NULL);
+        if (rc != MH_OK) /* a LOCK that cannot be created is MH_EIO here */
+            return rc == MH_ENOSPC ? MH_EIO : rc;
         mh_verify_result tmp = {0};
         v.res = &tmp;
-        int rc = repair(&v);
+        rc = repair(&v);
         v.res = res;
         res->repaired = tmp.repaired;
         if ((rc == MH_ENOMEM || rc == MH_EIO || v.fatal) && lock_fd >= 0) {
@@ -560,7 +488,7 @@ static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
     }
     dirlist l;
     /* after repair (which holds the lock) this is our own lock: not busy */
-    v.busy = lock_fd < 0 && writer_active(path);
+    v.busy = lock_fd < 0 && mh_store_lock_busy(path);
     int rc = list_dir(path, &l);
     if (rc == MH_OK) {
         mh_manifest m = {0};

@@ -10,13 +10,10 @@
  * of one slice), and the index records of the segment being written (at most 56 bytes per
  * chunk and per block, 64 per slice) until the next commit.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -285,46 +282,6 @@ static int check_access(const mh_access *a, uint64_t id, int batch, size_t i,
                         a->has_linear);
 }
 
-static int lock_store(const char *dir, int *fd_out, mh_diag *d) {
-    char *path = mh_path_join(dir, MHF_LOCK_NAME);
-    if (!path)
-        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int rc = mh_diag_os(d, 0, "cannot open", path);
-        free(path);
-        return rc;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        int rc = e == EWOULDBLOCK
-                     ? mh_diag_fail(d, MH_ELOCKED, 0,
-                                    "%s is held by another writer", path)
-                     : mh_diag_os(d, MH_EIO, "cannot lock", path);
-        free(path);
-        return rc;
-    }
-    free(path);
-    *fd_out = fd;
-    return MH_OK;
-}
-
-/* An empty directory may become a store (mkdtemp, a prepared mount). */
-static int dir_is_empty(const char *path) {
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    int empty = 1;
-    struct dirent *e;
-    while (empty && (e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            empty = 0;
-    closedir(d);
-    return empty;
-}
-
 static int load_meta(mh_writer *w) {
     /* refuse to extend a store a reader would refuse: every listed segment
      * must open (header, dictionary, slice array) */
@@ -332,7 +289,7 @@ static int load_meta(mh_writer *w) {
         char seg_name[MHF_SEGMENT_NAME_LEN + 1];
         mh_segment_name(seg_name, w->man.recs[i].seq);
         mh_seg other;
-        int rc = mh_seg_open_listed(w->dir, seg_name, &other, &w->err);
+        int rc = mh_store_seg_open(w->dir, seg_name, &other, 1, &w->err);
         if (rc != MH_OK)
             return rc;
         mh_seg_close(&other);
@@ -343,7 +300,7 @@ static int load_meta(mh_writer *w) {
     char name[MHF_SEGMENT_NAME_LEN + 1];
     mh_segment_name(name, w->man.recs[w->man.nrecs - 1].seq);
     mh_seg seg;
-    int rc = mh_seg_open_listed(w->dir, name, &seg, &w->err);
+    int rc = mh_store_seg_open(w->dir, name, &seg, 1, &w->err);
     if (rc != MH_OK)
         return rc;
     w->meta = calloc(seg.dict.nmeta ? seg.dict.nmeta : 1, sizeof *w->meta);
@@ -452,23 +409,25 @@ static int open_store(mh_writer *w, const char *path, unsigned flags) {
     if (!w->dir || !w->buf)
         return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for the writer");
     int rc = MH_OK;
-    struct stat st;
-    int exists = stat(path, &st) == 0;
+    /* an absent path is no failure yet (MH_CREATE makes it): the check's
+     * detail is kept only when it is the answer */
+    mh_diag dir_d = {0, 0, ""};
+    rc = mh_store_dir_check(path, &dir_d);
+    int exists = rc != MH_ENOENT;
     int is_store = 0;
+    if (rc == MH_ENOTSTORE && (flags & MH_CREATE) && !(flags & MH_APPEND))
+        return mh_diag_fail(d, MH_EEXIST, 0, "%s exists (not a directory)", path);
+    if (rc == MH_ENOTSTORE || rc == MH_EIO) {
+        *d = dir_d;
+        return rc;
+    }
+    rc = MH_OK;
     if (exists) {
-        if (!S_ISDIR(st.st_mode)) {
-            if ((flags & MH_CREATE) && !(flags & MH_APPEND))
-                return mh_diag_fail(d, MH_EEXIST, 0, "%s exists (not a directory)",
-                                    path);
-            return mh_diag_fail(d, MH_ENOTSTORE, 0, "%s is not a directory", path);
-        }
         char *m = mh_path_join(path, MHF_MANIFEST_NAME);
         if (!m)
             return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
         is_store = access(m, F_OK) == 0;
         free(m);
-    } else if (errno != ENOENT) {
-        return mh_diag_os(d, MH_EIO, "cannot stat", path);
     }
     if (is_store && !(flags & MH_APPEND))
         return mh_diag_fail(d, MH_EEXIST, 0, "store %s already exists", path);
@@ -478,7 +437,8 @@ static int open_store(mh_writer *w, const char *path, unsigned flags) {
         if (!(flags & MH_CREATE))
             return mh_diag_fail(d, MH_ENOTSTORE, 0, "%s has no MANIFEST: not a store",
                                 path);
-        if (!dir_is_empty(path))
+        /* an empty directory may become a store (mkdtemp, a prepared mount) */
+        if (mh_store_dir_kind(path) != MH_STORE_DIR_EMPTY)
             return mh_diag_fail(d, MH_EEXIST, 0,
                                 "%s exists, is not empty and is not a store", path);
     }
@@ -486,17 +446,9 @@ static int open_store(mh_writer *w, const char *path, unsigned flags) {
         return errno == EEXIST
                    ? mh_diag_fail(d, MH_EEXIST, 0, "%s appeared meanwhile", path)
                    : mh_diag_os(d, 0, "cannot create directory", path);
-    rc = lock_store(path, &w->lock_fd, d);
+    rc = mh_store_lock(path, &w->lock_fd, d);
     if (rc == MH_OK && is_store) {
-        rc = mh_manifest_load(path, &w->man, d);
-        if (rc != MH_OK) {
-            mh_diag_code(d, rc);
-            if (rc == MH_ENOMEM || rc == MH_EIO || rc == MH_ENOTSTORE)
-                mh_diag_prefix(d, MHF_MANIFEST_NAME);
-            else
-                mh_diag_prefix(d, MHF_MANIFEST_NAME ": byte %llu",
-                               (unsigned long long)d->offset);
-        }
+        rc = mh_store_manifest_load(path, &w->man, 1, d);
         if (rc == MH_OK)
             rc = load_meta(w);
     } else if (rc == MH_OK) {

@@ -6,7 +6,9 @@
  *     file and the place (slice, block, byte) with fsck's words: it is
  *     "<file>: <message>" or "<file>: byte <offset>: <message>" for a problem
  *     mh_verify reports for the same variant with the same code, and it
- *     holds the place this file expects for the variant.
+ *     holds the place this file expects for the variant. A copy of the
+ *     tiny store whose MANIFEST record disagrees with its segment (header
+ *     checksum, transition range) fails the open with fsck's line as well.
  * (b) Buffers: snprintf semantics (full length returned, NUL-terminated,
  *     truncated; NULL buf with size 0 gives the length), "" before any error.
  * (c) mh_reader_options: the struct_size rule and reserved.
@@ -25,8 +27,10 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "memhist.h"
+#include "mh_format.h"
 #include "testutil.h"
 
 /* ---- (a) corrupt golden variants --------------------------------------- */
@@ -210,6 +214,41 @@ static void check_corrupt(const char *golden) {
     tu_context[0] = '\0';
     printf("%zu corrupt variants: the detail names file and place as fsck does\n",
            sizeof places / sizeof places[0]);
+}
+
+/* The tiny store with one field of MANIFEST record 0 changed (its checksum
+ * made right again): the segment differs from its record. Reader and fsck
+ * both refuse it as MH_ECORRUPT in the same words. */
+static void check_record_mismatch(const char *golden, unsigned field) {
+    char src[4096], dir[4096], man[4096];
+    tu_join(src, sizeof src, golden, "tiny.store");
+    tu_mkdtemp(dir, sizeof dir, "errdetail-rec");
+    tu_copy_dir(src, dir);
+    tu_join(man, sizeof man, dir, MHF_MANIFEST_NAME);
+    size_t len = 0;
+    unsigned char *m = tu_read_file(man, &len);
+    size_t at = MHF_MAN_HEADER_SIZE + field;
+    CHECK(m != NULL && mhf_load_u32(m + MHF_MAN_SEG_COUNT) > 0 &&
+          len >= MHF_MAN_HEADER_SIZE + MHF_MAN_REC_SIZE + 8);
+    mhf_store_u64(m + at, mhf_load_u64(m + at) + 1);
+    mhf_store_u64(m + len - 8, XXH3_64bits(m, len - 8));
+    tu_write_file(man, m, len);
+    free(m);
+    snprintf(tu_context, sizeof tu_context, "MANIFEST record field at %u", field);
+
+    problems ps;
+    memset(&ps, 0, sizeof ps);
+    mh_verify_result vr = {.struct_size = sizeof vr};
+    CHECK_RC(mh_verify(dir, 0, collect, &ps, &vr), MH_ECORRUPT);
+    char err[MH_ERRMSG_MAX];
+    mh_reader *r = NULL;
+    CHECK_RC(mh_reader_open_ex(dir, NULL, &r, err, sizeof err), MH_ECORRUPT);
+    CHECK(r == NULL);
+    CHECKF(strcmp(err, "seg-0000000000000000.mhs: segment differs from its "
+                       "MANIFEST record") == 0, "'%s'", err);
+    check_like_fsck(err, MH_ECORRUPT, &ps);
+    tu_context[0] = '\0';
+    tu_rmtree(dir);
 }
 
 /* ---- (b) buffers ------------------------------------------------------- */
@@ -524,6 +563,8 @@ static void check_threads(const char *golden) {
 int main(int argc, char **argv) {
     const char *golden = argc > 1 ? argv[1] : MH_GOLDEN_DIR;
     check_corrupt(golden);
+    check_record_mismatch(golden, MHF_MREC_HEADER_SUM);
+    check_record_mismatch(golden, MHF_MREC_T_LAST);
     check_buffers(golden);
     check_options(golden);
     check_writer();
