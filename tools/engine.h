@@ -91,5 +91,8 @@ char *engine_find_in_path(const char *name);
 int engine_pipe_cloexec(int fds[2]);
 /* CLOCK_MONOTONIC in seconds. */
 double engine_now_s(void);
+/* The first line of `exe --version` into out (len bytes): 0, or -1 with
+ * "unknown" there when the tool did not run or did not exit 0. */
+int engine_tool_version(const char *exe, char *out, size_t len);
 
 #endif /* MH_TOOLS_ENGINE_H */

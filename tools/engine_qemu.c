@@ -116,38 +116,17 @@ int engine_qemu_available(char *why, size_t n) {
     return ok;
 }
 
-/* First line of `qemu --version`, or "unknown". */
+/* qemu's version from the number on: "qemu-x86_64 version 7.2.22 (Debian
+ * 1:7.2+dfsg-7)" gives "7.2.22 (Debian 1:7.2+dfsg-7)"; "unknown" if it did
+ * not run. */
 static void qemu_version(const char *qemu, char *out, size_t len) {
-    snprintf(out, len, "unknown");
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
+    char line[256];
+    if (engine_tool_version(qemu, line, sizeof line) != 0) {
+        snprintf(out, len, "unknown");
         return;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], STDOUT_FILENO);
-        execl(qemu, qemu, "--version", (char *)NULL);
-        _exit(127);
     }
-    close(fds[1]);
-    char buf[256];
-    size_t got = 0;
-    ssize_t r;
-    while (pid > 0 && got < sizeof buf - 1 &&
-           ((r = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0 || (r < 0 && errno == EINTR)))
-        if (r > 0)
-            got += (size_t)r;
-    close(fds[0]);
-    int st = 0;
-    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    buf[got] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
-    /* "qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7)": keep from the
-     * number on. */
-    const char *v = strstr(buf, "version ");
-    v = v ? v + 8 : buf;
-    if (pid > 0 && got > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
-        snprintf(out, len, "%.*s", (int)(len - 1), v);
+    const char *v = strstr(line, "version ");
+    snprintf(out, len, "%.*s", (int)(len - 1), v ? v + 8 : line);
 }
 
 /* The plugin argument: "file=PATH,fd=N,size=S" with commas in PATH doubled

@@ -91,40 +91,6 @@ static void scan_fini(vg_ctx *c, const char *buf, size_t n) {
     }
 }
 
-/* First line of `valgrind --version` ("valgrind-3.19.0"), or "unknown". */
-static void valgrind_version(const char *vg, char *out, size_t len) {
-    snprintf(out, len, "unknown");
-    int fds[2];
-    if (engine_pipe_cloexec(fds) != 0)
-        return;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], STDOUT_FILENO);
-        execl(vg, vg, "--version", (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    if (pid < 0) {
-        close(fds[0]);
-        return;
-    }
-    char buf[128];
-    size_t n = 0;
-    ssize_t got;
-    while (n < sizeof buf - 1 && ((got = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0 ||
-                                  (got < 0 && errno == EINTR)))
-        if (got > 0)
-            n += (size_t)got;
-    close(fds[0]);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    buf[n] = '\0';
-    buf[strcspn(buf, "\r\n")] = '\0';
-    if (n > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
-        snprintf(out, len, "%.63s", buf);
-}
-
 /* Whether exe (the target of /proc/PID/exe) is valgrind itself: its
  * launcher or one of its tool binaries (lackey-amd64-linux, ...). */
 static int is_valgrind_exe(const char *exe, const char *vg_real) {
@@ -199,7 +165,8 @@ int engine_valgrind_run(char *const argv[], const engine_opts *o, mh_writer *w,
         return ENGINE_EFAILED;
     }
     char *vg_real = realpath(vg, NULL);
-    valgrind_version(vg, res->tracer_version, sizeof res->tracer_version);
+    /* "valgrind-3.19.0" */
+    engine_tool_version(vg, res->tracer_version, sizeof res->tracer_version);
 
     int argc = 0;
     while (argv[argc])
