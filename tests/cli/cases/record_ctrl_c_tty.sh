@@ -4,19 +4,7 @@
 # store clean with the count printed.
 need valgrind cc python3
 
-cat > spin.c <<'C'
-#include <stdio.h>
-static volatile unsigned long counter;
-int main(void) {
-    for (unsigned long i = 0; i < 200000; i++)
-        counter += i;
-    printf("ready\n");
-    fflush(stdout);
-    for (;;)
-        counter++;
-}
-C
-cc -O1 -o spin spin.c
+cc -O1 -o spin "$MH_CLI_DATA/spin.c"
 
 cat > ctrlc.py <<'PY'
 import os, pty, re, sys

@@ -5,23 +5,9 @@
 # saved as signal 9.
 need valgrind cc
 
-cat > stubborn.c <<'C'
-#include <signal.h>
-#include <stdio.h>
-static volatile unsigned long counter;
-int main(void) {
-    signal(SIGTERM, SIG_IGN);
-    for (unsigned long i = 0; i < 200000; i++)
-        counter += i;
-    printf("ready\n");
-    fflush(stdout);
-    for (;;)
-        counter++;
-}
-C
-cc -O1 -o stubborn stubborn.c
+cc -O1 -o spin "$MH_CLI_DATA/spin.c"
 
-"$MEMHIST" record -o s -- ./stubborn > out 2> err &
+"$MEMHIST" record -o s -- ./spin --ignore-term > out 2> err &
 pid=$!
 until grep -q ready out 2>/dev/null; do sleep 0.1; done
 kill -s TERM "$pid"

@@ -6,19 +6,7 @@
 # second does not harm the commit.
 need valgrind qemu-x86_64 cc
 
-cat > spin.c <<'C'
-#include <stdio.h>
-static volatile unsigned long counter;
-int main(void) {
-    for (unsigned long i = 0; i < 200000; i++)
-        counter += i;
-    printf("ready\n");
-    fflush(stdout);
-    for (;;)
-        counter++;
-}
-C
-cc -O1 -o spin spin.c
+cc -O1 -o spin "$MH_CLI_DATA/spin.c"
 
 # Starts a recording with engine $ENGINE into store $1, waits until the program has run a
 # while (it printed "ready"), sends the signals $2..., and prints the exit
