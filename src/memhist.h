@@ -101,15 +101,16 @@ extern "C" {
 
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
-#define MH_VERSION_MINOR 1
+#define MH_VERSION_MINOR 2
 #define MH_VERSION_PATCH 0
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.1.0"
+#define MH_VERSION_STRING "1.2.0"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
-/* Format version written by this library; see SPEC.md "Versions". */
-#define MH_FORMAT_MAJOR 1
+/* Format version written by this library; see SPEC.md "Versions". Stores
+ * of format 1.0 are read too (never appended to: memhist upgrade). */
+#define MH_FORMAT_MAJOR 2
 #define MH_FORMAT_MINOR 0
 
 /* ------------------------------------------------------------------------
@@ -129,9 +130,12 @@ extern "C" {
     X(MH_EEXIST, -10, "store already exists")                                  \
     X(MH_ENOENT, -11, "no such store")                                         \
     X(MH_ECOMMITTED, -12, "accesses to discard are already committed")         \
-    X(MH_EORDER, -13, "transition decreases")                                  \
+    X(MH_EORDER, -13, "out of order (transition or window id decreases)")      \
     X(MH_ENOSPC, -14, "no space left or file size limit reached")              \
-    X(MH_ESTATE, -15, "writer failed earlier; only close or abandon are allowed")
+    X(MH_ESTATE, -15, "writer failed earlier; only close or abandon are allowed") \
+    X(MH_ENOSTREAM, -16, "stream not declared")                                \
+    X(MH_ELATE, -17, "access older than the merge's reorder window allows")     \
+    X(MH_ENOTFOUND, -18, "no such stream or window in the store")
 
 enum mh_error {
 #define MH_ERROR_ENUM_(name, value, text) name = value,
@@ -164,9 +168,12 @@ enum mh_op { MH_OP_READ = 0, MH_OP_WRITE = 1, MH_OP_EXEC = 2 };
 #define MH_OPS_ALL (MH_OPS_READ | MH_OPS_WRITE | MH_OPS_EXEC)
 
 /* 56 bytes, no padding, the same on every 64- and 32-bit ABI of C11.
- * Queries set pc = 0, has_pc = 0, stream = 0 and reserved to 0 on format 1.x
- * stores; append refuses (MH_EINVAL) stream != 0, has_pc != 0 and non-zero
- * reserved bytes, since format 1.x has no column to keep them in. */
+ * stream: the stream (thread, CPU, process) the access belongs to; stream 0
+ * exists in every store, any other must be declared before its first access
+ * (mh_writer_stream_declare; else MH_ENOSTREAM). pc: the address of the
+ * instruction that made the access, when has_pc. Queries on format 1.0
+ * stores return stream 0 and has_pc 0. Append refuses non-zero reserved
+ * bytes (MH_EINVAL). */
 typedef struct mh_access {
     uint64_t id;          /* ignored on append; set by queries */
     uint64_t transition;
@@ -217,6 +224,15 @@ typedef struct mh_writer_options {
      * thread; at most 8). Slices are still written in order. */
     int32_t background;
     int32_t reserved;     /* must be 0 */
+    /* --- since 1.2 --- */
+    /* Multi-producer merge (mh_producer_*): how far, in transitions, the
+     * merge may run ahead of a producer that has not appended lately. An
+     * access whose transition is below (newest transition seen from any
+     * producer) - reorder_window when it arrives may already be overtaken:
+     * it is refused with MH_ELATE. Default 1 << 20; 0 = wait for every
+     * open producer (no access is ever late, an idle producer holds the
+     * merge back). */
+    uint64_t reorder_window;
 } mh_writer_options;
 
 /* Fills *opt with the defaults above, struct_size = sizeof *opt and zeroed
@@ -253,6 +269,95 @@ MH_API int mh_writer_append(mh_writer *w, const mh_access *a);
  * appended and *bad (if not NULL) is the index of the first bad access. */
 MH_API int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
                            size_t *bad);
+
+/* ---- streams (since 1.2) ---- */
+enum mh_stream_kind {
+    MH_STREAM_OTHER = 0,
+    MH_STREAM_THREAD = 1,
+    MH_STREAM_CPU = 2,
+    MH_STREAM_PROCESS = 3
+};
+#define MH_NONE32 UINT32_C(0xFFFFFFFF) /* "unknown" for u32 stream fields */
+#define MH_NONE64 UINT64_MAX           /* "unknown" for u64 stream fields */
+#define MH_STREAM_MAX 65535u           /* largest stream id */
+
+/* In/out struct (see STRUCTS THAT GROW; mh_stream_info_init sets it up).
+ * First published size (LP64): 72 bytes. */
+typedef struct mh_stream_info {
+    uint32_t struct_size;
+    uint32_t id;          /* 0 .. MH_STREAM_MAX */
+    uint32_t kind;        /* enum mh_stream_kind */
+    uint32_t parent;      /* id of the parent stream, or MH_NONE32 */
+    uint64_t pid;         /* process id, or MH_NONE64 */
+    uint64_t tid;         /* thread id, or MH_NONE64 */
+    uint32_t cpu;         /* CPU / vCPU index, or MH_NONE32 */
+    uint32_t reserved;    /* must be 0 */
+    const char *name;     /* UTF-8, at most 65535 bytes, or NULL; declare
+                             copies it; a reader's is owned by the reader */
+    /* output of the reader; must be 0 on declare */
+    uint64_t accesses;                         /* in the whole store */
+    uint64_t transition_first, transition_last; /* 0 when accesses == 0 */
+} mh_stream_info;
+
+/* Sets struct_size, id 0, kind MH_STREAM_OTHER, parent/pid/tid/cpu unknown,
+ * name NULL, the rest 0. NULL accepted. */
+MH_API void mh_stream_info_init(mh_stream_info *s);
+
+/* Declares stream s->id, or replaces the description of a declared one
+ * (saved with the next commit; the newest description wins). Stream 0 is
+ * declared implicitly (kind other, no name). Errors: MH_EINVAL (id above
+ * MH_STREAM_MAX, unknown kind, bad struct_size, reserved or output field
+ * not 0, name too long), MH_ENOMEM, MH_ESTATE. */
+MH_API int mh_writer_stream_declare(mh_writer *w, const mh_stream_info *s);
+
+/* Sets a free key/value of a declared stream (what ovni keeps in
+ * stream.json), like mh_writer_set_meta. Errors: MH_ENOSTREAM, MH_EINVAL,
+ * MH_ENOMEM, MH_ESTATE. */
+MH_API int mh_writer_stream_set_meta(mh_writer *w, uint32_t stream,
+                                     const char *key, const char *value);
+
+/* ---- several producers (since 1.2) ----
+ * A multi-threaded tracer gives each of its threads a producer bound to one
+ * declared stream. Producers append at the same time, each from its own
+ * thread, sharing nothing on the hot path; the writer merges them into one
+ * id order by transition (ties: lower stream id first, then append order),
+ * waiting for a producer that lags at most reorder_window transitions
+ * behind the newest one (mh_writer_options). While producers are open,
+ * mh_writer_append/_batch/window_* return MH_ESTATE; commit, set_meta and
+ * stream_declare stay allowed from the writer's thread (a commit takes what
+ * the merge has settled). Close every producer before mh_writer_close. */
+typedef struct mh_producer mh_producer;
+
+/* Opens a producer for declared stream `stream` (at most one per stream).
+ * Errors: MH_ENOSTREAM, MH_EINVAL (stream already has a producer),
+ * MH_ENOMEM, MH_ESTATE. */
+MH_API int mh_producer_open(mh_writer *w, uint32_t stream, mh_producer **out);
+
+/* Appends n accesses of the producer's stream, transitions non-decreasing
+ * within the stream (a->stream is ignored; the producer's stream is used).
+ * Like mh_writer_append_batch, a batch is taken whole or not at all; *bad
+ * is the index of the first refused access. Errors: MH_EINVAL, MH_EORDER
+ * (transition below the stream's previous one), MH_ELATE (below what the
+ * merge has already settled: reorder_window exceeded), MH_ESTATE (the
+ * writer failed), MH_ENOMEM. */
+MH_API int mh_producer_append_batch(mh_producer *p, const mh_access *a,
+                                    size_t n, size_t *bad);
+
+/* Ends the producer's stream (the merge no longer waits for it) and frees
+ * p. Returns a deferred error of the writer, if any. NULL accepted. */
+MH_API int mh_producer_close(mh_producer *p);
+
+/* ---- windows (since 1.2) ----
+ * As drmemtrace's -trace_for_instrs / -retrace_every_instrs: the accesses
+ * of a store may be grouped into numbered windows; between windows a tracer
+ * counts instructions without storing accesses (transitions jump). */
+
+/* Starts window `window` at the next appended access (ending the current
+ * one). Window ids strictly increase over the store: MH_EORDER otherwise.
+ * MH_ESTATE while producers are open. */
+MH_API int mh_writer_window_begin(mh_writer *w, uint64_t window);
+/* Ends the current window: the next accesses belong to no window. */
+MH_API int mh_writer_window_end(mh_writer *w);
 
 /* Id the next appended access will get. */
 MH_API uint64_t mh_writer_next_id(const mh_writer *w);
@@ -369,10 +474,24 @@ typedef struct mh_query {
     uint32_t end_kind;    /* MH_END_NONE | MH_END_TRANSITION | MH_END_ID */
     uint32_t reserved;    /* must be 0 */
     uint64_t end;         /* inclusive bound; ignored with MH_END_NONE */
+    /* --- since 1.2 --- */
+    const uint32_t *streams; /* NULL: every stream; else nstreams stream ids
+                                (need not outlive the call; unknown ids
+                                match nothing) */
+    uint32_t nstreams;       /* 0 with streams == NULL; 1 .. 65536 else */
+    uint32_t filter;         /* MH_FILTER_PC | MH_FILTER_WINDOW, or 0 */
+    uint64_t pc_first;       /* MH_FILTER_PC: only accesses with a pc in */
+    uint64_t pc_last;        /*   [pc_first, pc_last] (none without a pc) */
+    uint64_t window;         /* MH_FILTER_WINDOW: only that window's
+                                accesses (MH_ENOTFOUND if the store has no
+                                such window) */
 } mh_query;
+#define MH_FILTER_PC 1u
+#define MH_FILTER_WINDOW 2u
 
 /* Fills q with: struct_size = sizeof *q, forward from transition 0, the
- * whole address space, reads and writes, no end bound. */
+ * whole address space, reads and writes, no end bound, every stream, no pc
+ * or window filter. */
 MH_API void mh_query_init(mh_query *q);
 
 /* Runs q and writes at most max accesses to out (ascending ids forward,
@@ -479,6 +598,10 @@ typedef struct mh_segment_info {
     uint32_t slices, chunks, blocks, rows_per_block;
     uint64_t file_bytes, compressed_bytes, raw_bytes;
     uint64_t dict_bytes, index_bytes;
+    /* --- since 1.2 --- */
+    uint32_t streams, windows; /* entries in its stream / window tables */
+    uint64_t summary_bytes;    /* its address summary section, 0 if none */
+    uint32_t has_pc;           /* 1 when its blocks carry the pc column */
 } mh_segment_info;
 
 typedef struct mh_slice_info {
@@ -489,6 +612,8 @@ typedef struct mh_slice_info {
     uint32_t op_counts[MH_OP_COUNT];
     uint32_t chunk_first, chunks; /* index into the segment's chunks */
     uint32_t block_first, blocks;
+    /* --- since 1.2 --- */
+    uint32_t stream_mask; /* bit (s mod 32) set for each stream s in it */
 } mh_slice_info;
 
 typedef struct mh_chunk_info {
@@ -498,6 +623,8 @@ typedef struct mh_chunk_info {
     uint64_t id_first, id_last; /* absolute ids */
     uint32_t row_first, accesses;
     uint8_t op;
+    /* --- since 1.2 --- */
+    uint32_t stream_mask; /* bit (s mod 32) set for each stream s in it */
 } mh_chunk_info;
 
 typedef struct mh_column_info {
@@ -527,6 +654,54 @@ MH_API size_t mh_reader_column_count(const mh_reader *r);
 MH_API int mh_reader_column(const mh_reader *r, size_t i, mh_column_info *out);
 /* Operation name stored in the dictionary, NULL when op is unknown. */
 MH_API const char *mh_reader_op_name(const mh_reader *r, unsigned op);
+
+/* Streams of the store (since 1.2), in increasing id order: the newest
+ * segment's descriptions, with accesses and transition range over the whole
+ * store (computed on the first call: it reads every segment's stream
+ * table). A format 1.0 store has one stream, 0. Errors: MH_EINVAL (index
+ * out of range, NULL out, struct_size), and the errors of reading a
+ * segment. */
+MH_API size_t mh_reader_stream_count(const mh_reader *r);
+MH_API int mh_reader_stream_info(const mh_reader *r, size_t i,
+                                 mh_stream_info *out);
+/* Index i of stream id, or MH_ENOTFOUND. */
+MH_API int mh_reader_stream_find(const mh_reader *r, uint32_t id, size_t *i);
+/* Free key/values of stream index i. */
+MH_API size_t mh_reader_stream_meta_count(const mh_reader *r, size_t i);
+MH_API int mh_reader_stream_meta_get(const mh_reader *r, size_t i, size_t k,
+                                     const char **key, const char **value);
+
+/* Output struct (see STRUCTS THAT GROW). First published size (LP64): 48. */
+typedef struct mh_window_info {
+    uint32_t struct_size;
+    uint64_t window;      /* its id */
+    uint64_t id_first;    /* id of its first access (the next id, if none) */
+    uint64_t accesses;
+    uint64_t transition_first, transition_last; /* 0 when accesses == 0 */
+} mh_window_info;
+
+/* Windows of the store (since 1.2), in increasing window id. Errors as
+ * mh_reader_stream_info; mh_reader_window_find: MH_ENOTFOUND. */
+MH_API size_t mh_reader_window_count(const mh_reader *r);
+MH_API int mh_reader_window_info(const mh_reader *r, size_t i,
+                                 mh_window_info *out);
+MH_API int mh_reader_window_find(const mh_reader *r, uint64_t window,
+                                 mh_window_info *out);
+
+/* Output struct: one entry of a segment's section directory (SPEC.md
+ * "Section directory"; format 1.0 segments report their fixed sections).
+ * First published size (LP64): 48 bytes. */
+typedef struct mh_section_info {
+    uint32_t struct_size;
+    uint32_t type;        /* SPEC.md section type */
+    const char *name;     /* "data", "dictionary", ..., "unknown" */
+    uint32_t flags;       /* bit 0: required */
+    uint32_t records;     /* record count, 0 for unstructured sections */
+    uint64_t offset, size;
+} mh_section_info;
+MH_API size_t mh_reader_section_count(const mh_reader *r, size_t seg);
+MH_API int mh_reader_section_info(const mh_reader *r, size_t seg, size_t i,
+                                  mh_section_info *out);
 
 /* ------------------------------------------------------------------------
  * Verification and repair (fsck)
