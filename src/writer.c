@@ -242,12 +242,6 @@ static int check_access(const mh_writer *w, const mh_access *a, uint64_t id,
 }
 
 static int load_meta(mh_writer *w) {
-    /* a 2.0 writer appends only to 2.0 stores (design2.md): a 1.0 store is
-     * rewritten by memhist upgrade */
-    if (w->man.major != MHF_VERSION_MAJOR)
-        return mh_diag_fail(&w->err, MH_EVERSION, 0,
-                            "MANIFEST: format %u.%u store: run memhist upgrade",
-                            w->man.major, w->man.minor);
     /* refuse to extend a store a reader would refuse: every listed segment
      * must open (header, dictionary, slice array); the largest window id
      * begun so far bounds the next */
