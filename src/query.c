@@ -583,6 +583,22 @@ static int find_start(const mh_reader *r, const qspec *q, size_t *li,
     return 1;
 }
 
+/* Moves (li, si) to the first slice of the next segment in query order;
+ * 0 when there is none. */
+static int next_segment(const mh_reader *r, int fwd, size_t *li, uint32_t *si) {
+    if (fwd) {
+        if (++*li == r->nlive)
+            return 0;
+        *si = 0;
+    } else {
+        if (*li == 0)
+            return 0;
+        --*li;
+        *si = r->segs[r->live[*li]].nslices - 1;
+    }
+    return 1;
+}
+
 static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                 size_t *n) {
     *n = 0;
@@ -593,8 +609,31 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
         return MH_OK;
     const mh_reader *r = c->r;
     int fwd = q->dir == MH_FORWARD;
+    /* the address summary's candidate slices of the current segment
+     * (summary_read.c): -1 not asked yet, 0 every slice, 1 those of it */
+    int sum_on = -1;
+    mh_sum_iter it;
     for (;;) {
         const mh_seg *seg = &r->segs[r->live[li]];
+        if (sum_on < 0) {
+            sum_on = r->summary_off ? 0
+                                    : mh_summary_query(seg, q->a, q->b, q->ops,
+                                                       &it, &c->diag);
+            if (sum_on < 0) {
+                mh_diag_prefix(&c->diag, "%s", seg->name);
+                return sum_on;
+            }
+        }
+        if (sum_on) {
+            uint32_t cand = fwd ? mh_sum_next(&it, si) : mh_sum_prev(&it, si);
+            if (cand == UINT32_MAX) { /* none left in this segment */
+                if (!next_segment(r, fwd, &li, &si))
+                    return MH_OK;
+                sum_on = -1;
+                continue;
+            }
+            si = cand;
+        }
         /* the walk stops at the first slice that begins, in query order,
          * past the end bound: nothing beyond it is read */
         mh_slice sl;
@@ -613,18 +652,12 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
         *n += got;
         if (*n == need)
             return MH_OK;
-        if (q->dir == MH_FORWARD) {
-            if (++si == seg->nslices) {
-                if (++li == r->nlive)
-                    return MH_OK;
-                si = 0;
-            }
+        if (fwd ? si + 1 < seg->nslices : si > 0) {
+            si = fwd ? si + 1 : si - 1;
         } else {
-            if (si-- == 0) {
-                if (li-- == 0)
-                    return MH_OK;
-                si = r->segs[r->live[li]].nslices - 1;
-            }
+            if (!next_segment(r, fwd, &li, &si))
+                return MH_OK;
+            sum_on = -1;
         }
     }
 }
