@@ -604,6 +604,23 @@ static int find_start(qctx *c, const qspec *q, size_t *li, uint32_t *si) {
     return 1;
 }
 
+/* Moves (li, si) to the first slice of the next segment in query order
+ * (backward: si = UINT32_MAX, its last slice once it is open); 0 when there
+ * is none. */
+static int next_segment(const mh_reader *r, int fwd, size_t *li, uint32_t *si) {
+    if (fwd) {
+        if (++*li == r->nlive)
+            return 0;
+        *si = 0;
+    } else {
+        if (*li == 0)
+            return 0;
+        --*li;
+        *si = UINT32_MAX;
+    }
+    return 1;
+}
+
 static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                 size_t *n) {
     *n = 0;
@@ -617,15 +634,44 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
         return found;
     const mh_reader *r = c->r;
     int fwd = q->dir == MH_FORWARD;
+    /* the address summary's candidate slices of the current segment
+     * (summary_read.c): -1 not asked yet, 0 every slice, 1 those of it */
+    int sum_on = -1;
+    mh_sum_iter it;
     const mh_seg *seg = NULL;
     for (;;) {
-        /* a segment is opened when the walk reaches it; a failed open's
-         * detail already names the file */
+        /* a segment is opened when the walk reaches it (a failed open's
+         * detail already names the file), unless its MANIFEST record shows
+         * it begins past the end bound */
         if (!seg) {
+            const mh_manrec *rec = &r->recs[r->live[li]];
+            if (!in_end(q, fwd ? rec->t_first : rec->t_last,
+                        fwd ? rec->id_first : rec->id_first + rec->count - 1))
+                return MH_OK;
             MH_TRY(mh_reader_seg(r, r->live[li], &seg, &c->diag));
             MH_TRY(ctx_fit(c, seg));
-            if (!fwd && si == UINT32_MAX)
+            if (si == UINT32_MAX)
                 si = seg->nslices - 1;
+            sum_on = -1;
+        }
+        if (sum_on < 0) {
+            sum_on = r->summary_off ? 0
+                                    : mh_summary_query(seg, q->a, q->b, q->ops,
+                                                       &it, &c->diag);
+            if (sum_on < 0) {
+                mh_diag_prefix(&c->diag, "%s", seg->name);
+                return sum_on;
+            }
+        }
+        if (sum_on) {
+            uint32_t cand = fwd ? mh_sum_next(&it, si) : mh_sum_prev(&it, si);
+            if (cand == UINT32_MAX) { /* none left in this segment */
+                if (!next_segment(r, fwd, &li, &si))
+                    return MH_OK;
+                seg = NULL;
+                continue;
+            }
+            si = cand;
         }
         /* the walk stops at the first slice that begins, in query order,
          * past the end bound: nothing beyond it is read */
@@ -645,20 +691,12 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
         *n += got;
         if (*n == need)
             return MH_OK;
-        if (q->dir == MH_FORWARD) {
-            if (++si == seg->nslices) {
-                if (++li == r->nlive)
-                    return MH_OK;
-                si = 0;
-                seg = NULL;
-            }
+        if (fwd ? si + 1 < seg->nslices : si > 0) {
+            si = fwd ? si + 1 : si - 1;
         } else {
-            if (si-- == 0) {
-                if (li-- == 0)
-                    return MH_OK;
-                si = UINT32_MAX; /* the last slice of the segment before */
-                seg = NULL;
-            }
+            if (!next_segment(r, fwd, &li, &si))
+                return MH_OK;
+            seg = NULL;
         }
     }
 }
