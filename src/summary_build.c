@@ -4,13 +4,15 @@
  * computed on the ingest path by the slice builder, and the section bytes
  * the segment writer appends at seal.
  *
- * Per slice, the rows' keys go into an open-addressing set kept in the
- * builder's sum_keys buffer: a row whose key is the previous row's of its
- * operation (the common case: a trace stays in a page for a while) costs a
- * shift and a compare; the distinct keys, usually a few hundred per slice,
- * are then sorted with the builder's radix sort. At seal, the (key, slice)
+ * Per slice, the keys come from the builder's exact merged ranges of each
+ * operation's rows (sorted by address for the chunks anyway): the work is
+ * per range, not per row, and needs no set. At seal, the (key, slice)
  * pairs of all slices are sorted by key, stably, so each key's postings
  * come out as increasing slice indexes.
+ *
+ * mh_sumset collects the same keys from rows in any order (an
+ * open-addressing set whose rows of a run in one granule cost a compare):
+ * fsck and the tests, which have decoded rows rather than ranges.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -142,12 +144,53 @@ int mh_sumset_end(mh_sumset *s, mh_sort_scratch *sort) {
 }
 
 int mh_summary_slice_keys(mh_builder *w, const mh_rec *a, uint32_t n) {
-    mh_sumset s;
-    MH_TRY(mh_sumset_begin(&s, &w->sum_keys, n / 8));
-    for (uint32_t i = 0; i < n; i++)
-        MH_TRY(mh_sumset_add(&s, a[i].physical, a[i].size, a[i].op));
-    /* the builder's sort scratch is free until it sorts the slice */
-    return mh_sumset_end(&s, &w->sort);
+    (void)a;
+    w->sum_keys.n = 0;
+    /* room for a key per row and some: ranges then rarely reallocates */
+    return mh_buf_reserve(&w->sum_keys, ((size_t)n + 64) * 8) == MH_OK
+               ? MH_OK
+               : MH_ENOMEM;
+}
+
+/* The slice's keys give way to MH_SUM_OVERFLOW (its capacity is at least
+ * 8 bytes: slice_keys reserved it). */
+static void overflow(mh_buf *b) {
+    uint64_t k = MH_SUM_OVERFLOW;
+    memcpy(b->p, &k, 8);
+    b->n = 8;
+}
+
+void mh_summary_ranges(mh_builder *w, unsigned op, const uint64_t *lo,
+                       const uint64_t *hi, uint32_t n) {
+    mh_buf *b = &w->sum_keys;
+    if (b->n == 8 && *(const uint64_t *)(const void *)b->p == MH_SUM_OVERFLOW)
+        return;
+    /* the ranges are sorted and disjoint, so their granules do not
+     * decrease: a granule shared by neighbours is skipped by comparing with
+     * the last one added */
+    uint64_t next = 0; /* first granule not yet added */
+    int any = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t g = lo[i] >> MHF_SUM_GRANULE_SHIFT;
+        uint64_t g1 = hi[i] >> MHF_SUM_GRANULE_SHIFT;
+        if (any && g < next) {
+            if (g1 < next)
+                continue;
+            g = next;
+        }
+        uint64_t count = g1 - g + 1; /* <= 2^48 */
+        if (count > MH_SUM_SLICE_KEYS_MAX - b->n / 8 ||
+            mh_buf_reserve(b, (size_t)count * 8) != MH_OK) {
+            overflow(b); /* too many to list, or no memory: no summary */
+            return;
+        }
+        uint64_t *k = (uint64_t *)(void *)(b->p + b->n);
+        for (uint64_t j = 0; j < count; j++)
+            k[j] = (g + j) << 2 | op;
+        b->n += (size_t)count * 8;
+        next = g1 + 1; /* g1 = 2^48 - 1 at most: no wrap */
+        any = 1;
+    }
 }
 
 int mh_summary_serialize(const uint64_t *keys, const uint32_t *first,
@@ -207,7 +250,7 @@ int mh_summary_serialize(const uint64_t *keys, const uint32_t *first,
     return rc;
 }
 
-static const mh_summary_hooks default_hooks = {mh_summary_slice_keys,
-                                               mh_summary_serialize};
+static const mh_summary_hooks default_hooks = {
+    mh_summary_slice_keys, mh_summary_ranges, mh_summary_serialize};
 
 const mh_summary_hooks *mh_summary_hooks_default(void) { return &default_hooks; }
