@@ -20,6 +20,10 @@
 #include "internal.h"
 
 #define EMPTY UINT64_MAX /* never a key: keys are < 2^50 */
+/* A segment's summary may take count / 32 bytes (+ 4 KiB for small
+ * segments); beyond, its granules grow 4 bits at a time. */
+#define SUMMARY_BUDGET(count) ((count) / 32u + 4096u)
+#define COARSEN_STEP 4u
 #define MIN_SLOTS 64u
 #define FIRST_SLOTS 4096u
 
@@ -193,45 +197,90 @@ void mh_summary_ranges(mh_builder *w, unsigned op, const uint64_t *lo,
     }
 }
 
+/* Key k (made at MHF_SUM_GRANULE_SHIFT) at `extra` more bits of shift. */
+static inline uint64_t coarsen(uint64_t k, unsigned extra) {
+    return (k >> 2 >> extra) << 2 | (k & 3);
+}
+
+/* Fills key/val with the (key at shift + extra, slice) pairs of all slices,
+ * each slice's keys unique, and sorts them by key, stably: each key's
+ * slices come out increasing. Returns the number of pairs. */
+static size_t make_pairs(const uint64_t *keys, const uint32_t *first,
+                         uint32_t nslices, unsigned extra, uint64_t *key,
+                         uint32_t *val, uint64_t *tmpk, uint32_t *tmpv,
+                         mh_sort_scratch *sort) {
+    size_t m = 0;
+    for (uint32_t s = 0; s < nslices; s++) {
+        size_t m0 = m;
+        for (uint32_t i = first[s]; i < first[s + 1]; i++) {
+            key[m] = coarsen(keys[i], extra);
+            val[m++] = s;
+        }
+        if (extra == 0)
+            continue; /* unique already */
+        /* coarser granules repeat: sort the slice's few keys, drop repeats */
+        mh_radix_sort(sort, key + m0, val + m0, tmpk, tmpv, m - m0);
+        size_t u = m0;
+        for (size_t i = m0; i < m; i++)
+            if (i == m0 || key[i] != key[u - 1])
+                key[u++] = key[i];
+        m = u;
+    }
+    mh_radix_sort(sort, key, val, tmpk, tmpv, m);
+    return m;
+}
+
+/* The section's size for sorted pairs key[0..m). */
+static size_t section_size(const uint64_t *key, size_t m, size_t *nentries) {
+    size_t ne = 0;
+    for (size_t i = 0; i < m; i++)
+        ne += i == 0 || key[i] != key[i - 1];
+    *nentries = ne;
+    return MHF_SUM_HEADER_SIZE + ne * MHF_SUM_ENTRY_SIZE + m * MHF_SUM_POSTING_SIZE;
+}
+
 int mh_summary_serialize(const uint64_t *keys, const uint32_t *first,
-                         uint32_t nslices, mh_buf *out) {
-    size_t npairs = first[nslices] - first[0];
+                         uint32_t nslices, uint64_t count, mh_buf *out) {
     if (nslices == 0)
         return MH_OK;
     for (uint32_t s = 0; s < nslices; s++)
         if (first[s + 1] - first[s] == 1 && keys[first[s]] == MH_SUM_OVERFLOW)
             return MH_OK; /* a slice too scattered to list: no summary */
-    uint64_t *key = malloc(npairs * 16 + 1);
-    uint32_t *val = malloc(npairs * 8 + 1);
+    size_t npairs = first[nslices] - first[0];
+    uint64_t *key = malloc(npairs * 16 + 16);
+    uint32_t *val = malloc(npairs * 8 + 8);
     mh_sort_scratch *sort = malloc(sizeof *sort);
     int rc = key && val && sort ? MH_OK : MH_ENOMEM;
-    uint64_t *tmpk = key ? key + npairs : NULL;
-    uint32_t *tmpv = val ? val + npairs : NULL;
-    if (rc == MH_OK) {
-        for (uint32_t s = 0; s < nslices; s++)
-            for (uint32_t i = first[s]; i < first[s + 1]; i++) {
-                key[i - first[0]] = keys[i];
-                val[i - first[0]] = s;
-            }
-        mh_radix_sort(sort, key, val, tmpk, tmpv, npairs);
+    uint64_t *tmpk = key ? key + npairs + 1 : NULL;
+    uint32_t *tmpv = val ? val + npairs + 1 : NULL;
+    /* A scattered segment (random accesses over a large space) meets many
+     * granules once each, at 28 bytes apiece: coarser granules then keep
+     * the section within its budget, a few hundredths of a byte per access,
+     * at the price of more candidate slices for its queries. */
+    uint64_t budget = SUMMARY_BUDGET(count);
+    unsigned extra = 0;
+    size_t m = 0, nentries = 0, bytes = 0;
+    for (; rc == MH_OK; extra += COARSEN_STEP) {
+        m = make_pairs(keys, first, nslices, extra, key, val, tmpk,
+                       tmpv, sort);
+        bytes = section_size(key, m, &nentries);
+        if (bytes <= budget || extra + COARSEN_STEP > 63 - MHF_SUM_GRANULE_SHIFT)
+            break;
     }
-    size_t nentries = 0;
-    for (size_t i = 0; rc == MH_OK && i < npairs; i++)
-        nentries += i == 0 || key[i] != key[i - 1];
-    size_t bytes = MHF_SUM_HEADER_SIZE + nentries * MHF_SUM_ENTRY_SIZE +
-                   npairs * MHF_SUM_POSTING_SIZE;
+    if (rc == MH_OK && nentries > UINT32_MAX)
+        goto done; /* cannot be said: no summary */
     if (rc == MH_OK)
         rc = mh_buf_reserve(out, bytes);
     if (rc == MH_OK) {
         uint8_t *p = out->p + out->n;
         memset(p, 0, bytes);
-        mhf_store_u32(p + MHF_SUM_SHIFT, MHF_SUM_GRANULE_SHIFT);
+        mhf_store_u32(p + MHF_SUM_SHIFT, MHF_SUM_GRANULE_SHIFT + extra);
         mhf_store_u32(p + MHF_SUM_ENTRY_COUNT, (uint32_t)nentries);
         mhf_store_u32(p + MHF_SUM_ENTRY_SIZE_OFF, MHF_SUM_ENTRY_SIZE);
-        mhf_store_u64(p + MHF_SUM_POSTING_COUNT, npairs);
+        mhf_store_u64(p + MHF_SUM_POSTING_COUNT, m);
         uint8_t *e = p + MHF_SUM_HEADER_SIZE - MHF_SUM_ENTRY_SIZE;
         uint8_t *post = p + MHF_SUM_HEADER_SIZE + nentries * MHF_SUM_ENTRY_SIZE;
-        for (size_t i = 0; i < npairs; i++) {
+        for (size_t i = 0; i < m; i++) {
             if (i == 0 || key[i] != key[i - 1]) {
                 e += MHF_SUM_ENTRY_SIZE;
                 mhf_store_u64(e + MHF_SUM_E_GRANULE, key[i] >> 2);
@@ -244,6 +293,7 @@ int mh_summary_serialize(const uint64_t *keys, const uint32_t *first,
         }
         out->n += bytes;
     }
+done:
     free(key);
     free(val);
     free(sort);
