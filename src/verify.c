@@ -61,7 +61,7 @@ static void report(vctx *v, int code, const char *file, uint64_t off,
 /* Checks the rows of one slice against its chunks, blocks and record. */
 static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
                          mh_rows *rows, uint8_t *scratch, uint8_t *seen,
-                         uint64_t *t_by_id) {
+                         uint64_t *t_by_id, mh_sum_fsck *sum) {
     mh_slice s;
     mh_diag d = {0, 0, ""};
     mh_seg_slice(seg, si, &s);
@@ -69,9 +69,12 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
     if (rc != MH_OK) {
         /* the message names the slice and byte, as a query's detail does */
         report(v, rc, seg->name, d.offset, "%s", d.msg);
+        sum->on = 0; /* its rows unread: the summary's totals cannot add up */
         return;
     }
     memset(seen, 0, s.count);
+    if (mh_sum_fsck_slice_begin(sum, s.count) != MH_OK)
+        report(v, MH_ENOMEM, seg->name, 0, "out of memory checking the address summary");
     uint32_t R = seg->rows_per_block;
     uint64_t expect_off = 0;
     int ok_all = 1;
@@ -123,6 +126,9 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
             }
             mh_chunk c;
             mh_seg_chunk(seg, &s, lo, &c, NULL);
+            if (sum->on && mh_sumset_add(&sum->set, rows->phy[k], rows->size[k],
+                                         c.op) != MH_OK)
+                sum->on = 0; /* out of memory: the summary goes unchecked */
             if (rows->phy[k] < c.phy_first || end > c.phy_last ||
                 rows->t[k] < c.t_first || rows->t[k] > c.t_last ||
                 id < c.id_first || id > c.id_last ||
@@ -151,6 +157,9 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
                    s.block_first + b);
         v->res->accesses += rows->n;
     }
+    rc = mh_sum_fsck_slice_end(sum, si, ok_all, &d);
+    if (rc != MH_OK)
+        report(v, rc, seg->name, d.offset, "%s", d.msg);
     if (!ok_all)
         return;
     for (uint32_t i = 0; i < s.count; i++) {
@@ -203,6 +212,10 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         if (s.count > maxc)
             maxc = s.count;
     }
+    mh_sum_fsck sum;
+    rc = mh_sum_fsck_begin(&sum, &seg, &d);
+    if (rc != MH_OK)
+        report(v, rc, name, d.offset, "%s", d.msg);
     uint8_t *seen = malloc(maxc);
     uint64_t *tby = malloc((size_t)maxc * sizeof *tby);
     if (!scratch || !seen || !tby ||
@@ -211,7 +224,9 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
     } else {
         uint64_t prev_data_end = seg.data_off;
         for (uint32_t i = 0; i < seg.nslices; i++)
-            verify_slice(v, &seg, i, &rows, scratch, seen, tby);
+            verify_slice(v, &seg, i, &rows, scratch, seen, tby, &sum);
+        if ((rc = mh_sum_fsck_end(&sum, &d)) != MH_OK)
+            report(v, rc, name, d.offset, "%s", d.msg);
         if (seg.nblocks) {
             mh_block last;
             const uint8_t *p = seg.blocks + (size_t)(seg.nblocks - 1) * seg.block_recsz;
@@ -223,6 +238,7 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
             report(v, MH_ECORRUPT, name, MHF_SEG_DATA_SIZE,
                    "data section holds bytes no block covers");
     }
+    mh_sum_fsck_free(&sum);
     mh_rows_free(&rows);
     free(scratch);
     free(seen);
