@@ -109,6 +109,7 @@ int mh_diag_code(mh_diag *d, int code);
 #define MH_COLUMN_INFO_SIZE_1 MH_SIZE_UPTO(mh_column_info, nullable)
 #define MH_VERIFY_RESULT_SIZE_1 MH_SIZE_UPTO(mh_verify_result, repaired)
 #define MH_READER_OPTIONS_SIZE_1 MH_SIZE_UPTO(mh_reader_options, cache_bytes)
+#define MH_STREAM_INFO_SIZE_1 MH_SIZE_UPTO(mh_stream_info, transition_last)
 
 /* Reads an input struct: *local holds the defaults on entry and gets the
  * caller's min(struct_size, lib_size) bytes, with struct_size = lib_size.
@@ -463,16 +464,44 @@ int mh_store_seg_check(const mh_seg *s, const mh_manrec *rec, int named,
                        mh_diag *d);
 
 /* ---- reader (reader.c) ---------------------------------------------- */
+/* Opening reads the MANIFEST only (issue 10: a cold open costs the same
+ * for 1 segment or 10^5). A segment is mapped, validated and checked
+ * against its MANIFEST record the first time something needs it
+ * (mh_reader_seg); the binary searches over segments use the records. */
+enum { MH_SEG_UNOPENED = 0, MH_SEG_OPEN = 1 }; /* else: the failed open's code */
+
+/* A store-level stream (mh_reader_stream_*): the newest segment's
+ * description, its accesses and transition range over every segment, and
+ * its metadata (a run of the newest dictionary's stream_meta). */
+typedef struct mh_rstream {
+    mh_stream_info info;
+    size_t meta_first, nmeta;
+} mh_rstream;
+
 struct mh_reader {
     char *path;
-    mh_seg *segs;
+    uint16_t major;      /* the MANIFEST's: its segments must have it too */
+    mh_manrec *recs;     /* the MANIFEST's records, one per segment */
+    mh_seg *segs;        /* segs[i] is valid once seg_state[i] == MH_SEG_OPEN */
+    _Atomic int *seg_state;
+    mh_diag **seg_err;   /* detail of a failed open, kept for every later call */
+    pthread_mutex_t open_mu; /* serializes lazy segment opens */
     size_t nsegs;
     size_t *live;      /* indexes of segments with accesses, in id order */
     size_t nlive;
-    uint32_t max_rows_per_block;
+    _Atomic uint32_t max_rows_per_block; /* of the segments opened so far */
     size_t cache_bytes; /* decoded blocks each query context may keep */
+    uint64_t manifest_bytes;
+    /* tables built on first use, under tab_mu (each once; a failure is
+     * returned again by every later call, with its detail) */
+    pthread_mutex_t tab_mu;
+    _Atomic int stats_state, streams_state, windows_state;
+    mh_diag tab_err[3];
     mh_stats stats;
-    const mh_dict *dict; /* newest segment's, or NULL */
+    mh_rstream *streams;
+    size_t nstreams;
+    mh_window_info *windows;
+    size_t nwindows;
     int summary_off;     /* tests: queries ignore address summaries */
     /* query contexts (scratch and decoded-block caches) kept between
      * mh_query_run calls; any thread takes one under the mutex */
@@ -484,6 +513,15 @@ struct mh_reader {
     pthread_mutex_t err_mu;
     mh_diag err;
 };
+
+/* Segment i of r, opened (and checked against its MANIFEST record) on the
+ * first call; thread-safe. A failed open fails every call with the same
+ * code and detail line (the file name leads it, as an eager open gave). */
+int mh_reader_seg(const mh_reader *r, size_t i, const mh_seg **out, mh_diag *d);
+
+/* The store's windows (built on first use): MH_ENOTFOUND when absent. */
+int mh_reader_window_get(const mh_reader *r, uint64_t window,
+                         mh_window_info *out, mh_diag *d);
 
 /* Keeps d as r's error detail (under r->err_mu). */
 void mh_reader_set_error(const mh_reader *r, const mh_diag *d);
