@@ -474,6 +474,14 @@ typedef struct problems {
 } problems;
 static problems run_fsck(const char *dir);
 
+/* Segment i of r, opened. */
+static const mh_seg *seg_of(const mh_reader *r, size_t i) {
+    const mh_seg *s = NULL;
+    mh_diag d = {0, 0, ""};
+    CHECK_OK(mh_reader_seg(r, i, &s, &d));
+    return s;
+}
+
 static void test_store(void) {
     char dir[512];
     tu_mkdtemp(dir, sizeof dir, "summary");
@@ -489,14 +497,14 @@ static void test_store(void) {
     size_t narrowed = 0, narrow = 0;
     for (size_t i = 0; i < r->nsegs; i++) {
         const mh_section *sec;
-        CHECK_OK(mh_seg_section(&r->segs[i], MHF_SECT_SUMMARY, &sec));
+        CHECK_OK(mh_seg_section(seg_of(r, i), MHF_SECT_SUMMARY, &sec));
         CHECK(sec->flags == 0); /* optional */
         /* a few hundredths of a byte per access at most (the writer's
          * budget: count / 32 + 4 KiB) */
-        CHECKF(sec->size <= r->segs[i].count / 32 + 4096,
+        CHECKF(sec->size <= seg_of(r, i)->count / 32 + 4096,
                "segment %zu: summary of %llu bytes for %llu accesses", i,
                (unsigned long long)sec->size,
-               (unsigned long long)r->segs[i].count);
+               (unsigned long long)seg_of(r, i)->count);
     }
     /* narrow queries on touched addresses: answers, and slices skipped */
     for (int k = 0; k < 600; k++) {
@@ -515,7 +523,7 @@ static void test_store(void) {
         for (size_t i = 0; i < r->nsegs; i++) {
             mh_sum_iter it;
             mh_diag d = {0, 0, ""};
-            int on = mh_summary_query(&r->segs[i], q.addr_first, q.addr_last,
+            int on = mh_summary_query(seg_of(r, i), q.addr_first, q.addr_last,
                                       q.ops, &it, &d);
             CHECK(on == 1);
             uint32_t c = 0, s = 0;
@@ -524,7 +532,7 @@ static void test_store(void) {
                 s++;
             }
             narrow++;
-            narrowed += c < r->segs[i].nslices;
+            narrowed += c < seg_of(r, i)->nslices;
         }
     }
     tu_context[0] = 0;
@@ -564,11 +572,11 @@ static void test_store(void) {
     /* the summary of the second segment damaged: its narrow queries fail
      * with the checksum error, wide ones and other segments' still work */
     const mh_section *sec;
-    CHECK_OK(mh_seg_section(&r->segs[1], MHF_SECT_SUMMARY, &sec));
+    CHECK_OK(mh_seg_section(seg_of(r, 1), MHF_SECT_SUMMARY, &sec));
     uint64_t off = sec->offset + sec->size - 2;
     char path[600];
-    tu_join(path, sizeof path, dir, r->segs[1].name);
-    uint64_t s1_first = r->segs[1].id_first, s1_t = r->segs[1].t_first;
+    tu_join(path, sizeof path, dir, seg_of(r, 1)->name);
+    uint64_t s1_first = seg_of(r, 1)->id_first, s1_t = seg_of(r, 1)->t_first;
     mh_reader_close(r);
     size_t len;
     unsigned char *bytes = tu_read_file(path, &len);
@@ -703,8 +711,8 @@ static void test_fsck(void) {
     mh_reader *r;
     CHECK_OK(mh_reader_open(dir, &r));
     char name[MHF_SEGMENT_NAME_LEN + 1];
-    memcpy(name, r->segs[0].name, sizeof name);
-    uint32_t nslices = r->segs[0].nslices;
+    memcpy(name, seg_of(r, 0)->name, sizeof name);
+    uint32_t nslices = seg_of(r, 0)->nslices;
     mh_reader_close(r);
     resum_segment(dir, name, move_posting, nslices);
     x = run_fsck(dir);
