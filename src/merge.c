@@ -217,7 +217,6 @@ static int merge_round(mh_merge *m) {
     m->nheap = 0;
     mkey bound = KEY_INF;
     uint64_t newest = 0;
-    int lagging = 0;
     for (size_t i = 0; i < m->nprods; i++)
         m->prods[i]->in_heap = 0;
     for (size_t i = 0; i < m->nprods; i++) {
@@ -245,7 +244,6 @@ static int merge_round(mh_merge *m) {
         if (!key_lt(m->heap[0].key, bound)) {
             /* a producer with nothing buffered holds the merge back: past
              * reorder_window behind the newest, it is left behind */
-            lagging = 1;
             if (m->reorder_window == 0 || newest < m->reorder_window ||
                 newest - m->reorder_window <= m->settled_own)
                 break;
@@ -309,7 +307,6 @@ static int merge_round(mh_merge *m) {
         else if (key_lt(f, bound))
             bound = f;
     }
-    (void)lagging;
     flush_stage(m);
     /* closed and merged to the end: the closer may free it */
     size_t k = 0;

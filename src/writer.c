@@ -7,8 +7,9 @@
  *
  * Memory bound: (threads + 1) slice buffers of 2 * slice_accesses records
  * (mh_rec, 48 bytes each), the builder's scratch (about 60 bytes per access
- * of one slice), and the index records of the segment being written (at most 56 bytes per
- * chunk and per block, 64 per slice) until the next commit.
+ * of one slice), the index records of the segment being written (at most
+ * 56 bytes per chunk and per block, 72 per slice) until the next commit,
+ * and with producers open their rings (merge.c).
  */
 #include <errno.h>
 #include <stdio.h>
