@@ -574,11 +574,17 @@ int mh_producer_append_batch(mh_producer *p, const mh_access *a, size_t n,
                             "the writer are allowed");
     if (n == 0)
         return MH_OK;
-    /* the whole batch is checked before any of it is taken */
-    uint64_t prev = p->has_prev ? p->prev_t : 0;
+    /* the whole batch is checked before any of it is taken, branch-free
+     * (writer.c's check); the first bad access is looked for on failure */
+    uint64_t prev0 = p->has_prev ? p->prev_t : 0, prev = prev0;
+    int bad_seen = 0;
     for (size_t i = 0; i < n; i++) {
+        bad_seen |= mh_access_bad(&a[i]) | (a[i].transition < prev);
+        prev = a[i].transition;
+    }
+    for (size_t i = 0; bad_seen && i < n; i++) {
         const char *why = bad_access(&a[i]);
-        if (why || a[i].transition < prev) {
+        if (why || a[i].transition < prev0) {
             if (bad)
                 *bad = i;
             if (why)
@@ -589,9 +595,9 @@ int mh_producer_append_batch(mh_producer *p, const mh_access *a, size_t n,
                                 "stream %u, access %zu of the batch: transition "
                                 "%llu after %llu", p->stream, i,
                                 (unsigned long long)a[i].transition,
-                                (unsigned long long)prev);
+                                (unsigned long long)prev0);
         }
-        prev = a[i].transition;
+        prev0 = a[i].transition;
     }
     /* late: only a[0] can be (transitions do not decrease in the batch) */
     uint64_t t0 = a[0].transition;
