@@ -85,7 +85,11 @@ static int ctx_init(qctx *c, const mh_reader *r) {
     memset(c, 0, sizeof *c);
     c->r = r;
     c->head = c->tail = -1;
-    uint32_t rows = r->max_rows_per_block ? r->max_rows_per_block : 1;
+    /* segments open lazily: the largest block seen so far, else the
+     * writer's default, sizes the cache; scratch grows per segment */
+    uint32_t rows = atomic_load(&r->max_rows_per_block);
+    if (rows == 0)
+        rows = 512;
     size_t per = (size_t)rows * ROW_BYTES;
     size_t want = r->cache_bytes / per;
     /* two entries at least: a chunk walk holds one block while the next
@@ -102,9 +106,23 @@ static int ctx_init(qctx *c, const mh_reader *r) {
     c->ent = calloc(c->capent, sizeof *c->ent);
     c->slot = malloc(tsize * sizeof *c->slot);
     c->scratch = malloc(mh_block_raw_bound(rows));
+    c->scratch_rows = rows;
     if (!c->ent || !c->slot || !c->scratch)
         return MH_ENOMEM;
     memset(c->slot, 0xff, tsize * sizeof *c->slot);
+    return MH_OK;
+}
+
+/* Makes c's scratch hold a raw block of seg. */
+static int ctx_fit(qctx *c, const mh_seg *seg) {
+    if (seg->rows_per_block <= c->scratch_rows)
+        return MH_OK;
+    uint8_t *p = malloc(mh_block_raw_bound(seg->rows_per_block));
+    if (!p)
+        MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for a block's scratch");
+    free(c->scratch);
+    c->scratch = p;
+    c->scratch_rows = seg->rows_per_block;
     return MH_OK;
 }
 
@@ -517,10 +535,12 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
     return MH_OK;
 }
 
-/* First slice, in query order, that can hold a match: returns 0 when none.
- * *li indexes r->live. */
-static int find_start(const mh_reader *r, const qspec *q, size_t *li,
-                      uint32_t *si) {
+/* First slice, in query order, that can hold a match: returns 0 when none,
+ * 1 with *li (indexing r->live) and *si set, or a negative code (a segment
+ * that fails to open; detail in c->diag). The segments are found by their
+ * MANIFEST records: only the one holding the start is opened. */
+static int find_start(qctx *c, const qspec *q, size_t *li, uint32_t *si) {
+    const mh_reader *r = c->r;
     if (r->nlive == 0)
         return 0;
     int fwd = q->dir == MH_FORWARD, by_t = q->kind == MH_FROM_TRANSITION;
@@ -531,7 +551,7 @@ static int find_start(const mh_reader *r, const qspec *q, size_t *li,
     size_t lo = 0, hi = r->nlive;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const mh_seg *s = &r->segs[r->live[mid]];
+        const mh_manrec *s = &r->recs[r->live[mid]];
         int before;
         if (fwd)
             before = by_t ? s->t_last < q->start
@@ -553,7 +573,8 @@ static int find_start(const mh_reader *r, const qspec *q, size_t *li,
             return 0;
         seg_i = lo - 1;
     }
-    const mh_seg *s = &r->segs[r->live[seg_i]];
+    const mh_seg *s;
+    MH_TRY(mh_reader_seg(r, r->live[seg_i], &s, &c->diag));
     uint32_t a = 0, b = s->nslices;
     while (a < b) {
         uint32_t mid = a + (b - a) / 2;
@@ -583,18 +604,75 @@ static int find_start(const mh_reader *r, const qspec *q, size_t *li,
     return 1;
 }
 
+/* Moves (li, si) to the first slice of the next segment in query order
+ * (backward: si = UINT32_MAX, its last slice once it is open); 0 when there
+ * is none. */
+static int next_segment(const mh_reader *r, int fwd, size_t *li, uint32_t *si) {
+    if (fwd) {
+        if (++*li == r->nlive)
+            return 0;
+        *si = 0;
+    } else {
+        if (*li == 0)
+            return 0;
+        --*li;
+        *si = UINT32_MAX;
+    }
+    return 1;
+}
+
 static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                 size_t *n) {
     *n = 0;
     c->diag.code = 0;
     size_t li;
     uint32_t si;
-    if (need == 0 || end_before_start(q) || !find_start(c->r, q, &li, &si))
+    if (need == 0 || end_before_start(q))
         return MH_OK;
+    int found = find_start(c, q, &li, &si);
+    if (found <= 0)
+        return found;
     const mh_reader *r = c->r;
     int fwd = q->dir == MH_FORWARD;
+    /* the address summary's candidate slices of the current segment
+     * (summary_read.c): -1 not asked yet, 0 every slice, 1 those of it */
+    int sum_on = -1;
+    mh_sum_iter it;
+    const mh_seg *seg = NULL;
     for (;;) {
-        const mh_seg *seg = &r->segs[r->live[li]];
+        /* a segment is opened when the walk reaches it (a failed open's
+         * detail already names the file), unless its MANIFEST record shows
+         * it begins past the end bound */
+        if (!seg) {
+            const mh_manrec *rec = &r->recs[r->live[li]];
+            if (!in_end(q, fwd ? rec->t_first : rec->t_last,
+                        fwd ? rec->id_first : rec->id_first + rec->count - 1))
+                return MH_OK;
+            MH_TRY(mh_reader_seg(r, r->live[li], &seg, &c->diag));
+            MH_TRY(ctx_fit(c, seg));
+            if (si == UINT32_MAX)
+                si = seg->nslices - 1;
+            sum_on = -1;
+        }
+        if (sum_on < 0) {
+            sum_on = r->summary_off ? 0
+                                    : mh_summary_query(seg, q->a, q->b, q->ops,
+                                                       &it, &c->diag);
+            if (sum_on < 0) {
+                mh_diag_prefix(&c->diag, "%s", seg->name);
+                return sum_on;
+            }
+        }
+        if (sum_on) {
+            uint32_t cand = fwd ? mh_sum_next(&it, si) : mh_sum_prev(&it, si);
+            if (cand == UINT32_MAX) { /* none left in this segment */
+                if (!next_segment(r, fwd, &li, &si))
+                    return MH_OK;
+                seg = NULL;
+                continue;
+            }
+            si = cand;
+        }
         /* the walk stops at the first slice that begins, in query order,
          * past the end bound: nothing beyond it is read */
         mh_slice sl;
@@ -613,18 +691,12 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
         *n += got;
         if (*n == need)
             return MH_OK;
-        if (q->dir == MH_FORWARD) {
-            if (++si == seg->nslices) {
-                if (++li == r->nlive)
-                    return MH_OK;
-                si = 0;
-            }
+        if (fwd ? si + 1 < seg->nslices : si > 0) {
+            si = fwd ? si + 1 : si - 1;
         } else {
-            if (si-- == 0) {
-                if (li-- == 0)
-                    return MH_OK;
-                si = r->segs[r->live[li]].nslices - 1;
-            }
+            if (!next_segment(r, fwd, &li, &si))
+                return MH_OK;
+            seg = NULL;
         }
     }
 }

@@ -26,7 +26,8 @@ typedef struct qctx {
     int32_t *slot;         /* table of entry indexes, -1 empty */
     uint32_t mask;         /* table size - 1 */
     int32_t head, tail;    /* most and least recently used */
-    uint8_t *scratch;
+    uint8_t *scratch;  /* a raw block of scratch_rows rows */
+    uint32_t scratch_rows;
     mh_access *cand;
     size_t ncand, capcand;
     mh_diag diag; /* the detail of the failing call (code 0 at its start) */

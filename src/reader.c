@@ -1,7 +1,9 @@
 /*
- * reader.c - opens the committed state of a store: the MANIFEST, then each
- * segment it lists (mapped and validated, and checked against its manifest
- * record), and answers the introspection calls. Queries are in query.c.
+ * reader.c - opens the committed state of a store: the MANIFEST only; each
+ * segment it lists is mapped, validated and checked against its MANIFEST
+ * record the first time a query or an introspection call needs it
+ * (mh_reader_seg), so that opening costs the same whatever the store's
+ * size. Answers the introspection calls; queries are in query.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,29 +13,103 @@
 
 #include "internal.h"
 
-static int open_segments(mh_reader *r, const mh_manifest *m, mh_diag *d) {
-    r->segs = calloc(m->nrecs ? m->nrecs : 1, sizeof *r->segs);
-    r->live = calloc(m->nrecs ? m->nrecs : 1, sizeof *r->live);
-    if (!r->segs || !r->live)
+/* Keeps the MANIFEST's records: the segments are opened on first use. */
+static int take_manifest(mh_reader *r, mh_manifest *m, mh_diag *d) {
+    size_t n = m->nrecs ? m->nrecs : 1;
+    r->segs = calloc(n, sizeof *r->segs);
+    r->live = calloc(n, sizeof *r->live);
+    r->seg_state = calloc(n, sizeof *r->seg_state);
+    r->seg_err = calloc(n, sizeof *r->seg_err);
+    if (!r->segs || !r->live || !r->seg_state || !r->seg_err)
         return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for %zu segments",
                             m->nrecs);
-    for (size_t i = 0; i < m->nrecs; i++) {
-        const mh_manrec *rec = &m->recs[i];
-        char name[MHF_SEGMENT_NAME_LEN + 1];
-        mh_segment_name(name, rec->seq);
-        mh_seg *s = &r->segs[i];
-        int rc = mh_store_seg_open(r->path, name, s, 1, d);
-        if (rc != MH_OK)
-            return rc;
-        r->nsegs = i + 1;
-        rc = mh_store_seg_check(s, rec, 1, d);
-        if (rc != MH_OK)
-            return rc;
-        if (s->count)
+    r->recs = m->recs; /* taken over */
+    m->recs = NULL;
+    r->nsegs = m->nrecs;
+    m->nrecs = 0;
+    r->major = m->major;
+    for (size_t i = 0; i < r->nsegs; i++)
+        if (r->recs[i].count)
             r->live[r->nlive++] = i;
-        if (s->rows_per_block > r->max_rows_per_block)
-            r->max_rows_per_block = s->rows_per_block;
-        mh_stats *st = &r->stats;
+    return MH_OK;
+}
+
+int mh_reader_seg(const mh_reader *r, size_t i, const mh_seg **out,
+                  mh_diag *d) {
+    mh_reader *m = (mh_reader *)r;
+    int st = atomic_load_explicit(&m->seg_state[i], memory_order_acquire);
+    if (st == MH_SEG_UNOPENED) {
+        pthread_mutex_lock(&m->open_mu);
+        st = atomic_load_explicit(&m->seg_state[i], memory_order_relaxed);
+        if (st == MH_SEG_UNOPENED) {
+            char name[MHF_SEGMENT_NAME_LEN + 1];
+            mh_segment_name(name, r->recs[i].seq);
+            mh_diag od = {0, 0, ""};
+            mh_seg *s = &m->segs[i];
+            int rc = mh_store_seg_open(r->path, name, s, 1, &od);
+            if (rc == MH_OK) {
+                rc = mh_store_seg_check(s, &r->recs[i], 1, &od);
+                if (rc == MH_OK && s->major != r->major)
+                    rc = mh_diag_fail(&od, MH_ECORRUPT, 0,
+                                      "%s: format %u segment listed in a "
+                                      "format %u MANIFEST", s->name,
+                                      (unsigned)s->major, (unsigned)r->major);
+                if (rc != MH_OK)
+                    mh_seg_close(s);
+            }
+            if (rc == MH_OK) {
+                uint32_t mx = atomic_load(&m->max_rows_per_block);
+                while (s->rows_per_block > mx &&
+                       !atomic_compare_exchange_weak(&m->max_rows_per_block,
+                                                     &mx, s->rows_per_block))
+                    ;
+                st = MH_SEG_OPEN;
+            } else {
+                mh_diag_code(&od, rc);
+                /* the detail is kept for every later call; without memory
+                 * for it, the next call tries again */
+                m->seg_err[i] = malloc(sizeof od);
+                if (m->seg_err[i]) {
+                    *m->seg_err[i] = od;
+                    atomic_store_explicit(&m->seg_state[i], rc,
+                                          memory_order_release);
+                }
+                if (d)
+                    *d = od;
+                pthread_mutex_unlock(&m->open_mu);
+                return rc;
+            }
+            atomic_store_explicit(&m->seg_state[i], st, memory_order_release);
+        }
+        pthread_mutex_unlock(&m->open_mu);
+    }
+    if (st != MH_SEG_OPEN) {
+        if (d)
+            *d = *r->seg_err[i]; /* written before the state, under the lock */
+        return st;
+    }
+    *out = &r->segs[i];
+    return MH_OK;
+}
+
+/* Opens every segment (the calls that sum over the store). */
+static int open_all(const mh_reader *r, mh_diag *d) {
+    for (size_t i = 0; i < r->nsegs; i++) {
+        const mh_seg *s;
+        MH_TRY(mh_reader_seg(r, i, &s, d));
+    }
+    return MH_OK;
+}
+
+/* Builds r->stats from every segment, once. */
+static int build_stats(mh_reader *r, mh_diag *d) {
+    MH_TRY(open_all(r, d));
+    mh_stats *st = &r->stats;
+    memset(st, 0, sizeof *st);
+    st->struct_size = sizeof *st;
+    st->file_bytes = r->manifest_bytes;
+    for (size_t i = 0; i < r->nsegs; i++) {
+        const mh_seg *s = &r->segs[i];
         if (s->count) {
             if (st->accesses == 0)
                 st->transition_first = s->t_first;
@@ -49,10 +125,53 @@ static int open_segments(mh_reader *r, const mh_manifest *m, mh_diag *d) {
         st->compressed_bytes += s->data_size;
         st->raw_bytes += s->raw_size;
     }
-    r->stats.segments = m->nrecs;
-    if (r->nsegs)
-        r->dict = &r->segs[r->nsegs - 1].dict;
+    st->segments = r->nsegs;
     return MH_OK;
+}
+
+/* Runs build once under tab_mu; its failure (code and detail, slot k of
+ * tab_err) is returned again by every later call. */
+static int table_once(const mh_reader *r, _Atomic int *state, int k,
+                      int (*build)(mh_reader *, mh_diag *), mh_diag *d) {
+    mh_reader *m = (mh_reader *)r;
+    int st = atomic_load_explicit(state, memory_order_acquire);
+    if (st == 0) {
+        pthread_mutex_lock(&m->tab_mu);
+        st = atomic_load_explicit(state, memory_order_relaxed);
+        if (st == 0) {
+            mh_diag td = {0, 0, ""};
+            int rc = build(m, &td);
+            if (rc != MH_OK) {
+                mh_diag_code(&td, rc);
+                m->tab_err[k] = td;
+            }
+            /* MH_ENOMEM is not kept: the next call tries again */
+            st = rc == MH_OK ? 1 : rc;
+            if (rc != MH_ENOMEM)
+                atomic_store_explicit(state, st, memory_order_release);
+        }
+        pthread_mutex_unlock(&m->tab_mu);
+    }
+    if (st == 1)
+        return MH_OK;
+    if (d)
+        *d = r->tab_err[k];
+    return st;
+}
+
+/* The newest segment's dictionary (metadata, strings, columns), or NULL
+ * when the store has no segment or it fails to open (the reader's detail
+ * says why). */
+static const mh_dict *newest_dict(const mh_reader *r) {
+    if (!r || r->nsegs == 0)
+        return NULL;
+    const mh_seg *s;
+    mh_diag d = {0, 0, ""};
+    if (mh_reader_seg(r, r->nsegs - 1, &s, &d) != MH_OK) {
+        mh_reader_set_error(r, &d);
+        return NULL;
+    }
+    return &s->dict;
 }
 
 void mh_reader_options_init(mh_reader_options *opt) {
@@ -78,6 +197,19 @@ static int open_store(const char *path, size_t cache_bytes, mh_reader **out,
         free(r);
         return mh_diag_fail(d, MH_ENOMEM, 0, "cannot create a mutex");
     }
+    if (pthread_mutex_init(&r->open_mu, NULL) != 0) {
+        pthread_mutex_destroy(&r->pool_mu);
+        pthread_mutex_destroy(&r->err_mu);
+        free(r);
+        return mh_diag_fail(d, MH_ENOMEM, 0, "cannot create a mutex");
+    }
+    if (pthread_mutex_init(&r->tab_mu, NULL) != 0) {
+        pthread_mutex_destroy(&r->pool_mu);
+        pthread_mutex_destroy(&r->err_mu);
+        pthread_mutex_destroy(&r->open_mu);
+        free(r);
+        return mh_diag_fail(d, MH_ENOMEM, 0, "cannot create a mutex");
+    }
     r->path = strdup(path);
     r->cache_bytes = cache_bytes;
     mh_manifest m;
@@ -87,9 +219,9 @@ static int open_store(const char *path, size_t cache_bytes, mh_reader **out,
         char *mp = mh_path_join(path, MHF_MANIFEST_NAME);
         struct stat ms;
         if (mp && stat(mp, &ms) == 0)
-            r->stats.file_bytes += (uint64_t)ms.st_size;
+            r->manifest_bytes = (uint64_t)ms.st_size;
         free(mp);
-        rc = open_segments(r, &m, d);
+        rc = take_manifest(r, &m, d);
         mh_manifest_free(&m);
     }
     if (rc != MH_OK) {
@@ -155,10 +287,20 @@ void mh_reader_close(mh_reader *r) {
     mh_query_pool_free(r);
     pthread_mutex_destroy(&r->pool_mu);
     pthread_mutex_destroy(&r->err_mu);
-    for (size_t i = 0; i < r->nsegs; i++)
-        mh_seg_close(&r->segs[i]);
+    pthread_mutex_destroy(&r->open_mu);
+    pthread_mutex_destroy(&r->tab_mu);
+    for (size_t i = 0; r->segs && i < r->nsegs; i++) {
+        if (r->seg_state[i] == MH_SEG_OPEN)
+            mh_seg_close(&r->segs[i]);
+        free(r->seg_err[i]);
+    }
     free(r->segs);
+    free(r->seg_state);
+    free(r->seg_err);
+    free(r->recs);
     free(r->live);
+    free(r->streams);
+    free(r->windows);
     free(r->path);
     free(r);
 }
@@ -177,29 +319,39 @@ int mh_reader_set_cache(mh_reader *r, size_t bytes) {
 int mh_reader_stats(const mh_reader *r, mh_stats *st) {
     if (!r)
         return MH_EINVAL;
+    MH_TRY(mh_struct_out_ok(st, MH_STATS_SIZE_1));
+    mh_diag d = {0, 0, ""};
+    int rc = table_once(r, &((mh_reader *)r)->stats_state, 0, build_stats, &d);
+    if (rc != MH_OK) {
+        mh_reader_set_error(r, &d);
+        return rc;
+    }
     return MH_STRUCT_OUT(st, &r->stats, MH_STATS_SIZE_1);
 }
 
 size_t mh_reader_meta_count(const mh_reader *r) {
-    return r && r->dict ? r->dict->nmeta : 0;
+    const mh_dict *dict = newest_dict(r);
+    return dict ? dict->nmeta : 0;
 }
 
 int mh_reader_meta_get(const mh_reader *r, size_t i, const char **key,
                        const char **value) {
     if (!r || !key || !value || i >= mh_reader_meta_count(r))
         return MH_EINVAL;
-    *key = r->dict->meta[i].key;
-    *value = r->dict->meta[i].value;
+    const mh_dict *dict = newest_dict(r);
+    *key = dict->meta[i].key;
+    *value = dict->meta[i].value;
     return MH_OK;
 }
 
 const char *mh_reader_meta_find(const mh_reader *r, const char *key) {
     if (!r || !key)
         return NULL;
+    const mh_dict *dict = newest_dict(r);
     const char *found = NULL;
-    for (size_t i = 0; i < mh_reader_meta_count(r); i++)
-        if (strcmp(r->dict->meta[i].key, key) == 0)
-            found = r->dict->meta[i].value; /* the last one wins */
+    for (size_t i = 0; dict && i < dict->nmeta; i++)
+        if (strcmp(dict->meta[i].key, key) == 0)
+            found = dict->meta[i].value; /* the last one wins */
     return found;
 }
 
@@ -223,12 +375,22 @@ static int bad_arg(const mh_reader *r, const char *fmt, ...) {
 
 size_t mh_reader_segment_count(const mh_reader *r) { return r ? r->nsegs : 0; }
 
+/* Segment i, opened; a failed open is kept as r's detail. */
+static int seg_or_fail(const mh_reader *r, size_t i, const mh_seg **out) {
+    mh_diag d = {0, 0, ""};
+    int rc = mh_reader_seg(r, i, out, &d);
+    if (rc != MH_OK)
+        mh_reader_set_error(r, &d);
+    return rc;
+}
+
 int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     if (mh_struct_out_ok(o, MH_SEGMENT_INFO_SIZE_1) != MH_OK)
         return bad_arg(r, "mh_reader_segment_info: NULL out or struct_size too small");
     if (!r || i >= r->nsegs)
         return bad_arg(r, "mh_reader_segment_info: segment index out of range");
-    const mh_seg *s = &r->segs[i];
+    const mh_seg *s;
+    MH_TRY(seg_or_fail(r, i, &s));
     mh_segment_info full, *dst = o;
     memset(&full, 0, sizeof full);
     o = &full;
@@ -260,12 +422,14 @@ int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
                          mh_slice_info *o) {
     if (mh_struct_out_ok(o, MH_SLICE_INFO_SIZE_1) != MH_OK)
         return bad_arg(r, "mh_reader_slice_info: NULL out or struct_size too small");
-    if (!r || seg >= r->nsegs || slice >= r->segs[seg].nslices)
-        return bad_arg(r, "mh_reader_slice_info: %s",
-                       seg >= (r ? r->nsegs : 0) ? "segment index out of range"
-                                                 : "slice index out of range");
+    if (!r || seg >= r->nsegs)
+        return bad_arg(r, "mh_reader_slice_info: segment index out of range");
+    const mh_seg *sg;
+    MH_TRY(seg_or_fail(r, seg, &sg));
+    if (slice >= sg->nslices)
+        return bad_arg(r, "mh_reader_slice_info: slice index out of range");
     mh_slice s;
-    mh_seg_slice(&r->segs[seg], (uint32_t)slice, &s);
+    mh_seg_slice(sg, (uint32_t)slice, &s);
     mh_slice_info full, *dst = o;
     memset(&full, 0, sizeof full);
     o = &full;
@@ -286,11 +450,12 @@ int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
                          mh_chunk_info *o) {
     if (mh_struct_out_ok(o, MH_CHUNK_INFO_SIZE_1) != MH_OK)
         return bad_arg(r, "mh_reader_chunk_info: NULL out or struct_size too small");
-    if (!r || seg >= r->nsegs || chunk >= r->segs[seg].nchunks)
-        return bad_arg(r, "mh_reader_chunk_info: %s",
-                       seg >= (r ? r->nsegs : 0) ? "segment index out of range"
-                                                 : "chunk index out of range");
-    const mh_seg *sg = &r->segs[seg];
+    if (!r || seg >= r->nsegs)
+        return bad_arg(r, "mh_reader_chunk_info: segment index out of range");
+    const mh_seg *sg;
+    MH_TRY(seg_or_fail(r, seg, &sg));
+    if (chunk >= sg->nchunks)
+        return bad_arg(r, "mh_reader_chunk_info: chunk index out of range");
     /* find the slice holding the chunk, and check it before trusting it */
     uint32_t lo = 0, hi = sg->nslices;
     mh_slice s;
@@ -330,26 +495,33 @@ int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
 }
 
 size_t mh_reader_string_count(const mh_reader *r) {
-    return r && r->dict ? r->dict->nstrings : 0;
+    const mh_dict *dict = newest_dict(r);
+    return dict ? dict->nstrings : 0;
 }
 
 const char *mh_reader_string(const mh_reader *r, size_t i) {
-    return i < mh_reader_string_count(r) ? r->dict->strings[i] : NULL;
+    const mh_dict *dict = newest_dict(r);
+    return dict && i < dict->nstrings ? dict->strings[i] : NULL;
 }
 
 size_t mh_reader_column_count(const mh_reader *r) {
-    return r && r->dict ? r->dict->ncolumns : 0;
+    const mh_dict *dict = newest_dict(r);
+    return dict ? dict->ncolumns : 0;
 }
 
 int mh_reader_column(const mh_reader *r, size_t i, mh_column_info *out) {
     MH_TRY(mh_struct_out_ok(out, MH_COLUMN_INFO_SIZE_1));
-    if (i >= mh_reader_column_count(r))
+    const mh_dict *dict = newest_dict(r);
+    if (!dict || i >= dict->ncolumns)
         return MH_EINVAL;
-    return MH_STRUCT_OUT(out, &r->dict->columns[i], MH_COLUMN_INFO_SIZE_1);
+    return MH_STRUCT_OUT(out, &dict->columns[i], MH_COLUMN_INFO_SIZE_1);
 }
 
 const char *mh_reader_op_name(const mh_reader *r, unsigned op) {
     if (op >= MH_OP_COUNT)
         return NULL;
-    return r && r->dict ? r->dict->op_names[op] : mh_op_name(op);
+    if (!r || r->nsegs == 0)
+        return mh_op_name(op);
+    const mh_dict *dict = newest_dict(r);
+    return dict ? dict->op_names[op] : NULL;
 }

@@ -172,6 +172,7 @@ static int ensure_segment(mh_writer *w) {
         .rows_per_block = w->opt.block_accesses,
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
+        .summary = mh_summary_hooks_default(),
     };
     return mh_segw_create(&cfg, &w->segw, &w->err);
 }
@@ -353,6 +354,7 @@ static int start_builders(mh_writer *w) {
         .rows_per_block = w->opt.block_accesses,
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
+        .summary = mh_summary_hooks_default(),
     };
     int nb = w->opt.background ? w->opt.background : 1;
     for (int i = 0; i < nb; i++)
