@@ -415,6 +415,11 @@ int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     o->index_bytes = (uint64_t)s->nslices * s->slice_recsz +
                      (uint64_t)s->nchunks * s->chunk_recsz +
                      (uint64_t)s->nblocks * s->block_recsz;
+    o->streams = s->dict.has_stream_table ? (uint32_t)s->dict.nstreams : 0;
+    o->windows = (uint32_t)s->dict.nwindows;
+    const mh_section *sum;
+    o->summary_bytes = mh_seg_section(s, 6, &sum) == MH_OK ? sum->size : 0;
+    o->has_pc = s->dict.has_pc_col ? 1 : 0;
     return MH_STRUCT_OUT(dst, o, MH_SEGMENT_INFO_SIZE_1);
 }
 
@@ -443,6 +448,7 @@ int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
     o->chunks = s.chunk_count;
     o->block_first = s.block_first;
     o->blocks = s.block_count;
+    o->stream_mask = s.stream_mask;
     return MH_STRUCT_OUT(dst, o, MH_SLICE_INFO_SIZE_1);
 }
 
@@ -491,6 +497,7 @@ int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
     o->row_first = c.row_first;
     o->accesses = c.row_count;
     o->op = c.op;
+    o->stream_mask = c.stream_mask;
     return MH_STRUCT_OUT(dst, o, MH_CHUNK_INFO_SIZE_1);
 }
 
@@ -524,4 +531,330 @@ const char *mh_reader_op_name(const mh_reader *r, unsigned op) {
         return mh_op_name(op);
     const mh_dict *dict = newest_dict(r);
     return dict ? dict->op_names[op] : NULL;
+}
+
+/* ---- streams, windows and sections (since 1.2) ----------------------- */
+
+#define STREAM_INFO_SIZE_1 MH_SIZE_UPTO(mh_stream_info, transition_last)
+#define WINDOW_INFO_SIZE_1 MH_SIZE_UPTO(mh_window_info, transition_last)
+#define SECTION_INFO_SIZE_1 MH_SIZE_UPTO(mh_section_info, size)
+
+/* A stream with no description: kind other, nothing known (what
+ * mh_stream_info_init gives; that one is the writer's, in its own file). */
+static void stream_unknown(mh_stream_info *o, uint32_t id) {
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->id = id;
+    o->kind = MH_STREAM_OTHER;
+    o->parent = MH_NONE32;
+    o->pid = MH_NONE64;
+    o->tid = MH_NONE64;
+    o->cpu = MH_NONE32;
+}
+
+static mh_rstream *find_rstream(mh_reader *r, uint32_t id) {
+    size_t lo = 0, hi = r->nstreams;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->streams[mid].info.id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->nstreams && r->streams[lo].info.id == id ? &r->streams[lo]
+                                                            : NULL;
+}
+
+/* The store's streams (design: the newest segment's descriptions and
+ * stream metadata; accesses summed over segments, transition range over
+ * the segments where the stream has accesses). */
+static int build_streams(mh_reader *r, mh_diag *d) {
+    MH_TRY(open_all(r, d));
+    if (r->nsegs == 0) { /* stream 0 exists in every store */
+        r->streams = calloc(1, sizeof *r->streams);
+        if (!r->streams)
+            return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for streams");
+        stream_unknown(&r->streams[0].info, 0);
+        r->nstreams = 1;
+        return MH_OK;
+    }
+    const mh_dict *nd = &r->segs[r->nsegs - 1].dict;
+    r->streams = calloc(nd->nstreams ? nd->nstreams : 1, sizeof *r->streams);
+    if (!r->streams)
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for streams");
+    r->nstreams = nd->nstreams;
+    for (size_t i = 0; i < nd->nstreams; i++) {
+        const mh_dict_stream *ds = &nd->streams[i];
+        mh_stream_info *o = &r->streams[i].info;
+        stream_unknown(o, ds->id);
+        o->kind = ds->kind;
+        o->parent = ds->parent;
+        o->pid = ds->pid;
+        o->tid = ds->tid;
+        o->cpu = ds->cpu;
+        o->name = ds->name;
+    }
+    /* stream metadata: runs of the newest dictionary's (sorted by stream) */
+    for (size_t k = 0; k < nd->nstream_meta; k++) {
+        mh_rstream *rs = find_rstream(r, nd->stream_meta[k].stream);
+        if (!rs)
+            return mh_diag_fail(d, MH_ECORRUPT, 0,
+                                "%s: metadata of stream %u, which is not "
+                                "declared", r->segs[r->nsegs - 1].name,
+                                nd->stream_meta[k].stream);
+        if (rs->nmeta == 0)
+            rs->meta_first = k;
+        rs->nmeta++;
+    }
+    for (size_t i = 0; i < r->nsegs; i++) {
+        const mh_seg *s = &r->segs[i];
+        uint64_t total = 0;
+        for (size_t k = 0; k < s->dict.nstreams; k++) {
+            const mh_dict_stream *ds = &s->dict.streams[k];
+            /* a segment carries every stream declared when it was sealed:
+             * the newest one carries them all */
+            mh_rstream *rs = find_rstream(r, ds->id);
+            if (!rs)
+                return mh_diag_fail(d, MH_ECORRUPT, 0,
+                                    "%s: stream %u is not in the newest "
+                                    "segment's stream table", s->name, ds->id);
+            total += ds->count;
+            if (ds->count == 0)
+                continue;
+            mh_stream_info *o = &rs->info;
+            if (o->accesses == 0 || ds->t_first < o->transition_first)
+                o->transition_first = ds->t_first;
+            if (o->accesses == 0 || ds->t_last > o->transition_last)
+                o->transition_last = ds->t_last;
+            o->accesses += ds->count;
+        }
+        if (total != s->count)
+            return mh_diag_fail(d, MH_ECORRUPT, 0,
+                                "%s: its streams hold %llu accesses, its header "
+                                "%llu", s->name, (unsigned long long)total,
+                                (unsigned long long)s->count);
+    }
+    return MH_OK;
+}
+
+/* The store's windows: each segment's parts merged by window id. A window
+ * in two segments must end the first and begin the next, its ids going on. */
+static int build_windows(mh_reader *r, mh_diag *d) {
+    MH_TRY(open_all(r, d));
+    size_t total = 0;
+    for (size_t i = 0; i < r->nsegs; i++)
+        total += r->segs[i].dict.nwindows;
+    r->windows = calloc(total ? total : 1, sizeof *r->windows);
+    if (!r->windows)
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for windows");
+    size_t n = 0;
+    for (size_t i = 0; i < r->nsegs; i++) {
+        const mh_seg *s = &r->segs[i];
+        for (size_t k = 0; k < s->dict.nwindows; k++) {
+            const mh_window_part *p = &s->dict.windows[k];
+            if (p->id_first < s->id_first || p->count > s->count ||
+                p->id_first - s->id_first > s->count - p->count)
+                return mh_diag_fail(d, MH_ECORRUPT, 0,
+                                    "%s: window %llu (ids %llu + %llu) lies "
+                                    "outside the segment's ids", s->name,
+                                    (unsigned long long)p->window,
+                                    (unsigned long long)p->id_first,
+                                    (unsigned long long)p->count);
+            mh_window_info *last = n ? &r->windows[n - 1] : NULL;
+            uint64_t last_end = last ? last->id_first + last->accesses : 0;
+            if (last && last->window == p->window) {
+                if (k != 0 || p->id_first != last_end)
+                    return mh_diag_fail(d, MH_ECORRUPT, 0,
+                                        "%s: window %llu goes on from an "
+                                        "earlier segment without continuing "
+                                        "its ids", s->name,
+                                        (unsigned long long)p->window);
+            } else if (last && (p->window < last->window || p->id_first < last_end)) {
+                return mh_diag_fail(d, MH_ECORRUPT, 0,
+                                    "%s: window %llu comes after window %llu "
+                                    "(ids from %llu, the last ending at %llu)",
+                                    s->name, (unsigned long long)p->window,
+                                    (unsigned long long)last->window,
+                                    (unsigned long long)p->id_first,
+                                    (unsigned long long)last_end);
+            } else {
+                last = &r->windows[n++];
+                memset(last, 0, sizeof *last);
+                last->struct_size = sizeof *last;
+                last->window = p->window;
+                last->id_first = p->id_first;
+            }
+            if (p->count) {
+                if (last->accesses == 0)
+                    last->transition_first = p->t_first;
+                last->transition_last = p->t_last;
+                last->accesses += p->count;
+            }
+        }
+    }
+    r->nwindows = n;
+    return MH_OK;
+}
+
+static int streams_ready(const mh_reader *r) {
+    if (!r)
+        return MH_EINVAL;
+    mh_diag d = {0, 0, ""};
+    int rc = table_once(r, &((mh_reader *)r)->streams_state, 1, build_streams, &d);
+    if (rc != MH_OK)
+        mh_reader_set_error(r, &d);
+    return rc;
+}
+
+static int windows_ready(const mh_reader *r, mh_diag *d) {
+    return table_once(r, &((mh_reader *)r)->windows_state, 2, build_windows, d);
+}
+
+size_t mh_reader_stream_count(const mh_reader *r) {
+    return streams_ready(r) == MH_OK ? r->nstreams : 0;
+}
+
+int mh_reader_stream_info(const mh_reader *r, size_t i, mh_stream_info *out) {
+    if (mh_struct_out_ok(out, STREAM_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_stream_info: NULL out or struct_size too small");
+    MH_TRY(streams_ready(r));
+    if (i >= r->nstreams)
+        return bad_arg(r, "mh_reader_stream_info: stream index out of range");
+    return mh_struct_out(out, &r->streams[i].info, STREAM_INFO_SIZE_1,
+                         sizeof r->streams[i].info);
+}
+
+int mh_reader_stream_find(const mh_reader *r, uint32_t id, size_t *i) {
+    if (!i)
+        return bad_arg(r, "mh_reader_stream_find: NULL i");
+    MH_TRY(streams_ready(r));
+    const mh_rstream *rs = find_rstream((mh_reader *)r, id);
+    if (!rs) {
+        mh_diag d = {0, 0, ""};
+        mh_diag_fail(&d, MH_ENOTFOUND, 0, "no stream %u in the store", id);
+        mh_reader_set_error(r, &d);
+        return MH_ENOTFOUND;
+    }
+    *i = (size_t)(rs - r->streams);
+    return MH_OK;
+}
+
+size_t mh_reader_stream_meta_count(const mh_reader *r, size_t i) {
+    if (streams_ready(r) != MH_OK || i >= r->nstreams)
+        return 0;
+    return r->streams[i].nmeta;
+}
+
+int mh_reader_stream_meta_get(const mh_reader *r, size_t i, size_t k,
+                              const char **key, const char **value) {
+    if (!key || !value)
+        return bad_arg(r, "mh_reader_stream_meta_get: NULL key or value");
+    MH_TRY(streams_ready(r));
+    if (i >= r->nstreams || k >= r->streams[i].nmeta)
+        return bad_arg(r, "mh_reader_stream_meta_get: index out of range");
+    const mh_stream_kv *kv =
+        &r->segs[r->nsegs - 1].dict.stream_meta[r->streams[i].meta_first + k];
+    *key = kv->key;
+    *value = kv->value;
+    return MH_OK;
+}
+
+int mh_reader_window_get(const mh_reader *r, uint64_t window,
+                         mh_window_info *out, mh_diag *d) {
+    MH_TRY(windows_ready(r, d));
+    size_t lo = 0, hi = r->nwindows;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->windows[mid].window < window)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == r->nwindows || r->windows[lo].window != window)
+        return mh_diag_fail(d, MH_ENOTFOUND, 0, "no window %llu in the store",
+                            (unsigned long long)window);
+    *out = r->windows[lo];
+    return MH_OK;
+}
+
+size_t mh_reader_window_count(const mh_reader *r) {
+    if (!r)
+        return 0;
+    mh_diag d = {0, 0, ""};
+    if (windows_ready(r, &d) != MH_OK) {
+        mh_reader_set_error(r, &d);
+        return 0;
+    }
+    return r->nwindows;
+}
+
+int mh_reader_window_info(const mh_reader *r, size_t i, mh_window_info *out) {
+    if (mh_struct_out_ok(out, WINDOW_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_window_info: NULL out or struct_size too small");
+    if (!r)
+        return MH_EINVAL;
+    mh_diag d = {0, 0, ""};
+    int rc = windows_ready(r, &d);
+    if (rc != MH_OK) {
+        mh_reader_set_error(r, &d);
+        return rc;
+    }
+    if (i >= r->nwindows)
+        return bad_arg(r, "mh_reader_window_info: window index out of range");
+    return mh_struct_out(out, &r->windows[i], WINDOW_INFO_SIZE_1,
+                         sizeof r->windows[i]);
+}
+
+int mh_reader_window_find(const mh_reader *r, uint64_t window,
+                          mh_window_info *out) {
+    if (mh_struct_out_ok(out, WINDOW_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_window_find: NULL out or struct_size too small");
+    if (!r)
+        return MH_EINVAL;
+    mh_diag d = {0, 0, ""};
+    mh_window_info w;
+    int rc = mh_reader_window_get(r, window, &w, &d);
+    if (rc != MH_OK) {
+        mh_reader_set_error(r, &d);
+        return rc;
+    }
+    return mh_struct_out(out, &w, WINDOW_INFO_SIZE_1, sizeof w);
+}
+
+/* SPEC.md section types */
+static const char *section_name(uint32_t type) {
+    static const char *const names[] = {NULL, "data", "dictionary", "slices",
+                                        "chunks", "blocks", "address summary"};
+    return type >= 1 && type < sizeof names / sizeof names[0] ? names[type]
+                                                             : "unknown";
+}
+
+size_t mh_reader_section_count(const mh_reader *r, size_t seg) {
+    const mh_seg *s;
+    if (!r || seg >= r->nsegs || seg_or_fail(r, seg, &s) != MH_OK)
+        return 0;
+    return s->nsections;
+}
+
+int mh_reader_section_info(const mh_reader *r, size_t seg, size_t i,
+                           mh_section_info *out) {
+    if (mh_struct_out_ok(out, SECTION_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_section_info: NULL out or struct_size too small");
+    if (!r || seg >= r->nsegs)
+        return bad_arg(r, "mh_reader_section_info: segment index out of range");
+    const mh_seg *s;
+    MH_TRY(seg_or_fail(r, seg, &s));
+    if (i >= s->nsections)
+        return bad_arg(r, "mh_reader_section_info: section index out of range");
+    const mh_section *x = &s->sections[i];
+    mh_section_info full;
+    memset(&full, 0, sizeof full);
+    full.struct_size = sizeof full;
+    full.type = x->type;
+    full.name = section_name(x->type);
+    full.flags = x->flags;
+    full.records = x->recsz ? x->count : 0;
+    full.offset = x->offset;
+    full.size = x->size;
+    return mh_struct_out(out, &full, SECTION_INFO_SIZE_1, sizeof full);
 }
