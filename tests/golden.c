@@ -25,10 +25,6 @@
 #include "testutil.h"
 #include "tiny_input.h"
 
-/* DEBUG: 1.2 reader checks off while rq lands them */
-#define GOLDEN_CHECK12 0
-#define CHECK12(cond, ...) do { if (GOLDEN_CHECK12) CHECKF(cond, __VA_ARGS__); } while (0)
-
 static mh_access g_all[TINY_COUNT];
 
 /* v2: the 2.0 input (streams and pcs); else what the 1.0 store holds */
@@ -52,9 +48,8 @@ static void load_expected(int v2) {
 
 /* oracle_same_access and the 2.0 fields */
 static int same_access(const mh_access *a, const mh_access *b) {
-    return oracle_same_access(a, b) &&
-           (!GOLDEN_CHECK12 || (a->stream == b->stream && a->has_pc == b->has_pc &&
-                                (!a->has_pc || a->pc == b->pc)));
+    return oracle_same_access(a, b) && a->stream == b->stream && a->has_pc == b->has_pc &&
+           (!a->has_pc || a->pc == b->pc);
 }
 
 /* Stream mask (SPEC.md 2.0 section 2) of ids [first, first + n). */
@@ -67,15 +62,142 @@ static uint32_t mask_of(uint64_t first, uint64_t n) {
 
 /* ---- (a) the committed store reads back as its input ---------------------- */
 
+/* The store's stream and window tables (SPEC.md 8) and the queries that
+ * filter on them (8.3), against tiny_input.h. */
+static void check_streams_windows(const mh_reader *r, int v2) {
+    size_t ns = mh_reader_stream_count(r);
+    CHECKF(ns == (v2 ? TINY_STREAMS : 1u), "%zu streams", ns);
+    for (size_t i = 0; i < ns; i++) {
+        mh_stream_info si;
+        mh_stream_info_init(&si);
+        CHECK_OK(mh_reader_stream_info(r, i, &si));
+        uint64_t n = 0, t0 = 0, t1 = 0;
+        for (size_t k = 0; k < TINY_COUNT; k++)
+            if (g_all[k].stream == si.id) {
+                if (n++ == 0)
+                    t0 = g_all[k].transition;
+                t1 = g_all[k].transition;
+            }
+        CHECKF(si.id == (uint32_t)i && si.accesses == n && si.transition_first == t0 &&
+                   si.transition_last == t1,
+               "stream %u: %llu accesses in %llu .. %llu, expected %llu in %llu .. %llu",
+               si.id, (unsigned long long)si.accesses,
+               (unsigned long long)si.transition_first,
+               (unsigned long long)si.transition_last, (unsigned long long)n,
+               (unsigned long long)t0, (unsigned long long)t1);
+        if (v2) { /* the newest segment's descriptions */
+            const tiny_stream *t = &tiny_stream_decl[i];
+            CHECK(si.kind == t->kind && si.parent == t->parent && si.pid == t->pid &&
+                  si.tid == t->tid && si.cpu == t->cpu && si.name &&
+                  !strcmp(si.name, t->name));
+        } else { /* SPEC.md 7.6: no streams table, one stream 0 */
+            CHECK(si.kind == MH_STREAM_OTHER && si.name == NULL && si.parent == MH_NONE32 &&
+                  si.pid == MH_NONE64 && si.tid == MH_NONE64 && si.cpu == MH_NONE32);
+        }
+        size_t want_meta = 0;
+        for (size_t k = 0; v2 && k < TINY_STREAM_META; k++)
+            if (tiny_stream_meta[k].stream == si.id) {
+                const char *key = NULL, *value = NULL;
+                CHECK_OK(mh_reader_stream_meta_get(r, i, want_meta++, &key, &value));
+                CHECK(key && value && !strcmp(key, tiny_stream_meta[k].key) &&
+                      !strcmp(value, tiny_stream_meta[k].value));
+            }
+        CHECK(mh_reader_stream_meta_count(r, i) == want_meta);
+    }
+    /* windows: parts merged by id (window 2 has one in each segment) */
+    size_t nw = mh_reader_window_count(r);
+    CHECKF(nw == (v2 ? TINY_WINDOWS : 0u), "%zu windows", nw);
+    for (size_t i = 0; i < nw; i++) {
+        const tiny_window *t = &tiny_windows[i];
+        mh_window_info wi = {.struct_size = sizeof wi};
+        CHECK_OK(mh_reader_window_info(r, i, &wi));
+        uint64_t n = t->end - t->begin;
+        CHECKF(wi.window == t->window && wi.id_first == t->begin && wi.accesses == n &&
+                   wi.transition_first == (n ? g_all[t->begin].transition : 0) &&
+                   wi.transition_last == (n ? g_all[t->end - 1].transition : 0),
+               "window %llu: ids %llu + %llu", (unsigned long long)wi.window,
+               (unsigned long long)wi.id_first, (unsigned long long)wi.accesses);
+        /* a window filter is an id interval (SPEC.md 8.3) */
+        mh_query q;
+        mh_query_init(&q);
+        q.ops = MH_OPS_ALL;
+        q.filter = MH_FILTER_WINDOW;
+        q.window = t->window;
+        mh_access out[TINY_COUNT];
+        size_t got = 0;
+        CHECK_OK(mh_query_run(r, &q, out, TINY_COUNT, &got));
+        CHECK(got == n);
+        for (size_t k = 0; k < got; k++)
+            CHECK(same_access(&out[k], &g_all[t->begin + k]));
+    }
+    mh_window_info wi = {.struct_size = sizeof wi};
+    CHECK_RC(mh_reader_window_find(r, 99, &wi), MH_ENOTFOUND);
+    /* a stream set and a pc range */
+    for (uint32_t st = 0; st < 2; st++) {
+        mh_query q;
+        mh_query_init(&q);
+        q.ops = MH_OPS_ALL;
+        q.streams = &st;
+        q.nstreams = 1;
+        mh_access out[TINY_COUNT];
+        size_t got = 0, k = 0;
+        CHECK_OK(mh_query_run(r, &q, out, TINY_COUNT, &got));
+        for (size_t i = 0; i < TINY_COUNT; i++)
+            if (g_all[i].stream == st) {
+                CHECK(k < got && same_access(&out[k], &g_all[i]));
+                k++;
+            }
+        CHECKF(k == got, "stream %u: %zu accesses, expected %zu", st, got, k);
+    }
+    mh_query q;
+    mh_query_init(&q);
+    q.ops = MH_OPS_ALL;
+    q.filter = MH_FILTER_PC;
+    q.pc_first = 0x401000;
+    q.pc_last = 0x4010ff;
+    mh_access out[TINY_COUNT];
+    size_t got = 0, k = 0;
+    CHECK_OK(mh_query_run(r, &q, out, TINY_COUNT, &got));
+    for (size_t i = 0; i < TINY_COUNT; i++)
+        if (g_all[i].has_pc && g_all[i].pc >= q.pc_first && g_all[i].pc <= q.pc_last) {
+            CHECK(k < got && same_access(&out[k], &g_all[i]));
+            k++;
+        }
+    CHECKF(k == got && (v2 ? got > 0 : got == 0), "pc filter: %zu accesses, expected %zu",
+           got, k);
+    /* sections (SPEC.md 5.2; a 1.0 segment reports its fixed five) */
+    for (size_t seg = 0; seg < 2; seg++) {
+        /* the writer's order; a newer minor's unknown section (not
+         * required) is listed where it lies */
+        size_t n = mh_reader_section_count(r, seg);
+        uint64_t at = 256; /* sections tile the file from the header on */
+        uint32_t known = 0;
+        for (size_t i = 0; i < n; i++) {
+            mh_section_info x = {.struct_size = sizeof x};
+            CHECK_OK(mh_reader_section_info(r, seg, i, &x));
+            int is_known = x.type >= 1 && x.type <= 6;
+            CHECKF(x.offset == at && (!is_known || x.type == known + 1) &&
+                       x.flags == (x.type <= 5),
+                   "segment %zu section %zu: type %u at %llu flags %u", seg, i, x.type,
+                   (unsigned long long)x.offset, x.flags);
+            known += is_known;
+            at += x.size;
+        }
+        CHECKF(known == (v2 ? 6u : 5u), "segment %zu: %u known sections", seg, known);
+    }
+}
+
 /* The 1.2 fields of segment `seg`'s information: both 2.0 segments have
  * pcs, carry both declared streams, two window parts (segment 0: windows 1
  * and 2; segment 1: window 2's second part and window 3, which is empty)
- * and an address summary; a 1.0 segment has one stream and none of those. */
+ * and an address summary; a 1.0 segment has none of those. */
 static void check_seg_info_12(const mh_segment_info *si, int v2, int seg) {
-    CHECK12(si->has_pc == (uint32_t)v2, "segment %d: has_pc %u", seg, si->has_pc);
-    CHECK12(si->streams == (v2 ? 2u : 1u), "segment %d: %u streams", seg, si->streams);
-    CHECK12(si->windows == (v2 ? 2u : 0u), "segment %d: %u windows", seg, si->windows);
-    CHECK12(v2 ? si->summary_bytes > 0 : si->summary_bytes == 0,
+    CHECKF(si->has_pc == (uint32_t)v2, "segment %d: has_pc %u", seg, si->has_pc);
+    /* entries of its streams table: a 1.0 segment has none (its one
+     * stream 0 is implied, SPEC.md 7.6) */
+    CHECKF(si->streams == (v2 ? 2u : 0u), "segment %d: %u streams", seg, si->streams);
+    CHECKF(si->windows == (v2 ? 2u : 0u), "segment %d: %u windows", seg, si->windows);
+    CHECKF(v2 ? si->summary_bytes > 0 : si->summary_bytes == 0,
            "segment %d: address summary of %llu bytes", seg,
            (unsigned long long)si->summary_bytes);
 }
@@ -137,7 +259,7 @@ static void check_tiny(const char *store, int v2) {
                slices[i].slice, (unsigned long long)sl.id_first, sl.accesses,
                (unsigned long long)slices[i].id_first, slices[i].accesses);
         uint32_t want = v2 ? mask_of(slices[i].id_first, slices[i].accesses) : 1u;
-        CHECK12(sl.stream_mask == want, "slice %zu.%zu: stream mask %x, expected %x",
+        CHECKF(sl.stream_mask == want, "slice %zu.%zu: stream mask %x, expected %x",
                slices[i].seg, slices[i].slice, sl.stream_mask, want);
     }
     /* the worked example of SPEC.md: ids 5, 6, 9 are the write chunk of slice 0 */
@@ -151,7 +273,8 @@ static void check_tiny(const char *store, int v2) {
             CHECK(ci.phy_first == 0x1000 && ci.phy_last == 0x1013 && ci.accesses == 3 &&
                   ci.id_first == 5 && ci.id_last == 9 && ci.transition_first == 100 &&
                   ci.transition_last == 103);
-            CHECK12(ci.stream_mask == (v2 ? 3u : 1u), "chunk stream mask %x", ci.stream_mask);
+            CHECKF(ci.stream_mask == (v2 ? 3u : 1u), "chunk stream mask %x (streams 1, 1, 0)",
+                   ci.stream_mask);
             found++;
         }
     }
@@ -182,6 +305,8 @@ static void check_tiny(const char *store, int v2) {
         tu_check_cursor(r, g_all, TINY_COUNT, &q, TINY_COUNT + 1, &rng);
     }
     tu_random_queries(r, g_all, TINY_COUNT, 3000, 2024);
+
+    check_streams_windows(r, v2);
 
     /* metadata of the newest segment */
     CHECK(mh_reader_meta_count(r) == TINY_META_FINAL_COUNT);
@@ -394,6 +519,8 @@ static void check_variant(const char *dir, const expect *x) {
         if (x->query == MH_OK) {
             CHECK(total == TINY_COUNT);
             tu_check_stats(r, g_all, TINY_COUNT);
+            if (x->verify == MH_OK) /* valid: newer minors read as the same store */
+                check_streams_windows(r, 1);
         }
         /* a query narrow enough for the address summary */
         mh_query nq;
