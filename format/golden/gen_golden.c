@@ -416,6 +416,37 @@ static void dict_window_overlap(se_dict *d) {
 static void seg_window_overlap(se_seg *g) { edit_dict(g, dict_window_overlap); }
 static void m_window_overlap(const char *s) { edit_segment(s, SEG0, seg_window_overlap); }
 
+/* -- store-level tables (SPEC.md 8): each segment valid on its own -- */
+static void dict_drop_stream_1(se_dict *d) {
+    /* segment 1 forgets stream 1 (count 0 there) and its metadata */
+    se_table *t = se_dict_find(d, 5);
+    if (!t || t->count != 2 || mhf_load_u32(t->data.p + t->recsz) != 1 ||
+        mhf_load_u64(t->data.p + t->recsz + 40) != 0)
+        se_die("segment 1 should list streams 0 and 1, 1 without accesses", "drop");
+    t->count = 1;
+    t->data.len = t->recsz;
+    for (size_t i = 0; i < d->ntables; i++)
+        if (d->t[i].type == 6) {
+            free(d->t[i].data.p);
+            memmove(&d->t[i], &d->t[i + 1], (d->ntables - i - 1) * sizeof d->t[0]);
+            d->ntables--;
+            break;
+        }
+}
+static void seg_drop_stream_1(se_seg *g) { edit_dict(g, dict_drop_stream_1); }
+static void m_stream_not_in_newest(const char *s) { edit_segment(s, SEG1, seg_drop_stream_1); }
+static void dict_window_gap(se_dict *d) {
+    /* window 2's part in segment 1 starts one id late (ids 25 .. 29 instead
+     * of 24 .. 29; ids 24 and 25 share their transition) */
+    se_table *t = se_dict_find(d, 7);
+    if (!t || mhf_load_u64(t->data.p) != 2 || mhf_load_u64(t->data.p + 8) != 24)
+        se_die("segment 1's first window part is not window 2 at id 24", "gap");
+    mhf_store_u64(t->data.p + 8, 25);
+    mhf_store_u64(t->data.p + 16, mhf_load_u64(t->data.p + 16) - 1);
+}
+static void seg_window_gap(se_seg *g) { edit_dict(g, dict_window_gap); }
+static void m_window_parts_gap(const char *s) { edit_segment(s, SEG1, seg_window_gap); }
+
 /* -- slices, chunks, blocks -- */
 static void m_slice_flip(const char *s) {
     flip(s, SEG0, section_offset(s, SEG0, MHF_SECT_SLICES) + 72 + MHF_SLICE_COUNT, 0x01);
@@ -632,6 +663,8 @@ static const struct {
     {"stream-table-order", m_stream_table_order},
     {"window-table-order", m_window_table_order},
     {"window-overlap", m_window_overlap},
+    {"stream-not-in-newest", m_stream_not_in_newest},
+    {"window-parts-gap", m_window_parts_gap},
     {"slice-array-flip", m_slice_flip},
     {"chunk-record-flip", m_chunk_flip},
     {"block-flip", m_block_flip},
