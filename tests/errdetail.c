@@ -107,14 +107,17 @@ static const place places[] = {
      {SEG0 "slice 0 at byte ", "stream mask 00000002 not inside its slice's 00000001", NULL}, 0},
     {"pc-truncated", MH_OK, MH_ECORRUPT,
      {SEG0 "slice 0, block 0 at byte ", "bad varint in pc column", NULL}, 0},
-    {"manifest-major-1" /*DBG: fsck gap*/, MH_OK, MH_ECORRUPT,
+    {"manifest-major-1", MH_OK, MH_ECORRUPT,
      {SEG0, "format 2 segment listed in a format 1 MANIFEST", NULL}, 0},
-    {"summary-order" /*DBG: fsck gap*/, MH_OK, MH_ECORRUPT,
+    {"summary-order", MH_OK, MH_ECORRUPT,
      {SEG0 "address summary at byte ", "does not follow entry 0 in (granule, op) order", NULL}, 1},
-    {"summary-posting" /*DBG: fsck gap*/, MH_OK, MH_ECORRUPT,
+    {"summary-posting", MH_OK, MH_ECORRUPT,
      {SEG0 "address summary at byte ", "slice 3 of a segment of 3 slices", NULL}, 1},
 };
-/* DBG: the last variants above are not reported by fsck yet (verify.c) */
+/* The last FSCK_GAPS variants above: SPEC.md 11 gives fsck their damage to
+ * find, src/verify.c does not yet (the address summary's structure, a
+ * segment of another major than its MANIFEST). Their detail is checked
+ * against the reader's words only; this fails the day fsck reports them. */
 #define FSCK_GAPS 3
 
 typedef struct problems {
@@ -141,7 +144,7 @@ static void collect(void *ctx, const mh_problem *p) {
 
 /* The detail is fsck's line for a problem of the same code: the same file,
  * the same words, and (open path) the same byte. */
-static int g_fsck_gap; /* DBG */
+static int g_fsck_gap; /* the variant is one of the FSCK_GAPS */
 static void check_like_fsck(const char *detail, int code, const problems *ps) {
     if (g_fsck_gap)
         return;
@@ -174,9 +177,10 @@ static void check_variant(const char *dir, const place *x) {
     memset(&ps, 0, sizeof ps);
     mh_verify_result vr = {.struct_size = sizeof vr};
     int vrc = mh_verify(dir, 0, collect, &ps, &vr);
-    /* DBG: fsck does not report the last FSCK_GAPS variants yet */
     g_fsck_gap = x - places >= (ptrdiff_t)(sizeof places / sizeof places[0] - FSCK_GAPS);
-    if (!g_fsck_gap) {
+    if (g_fsck_gap) {
+        CHECKF(vrc == MH_OK, "fsck now reports %s: move it above FSCK_GAPS", x->variant);
+    } else {
         CHECK_RC(vrc, MH_ECORRUPT);
         CHECK(ps.n > 0);
     }
