@@ -471,11 +471,10 @@ static const expect expects[] = {
 };
 
 /* Variants whose damage SPEC.md 11 gives fsck to find and src/verify.c
- * does not find yet: the address summary's structure and exactness, a
- * segment of another major than its MANIFEST, the store-level stream and
- * window tables. The reader refuses each (checked above). */
-static const char *const k_fsck_gaps[] = {"manifest-major-1", "summary-order",
-                                          "summary-posting", "stream-not-in-newest",
+ * does not find yet: a segment of another major than its MANIFEST, the
+ * store-level stream and window tables. The reader refuses each (checked
+ * above). */
+static const char *const k_fsck_gaps[] = {"manifest-major-1", "stream-not-in-newest",
                                           "window-parts-gap"};
 
 static int fsck_gap(const char *name) {
