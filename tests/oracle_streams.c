@@ -11,6 +11,7 @@
  *
  * Usage: oracle_streams [QUERIES_PER_CONFIG [SEED_OFFSET]] (defaults 1500, 0).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +318,36 @@ static void check_refused(const mh_reader *r) {
     CHECK(c == NULL);
 }
 
+/* Threads that query a freshly opened reader at once race for the lazy
+ * segment opens (and the window table): every answer must still be the
+ * oracle's. */
+typedef struct racer {
+    const mh_reader *r;
+    const trace *tr;
+    uint64_t seed;
+} racer;
+
+static void *race(void *arg) {
+    const racer *x = arg;
+    tu_random_filtered_queries(x->r, x->tr->all, x->tr->n, x->tr->win, x->tr->nwin, 150,
+                               x->seed);
+    return NULL;
+}
+
+static void check_race(const char *dir, const trace *tr, uint64_t seed) {
+    mh_reader *r = NULL;
+    CHECK_OK(mh_reader_open(dir, &r));
+    pthread_t th[4];
+    racer x[4];
+    for (int i = 0; i < 4; i++) {
+        x[i] = (racer){r, tr, seed + (uint64_t)i};
+        CHECK(pthread_create(&th[i], NULL, race, &x[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++)
+        CHECK(pthread_join(th[i], NULL) == 0);
+    mh_reader_close(r);
+}
+
 static void run_config(const config *c) {
     printf("%s: %zu accesses\n", c->name, c->total);
     trace tr;
@@ -328,6 +359,7 @@ static void run_config(const config *c) {
         tr.all[i].id = i;
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(dir, &r));
+    check_race(dir, &tr, c->seed * 77 + g_seed_offset);
     check_tables(r, &tr);
     check_refused(r);
     random_queries(r, &tr, g_queries, c->seed * 1000003 + g_seed_offset);
