@@ -109,6 +109,7 @@ int mh_diag_code(mh_diag *d, int code);
 #define MH_COLUMN_INFO_SIZE_1 MH_SIZE_UPTO(mh_column_info, nullable)
 #define MH_VERIFY_RESULT_SIZE_1 MH_SIZE_UPTO(mh_verify_result, repaired)
 #define MH_READER_OPTIONS_SIZE_1 MH_SIZE_UPTO(mh_reader_options, cache_bytes)
+#define MH_STREAM_INFO_SIZE_1 MH_SIZE_UPTO(mh_stream_info, transition_last)
 
 /* Reads an input struct: *local holds the defaults on entry and gets the
  * caller's min(struct_size, lib_size) bytes, with struct_size = lib_size.
