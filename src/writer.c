@@ -122,6 +122,7 @@ static int ensure_segment(mh_writer *w) {
         .rows_per_block = w->opt.block_accesses,
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
+        .summary = mh_summary_hooks_default(),
     };
     return mh_segw_create(&cfg, &w->segw, &w->err);
 }
@@ -327,6 +328,7 @@ static int start_builders(mh_writer *w) {
         .rows_per_block = w->opt.block_accesses,
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
+        .summary = mh_summary_hooks_default(),
     };
     int nb = w->opt.background ? w->opt.background : 1;
     for (int i = 0; i < nb; i++)
@@ -426,6 +428,8 @@ static int open_store(mh_writer *w, const char *path, unsigned flags) {
     rc = mh_store_lock(path, &w->lock_fd, d);
     if (rc == MH_OK && is_store) {
         rc = mh_store_manifest_load(path, &w->man, 1, d);
+        if (rc == MH_OK)
+            rc = mh_manifest_writable(&w->man, d);
         if (rc == MH_OK)
             rc = load_meta(w);
     } else if (rc == MH_OK) {
