@@ -264,7 +264,7 @@ const char *cli_store_error(int rc) {
     switch (rc) {
     case MH_ENOENT: return "no such store";
     case MH_ENOTSTORE: return "not a memhist store";
-    case MH_EVERSION: return "unsupported format version (written by a newer memhist?)";
+    case MH_EVERSION: return "unsupported format version"; /* the detail says which */
     default: return cli_errstr(rc);
     }
 }

@@ -39,25 +39,27 @@ from ._access import (ACCESS_DTYPE, OP_EXEC, OP_NAMES, OP_READ, OP_WRITE,
 from ._lib import REPORT_FN, lib, mh_verify_result
 from .errors import (ChecksumError, CommittedError, CorruptError, Error,
                      ExistsError, InputOutputError, InvalidArgumentError,
-                     LockedError, NoSpaceError, NotFoundError, NotStoreError,
-                     OrderError, OutOfMemoryError, StateError, TruncatedError,
+                     LateError, LockedError, NoSpaceError, NoStreamError,
+                     NoSuchError, NotFoundError, NotStoreError, OrderError,
+                     OutOfMemoryError, StateError, TruncatedError,
                      VersionError, error)
-from .reader import Cursor, Reader, SegmentInfo, Stats, make_query, parse_ops
+from .reader import (STREAM_KINDS, Cursor, Reader, SegmentInfo, Stats, Stream,
+                     Window, make_query, parse_ops)
 from .writer import Writer
 
 __all__ = [
     "Access", "ACCESS_DTYPE", "Reader", "Writer", "Cursor", "Stats",
-    "SegmentInfo", "make_query", "parse_ops", "to_pandas", "verify",
+    "SegmentInfo", "Stream", "Window", "STREAM_KINDS", "make_query", "parse_ops", "to_pandas", "verify",
     "Problem", "VerifyResult", "library_version", "library_path",
     "OP_READ", "OP_WRITE", "OP_EXEC", "OPS_READ", "OPS_WRITE", "OPS_EXEC",
     "OP_NAMES", "Error", "InputOutputError", "OutOfMemoryError",
     "InvalidArgumentError", "NotStoreError", "VersionError", "CorruptError",
     "ChecksumError", "TruncatedError", "LockedError", "ExistsError",
     "NotFoundError", "CommittedError", "OrderError", "NoSpaceError",
-    "StateError", "error",
+    "StateError", "NoStreamError", "LateError", "NoSuchError", "error",
 ]
 
-__version__ = "1.0.0"
+__version__ = "1.2.0"
 
 #: Version of the loaded C library ("1.0.0").
 library_version: str = lib.mh_version_string().decode()
