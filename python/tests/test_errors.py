@@ -151,9 +151,11 @@ def test_bad_appends(tmp_path):
         with pytest.raises(memhist.InvalidArgumentError) as ei:
             w.append(batch)
         assert "access 1" in ei.value.detail
-        # Format-1 stores refuse stream and pc (the ABI's rule).
-        for bad in (good._replace(stream=1), good._replace(has_pc=1, pc=7),
-                    good._replace(op=3), good._replace(has_linear=2)):
+        # A stream must be declared before its first access.
+        with pytest.raises(memhist.NoStreamError):
+            w.append([good._replace(stream=1)])
+        for bad in (good._replace(has_pc=2, pc=7), good._replace(op=3),
+                    good._replace(has_linear=2)):
             with pytest.raises(memhist.InvalidArgumentError):
                 w.append([bad])
         with pytest.raises(memhist.OrderError):
