@@ -16,6 +16,12 @@ Quick tour::
         for a in r.cursor(0x1000, 0x103f, ops="rwx"):  # every match, lazily
             ...
         r.to_pandas(0x1000, 0x103f, until=900)       # as a DataFrame
+        r.streams(), r.windows()                     # threads/CPUs; recorded windows
+        r.query(ops="rwx", streams=[1, 2], pc=(0x401000, 0x4010ff), window=3)
+
+Streams (format 2.0): w.declare_stream(1, "thread", name="main", tid=...)
+before the first access with stream=1; w.window_begin(K)/w.window_end()
+group the next accesses into window K.
 
 Queries return a numpy structured array of ACCESS_DTYPE (byte for byte the
 C struct mh_access) when numpy is installed, else a list of Access tuples.
