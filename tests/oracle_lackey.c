@@ -108,6 +108,7 @@ static void read_lackey(const char *log, vec *out) {
     size_t lineno = 0;
     uint64_t instr = 0; /* I lines seen */
     uint64_t t = 0;
+    uint64_t pc = 0; /* address of the last I line: the pc of what follows */
     while (fgets(line, sizeof line, f)) {
         lineno++;
         CHECKF(strchr(line, '\n') != NULL || feof(f), "line %zu too long", lineno);
@@ -121,6 +122,7 @@ static void read_lackey(const char *log, vec *out) {
             a.transition = t;
             parse_addr_size(line + 3, lineno, &a.physical, &a.size);
             a.op = MH_OP_EXEC;
+            pc = a.physical;
         } else if (!strncmp(line, " L ", 3) || !strncmp(line, " S ", 3) ||
                    !strncmp(line, " M ", 3)) {
             parse_addr_size(line + 3, lineno, &a.physical, &a.size);
@@ -129,6 +131,8 @@ static void read_lackey(const char *log, vec *out) {
             tu_fail(__FILE__, __LINE__, "%s line %zu: unexpected: %s", log, lineno, line);
         }
         a.linear = a.physical;
+        a.pc = pc;
+        a.has_pc = instr > 0;
         push(out, &a);
         if (line[1] == 'M') { /* modify: the read above, then a write */
             a.op = MH_OP_WRITE;

@@ -72,8 +72,8 @@ typedef struct import_ctx {
     uint64_t last_t;       /* transition of the last access appended */
     int report;
     int writer_rc;         /* the writer's error, when it failed (not the parser) */
-    uint64_t streams_declared;
-    uint64_t windows;      /* windows begun */
+    int declared;          /* a stream was declared by sink(): last_declared */
+    uint32_t last_declared;
     cli_progress prog;
 } import_ctx;
 
@@ -97,7 +97,8 @@ static int sink(void *ctx, const mh_access *a, size_t n) {
             take = (size_t)(c->commit_every - c->since_commit);
         size_t bad = take;
         int rc = mh_writer_append_batch(c->w, a, take, &bad);
-        if (rc == MH_ENOSTREAM && bad < take) {
+        if (rc == MH_ENOSTREAM && bad < take &&
+            !(c->declared && c->last_declared == a[bad].stream)) {
             /* the first access of a stream the store does not have yet:
              * declare it (kind other, nothing known about it) and retry.
              * Asking the writer, not a list of our own, keeps the
@@ -108,7 +109,8 @@ static int sink(void *ctx, const mh_access *a, size_t n) {
             rc = mh_writer_stream_declare(c->w, &si);
             if (rc)
                 return c->writer_rc = rc;
-            c->streams_declared++;
+            c->declared = 1; /* refused again after this: an error, not a loop */
+            c->last_declared = si.id;
             continue;
         }
         if (rc)
@@ -137,7 +139,6 @@ static int window_sink(void *ctx, int in_window, uint64_t window) {
     int rc = in_window ? mh_writer_window_begin(c->w, window) : mh_writer_window_end(c->w);
     if (rc)
         return c->writer_rc = rc;
-    c->windows += (uint64_t)in_window;
     return 0;
 }
 
