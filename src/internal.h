@@ -563,18 +563,24 @@ void mh_radix_sort(mh_sort_scratch *s, uint64_t *key, uint32_t *val,
 
 /* ---- slice building (slice_build.c) and segment writing (segment_write.c) */
 /* The address summary hook points (summary_build.c fills them in; a NULL
- * hook means no address summary section). slice_keys computes the sorted
- * unique keys (granule << 2 | op) of the slice rows a[0..n) into
- * b->sum_keys (host-order u64s; it may use the builder's scratch arrays,
- * which hold at least n entries). serialize builds the section's bytes
- * from the segment's slices' keys: keys[first[s] .. first[s+1]) are slice
- * s's, for s < nslices. */
+ * hook means no address summary section). slice_keys starts a slice (rows
+ * a[0..n)); ranges then gets, for each operation with rows, the exact
+ * merged ranges [lo[i], hi[i]] of its rows (sorted, disjoint, not
+ * touching) and adds their keys (granule << 2 | op) to b->sum_keys
+ * (host-order u64s, unique, in no particular order; a single
+ * MH_SUM_OVERFLOW when the slice meets too many granules to list).
+ * serialize builds the section's bytes from the segment's slices' keys:
+ * keys[first[s] .. first[s+1]) are slice s's, for s < nslices, count the
+ * segment's accesses (its size budget: it may coarsen the granules); it
+ * leaves out as it is when there must be no section. */
 typedef struct mh_builder mh_builder;
 typedef struct mh_rec mh_rec;
 typedef struct mh_summary_hooks {
     int (*slice_keys)(mh_builder *b, const mh_rec *a, uint32_t n);
+    void (*ranges)(mh_builder *b, unsigned op, const uint64_t *lo,
+                   const uint64_t *hi, uint32_t n);
     int (*serialize)(const uint64_t *keys, const uint32_t *first,
-                     uint32_t nslices, mh_buf *out);
+                     uint32_t nslices, uint64_t count, mh_buf *out);
 } mh_summary_hooks;
 
 typedef struct mh_segw_config {
@@ -755,13 +761,15 @@ static inline int mh_sumset_add(mh_sumset *s, uint64_t phy, uint32_t size,
  * scratch (contents need no initialisation), or NULL to allocate one. */
 int mh_sumset_end(mh_sumset *s, mh_sort_scratch *sort);
 
-/* The hooks (mh_summary_hooks): slice_keys fills b->sum_keys with the
- * slice's keys (mh_sumset over the rows, the builder's sort scratch);
- * serialize builds section 6 into out (appended), or leaves out as it is
- * when some slice overflowed or there is no slice: then no section. */
+/* The hooks (mh_summary_hooks, above): slice_keys empties b->sum_keys,
+ * ranges adds an operation's keys, serialize builds section 6 into out
+ * (appended), or leaves out as it is when some slice overflowed or there is
+ * no slice: then the segment has no summary. */
 int mh_summary_slice_keys(mh_builder *b, const mh_rec *a, uint32_t n);
+void mh_summary_ranges(mh_builder *b, unsigned op, const uint64_t *lo,
+                       const uint64_t *hi, uint32_t n);
 int mh_summary_serialize(const uint64_t *keys, const uint32_t *first,
-                         uint32_t nslices, mh_buf *out);
+                         uint32_t nslices, uint64_t count, mh_buf *out);
 /* The hooks a writer uses to write the summary. */
 const mh_summary_hooks *mh_summary_hooks_default(void);
 
@@ -811,11 +819,13 @@ uint32_t mh_sum_prev(mh_sum_iter *it, uint32_t s);
 int mh_summary_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                      mh_sum_iter *it, mh_diag *d);
 
-/* fsck: whether slice s of v lists exactly the sorted keys[0..n) (each key's
- * entry holds s); the caller also checks that the keys of all slices add up
- * to v->nposting, which makes the correspondence exact. MH_ECORRUPT. */
+/* fsck: whether v lists slice s under each of the slice's keys keys[0..n)
+ * (unique, made at MHF_SUM_GRANULE_SHIFT; taken to v's coarser granules
+ * when its shift is larger); *listed gets how many postings that makes.
+ * The caller checks that these add up to v->nposting over all slices,
+ * which makes the correspondence exact. MH_ECORRUPT. */
 int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
                            const uint64_t *keys, size_t n, uint64_t base_off,
-                           mh_diag *d);
+                           uint64_t *listed, mh_diag *d);
 
 #endif /* MH_INTERNAL_H */

@@ -13,6 +13,7 @@
  * segment where no entry matches is skipped whole. A wider range, or a
  * segment without the section, visits every slice as before.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -247,6 +248,16 @@ uint32_t mh_sum_prev(mh_sum_iter *it, uint32_t s) {
 
 int mh_summary_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                      mh_sum_iter *it, mh_diag *d) {
+    const mh_section *sec;
+    if (mh_seg_section(seg, MHF_SECT_SUMMARY, &sec) != MH_OK)
+        return 0;
+    /* a range too wide for the summary does not read it (nor pay for its
+     * check): the shift is taken unchecked only to decide that */
+    if (sec->size >= MHF_SUM_HEADER_SIZE) {
+        uint32_t shift = mhf_load_u32(seg->base + sec->offset + MHF_SUM_SHIFT);
+        if (shift <= 63 && (b >> shift) - (a >> shift) >= MH_SUM_MAX_GRANULES)
+            return 0;
+    }
     mh_sum_view v;
     int rc = mh_summary_view(seg, &v, d);
     if (rc == MH_ENOTFOUND)
@@ -276,23 +287,49 @@ static const uint8_t *find_entry(const mh_sum_view *v, uint64_t g, unsigned op) 
                : NULL;
 }
 
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
 int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
                            const uint64_t *keys, size_t n, uint64_t base_off,
-                           mh_diag *d) {
-    MH_CHECK(v->shift == MHF_SUM_GRANULE_SHIFT, MH_ECORRUPT, d, base_off,
-             "address summary: granule_shift %u, the rows' keys were made at %u",
-             v->shift, MHF_SUM_GRANULE_SHIFT);
-    for (size_t i = 0; i < n; i++) {
+                           uint64_t *listed, mh_diag *d) {
+    MH_CHECK(v->shift >= MHF_SUM_GRANULE_SHIFT, MH_ECORRUPT, d, base_off,
+             "address summary: granule_shift %u below %u", v->shift,
+             MHF_SUM_GRANULE_SHIFT);
+    unsigned extra = v->shift - MHF_SUM_GRANULE_SHIFT;
+    uint64_t *own = NULL;
+    if (extra) { /* the keys at the section's coarser granules */
+        own = malloc(n * 8 + 8);
+        MH_CHECK(own, MH_ENOMEM, d, 0, "out of memory checking the address summary");
+        for (size_t i = 0; i < n; i++)
+            own[i] = (keys[i] >> 2 >> extra) << 2 | (keys[i] & 3);
+        qsort(own, n, 8, cmp_u64);
+        size_t u = 0;
+        for (size_t i = 0; i < n; i++)
+            if (u == 0 || own[i] != own[u - 1])
+                own[u++] = own[i];
+        n = u;
+        keys = own;
+    }
+    int rc = MH_OK;
+    for (size_t i = 0; i < n && rc == MH_OK; i++) {
         uint64_t g = keys[i] >> 2;
         unsigned op = (unsigned)(keys[i] & 3);
         const uint8_t *e = find_entry(v, g, op);
-        MH_CHECK(e, MH_ECORRUPT, d, base_off,
-                 "address summary: no entry for granule 0x%llx op %u, which "
-                 "slice %u meets", (unsigned long long)g, op, s);
+        if (!e) {
+            rc = mh_diag_fail(d, MH_ECORRUPT, base_off,
+                              "address summary: no entry for granule 0x%llx op "
+                              "%u, which slice %u meets", (unsigned long long)g,
+                              op, s);
+            break;
+        }
         const uint8_t *post =
             v->postings + (size_t)mhf_load_u64(e + MHF_SUM_E_POSTING_FIRST) *
                               MHF_SUM_POSTING_SIZE;
-        uint32_t lo = 0, hi = mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT);
+        uint32_t cnt = mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT);
+        uint32_t lo = 0, hi = cnt;
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
             if (post_at(post, mid) < s)
@@ -300,11 +337,14 @@ int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
             else
                 hi = mid;
         }
-        MH_CHECK(lo < mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT) &&
-                     post_at(post, lo) == s,
-                 MH_ECORRUPT, d, base_off,
-                 "address summary: the entry of granule 0x%llx op %u does not "
-                 "list slice %u, which meets it", (unsigned long long)g, op, s);
+        if (lo == cnt || post_at(post, lo) != s)
+            rc = mh_diag_fail(d, MH_ECORRUPT, base_off,
+                              "address summary: the entry of granule 0x%llx op "
+                              "%u does not list slice %u, which meets it",
+                              (unsigned long long)g, op, s);
     }
-    return MH_OK;
+    free(own);
+    if (rc == MH_OK)
+        *listed = n;
+    return rc;
 }

@@ -5,7 +5,11 @@
  * rows up to the overflow), the serialized section parsed back, the
  * candidate slices of random ranges (forward and backward lazy merges)
  * against the slices whose rows meet the range's granules, fsck's exactness
- * check, and every field of the section corrupted in turn.
+ * check, and every field of the section corrupted in turn. Then stores
+ * written by the writer: every answer the same with the summary used and
+ * ignored, and the oracle's; the summary narrows the slices of a narrow
+ * query; a damaged summary fails the queries that use it (MH_ECHECKSUM)
+ * and no other.
  */
 #include <string.h>
 
@@ -103,7 +107,21 @@ static void build_segment(tu_rng *rng, mh_builder *b, segkeys *sk,
         size_t nb = brute_keys(a, n, &bk);
         size_t nk = b->sum_keys.n / 8;
         CHECKF(nk == nb, "slice %u: %zu keys, brute force %zu", s, nk, nb);
+        /* the builder's keys are unique, in no order */
+        qsort(b->sum_keys.p, nk, 8, cmp_u64);
         CHECK(memcmp(b->sum_keys.p, bk, nb * 8) == 0);
+        /* fsck's way, from rows in any order: the same keys, sorted */
+        mh_buf sb = {0};
+        mh_sumset set;
+        CHECK_OK(mh_sumset_begin(&set, &sb, (uint32_t)tu_below(rng, n)));
+        for (uint32_t i = 0; i < n; i++) {
+            const mh_rec *x = &a[n - 1 - i]; /* another order */
+            CHECK_OK(mh_sumset_add(&set, x->physical, x->size, x->op));
+        }
+        CHECK_OK(mh_sumset_end(&set, tu_below(rng, 2) ? &b->sort : NULL));
+        CHECKF(sb.n == nb * 8 && memcmp(sb.p, bk, nb * 8) == 0,
+               "slice %u: sumset %zu keys, brute force %zu", s, sb.n / 8, nb);
+        mh_buf_free(&sb);
         free(bk);
         while (sk->first[s] + nk > cap) {
             cap *= 2;
@@ -127,10 +145,12 @@ static void free_segment(segkeys *sk) {
 }
 
 /* Does slice s have a key of [ga, gb] with an op of ops? */
+static unsigned g_extra; /* the section's shift above SHIFT */
+
 static int brute_candidate(const segkeys *sk, uint32_t s, uint64_t ga,
                            uint64_t gb, uint32_t ops) {
     for (uint32_t i = sk->first[s]; i < sk->first[s + 1]; i++) {
-        uint64_t g = sk->keys[i] >> 2;
+        uint64_t g = sk->keys[i] >> 2 >> g_extra;
         if (g >= ga && g <= gb && (ops >> (sk->keys[i] & 3) & 1))
             return 1;
     }
@@ -158,12 +178,12 @@ static void check_queries(tu_rng *rng, const segkeys *sk, const mh_sum_view *v) 
         if (tu_below(rng, 4) && nk) {
             uint64_t key = sk->keys[tu_below(rng, nk)];
             a = ((key >> 2) << SHIFT) + tu_below(rng, 1u << SHIFT);
-            if (tu_below(rng, 2) && a > (3u << SHIFT))
-                a -= 3u << SHIFT;
+            if (tu_below(rng, 2) && a > (3ull << v->shift))
+                a -= 3ull << v->shift;
         } else {
             a = tu_next(rng);
         }
-        uint64_t len = tu_below(rng, 3) == 0 ? tu_below(rng, 80ull << SHIFT)
+        uint64_t len = tu_below(rng, 3) == 0 ? tu_below(rng, 80ull << v->shift)
                                               : tu_below(rng, 4096);
         uint64_t b = a + len < a ? UINT64_MAX : a + len;
         uint32_t ops = (uint32_t)tu_range(rng, 1, 7);
@@ -171,7 +191,8 @@ static void check_queries(tu_rng *rng, const segkeys *sk, const mh_sum_view *v) 
                  "query %d [0x%llx, 0x%llx] ops %u", qi, (unsigned long long)a,
                  (unsigned long long)b, ops);
         mh_sum_iter it;
-        uint64_t ga = a >> SHIFT, gb = b >> SHIFT;
+        uint64_t ga = a >> v->shift, gb = b >> v->shift;
+        g_extra = v->shift - SHIFT;
         int on = mh_sum_iter_init(&it, v, a, b, ops);
         CHECK(on == (gb - ga < MH_SUM_MAX_GRANULES));
         if (!on)
@@ -219,9 +240,9 @@ static void check_queries(tu_rng *rng, const segkeys *sk, const mh_sum_view *v) 
     tu_context[0] = 0;
 }
 
-static void serialize(const segkeys *sk, mh_buf *out) {
+static void serialize(const segkeys *sk, uint64_t count, mh_buf *out) {
     out->n = 0;
-    CHECK_OK(mh_summary_serialize(sk->keys, sk->first, sk->nslices, out));
+    CHECK_OK(mh_summary_serialize(sk->keys, sk->first, sk->nslices, count, out));
 }
 
 /* Each corruption of a good section must be refused, with MH_ECORRUPT. */
@@ -292,17 +313,23 @@ static void check_exactness(const segkeys *sk, const mh_sum_view *v) {
     uint64_t total = 0;
     for (uint32_t s = 0; s < sk->nslices; s++) {
         uint32_t n = sk->first[s + 1] - sk->first[s];
-        CHECK_OK(mh_summary_check_slice(v, s, sk->keys + sk->first[s], n, 0, &d));
-        total += n;
+        qsort(sk->keys + sk->first[s], n, 8, cmp_u64);
+        uint64_t listed = 0;
+        CHECK_OK(mh_summary_check_slice(v, s, sk->keys + sk->first[s], n, 0,
+                                        &listed, &d));
+        CHECK(v->shift > SHIFT ? listed <= n : listed == n);
+        total += listed;
     }
     CHECK(total == v->nposting);
     /* a key the slice does not have: refused */
     uint64_t k = sk->keys[0] ^ 1;
     uint32_t s = 0;
-    if (!brute_candidate(sk, s, k >> 2, k >> 2, 1u << (k & 3)) && (k & 3) < 3)
-        CHECK_RC(mh_summary_check_slice(v, s, &k, 1, 0, &d), MH_ECORRUPT);
+    g_extra = v->shift - SHIFT;
+    if (!brute_candidate(sk, s, k >> 2 >> g_extra, k >> 2 >> g_extra, 1u << (k & 3)) &&
+        (k & 3) < 3)
+        CHECK_RC(mh_summary_check_slice(v, s, &k, 1, 0, &total, &d), MH_ECORRUPT);
     k = UINT64_MAX >> 2; /* a granule no slice meets */
-    CHECK_RC(mh_summary_check_slice(v, 0, &k, 1, 0, &d), MH_ECORRUPT);
+    CHECK_RC(mh_summary_check_slice(v, 0, &k, 1, 0, &total, &d), MH_ECORRUPT);
 }
 
 static void test_random(uint64_t seed) {
@@ -315,21 +342,25 @@ static void test_random(uint64_t seed) {
     segkeys sk;
     build_segment(&rng, b, &sk, (uint32_t)tu_range(&rng, 1, 40), 2000);
     mh_buf out = {0};
-    serialize(&sk, &out);
-    mh_sum_view v;
-    mh_diag d = {0, 0, ""};
-    CHECK_OK(mh_summary_parse(out.p, out.n, 0, 0, sk.nslices, &v, &d));
-    CHECK(v.nposting == sk.first[sk.nslices]);
-    CHECK(v.shift == SHIFT);
-    /* one slice fewer than the postings name: refused */
-    if (sk.nslices > 1)
-        CHECK_RC(mh_summary_parse(out.p, out.n, 0, 0, sk.nslices - 1, &v, &d),
-                 MH_ECORRUPT);
-    CHECK_OK(mh_summary_parse(out.p, out.n, 0, 0, sk.nslices, &v, &d));
-    check_queries(&rng, &sk, &v);
-    check_exactness(&sk, &v);
-    if (mhf_load_u32(out.p + MHF_SUM_ENTRY_COUNT) >= 3)
-        check_corruptions(out.p, out.n, sk.nslices);
+    /* a budget that lets it be (shift 16), then the tightest one (the
+     * granules grow until it fits, or to shift 60) */
+    for (int pass = 0; pass < 2; pass++) {
+        serialize(&sk, pass ? 0 : UINT64_MAX / 2, &out);
+        mh_sum_view v;
+        mh_diag d = {0, 0, ""};
+        CHECK_OK(mh_summary_parse(out.p, out.n, 0, 0, sk.nslices, &v, &d));
+        CHECK(pass ? v.shift > SHIFT && (out.n <= 4096 || v.shift == 60)
+                   : v.shift == SHIFT && v.nposting == sk.first[sk.nslices]);
+        /* one slice fewer than the postings name: refused */
+        if (sk.nslices > 1 && v.nentries)
+            CHECK_RC(mh_summary_parse(out.p, out.n, 0, 0, sk.nslices - 1, &v, &d),
+                     MH_ECORRUPT);
+        CHECK_OK(mh_summary_parse(out.p, out.n, 0, 0, sk.nslices, &v, &d));
+        check_queries(&rng, &sk, &v);
+        check_exactness(&sk, &v);
+        if (mhf_load_u32(out.p + MHF_SUM_ENTRY_COUNT) >= 3)
+            check_corruptions(out.p, out.n, sk.nslices);
+    }
     mh_buf_free(&out);
     free_segment(&sk);
     mh_builder_destroy(b);
@@ -356,10 +387,20 @@ static void test_overflow(void) {
     uint64_t k;
     memcpy(&k, b->sum_keys.p, 8);
     CHECK(k == MH_SUM_OVERFLOW);
+    mh_buf sb = {0};
+    mh_sumset set;
+    CHECK_OK(mh_sumset_begin(&set, &sb, n));
+    for (uint32_t i = 0; i < n; i++)
+        CHECK_OK(mh_sumset_add(&set, a[i].physical, a[i].size, a[i].op));
+    CHECK_OK(mh_sumset_end(&set, NULL));
+    CHECK(sb.n == 8);
+    memcpy(&k, sb.p, 8);
+    CHECK(k == MH_SUM_OVERFLOW);
+    mh_buf_free(&sb);
     uint64_t keys[3] = {5, MH_SUM_OVERFLOW, 9};
     uint32_t first[4] = {0, 1, 2, 3};
     mh_buf out = {0};
-    CHECK_OK(mh_summary_serialize(keys, first, 3, &out));
+    CHECK_OK(mh_summary_serialize(keys, first, 3, 1000, &out));
     CHECK(out.n == 0);
     /* the builder goes on with normal slices after it */
     a[0].size = 8;
@@ -371,11 +412,202 @@ static void test_overflow(void) {
     mh_builder_destroy(b);
 }
 
+/* A trace whose working set drifts (region k for a while, then k + 1),
+ * with a hot stack shared by all slices, scattered stray accesses and some
+ * wide ones: narrow queries then touch few slices. */
+static void drift_trace(tu_rng *rng, mh_access *all, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        mh_access *x = &all[i];
+        memset(x, 0, sizeof *x);
+        x->id = i;
+        x->transition = i / 3;
+        unsigned kind = (unsigned)tu_below(rng, 100);
+        uint64_t region = (uint64_t)(i / 3000) << 22;
+        if (kind < 60)
+            x->physical = 0x10000000u + region + tu_below(rng, 1u << 18);
+        else if (kind < 98)
+            x->physical = 0x7fff0000u + tu_below(rng, 4096); /* the stack */
+        else if (kind < 99 && tu_below(rng, 4) == 0)
+            x->physical = tu_below(rng, 1ull << 32); /* strays */
+        else if (kind < 99)
+            x->physical = 0x7fff0000u + tu_below(rng, 4096);
+        else
+            x->physical = 0x20000000u + region + tu_below(rng, 1u << 20);
+        x->size = kind == 99 ? (uint32_t)tu_range(rng, 1, 1u << 18)
+                             : 1u << tu_below(rng, 4);
+        if (x->physical > UINT64_MAX - (x->size - 1u))
+            x->physical = UINT64_MAX - (x->size - 1u);
+        x->op = (uint8_t)(kind % 3 == 0 ? MH_OP_WRITE : MH_OP_READ);
+        if (tu_below(rng, 50) == 0)
+            x->op = MH_OP_EXEC;
+        x->linear = x->physical;
+        x->has_linear = 1;
+    }
+}
+
+static void write_store(const char *dir, const mh_access *all, size_t n) {
+    mh_writer_options o;
+    mh_writer_options_init(&o);
+    o.slice_accesses = 1000;
+    o.block_accesses = 64;
+    o.commit_accesses = 30000;
+    mh_writer *w;
+    CHECK_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
+    for (size_t i = 0; i < n; i += 777)
+        CHECK_OK(mh_writer_append_batch(w, all + i, n - i < 777 ? n - i : 777, NULL));
+    CHECK_OK(mh_writer_close(w));
+}
+
+/* Runs q with the summary used and ignored; both must be the oracle's. */
+static size_t both_ways(mh_reader *r, const mh_access *all, size_t n,
+                        const mh_query *q, size_t max) {
+    r->summary_off = 0;
+    size_t got = tu_check_query(r, all, n, q, max);
+    r->summary_off = 1;
+    CHECK(tu_check_query(r, all, n, q, max) == got);
+    r->summary_off = 0;
+    return got;
+}
+
+static void test_store(void) {
+    char dir[512];
+    tu_mkdtemp(dir, sizeof dir, "summary");
+    tu_rng rng = {77};
+    size_t n = 120000;
+    mh_access *all = malloc(n * sizeof *all);
+    CHECK(all);
+    drift_trace(&rng, all, n);
+    write_store(dir, all, n);
+    mh_reader *r;
+    CHECK_OK(mh_reader_open(dir, &r));
+    CHECK(r->nsegs >= 4);
+    size_t narrowed = 0, narrow = 0;
+    for (size_t i = 0; i < r->nsegs; i++) {
+        const mh_section *sec;
+        CHECK_OK(mh_seg_section(&r->segs[i], MHF_SECT_SUMMARY, &sec));
+        CHECK(sec->flags == 0); /* optional */
+        /* a few hundredths of a byte per access at most (the writer's
+         * budget: count / 32 + 4 KiB) */
+        CHECKF(sec->size <= r->segs[i].count / 32 + 4096,
+               "segment %zu: summary of %llu bytes for %llu accesses", i,
+               (unsigned long long)sec->size,
+               (unsigned long long)r->segs[i].count);
+    }
+    /* narrow queries on touched addresses: answers, and slices skipped */
+    for (int k = 0; k < 600; k++) {
+        const mh_access *x = &all[tu_below(&rng, n)];
+        mh_query q;
+        mh_query_init(&q);
+        uint64_t width = tu_below(&rng, 2) ? 8 : 4096;
+        q.addr_first = x->physical & ~(width - 1);
+        q.addr_last = q.addr_first + (width - 1);
+        q.ops = (uint32_t)tu_range(&rng, 1, 7);
+        q.direction = tu_below(&rng, 2) ? MH_FORWARD : MH_BACKWARD;
+        q.start = all[tu_below(&rng, n)].transition;
+        size_t max = (size_t)tu_range(&rng, 1, 20);
+        snprintf(tu_context, sizeof tu_context, "narrow query %d", k);
+        both_ways(r, all, n, &q, max);
+        for (size_t i = 0; i < r->nsegs; i++) {
+            mh_sum_iter it;
+            mh_diag d = {0, 0, ""};
+            int on = mh_summary_query(&r->segs[i], q.addr_first, q.addr_last,
+                                      q.ops, &it, &d);
+            CHECK(on == 1);
+            uint32_t c = 0, s = 0;
+            while ((s = mh_sum_next(&it, s)) != UINT32_MAX) {
+                c++;
+                s++;
+            }
+            narrow++;
+            narrowed += c < r->segs[i].nslices;
+        }
+    }
+    tu_context[0] = 0;
+    CHECKF(narrowed * 2 > narrow, "the summary narrowed %zu of %zu segment "
+           "walks", narrowed, narrow);
+    /* never touched: nothing, both ways */
+    for (int k = 0; k < 200; k++) {
+        mh_query q;
+        mh_query_init(&q);
+        q.addr_first = 0x40000000u + (tu_below(&rng, 1u << 20) << 4);
+        q.addr_last = q.addr_first + tu_below(&rng, 64);
+        q.ops = MH_OPS_ALL;
+        q.direction = tu_below(&rng, 2) ? MH_FORWARD : MH_BACKWARD;
+        q.start = q.direction == MH_FORWARD ? 0 : UINT64_MAX;
+        int hit = 0;
+        for (size_t i = 0; i < n && !hit; i++)
+            hit = all[i].physical <= q.addr_last &&
+                  all[i].physical + (all[i].size - 1u) >= q.addr_first;
+        size_t got = both_ways(r, all, n, &q, 10);
+        CHECK(hit || got == 0);
+    }
+    /* random queries of every shape, plain, chains and cursors */
+    for (int k = 0; k < 800; k++) {
+        mh_query q;
+        size_t max;
+        tu_random_query(&rng, all, n, &q, &max);
+        snprintf(tu_context, sizeof tu_context, "random query %d", k);
+        both_ways(r, all, n, &q, max);
+        r->summary_off = (int)tu_below(&rng, 2);
+        if (k % 8 == 0)
+            tu_check_chain(r, all, n, &q, 4, &rng);
+        if (k % 8 == 4)
+            tu_check_cursor(r, all, n, &q, 300, &rng);
+        r->summary_off = 0;
+    }
+    tu_context[0] = 0;
+    /* the summary of the second segment damaged: its narrow queries fail
+     * with the checksum error, wide ones and other segments' still work */
+    const mh_section *sec;
+    CHECK_OK(mh_seg_section(&r->segs[1], MHF_SECT_SUMMARY, &sec));
+    uint64_t off = sec->offset + sec->size - 2;
+    char path[600];
+    tu_join(path, sizeof path, dir, r->segs[1].name);
+    uint64_t s1_first = r->segs[1].id_first, s1_t = r->segs[1].t_first;
+    mh_reader_close(r);
+    size_t len;
+    unsigned char *bytes = tu_read_file(path, &len);
+    CHECK(bytes && off < len);
+    bytes[off] ^= 0x40;
+    tu_write_file(path, bytes, len);
+    free(bytes);
+    CHECK_OK(mh_reader_open(dir, &r));
+    mh_query q;
+    mh_query_init(&q);
+    q.start_kind = MH_FROM_ID;
+    q.start = s1_first;
+    q.addr_first = 0x7fff0000u;
+    q.addr_last = 0x7fff0007u;
+    mh_access out[4];
+    size_t got;
+    CHECK_RC(mh_query_run(r, &q, out, 4, &got), MH_ECHECKSUM);
+    char msg[MH_ERRMSG_MAX];
+    mh_reader_errmsg(r, msg, sizeof msg);
+    CHECKF(strstr(msg, "address summary") && strstr(msg, "checksum"),
+           "detail: %s", msg);
+    r->summary_off = 1;
+    CHECK(tu_check_query(r, all, n, &q, 4) == 4);
+    r->summary_off = 0;
+    q.addr_first = 0;
+    q.addr_last = UINT64_MAX; /* wide: the summary is not read */
+    CHECK(tu_check_query(r, all, n, &q, 4) == 4);
+    q.start_kind = MH_FROM_TRANSITION;
+    q.start = s1_t;
+    q.direction = MH_BACKWARD; /* segment 0 and the start of 1: */
+    q.addr_first = 0x7fff0000u;
+    q.addr_last = 0x7fff0007u;
+    CHECK_RC(mh_query_run(r, &q, out, 4, &got), MH_ECHECKSUM);
+    mh_reader_close(r);
+    free(all);
+    tu_rmtree(dir);
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 40;
     for (int i = 0; i < rounds; i++)
         test_random(0x5eed0000u + (uint64_t)i);
     test_overflow();
-    printf("summary: %d random segments, overflow: ok\n", rounds);
+    test_store();
+    printf("summary: %d random segments, overflow, store: ok\n", rounds);
     return 0;
 }
