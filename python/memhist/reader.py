@@ -230,13 +230,10 @@ class Reader:
             raise error(rc, eb.value.decode("utf-8", "replace"))
         self._h = h
         self._cursors: "weakref.WeakSet[Cursor]" = weakref.WeakSet()
-        st = mh_stats()
-        st.struct_size = ctypes.sizeof(st)
-        self._check(lib.mh_reader_stats(h, byref(st)))
-        self._stats = Stats(st.accesses, *st.op_counts, st.transition_first,
-                            st.transition_last, st.segments, st.slices,
-                            st.chunks, st.blocks, st.file_bytes,
-                            st.compressed_bytes, st.raw_bytes)
+        # Opening reads the MANIFEST only; the totals read every segment,
+        # so they wait until asked for (a damaged segment then fails the
+        # call that needs it, and a query elsewhere still answers).
+        self._stats: Optional[Stats] = None
         self._run = lib.mh_query_run
 
     # -- lifetime -------------------------------------------------------
@@ -271,15 +268,25 @@ class Reader:
 
     # -- description ----------------------------------------------------
     def __len__(self) -> int:
-        return self._stats.accesses
+        return self.stats.accesses
 
     def __repr__(self) -> str:
-        return "<memhist.Reader %r: %d accesses%s>" % (
-            self.path, self._stats.accesses, "" if self._h is not None else ", closed")
+        return "<memhist.Reader %r: %s accesses%s>" % (
+            self.path, self._stats.accesses if self._stats else "?",
+            "" if self._h is not None else ", closed")
 
     @property
     def stats(self) -> Stats:
-        """Totals of the store (fixed when the reader was opened)."""
+        """Totals of the store (the committed content the reader sees),
+        read from every segment on first use."""
+        if self._stats is None:
+            st = mh_stats()
+            st.struct_size = ctypes.sizeof(st)
+            self._check(lib.mh_reader_stats(self._handle(), byref(st)))
+            self._stats = Stats(st.accesses, *st.op_counts, st.transition_first,
+                                st.transition_last, st.segments, st.slices,
+                                st.chunks, st.blocks, st.file_bytes,
+                                st.compressed_bytes, st.raw_bytes)
         return self._stats
 
     @property
@@ -390,8 +397,9 @@ class Reader:
         if h is None:
             raise InvalidArgumentError(detail="reader is closed")
         # No more than the store holds can match: the buffer for an unbounded
-        # query is sized by it, untouched pages cost nothing.
-        total = self._stats.accesses
+        # query is sized by it when the totals are known (untouched pages
+        # cost nothing); otherwise the answer is gathered as it comes.
+        total = self._stats.accesses if self._stats is not None else U64_MAX
         if max is None:
             cap = total
         else:
@@ -452,7 +460,8 @@ class Reader:
             self._check(rc)
         try:
             size = ctypes.sizeof(mh_access)
-            buf = np.empty(_BIG, _access.ACCESS_DTYPE)
+            # from a small start: with unknown totals, cap may be 2**64-1
+            buf = np.empty(min(cap, 4096), _access.ACCESS_DTYPE)
             filled, n = 0, c_size_t()
             while filled < cap:
                 if filled == len(buf):
