@@ -828,4 +828,22 @@ int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
                            const uint64_t *keys, size_t n, uint64_t base_off,
                            uint64_t *listed, mh_diag *d);
 
+/* fsck's check of a segment's summary (verify.c): begin (checksum and
+ * fields, else the error), then per slice slice_begin, the rows through
+ * mh_sumset_add(&f->set, ...) while f->on, slice_end (rows_ok 0: the slice
+ * failed its own checks, the summary is not judged further); end compares
+ * the totals. Each reports at most one problem; f->on drops after it. */
+typedef struct mh_sum_fsck {
+    int on;
+    mh_sum_view v;
+    uint64_t off, listed;
+    mh_buf buf;
+    mh_sumset set;
+} mh_sum_fsck;
+int mh_sum_fsck_begin(mh_sum_fsck *f, const mh_seg *seg, mh_diag *d);
+int mh_sum_fsck_slice_begin(mh_sum_fsck *f, uint32_t nrows);
+int mh_sum_fsck_slice_end(mh_sum_fsck *f, uint32_t si, int rows_ok, mh_diag *d);
+int mh_sum_fsck_end(mh_sum_fsck *f, mh_diag *d);
+void mh_sum_fsck_free(mh_sum_fsck *f);
+
 #endif /* MH_INTERNAL_H */

@@ -97,7 +97,6 @@ struct mh_producer {
     _Alignas(64) mh_writer *w;
     uint32_t stream;
     mkey floor;                          /* below: MH_ELATE */
-    int gone;                            /* merged to the end (under wmu) */
     mh_rec *ring;
 };
 
@@ -319,7 +318,9 @@ static int merge_round(mh_merge *m) {
         uint64_t head = atomic_load_explicit(&p->head, memory_order_relaxed);
         if (atomic_load_explicit(&p->closed, memory_order_acquire) &&
             atomic_load_explicit(&p->tail, memory_order_acquire) == head) {
-            p->gone = 1;
+            /* closed (its handle is dead) and merged to the end */
+            free(p->ring);
+            free(p);
             atomic_fetch_sub_explicit(&w->nproducers, 1, memory_order_release);
             progress = 1;
             pthread_cond_broadcast(&m->gone_cv);
@@ -535,6 +536,7 @@ int mh_producer_open(mh_writer *w, uint32_t stream, mh_producer **out) {
         atomic_init(&p->closed, 0);
         m->prods[m->nprods++] = p;
         atomic_fetch_add_explicit(&w->nproducers, 1, memory_order_release);
+        atomic_fetch_add_explicit(&w->nopen, 1, memory_order_release);
         *out = p;
     }
     pthread_mutex_unlock(&w->wmu);
@@ -673,22 +675,45 @@ int mh_producer_append_batch(mh_producer *p, const mh_access *a, size_t n,
     return MH_OK;
 }
 
+/* Closing does not wait for the merge: another producer may hold it back,
+ * and its thread may be this one. The merge frees p once it has taken its
+ * last access; the writer's own calls wait for that (mh_merge_drain). */
 int mh_producer_close(mh_producer *p) {
     if (!p)
         return MH_OK;
     mh_writer *w = p->w;
     mh_merge *m = w->merge;
+    atomic_fetch_sub_explicit(&w->nopen, 1, memory_order_acq_rel);
     atomic_store_explicit(&p->closed, 1, memory_order_release);
+    /* p may be freed from here on */
     pthread_mutex_lock(&m->mu);
     pthread_cond_signal(&m->cv);
     pthread_mutex_unlock(&m->mu);
-    /* the merge takes what is left in the ring, then lets go of it */
     pthread_mutex_lock(&w->wmu);
-    while (!p->gone)
-        pthread_cond_wait(&m->gone_cv, &w->wmu);
     int rc = w->failed ? w->failed : MH_OK;
     pthread_mutex_unlock(&w->wmu);
-    free(p->ring);
-    free(p);
     return rc;
+}
+
+void mh_merge_drain(mh_writer *w) {
+    mh_merge *m = w->merge;
+    if (!m)
+        return;
+    pthread_mutex_lock(&w->wmu);
+    while (atomic_load(&w->nproducers))
+        pthread_cond_wait(&m->gone_cv, &w->wmu);
+    pthread_mutex_unlock(&w->wmu);
+}
+
+int mh_writer_producers_check(mh_writer *w, const char *what) {
+    if (atomic_load_explicit(&w->nopen, memory_order_acquire)) {
+        pthread_mutex_lock(&w->wmu);
+        w->err.code = 0;
+        int rc = mh_diag_fail(&w->err, MH_ESTATE, 0,
+                              "%s: producers are open (close them first)", what);
+        pthread_mutex_unlock(&w->wmu);
+        return rc;
+    }
+    mh_merge_drain(w);
+    return MH_OK;
 }

@@ -348,3 +348,67 @@ int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
         *listed = n;
     return rc;
 }
+
+int mh_sum_fsck_begin(mh_sum_fsck *f, const mh_seg *seg, mh_diag *d) {
+    memset(f, 0, sizeof *f);
+    int rc = mh_summary_view(seg, &f->v, d);
+    if (rc == MH_ENOTFOUND)
+        return MH_OK;
+    if (rc != MH_OK)
+        return rc;
+    f->on = 1;
+    const mh_section *sec;
+    mh_seg_section(seg, MHF_SECT_SUMMARY, &sec);
+    f->off = sec->offset;
+    return MH_OK;
+}
+
+int mh_sum_fsck_slice_begin(mh_sum_fsck *f, uint32_t nrows) {
+    if (!f->on)
+        return MH_OK;
+    int rc = mh_sumset_begin(&f->set, &f->buf, nrows / 8);
+    if (rc != MH_OK)
+        f->on = 0;
+    return rc;
+}
+
+int mh_sum_fsck_slice_end(mh_sum_fsck *f, uint32_t si, int rows_ok,
+                          mh_diag *d) {
+    if (!f->on)
+        return MH_OK;
+    if (!rows_ok) {
+        f->on = 0; /* the rows are in doubt: the totals cannot be compared */
+        return MH_OK;
+    }
+    int rc = mh_sumset_end(&f->set, NULL);
+    if (rc != MH_OK) {
+        f->on = 0;
+        return mh_diag_fail(d, rc, 0, "out of memory checking the address summary");
+    }
+    const uint64_t *k = (const uint64_t *)(const void *)f->buf.p;
+    size_t n = f->buf.n / 8;
+    if (n == 1 && k[0] == MH_SUM_OVERFLOW) {
+        f->on = 0; /* too many granules to check at 64 KiB */
+        return MH_OK;
+    }
+    uint64_t listed = 0;
+    rc = mh_summary_check_slice(&f->v, si, k, n, f->off, &listed, d);
+    if (rc != MH_OK) {
+        f->on = 0; /* one report per segment */
+        return rc;
+    }
+    f->listed += listed;
+    return MH_OK;
+}
+
+int mh_sum_fsck_end(mh_sum_fsck *f, mh_diag *d) {
+    int on = f->on;
+    f->on = 0;
+    MH_CHECK(!on || f->listed == f->v.nposting, MH_ECORRUPT, d, f->off,
+             "address summary at byte %llu: %llu postings, the slices' rows "
+             "make %llu", (unsigned long long)f->off,
+             (unsigned long long)f->v.nposting, (unsigned long long)f->listed);
+    return MH_OK;
+}
+
+void mh_sum_fsck_free(mh_sum_fsck *f) { mh_buf_free(&f->buf); }

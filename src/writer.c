@@ -243,12 +243,6 @@ static int check_access(const mh_writer *w, const mh_access *a, uint64_t id,
 }
 
 static int load_meta(mh_writer *w) {
-    /* a 2.0 writer appends only to 2.0 stores (design2.md): a 1.0 store is
-     * rewritten by memhist upgrade */
-    if (w->man.major != MHF_VERSION_MAJOR)
-        return mh_diag_fail(&w->err, MH_EVERSION, 0,
-                            "MANIFEST: format %u.%u store: run memhist upgrade",
-                            w->man.major, w->man.minor);
     /* refuse to extend a store a reader would refuse: every listed segment
      * must open (header, dictionary, slice array); the largest window id
      * begun so far bounds the next */
@@ -688,28 +682,20 @@ static int order_fail(mh_writer *w, const mh_access *a, uint64_t prev,
                         (unsigned long long)a->transition, (unsigned long long)prev);
 }
 
-/* Whether producers are open: then the merge thread owns the slice buffer
- * (one load; mh_producer_open and the last close publish it under wmu). */
-static inline int producers_open(const mh_writer *w) {
-    return atomic_load_explicit(&w->nproducers, memory_order_acquire) != 0;
-}
-
-/* MH_ESTATE for a call that producers exclude; the detail is written under
- * wmu, as the merge thread may be failing w at the same time. */
-static int refuse_producers(mh_writer *w, const char *what) {
-    pthread_mutex_lock(&w->wmu);
-    call_start(w);
-    int rc = mh_diag_fail(&w->err, MH_ESTATE, 0,
-                          "%s: producers are open (close them first)", what);
-    pthread_mutex_unlock(&w->wmu);
-    return rc;
-}
+/* While producers exist the merge thread owns the slice buffer: the
+ * writer's own appends, windows and discards are refused while one is
+ * open and wait for the merge to finish with closed ones (one load on the
+ * hot path). */
+#define PRODUCERS_CHECK(w, what)                                               \
+    do {                                                                       \
+        if (mh_writer_has_producers(w))                                        \
+            MH_TRY(mh_writer_producers_check((w), (what)));                    \
+    } while (0)
 
 int mh_writer_append(mh_writer *w, const mh_access *a) {
     if (!w)
         return MH_EINVAL;
-    if (producers_open(w))
-        return refuse_producers(w, "mh_writer_append");
+    PRODUCERS_CHECK(w, "mh_writer_append");
     call_start(w);
     if (!a)
         return mh_diag_fail(&w->err, MH_EINVAL, 0, "mh_writer_append: NULL access");
@@ -747,8 +733,7 @@ int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
                            size_t *bad) {
     if (!w)
         return MH_EINVAL;
-    if (producers_open(w))
-        return refuse_producers(w, "mh_writer_append_batch");
+    PRODUCERS_CHECK(w, "mh_writer_append_batch");
     call_start(w);
     if (!a && n)
         return mh_diag_fail(&w->err, MH_EINVAL, 0,
@@ -799,6 +784,8 @@ uint64_t mh_writer_next_id(const mh_writer *w) {
     if (!w)
         return 0;
     mh_writer *mw = (mh_writer *)w; /* wmu: the merge thread moves it */
+    if (!atomic_load(&mw->nopen))
+        mh_merge_drain(mw); /* closed producers: their accesses count */
     pthread_mutex_lock(&mw->wmu);
     uint64_t v = w->next_id;
     pthread_mutex_unlock(&mw->wmu);
@@ -891,8 +878,7 @@ int mh_writer_commit(mh_writer *w) {
 int mh_writer_discard_from(mh_writer *w, uint64_t t) {
     if (!w)
         return MH_EINVAL;
-    if (producers_open(w))
-        return refuse_producers(w, "mh_writer_discard_from");
+    PRODUCERS_CHECK(w, "mh_writer_discard_from");
     call_start(w);
     if (w->failed)
         return refuse_failed(w);
@@ -951,9 +937,11 @@ int mh_writer_discard_from(mh_writer *w, uint64_t t) {
 int mh_writer_close(mh_writer *w) {
     if (!w)
         return MH_OK;
-    int rc = producers_open(w) ? MH_ESTATE
-             : w->failed       ? MH_ESTATE
-                               : commit_locked(w);
+    int rc = MH_ESTATE;
+    if (!atomic_load(&w->nopen)) {
+        mh_merge_drain(w);
+        rc = w->failed ? MH_ESTATE : commit_locked(w);
+    }
     free_writer(w);
     return rc;
 }

@@ -114,7 +114,8 @@ typedef struct mh_writer {
     int wmu_ready;
     pthread_mutex_t wmu;
     mh_merge *merge;          /* NULL until the first mh_producer_open */
-    _Atomic int nproducers;   /* open producers (not yet fully merged) */
+    _Atomic int nproducers;   /* producers not yet merged to the end */
+    _Atomic int nopen;        /* of which not closed */
 } mh_writer;
 
 /* ---- writer.c, for merge.c ------------------------------------------ */
@@ -153,5 +154,14 @@ void mh_writer_streams_free(mh_writer *w);
 /* ---- merge.c -------------------------------------------------------- */
 /* Stops the merge thread and frees the merge (producers all closed). */
 void mh_merge_destroy(mh_writer *w);
+/* Waits until closed producers are merged to the end (wmu not held). */
+void mh_merge_drain(mh_writer *w);
+/* For the writer's own calls while producers exist: MH_ESTATE (detail
+ * under wmu) when one is open; else waits for the merge to finish with
+ * the closed ones and returns MH_OK. */
+int mh_writer_producers_check(mh_writer *w, const char *what);
+static inline int mh_writer_has_producers(const mh_writer *w) {
+    return atomic_load_explicit(&w->nproducers, memory_order_acquire) != 0;
+}
 
 #endif /* MH_WRITER_INT_H */

@@ -283,21 +283,11 @@ static void end_open(mh_writer *w) {
     w->win_need_t = 0;
 }
 
-/* The detail is written under wmu: the merge thread may be failing w. */
-static int refuse_producers(mh_writer *w, const char *what) {
-    pthread_mutex_lock(&w->wmu);
-    int rc = mh_diag_fail(&w->err, MH_ESTATE, 0,
-                          "%s: producers are open (windows are set between "
-                          "producers' sessions)", what);
-    pthread_mutex_unlock(&w->wmu);
-    return rc;
-}
-
 int mh_writer_window_begin(mh_writer *w, uint64_t window) {
     if (!w)
         return MH_EINVAL;
-    if (atomic_load_explicit(&w->nproducers, memory_order_acquire))
-        return refuse_producers(w, "mh_writer_window_begin");
+    if (mh_writer_has_producers(w))
+        MH_TRY(mh_writer_producers_check(w, "mh_writer_window_begin"));
     w->err.code = 0;
     if (w->failed)
         return mh_diag_fail(&w->err, MH_ESTATE, 0,
@@ -334,8 +324,8 @@ int mh_writer_window_begin(mh_writer *w, uint64_t window) {
 int mh_writer_window_end(mh_writer *w) {
     if (!w)
         return MH_EINVAL;
-    if (atomic_load_explicit(&w->nproducers, memory_order_acquire))
-        return refuse_producers(w, "mh_writer_window_end");
+    if (mh_writer_has_producers(w))
+        MH_TRY(mh_writer_producers_check(w, "mh_writer_window_end"));
     w->err.code = 0;
     if (w->failed)
         return mh_diag_fail(&w->err, MH_ESTATE, 0,

@@ -11,6 +11,7 @@
  *
  * Usage: oracle_streams [QUERIES_PER_CONFIG [SEED_OFFSET]] (defaults 1500, 0).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,120 +278,12 @@ static void check_tables(const mh_reader *r, const trace *tr) {
     }
 }
 
-/* A random query with random 1.2 filters; *set holds the stream list. */
-static void random_query(tu_rng *rng, const trace *tr, mh_query *q, size_t *max,
-                         uint32_t *set) {
-    tu_random_query(rng, tr->all, tr->n, q, max);
-    uint64_t k = tu_below(rng, 10);
-    if (k >= 4) {
-        uint32_t n = k < 7 ? 1 : 1 + (uint32_t)tu_below(rng, 4);
-        for (uint32_t i = 0; i < n; i++) {
-            uint64_t u = tu_below(rng, 12);
-            set[i] = u < NSTREAMS ? stream_ids[u]
-                     : u == 8     ? 3u          /* never declared */
-                     : u == 9     ? 97u         /* aliases 1 and 33 and 65 */
-                     : u == 10    ? 70000u      /* above MH_STREAM_MAX */
-                                  : stream_ids[tu_below(rng, 2)];
-        }
-        q->streams = set;
-        q->nstreams = n;
-    }
-    if (tu_below(rng, 3) == 0) {
-        q->filter |= MH_FILTER_PC;
-        uint64_t c = pcs[tu_below(rng, NPCS)];
-        uint64_t w = tu_below(rng, 4) == 0 ? tu_below(rng, 1u << 16) : tu_below(rng, 3);
-        q->pc_first = c - (c >= w ? tu_below(rng, w + 1) : c);
-        q->pc_last = q->pc_first + (UINT64_MAX - q->pc_first > w ? w : UINT64_MAX - q->pc_first);
-        if (tu_below(rng, 10) == 0) {
-            q->pc_first = 0;
-            q->pc_last = UINT64_MAX;
-        }
-    }
-    if (tr->nwin && tu_below(rng, 3) == 0) {
-        q->filter |= MH_FILTER_WINDOW;
-        q->window = tu_below(rng, 10) == 0 ? tr->win[tr->nwin - 1].window + 1
-                                           : tr->win[tu_below(rng, tr->nwin)].window;
-    }
-}
-
-static void describe(const oracle_query *oq, size_t max, size_t i, uint64_t seed) {
-    char text[400];
-    oracle_format_query(text, sizeof text, oq);
-    snprintf(tu_context, sizeof tu_context, "query seed %llu #%zu: %s max %zu",
-             (unsigned long long)seed, i, text, max);
-}
-
 static void random_queries(const mh_reader *r, const trace *tr, size_t count,
                            uint64_t seed) {
-    tu_rng rng = {seed};
-    mh_access *got = malloc(1000 * sizeof *got), *want = malloc(1000 * sizeof *want);
-    mh_access *big = malloc(tr->n * sizeof *big);
-    CHECK(got && want && big);
-    size_t notfound = 0, filtered_hits = 0;
-    for (size_t i = 0; i < count; i++) {
-        mh_query q;
-        size_t max;
-        uint32_t set[8];
-        random_query(&rng, tr, &q, &max, set);
-        oracle_query oq;
-        int orc = oracle_query_from(&oq, &q, tr->win, tr->nwin);
-        describe(&oq, max, i, seed);
-        size_t n = 0, wn = 0;
-        int rc = mh_query_run(r, &q, got, max, &n);
-        if (orc != MH_OK) {
-            CHECK_RC(rc, orc);
-            notfound++;
-            continue;
-        }
-        CHECK_OK(rc);
-        CHECK_OK(oracle_run(tr->all, tr->n, &oq, want, max, &wn));
-        CHECK(oracle_compare("query", got, n, want, wn) == 0);
-        if ((q.streams || q.filter) && n)
-            filtered_hits++;
-        switch (i % 3) {
-        case 0: { /* a resume chain of up to 4 more pages */
-            mh_query c = q;
-            for (int page = 0; page < 4 && n == max; page++) {
-                oracle_resume(&c, &got[n - 1]);
-                oq.q = c;
-                CHECK_OK(mh_query_run(r, &c, got, max, &n));
-                CHECK_OK(oracle_run(tr->all, tr->n, &oq, want, max, &wn));
-                CHECK(oracle_compare("resumed", got, n, want, wn) == 0);
-            }
-            break;
-        }
-        case 1: { /* a cursor to the end (or 20000 matches) in random pieces */
-            size_t limit = 20000, total = 0;
-            oq.q = q;
-            CHECK_OK(oracle_run(tr->all, tr->n, &oq, big, limit, &wn));
-            mh_cursor *cur = NULL;
-            CHECK_OK(mh_cursor_open(r, &q, &cur));
-            while (total < limit) {
-                size_t piece = 1 + (size_t)tu_below(&rng, tu_below(&rng, 4) ? 50 : 999);
-                if (piece > limit - total)
-                    piece = limit - total;
-                CHECK_OK(mh_cursor_next(cur, got, piece, &n));
-                CHECK(total + n <= wn);
-                CHECK(oracle_compare("cursor", got, n, big + total, n) == 0);
-                total += n;
-                if (n < piece)
-                    break;
-            }
-            CHECKF(total == wn, "cursor gave %zu, want %zu", total, wn);
-            mh_cursor_close(cur);
-            break;
-        }
-        default:
-            break;
-        }
-    }
-    tu_context[0] = '\0';
-    printf("  %zu queries (%zu refused as the oracle refuses, %zu filtered ones "
-           "with matches)\n", count, notfound, filtered_hits);
-    CHECK(filtered_hits > count / 10);
-    free(got);
-    free(want);
-    free(big);
+    size_t hits = tu_random_filtered_queries(r, tr->all, tr->n, tr->win, tr->nwin,
+                                             count, seed);
+    printf("  %zu queries, %zu filtered ones with matches\n", count, hits);
+    CHECK(hits > count / 10);
 }
 
 /* The 1.2 fields are validated. */
@@ -425,6 +318,36 @@ static void check_refused(const mh_reader *r) {
     CHECK(c == NULL);
 }
 
+/* Threads that query a freshly opened reader at once race for the lazy
+ * segment opens (and the window table): every answer must still be the
+ * oracle's. */
+typedef struct racer {
+    const mh_reader *r;
+    const trace *tr;
+    uint64_t seed;
+} racer;
+
+static void *race(void *arg) {
+    const racer *x = arg;
+    tu_random_filtered_queries(x->r, x->tr->all, x->tr->n, x->tr->win, x->tr->nwin, 150,
+                               x->seed);
+    return NULL;
+}
+
+static void check_race(const char *dir, const trace *tr, uint64_t seed) {
+    mh_reader *r = NULL;
+    CHECK_OK(mh_reader_open(dir, &r));
+    pthread_t th[4];
+    racer x[4];
+    for (int i = 0; i < 4; i++) {
+        x[i] = (racer){r, tr, seed + (uint64_t)i};
+        CHECK(pthread_create(&th[i], NULL, race, &x[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++)
+        CHECK(pthread_join(th[i], NULL) == 0);
+    mh_reader_close(r);
+}
+
 static void run_config(const config *c) {
     printf("%s: %zu accesses\n", c->name, c->total);
     trace tr;
@@ -436,6 +359,7 @@ static void run_config(const config *c) {
         tr.all[i].id = i;
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(dir, &r));
+    check_race(dir, &tr, c->seed * 77 + g_seed_offset);
     check_tables(r, &tr);
     check_refused(r);
     random_queries(r, &tr, g_queries, c->seed * 1000003 + g_seed_offset);

@@ -469,6 +469,19 @@ static size_t both_ways(mh_reader *r, const mh_access *all, size_t n,
     return got;
 }
 
+typedef struct problems {
+    int n, summary_code;
+} problems;
+static problems run_fsck(const char *dir);
+
+/* Segment i of r, opened. */
+static const mh_seg *seg_of(const mh_reader *r, size_t i) {
+    const mh_seg *s = NULL;
+    mh_diag d = {0, 0, ""};
+    CHECK_OK(mh_reader_seg(r, i, &s, &d));
+    return s;
+}
+
 static void test_store(void) {
     char dir[512];
     tu_mkdtemp(dir, sizeof dir, "summary");
@@ -484,14 +497,14 @@ static void test_store(void) {
     size_t narrowed = 0, narrow = 0;
     for (size_t i = 0; i < r->nsegs; i++) {
         const mh_section *sec;
-        CHECK_OK(mh_seg_section(&r->segs[i], MHF_SECT_SUMMARY, &sec));
+        CHECK_OK(mh_seg_section(seg_of(r, i), MHF_SECT_SUMMARY, &sec));
         CHECK(sec->flags == 0); /* optional */
         /* a few hundredths of a byte per access at most (the writer's
          * budget: count / 32 + 4 KiB) */
-        CHECKF(sec->size <= r->segs[i].count / 32 + 4096,
+        CHECKF(sec->size <= seg_of(r, i)->count / 32 + 4096,
                "segment %zu: summary of %llu bytes for %llu accesses", i,
                (unsigned long long)sec->size,
-               (unsigned long long)r->segs[i].count);
+               (unsigned long long)seg_of(r, i)->count);
     }
     /* narrow queries on touched addresses: answers, and slices skipped */
     for (int k = 0; k < 600; k++) {
@@ -510,7 +523,7 @@ static void test_store(void) {
         for (size_t i = 0; i < r->nsegs; i++) {
             mh_sum_iter it;
             mh_diag d = {0, 0, ""};
-            int on = mh_summary_query(&r->segs[i], q.addr_first, q.addr_last,
+            int on = mh_summary_query(seg_of(r, i), q.addr_first, q.addr_last,
                                       q.ops, &it, &d);
             CHECK(on == 1);
             uint32_t c = 0, s = 0;
@@ -519,7 +532,7 @@ static void test_store(void) {
                 s++;
             }
             narrow++;
-            narrowed += c < r->segs[i].nslices;
+            narrowed += c < seg_of(r, i)->nslices;
         }
     }
     tu_context[0] = 0;
@@ -559,11 +572,11 @@ static void test_store(void) {
     /* the summary of the second segment damaged: its narrow queries fail
      * with the checksum error, wide ones and other segments' still work */
     const mh_section *sec;
-    CHECK_OK(mh_seg_section(&r->segs[1], MHF_SECT_SUMMARY, &sec));
+    CHECK_OK(mh_seg_section(seg_of(r, 1), MHF_SECT_SUMMARY, &sec));
     uint64_t off = sec->offset + sec->size - 2;
     char path[600];
-    tu_join(path, sizeof path, dir, r->segs[1].name);
-    uint64_t s1_first = r->segs[1].id_first, s1_t = r->segs[1].t_first;
+    tu_join(path, sizeof path, dir, seg_of(r, 1)->name);
+    uint64_t s1_first = seg_of(r, 1)->id_first, s1_t = seg_of(r, 1)->t_first;
     mh_reader_close(r);
     size_t len;
     unsigned char *bytes = tu_read_file(path, &len);
@@ -571,6 +584,9 @@ static void test_store(void) {
     bytes[off] ^= 0x40;
     tu_write_file(path, bytes, len);
     free(bytes);
+    problems x = run_fsck(dir);
+    CHECKF(x.n == 1 && x.summary_code == MH_ECHECKSUM,
+           "fsck: %d problems, summary code %d", x.n, x.summary_code);
     CHECK_OK(mh_reader_open(dir, &r));
     mh_query q;
     mh_query_init(&q);
@@ -602,12 +618,117 @@ static void test_store(void) {
     tu_rmtree(dir);
 }
 
+
+/* fsck's problems, kept. */
+static void on_problem(void *ctx, const mh_problem *p) {
+    problems *x = ctx;
+    x->n++;
+    if (strstr(p->message, "address summary"))
+        x->summary_code = p->code;
+}
+
+static problems run_fsck(const char *dir) {
+    problems x = {0, 0};
+    mh_verify_result res = {.struct_size = sizeof res};
+    mh_verify(dir, 0, on_problem, &x, &res);
+    return x;
+}
+
+/* Rewrites segment `name` of dir with its summary's bytes edited by `edit`
+ * and every checksum after them (directory entry, directory, header, the
+ * MANIFEST's copy) made right again: damage only fsck's exactness check
+ * can see. */
+static void resum_segment(const char *dir, const char *name,
+                          void (*edit)(uint8_t *sec, uint64_t size, uint32_t nslices),
+                          uint32_t nslices) {
+    char path[600];
+    tu_join(path, sizeof path, dir, name);
+    size_t len;
+    uint8_t *b = tu_read_file(path, &len);
+    CHECK(b);
+    uint32_t ndir = mhf_load_u32(b + MHF2_SEG_DIR_COUNT);
+    uint64_t doff = mhf_load_u64(b + MHF2_SEG_DIR_OFF);
+    int found = 0;
+    for (uint32_t i = 0; i < ndir; i++) {
+        uint8_t *e = b + doff + (size_t)i * MHF2_DIR_SIZE;
+        if (mhf_load_u32(e + MHF2_DIR_TYPE) != MHF_SECT_SUMMARY)
+            continue;
+        uint64_t off = mhf_load_u64(e + MHF2_DIR_OFFSET);
+        uint64_t size = mhf_load_u64(e + MHF2_DIR_BYTES);
+        edit(b + off, size, nslices);
+        mhf_store_u64(e + MHF2_DIR_SUM, mh_hash(b + off, size));
+        found = 1;
+    }
+    CHECK(found);
+    mhf_store_u64(b + MHF2_SEG_DIR_SUM, mh_hash(b + doff, (size_t)ndir * MHF2_DIR_SIZE));
+    uint64_t hsum = mh_hash(b, MHF_SEG_HEADER_SUM);
+    mhf_store_u64(b + MHF_SEG_HEADER_SUM, hsum);
+    tu_write_file(path, b, len);
+    free(b);
+    mh_manifest m;
+    mh_diag d = {0, 0, ""};
+    CHECK_OK(mh_manifest_load(dir, &m, &d));
+    for (size_t i = 0; i < m.nrecs; i++) {
+        char nm[MHF_SEGMENT_NAME_LEN + 1];
+        mh_segment_name(nm, m.recs[i].seq);
+        if (!strcmp(nm, name))
+            m.recs[i].header_sum = hsum;
+    }
+    CHECK_OK(mh_manifest_store(dir, &m, &d));
+    mh_manifest_free(&m);
+}
+
+/* The last posting of the first entry that can take it moves to the last
+ * slice: that slice is listed where it has no row, and the slice it was
+ * loses a granule it meets. */
+static void move_posting(uint8_t *p, uint64_t size, uint32_t nslices) {
+    (void)size;
+    uint32_t ne = mhf_load_u32(p + MHF_SUM_ENTRY_COUNT);
+    uint8_t *post = p + MHF_SUM_HEADER_SIZE + (size_t)ne * MHF_SUM_ENTRY_SIZE;
+    for (uint32_t i = 0; i < ne; i++) {
+        uint8_t *e = p + MHF_SUM_HEADER_SIZE + (size_t)i * MHF_SUM_ENTRY_SIZE;
+        uint64_t last = mhf_load_u64(e + MHF_SUM_E_POSTING_FIRST) +
+                        mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT) - 1;
+        if (mhf_load_u32(post + last * 4) < nslices - 1) {
+            mhf_store_u32(post + last * 4, nslices - 1);
+            return;
+        }
+    }
+    CHECK(0);
+}
+
+static void test_fsck(void) {
+    char dir[512];
+    tu_mkdtemp(dir, sizeof dir, "summary-fsck");
+    tu_rng rng = {78};
+    size_t n = 40000;
+    mh_access *all = malloc(n * sizeof *all);
+    CHECK(all);
+    drift_trace(&rng, all, n);
+    write_store(dir, all, n);
+    problems x = run_fsck(dir);
+    CHECKF(x.n == 0, "%d problems in a fresh store", x.n);
+    mh_reader *r;
+    CHECK_OK(mh_reader_open(dir, &r));
+    char name[MHF_SEGMENT_NAME_LEN + 1];
+    memcpy(name, seg_of(r, 0)->name, sizeof name);
+    uint32_t nslices = seg_of(r, 0)->nslices;
+    mh_reader_close(r);
+    resum_segment(dir, name, move_posting, nslices);
+    x = run_fsck(dir);
+    CHECKF(x.n == 1 && x.summary_code == MH_ECORRUPT,
+           "%d problems, summary code %d", x.n, x.summary_code);
+    free(all);
+    tu_rmtree(dir);
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 40;
     for (int i = 0; i < rounds; i++)
         test_random(0x5eed0000u + (uint64_t)i);
     test_overflow();
     test_store();
+    test_fsck();
     printf("summary: %d random segments, overflow, store: ok\n", rounds);
     return 0;
 }
