@@ -339,7 +339,9 @@ MH_API int mh_producer_open(mh_writer *w, uint32_t stream, mh_producer **out);
  * is the index of the first refused access. Errors: MH_EINVAL, MH_EORDER
  * (transition below the stream's previous one), MH_ELATE (below what the
  * merge has already settled: reorder_window exceeded), MH_ESTATE (the
- * writer failed), MH_ENOMEM. */
+ * writer failed), MH_ENOMEM. A full ring makes the call wait for the merge:
+ * one thread driving several producers must not append to one while
+ * another of its producers holds the merge back (it would wait forever). */
 MH_API int mh_producer_append_batch(mh_producer *p, const mh_access *a,
                                     size_t n, size_t *bad);
 
