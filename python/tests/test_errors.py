@@ -54,6 +54,10 @@ VARIANTS = {
 #: the summary reads (tests/golden.c checks those).
 VALID = {"segment-newer-minor", "future-minor"}
 SUMMARY_ONLY = {"summary-order", "summary-posting"}
+#: Variants whose every segment is sound but whose store-level tables are
+#: not: a stream missing from the newest segment's table, window parts that
+#: do not continue. Only the stream / window tables read them.
+STORE_TABLES = {"stream-not-in-newest": "streams", "window-parts-gap": "windows"}
 
 
 S0, S1 = "seg-0000000000000000.mhs", "seg-0000000000000001.mhs"
@@ -70,7 +74,7 @@ def corrupt(name):
 
 def test_every_variant_is_listed():
     on_disk = {f[:-len(".store")] for f in os.listdir(os.path.join(GOLDEN, "corrupt"))}
-    assert on_disk == set(VARIANTS) | VALID | SUMMARY_ONLY
+    assert on_disk == set(VARIANTS) | VALID | SUMMARY_ONLY | set(STORE_TABLES)
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
@@ -199,3 +203,11 @@ def test_bad_appends(tmp_path):
         assert w.next_id == 1  # nothing of a refused batch was taken
     with memhist.Reader(path) as r:
         assert len(r) == 1
+
+
+@pytest.mark.parametrize("name", sorted(STORE_TABLES))
+def test_store_table_variant(name):
+    with memhist.Reader(corrupt(name)) as r:
+        with pytest.raises(memhist.CorruptError) as ei:
+            getattr(r, STORE_TABLES[name])()
+        assert ei.value.detail
