@@ -1,0 +1,503 @@
+/*
+ * bench_streams.c - the format 2.0 workloads of mh_bench: a store's accesses
+ * read back as a trace (--store), K synthetic threads merged by transition
+ * (--threads), their stream declarations, ingest through producers, and the
+ * check that the producers' store equals the batch appender's.
+ */
+#include "bench.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth.h"
+
+void mhb_trace_free(mhb_trace *t)
+{
+    free(t->a);
+    for (size_t i = 0; i < t->ndecl; i++)
+        free((char *)t->decl[i].name);
+    free(t->decl);
+    free(t->sids);
+    memset(t, 0, sizeof *t);
+}
+
+static int trace_reserve(mhb_trace *t, size_t more)
+{
+    if (t->n + more <= t->cap)
+        return MH_OK;
+    size_t cap = t->cap ? t->cap * 2 : (1u << 20);
+    while (cap < t->n + more)
+        cap *= 2;
+    mh_access *p = realloc(t->a, cap * sizeof *p);
+    if (p == NULL)
+        return MH_ENOMEM;
+    t->a = p;
+    t->cap = cap;
+    return MH_OK;
+}
+
+static int decl_add(mhb_trace *t, const mh_stream_info *s)
+{
+    mh_stream_info *p = realloc(t->decl, (t->ndecl + 1) * sizeof *p);
+    if (p == NULL)
+        return MH_ENOMEM;
+    t->decl = p;
+    mh_stream_info *d = &t->decl[t->ndecl];
+    mh_stream_info_init(d);
+    d->id = s->id;
+    d->kind = s->kind;
+    d->parent = s->parent;
+    d->pid = s->pid;
+    d->tid = s->tid;
+    d->cpu = s->cpu;
+    d->name = NULL;
+    if (s->name != NULL && (d->name = strdup(s->name)) == NULL)
+        return MH_ENOMEM;
+    t->ndecl++;
+    return MH_OK;
+}
+
+int mhb_trace_streams(mhb_trace *t)
+{
+    /* a bitmap of the 65536 possible ids: 8 KiB */
+    uint8_t *seen = calloc(MH_STREAM_MAX / 8 + 1, 1);
+    if (seen == NULL)
+        return MH_ENOMEM;
+    t->with_pc = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        uint32_t s = t->a[i].stream & MH_STREAM_MAX;
+        seen[s >> 3] |= (uint8_t)(1u << (s & 7));
+        t->with_pc += t->a[i].has_pc;
+    }
+    free(t->sids);
+    t->sids = NULL;
+    t->nsids = 0;
+    size_t k = 0;
+    for (uint32_t s = 0; s <= MH_STREAM_MAX; s++)
+        k += (seen[s >> 3] >> (s & 7)) & 1;
+    t->sids = malloc((k ? k : 1) * sizeof *t->sids);
+    if (t->sids == NULL) {
+        free(seen);
+        return MH_ENOMEM;
+    }
+    int rc = MH_OK;
+    for (uint32_t s = 0; s <= MH_STREAM_MAX && rc == MH_OK; s++) {
+        if (!((seen[s >> 3] >> (s & 7)) & 1))
+            continue;
+        t->sids[t->nsids++] = s;
+        int known = s == 0;
+        for (size_t i = 0; i < t->ndecl && !known; i++)
+            known = t->decl[i].id == s;
+        if (!known) {
+            mh_stream_info d;
+            mh_stream_info_init(&d);
+            d.id = s;
+            rc = decl_add(t, &d);
+        }
+    }
+    free(seen);
+    return rc;
+}
+
+void mhb_trace_strip_pc(mhb_trace *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        t->a[i].has_pc = 0;
+        t->a[i].pc = 0;
+    }
+    t->with_pc = 0;
+}
+
+static int store_fail(const char *path, const char *what, int rc, const mh_reader *r)
+{
+    char msg[MH_ERRMSG_MAX] = "";
+    if (r != NULL)
+        mh_reader_errmsg(r, msg, sizeof msg);
+    fprintf(stderr, "mh_bench: %s: %s: %s%s%s\n", path, what, mh_strerror(rc),
+            msg[0] ? ": " : "", msg);
+    return rc;
+}
+
+int mhb_load_store(const char *path, mhb_trace *t)
+{
+    mh_reader *r = NULL;
+    char err[MH_ERRMSG_MAX] = "";
+    int rc = mh_reader_open_ex(path, NULL, &r, err, sizeof err);
+    if (rc != MH_OK) {
+        fprintf(stderr, "mh_bench: %s: %s: %s\n", path, mh_strerror(rc), err);
+        return rc;
+    }
+    mh_stats st = {.struct_size = sizeof st};
+    rc = mh_reader_stats(r, &st);
+    if (rc == MH_OK && st.accesses > SIZE_MAX / sizeof *t->a)
+        rc = MH_ENOMEM;
+    if (rc == MH_OK)
+        rc = trace_reserve(t, (size_t)st.accesses);
+    /* the streams as the store describes them, declared again on ingest */
+    size_t ns = rc == MH_OK ? mh_reader_stream_count(r) : 0;
+    for (size_t i = 0; i < ns && rc == MH_OK; i++) {
+        mh_stream_info s = {.struct_size = sizeof s};
+        rc = mh_reader_stream_info(r, i, &s);
+        if (rc != MH_OK)
+            return store_fail(path, "stream table", rc, r);
+        if (s.id != 0)
+            rc = decl_add(t, &s);
+    }
+    mh_query q;
+    mh_query_init(&q);
+    q.ops = MH_OPS_ALL;
+    q.addr_first = 0;
+    q.addr_last = UINT64_MAX;
+    mh_cursor *c = NULL;
+    if (rc == MH_OK && (rc = mh_cursor_open(r, &q, &c)) != MH_OK) {
+        store_fail(path, "cursor", rc, r);
+        mh_reader_close(r);
+        return rc;
+    }
+    while (rc == MH_OK) {
+        if ((rc = trace_reserve(t, 65536)) != MH_OK)
+            break;
+        size_t k = 0;
+        rc = mh_cursor_next(c, t->a + t->n, 65536, &k);
+        if (rc != MH_OK) {
+            char msg[MH_ERRMSG_MAX] = "";
+            mh_cursor_errmsg(c, msg, sizeof msg);
+            fprintf(stderr, "mh_bench: %s: reading: %s: %s\n", path, mh_strerror(rc), msg);
+            break;
+        }
+        if (k == 0)
+            break;
+        /* the trace's ids are its positions (what a new store gives them) */
+        for (size_t i = 0; i < k; i++)
+            if (t->a[t->n + i].id != t->n + i) {
+                fprintf(stderr, "mh_bench: %s: access %zu has id %" PRIu64 "\n", path,
+                        t->n + i, t->a[t->n + i].id);
+                rc = MH_ECORRUPT;
+                break;
+            }
+        t->n += k;
+    }
+    mh_cursor_close(c);
+    mh_reader_close(r);
+    if (rc == MH_OK && t->n != st.accesses) {
+        fprintf(stderr, "mh_bench: %s: read %zu accesses, the store holds %" PRIu64 "\n",
+                path, t->n, st.accesses);
+        rc = MH_ECORRUPT;
+    }
+    return rc == MH_OK ? mhb_trace_streams(t) : rc;
+}
+
+int mhb_load_threads(uint64_t seed, uint64_t n, uint32_t k, mhb_trace *t)
+{
+    if (k == 0 || k - 1 > MH_STREAM_MAX || n / k == 0)
+        return MH_EINVAL;
+    int rc = trace_reserve(t, (size_t)n);
+    mh_access **part = calloc(k, sizeof *part);
+    size_t *len = calloc(k, sizeof *len), *pos = calloc(k, sizeof *pos);
+    if (rc != MH_OK || !part || !len || !pos) {
+        free(part);
+        free(len);
+        free(pos);
+        return MH_ENOMEM;
+    }
+    for (uint32_t j = 0; j < k && rc == MH_OK; j++) {
+        len[j] = (size_t)(n / k + (j < n % k));
+        part[j] = malloc(len[j] * sizeof **part);
+        /* seeds far apart: thread j's trace is not thread 0's shifted */
+        mh_synth *s = mh_synth_new_thread(seed + 0x9E3779B97F4A7C15ull * j, len[j], 0, j);
+        if (part[j] == NULL || s == NULL) {
+            mh_synth_free(s);
+            rc = MH_ENOMEM;
+            break;
+        }
+        size_t got = 0;
+        while (got < len[j]) {
+            size_t m = mh_synth_next(s, part[j] + got, len[j] - got);
+            if (m == 0)
+                break;
+            got += m;
+        }
+        mh_synth_free(s);
+        if (got != len[j])
+            rc = MH_EINVAL;
+        if (rc == MH_OK && j > 0) {
+            mh_stream_info d;
+            mh_stream_info_init(&d);
+            char name[32];
+            snprintf(name, sizeof name, "thread-%u", j);
+            d.id = j;
+            d.kind = MH_STREAM_THREAD;
+            d.tid = j + 1;
+            d.pid = 1;
+            d.name = name;
+            rc = decl_add(t, &d);
+        }
+    }
+    /* the merge: smallest transition, then smallest stream; k <= 64 in the
+     * bench, so a linear scan of the heads is fast enough */
+    for (size_t i = 0; rc == MH_OK && i < n; i++) {
+        uint32_t best = UINT32_MAX;
+        for (uint32_t j = 0; j < k; j++)
+            if (pos[j] < len[j] &&
+                (best == UINT32_MAX ||
+                 part[j][pos[j]].transition < part[best][pos[best]].transition))
+                best = j;
+        mh_access *a = &t->a[t->n++];
+        *a = part[best][pos[best]++];
+        a->id = i;
+    }
+    for (uint32_t j = 0; j < k; j++)
+        free(part[j]);
+    free(part);
+    free(len);
+    free(pos);
+    return rc == MH_OK ? mhb_trace_streams(t) : rc;
+}
+
+int mhb_declare_streams(mh_writer *w, const mhb_trace *t, char *err, size_t len)
+{
+    for (size_t i = 0; i < t->ndecl; i++) {
+        int rc = mh_writer_stream_declare(w, &t->decl[i]);
+        if (rc != MH_OK) {
+            char msg[MH_ERRMSG_MAX] = "";
+            mh_writer_errmsg(w, msg, sizeof msg);
+            snprintf(err, len, "declaring stream %u: %s: %s", t->decl[i].id,
+                     mh_strerror(rc), msg);
+            return rc;
+        }
+    }
+    return MH_OK;
+}
+
+/* ---- producers ---------------------------------------------------------- */
+
+typedef struct prod_shared {
+    const mhb_trace *t;
+    size_t batch;
+    unsigned threads;
+    mh_access **part;  /* per stream index (in t->sids order): its accesses */
+    size_t *len;
+    mh_producer **p;
+    uint64_t *round_end; /* transition ending each round (exclusive); last UINT64_MAX */
+    size_t rounds;
+    int rc[64];
+    char err[64][160];
+} prod_shared;
+
+typedef struct prod_arg {
+    prod_shared *s;
+    unsigned j;
+} prod_arg;
+
+static void *prod_thread(void *p)
+{
+    prod_arg *a = p;
+    prod_shared *s = a->s;
+    size_t ns = s->t->nsids;
+    size_t *pos = calloc(ns, sizeof *pos);
+    int rc = pos ? MH_OK : MH_ENOMEM;
+    for (size_t r = 0; r < s->rounds && rc == MH_OK; r++)
+        for (size_t i = a->j; i < ns && rc == MH_OK; i += s->threads) {
+            size_t e = pos[i];
+            while (e < s->len[i] && s->part[i][e].transition < s->round_end[r])
+                e++;
+            while (pos[i] < e && rc == MH_OK) {
+                size_t k = e - pos[i] < s->batch ? e - pos[i] : s->batch;
+                size_t bad = 0;
+                rc = mh_producer_append_batch(s->p[i], s->part[i] + pos[i], k, &bad);
+                if (rc != MH_OK)
+                    snprintf(s->err[a->j], sizeof s->err[0],
+                             "producer of stream %u, access %zu: %s", s->t->sids[i],
+                             pos[i] + bad, mh_strerror(rc));
+                pos[i] += k;
+            }
+        }
+    /* the thread's streams end: the merge stops waiting for them */
+    for (size_t i = a->j; i < ns; i += s->threads) {
+        int rc2 = mh_producer_close(s->p[i]);
+        s->p[i] = NULL;
+        if (rc == MH_OK && rc2 != MH_OK) {
+            rc = rc2;
+            snprintf(s->err[a->j], sizeof s->err[0], "closing the producer of stream %u: %s",
+                     s->t->sids[i], mh_strerror(rc));
+        }
+    }
+    free(pos);
+    s->rc[a->j] = rc;
+    return NULL;
+}
+
+int mhb_ingest_producers(const mhb_trace *t, const char *path, size_t batch,
+                         const mh_writer_options *opt, unsigned max_threads,
+                         double *seconds, char *err, size_t len)
+{
+    prod_shared s;
+    memset(&s, 0, sizeof s);
+    s.t = t;
+    s.batch = batch;
+    size_t ns = t->nsids;
+    s.threads = (unsigned)(ns < max_threads ? ns : max_threads);
+    if (s.threads == 0 || s.threads > 64)
+        return MH_EINVAL;
+    s.part = calloc(ns, sizeof *s.part);
+    s.len = calloc(ns, sizeof *s.len);
+    s.p = calloc(ns, sizeof *s.p);
+    s.rounds = t->n / batch + 1;
+    s.round_end = malloc(s.rounds * sizeof *s.round_end);
+    uint32_t *slot = malloc(((size_t)MH_STREAM_MAX + 1) * sizeof *slot);
+    int rc = (s.part && s.len && s.p && s.round_end && slot) ? MH_OK : MH_ENOMEM;
+    /* the split, untimed: each stream's accesses in a buffer of its own, as
+     * a tracer's thread has */
+    for (size_t i = 0; i < ns && rc == MH_OK; i++)
+        slot[t->sids[i]] = (uint32_t)i;
+    for (size_t i = 0; i < t->n && rc == MH_OK; i++)
+        s.len[slot[t->a[i].stream]]++;
+    for (size_t i = 0; i < ns && rc == MH_OK; i++)
+        if ((s.part[i] = malloc((s.len[i] ? s.len[i] : 1) * sizeof **s.part)) == NULL)
+            rc = MH_ENOMEM;
+    if (rc == MH_OK) {
+        size_t *fill = calloc(ns, sizeof *fill);
+        if (fill == NULL)
+            rc = MH_ENOMEM;
+        for (size_t i = 0; i < t->n && rc == MH_OK; i++) {
+            uint32_t k = slot[t->a[i].stream];
+            s.part[k][fill[k]++] = t->a[i];
+        }
+        free(fill);
+    }
+    /* round r ends before the transition of merged access (r + 1) * batch,
+     * so accesses of one transition are in one round */
+    for (size_t r = 0; r < s.rounds && rc == MH_OK; r++) {
+        size_t at = (r + 1) * batch;
+        s.round_end[r] = at < t->n ? t->a[at].transition : UINT64_MAX;
+    }
+    if (s.rounds > 0)
+        s.round_end[s.rounds - 1] = UINT64_MAX;
+    mh_writer_options o = *opt;
+    o.reorder_window = 0;
+    mh_writer *w = NULL;
+    if (rc == MH_OK) {
+        char msg[MH_ERRMSG_MAX] = "";
+        rc = mh_writer_open_ex(path, MH_CREATE, &o, &w, msg, sizeof msg);
+        if (rc != MH_OK)
+            snprintf(err, len, "writer open: %s: %s", mh_strerror(rc), msg);
+    }
+    if (rc == MH_OK)
+        rc = mhb_declare_streams(w, t, err, len);
+    for (size_t i = 0; i < ns && rc == MH_OK; i++) {
+        rc = mh_producer_open(w, t->sids[i], &s.p[i]);
+        if (rc != MH_OK)
+            snprintf(err, len, "producer open, stream %u: %s", t->sids[i], mh_strerror(rc));
+    }
+    double t0 = mhb_now();
+    if (rc == MH_OK) {
+        pthread_t th[64];
+        prod_arg arg[64];
+        unsigned started = 0;
+        for (unsigned j = 0; j < s.threads; j++) {
+            arg[j] = (prod_arg){&s, j};
+            if (pthread_create(&th[j], NULL, prod_thread, &arg[j]) != 0) {
+                rc = MH_ENOMEM;
+                snprintf(err, len, "pthread_create failed");
+                break;
+            }
+            started++;
+        }
+        for (unsigned j = 0; j < started; j++)
+            pthread_join(th[j], NULL);
+        for (unsigned j = 0; j < started && rc == MH_OK; j++)
+            if (s.rc[j] != MH_OK) {
+                rc = s.rc[j];
+                snprintf(err, len, "%s", s.err[j]);
+            }
+        if (started < s.threads) /* producers of threads never started */
+            for (size_t i = 0; i < ns; i++)
+                mh_producer_close(s.p[i]);
+    }
+    if (w != NULL) {
+        int rc2 = rc == MH_OK ? mh_writer_close(w) : (mh_writer_abandon(w), rc);
+        if (rc == MH_OK && rc2 != MH_OK) {
+            rc = rc2;
+            snprintf(err, len, "writer close: %s", mh_strerror(rc));
+        }
+    }
+    *seconds = mhb_now() - t0;
+    for (size_t i = 0; s.part && i < ns; i++)
+        free(s.part[i]);
+    free(s.part);
+    free(s.len);
+    free(s.p);
+    free(s.round_end);
+    free(slot);
+    return rc;
+}
+
+/* ---- the producers' store against the batch store ------------------------ */
+
+static int same_access(const mh_access *x, const mh_access *y)
+{
+    return x->id == y->id && x->transition == y->transition &&
+           x->physical == y->physical && x->size == y->size && x->op == y->op &&
+           x->has_linear == y->has_linear && (!x->has_linear || x->linear == y->linear) &&
+           x->stream == y->stream && x->has_pc == y->has_pc &&
+           (!x->has_pc || x->pc == y->pc);
+}
+
+int mhb_same_store(const char *a, const char *b)
+{
+    const char *path[2] = {a, b};
+    mh_reader *r[2] = {NULL, NULL};
+    mh_cursor *c[2] = {NULL, NULL};
+    mh_access *buf[2] = {malloc(65536 * sizeof(mh_access)), malloc(65536 * sizeof(mh_access))};
+    int rc = buf[0] && buf[1] ? MH_OK : MH_ENOMEM;
+    mh_query q;
+    mh_query_init(&q);
+    q.ops = MH_OPS_ALL;
+    q.addr_last = UINT64_MAX;
+    for (int k = 0; k < 2 && rc == MH_OK; k++) {
+        rc = mh_reader_open(path[k], &r[k]);
+        if (rc == MH_OK)
+            rc = mh_cursor_open(r[k], &q, &c[k]);
+        if (rc != MH_OK)
+            store_fail(path[k], "open for the comparison", rc, r[k]);
+    }
+    int same = 1;
+    size_t n[2] = {0, 0}, i[2] = {0, 0};
+    uint64_t at = 0;
+    while (rc == MH_OK && same) {
+        for (int k = 0; k < 2 && rc == MH_OK; k++)
+            if (i[k] == n[k]) {
+                i[k] = 0;
+                rc = mh_cursor_next(c[k], buf[k], 65536, &n[k]);
+            }
+        if (rc != MH_OK)
+            break;
+        if (n[0] == 0 || n[1] == 0) {
+            if (n[0] != n[1]) {
+                fprintf(stderr, "mh_bench: %s ends at access %" PRIu64 ", %s does not\n",
+                        path[n[0] ? 1 : 0], at, path[n[0] ? 0 : 1]);
+                same = 0;
+            }
+            break;
+        }
+        for (; i[0] < n[0] && i[1] < n[1]; i[0]++, i[1]++, at++)
+            if (!same_access(&buf[0][i[0]], &buf[1][i[1]])) {
+                const mh_access *x = &buf[0][i[0]], *y = &buf[1][i[1]];
+                fprintf(stderr, "mh_bench: access %" PRIu64 " differs: %s has t %" PRIu64
+                                " stream %u phys 0x%" PRIx64 ", %s t %" PRIu64
+                                " stream %u phys 0x%" PRIx64 "\n",
+                        at, a, x->transition, x->stream, x->physical, b, y->transition,
+                        y->stream, y->physical);
+                same = 0;
+                break;
+            }
+    }
+    for (int k = 0; k < 2; k++) {
+        mh_cursor_close(c[k]);
+        mh_reader_close(r[k]);
+        free(buf[k]);
+    }
+    return rc != MH_OK ? rc : same;
+}
