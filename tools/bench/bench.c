@@ -266,7 +266,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         }
     }
     if (o->quick) {
-        if (o->nsizes == 0)
+        if (o->nsizes == 0 && o->nlackey == 0 && o->nstore == 0 && o->nthreads == 0)
             o->sizes[o->nsizes++] = 100000;
         o->queries = 5;
         o->budget = 60; /* a test: compare every query unless something hangs */
