@@ -77,6 +77,15 @@
 #define MHF_SEG_RESERVED1_SIZE 24
 #define MHF_SEG_HEADER_SUM 248   /* u64 XXH3-64 of bytes 0..247 */
 
+/* ---- section directory (2.0) ----------------------------------------- */
+#define MHF_SECT_DATA 1u
+#define MHF_SECT_DICT 2u
+#define MHF_SECT_SLICES 3u
+#define MHF_SECT_CHUNKS 4u
+#define MHF_SECT_BLOCKS 5u
+#define MHF_SECT_SUMMARY 6u
+#define MHF_SECT_REQUIRED 1u     /* directory entry flag bit 0 */
+
 /* ---- slice record: 64 bytes -------------------------------------------- */
 #define MHF_SLICE_SIZE 64u
 #define MHF_SLICE_T_FIRST 0      /* u64 */

@@ -21,7 +21,11 @@ int mh_rows_reserve(mh_rows *r, uint32_t cap) {
     n.lin = malloc((size_t)cap * sizeof *n.lin);
     n.size = malloc((size_t)cap * sizeof *n.size);
     n.has_lin = malloc((size_t)cap);
-    if (!n.id_off || !n.t || !n.phy || !n.lin || !n.size || !n.has_lin) {
+    n.stream = calloc(cap, sizeof *n.stream);
+    n.pc = calloc(cap, sizeof *n.pc);
+    n.has_pc = calloc(cap, 1);
+    if (!n.id_off || !n.t || !n.phy || !n.lin || !n.size || !n.has_lin ||
+        !n.stream || !n.pc || !n.has_pc) {
         mh_rows_free(&n);
         return MH_ENOMEM;
     }
@@ -38,6 +42,9 @@ void mh_rows_free(mh_rows *r) {
     free(r->lin);
     free(r->size);
     free(r->has_lin);
+    free(r->stream);
+    free(r->pc);
+    free(r->has_pc);
     memset(r, 0, sizeof *r);
 }
 

@@ -124,6 +124,9 @@ void mh_dict_free(mh_dict *dict) {
     free(dict->strings);
     free(dict->columns);
     free(dict->meta);
+    free(dict->streams);
+    free(dict->stream_meta);
+    free(dict->windows);
     memset(dict, 0, sizeof *dict);
 }
 

@@ -204,14 +204,7 @@ void mh_buf_free(mh_buf *b) {
 /* ABI 1: every growable struct is its first published size. When one grows,
  * its assert here goes (the _SIZE_1 macro keeps the old size). */
 _Static_assert(sizeof(mh_access) == 56, "mh_access is 56 bytes, fixed");
-_Static_assert(MH_QUERY_SIZE_1 == sizeof(mh_query), "ABI 1 mh_query");
-_Static_assert(MH_WRITER_OPTIONS_SIZE_1 == sizeof(mh_writer_options),
-               "ABI 1 mh_writer_options");
 _Static_assert(MH_STATS_SIZE_1 == sizeof(mh_stats), "ABI 1 mh_stats");
-_Static_assert(MH_SEGMENT_INFO_SIZE_1 == sizeof(mh_segment_info),
-               "ABI 1 mh_segment_info");
-_Static_assert(MH_SLICE_INFO_SIZE_1 == sizeof(mh_slice_info),
-               "ABI 1 mh_slice_info");
 _Static_assert(MH_CHUNK_INFO_SIZE_1 == sizeof(mh_chunk_info),
                "ABI 1 mh_chunk_info");
 _Static_assert(MH_COLUMN_INFO_SIZE_1 == sizeof(mh_column_info),

@@ -141,6 +141,11 @@ typedef struct mh_rows {
     uint64_t *lin;
     uint32_t *size;
     uint8_t *has_lin;
+    /* format 2.0 columns; filled 0 (stream 0, no pc) when a block does not
+     * store them (1.0 blocks, 2.0 blocks of single-stream slices) */
+    uint32_t *stream;
+    uint64_t *pc;
+    uint8_t *has_pc;
 } mh_rows;
 
 int mh_rows_reserve(mh_rows *r, uint32_t cap);
@@ -174,7 +179,47 @@ typedef struct mh_kv {
     char *value;
 } mh_kv;
 
+/* A stream table entry (dictionary table 5): the stream's description and
+ * its accesses in this segment. A segment without a streams table (1.0,
+ * or 2.0 single-stream) gets one synthesized entry: stream 0, kind other,
+ * with the segment's count and transition range (mh_seg_parse). */
+typedef struct mh_dict_stream {
+    uint32_t id;
+    uint8_t kind;
+    const char *name;  /* into strings, or NULL */
+    uint32_t parent;   /* MH_NONE32 when none */
+    uint64_t pid, tid; /* MH_NONE64 when none */
+    uint32_t cpu;      /* MH_NONE32 when none */
+    uint64_t count, t_first, t_last; /* in this segment; t 0/0 when count 0 */
+} mh_dict_stream;
+
+/* Stream metadata (table 6), sorted by stream id (stable). */
+typedef struct mh_stream_kv {
+    uint32_t stream;
+    const char *key, *value; /* parsed: into strings; sealing: caller's */
+} mh_stream_kv;
+
+/* The part of a window that lies in one segment (table 7). */
+typedef struct mh_window_part {
+    uint64_t window, id_first, count, t_first, t_last;
+} mh_window_part;
+
+/* What a block column is, for the codec (a segment's stored columns in
+ * table order; unknown non-required ones are skipped by their length). */
+enum {
+    MH_COL_ID,
+    MH_COL_TRANSITION,
+    MH_COL_PHYSICAL,
+    MH_COL_LINEAR,
+    MH_COL_SIZE,
+    MH_COL_STREAM,
+    MH_COL_PC,
+    MH_COL_UNKNOWN
+};
+#define MH_MAX_STORED_COLUMNS 64u
+
 typedef struct mh_dict {
+    uint16_t major;  /* 1: the 1.0 dictionary layout; 2: tables */
     char **strings;  /* NUL-terminated copies */
     size_t nstrings;
     mh_column_info *columns;
@@ -183,6 +228,18 @@ typedef struct mh_dict {
     uint8_t op_sqlite_bit[MHF_OP_COUNT];
     mh_kv *meta;     /* pointers into strings */
     size_t nmeta;
+    /* since 2.0 */
+    mh_dict_stream *streams; /* increasing id; see mh_dict_stream */
+    size_t nstreams;
+    int has_stream_table;    /* 0: streams holds the synthesized stream 0 */
+    mh_stream_kv *stream_meta;
+    size_t nstream_meta;
+    mh_window_part *windows; /* increasing window */
+    size_t nwindows;
+    /* the block layout: kinds of the stored columns, in table order */
+    uint8_t stored[MH_MAX_STORED_COLUMNS];
+    uint32_t nstored;
+    int has_stream_col, has_pc_col;
 } mh_dict;
 
 /* Serializes the standard dictionary with the given metadata into a malloc'd
@@ -236,6 +293,17 @@ void mh_manifest_free(mh_manifest *m);
 /* Said by the reader and by fsck when the MANIFEST lists an absent file. */
 #define MH_MSG_SEGMENT_MISSING "segment listed in MANIFEST is missing"
 
+/* One entry of a segment's section directory (SPEC.md "Section
+ * directory"). A 1.0 segment gets one synthesized entry per fixed section
+ * (data, dictionary, slices, chunks, blocks; REQUIRED, sums from its
+ * header, 0 for data). */
+typedef struct mh_section {
+    uint32_t type, flags;
+    uint64_t offset, size;
+    uint32_t recsz, count;
+    uint64_t sum;
+} mh_section;
+
 typedef struct mh_seg {
     const uint8_t *base;  /* whole file */
     size_t size;
@@ -247,6 +315,8 @@ typedef struct mh_seg {
     uint32_t rows_per_block;
     uint64_t data_off, data_size, dict_off, dict_size, raw_size;
     uint64_t header_sum;
+    mh_section *sections; /* the directory (synthesized for 1.0) */
+    uint32_t nsections;
     const uint8_t *slices, *chunks, *blocks;
     uint32_t nslices, nchunks, nblocks;
     uint32_t slice_recsz, chunk_recsz, block_recsz;
@@ -262,17 +332,20 @@ typedef struct mh_slice {
     uint32_t count, chunk_first, chunk_count, block_first, block_count;
     uint32_t op_counts[MHF_OP_COUNT];
     uint64_t index_sum;
+    uint32_t stream_mask; /* bit (s mod 32) per stream s in it; 1 for 1.0 */
 } mh_slice;
 
 typedef struct mh_chunk {
     uint64_t phy_first, phy_last, t_first, t_last;
     uint32_t id_first, id_last, row_first, row_count;
     uint8_t op;
+    uint32_t stream_mask; /* as mh_slice's; 1 for 1.0 */
 } mh_chunk;
 
 typedef struct mh_block {
     uint64_t offset, sum, phy_min, phy_max, first_t;
     uint32_t comp_size, raw_size, first_id;
+    uint32_t stream_mask; /* as mh_slice's; 1 for 1.0 */
 } mh_block;
 
 /* Validates header, dictionary and slice array of a segment held in memory
@@ -282,6 +355,9 @@ int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *seg, mh_diag *d);
 /* Maps dir/name and parses it. */
 int mh_seg_open(const char *dir, const char *name, mh_seg *seg, mh_diag *d);
 void mh_seg_close(mh_seg *seg);
+/* The directory entry of section `type`: MH_ENOTFOUND when the segment has
+ * none (*out untouched). */
+int mh_seg_section(const mh_seg *seg, uint32_t type, const mh_section **out);
 
 void mh_seg_slice(const mh_seg *seg, uint32_t i, mh_slice *out);
 /* Verifies the slice's chunk and block records (checksum and invariants),
@@ -412,6 +488,21 @@ void mh_radix_sort(mh_sort_scratch *s, uint64_t *key, uint32_t *val,
                    uint64_t *tmpk, uint32_t *tmpv, size_t n);
 
 /* ---- slice building (slice_build.c) and segment writing (segment_write.c) */
+/* The address summary hook points (summary_build.c fills them in; a NULL
+ * hook means no address summary section). slice_keys computes the sorted
+ * unique keys (granule << 2 | op) of the slice rows a[0..n) into
+ * b->sum_keys (host-order u64s; it may use the builder's scratch arrays,
+ * which hold at least n entries). serialize builds the section's bytes
+ * from the segment's slices' keys: keys[first[s] .. first[s+1]) are slice
+ * s's, for s < nslices. */
+typedef struct mh_builder mh_builder;
+typedef struct mh_rec mh_rec;
+typedef struct mh_summary_hooks {
+    int (*slice_keys)(mh_builder *b, const mh_rec *a, uint32_t n);
+    int (*serialize)(const uint64_t *keys, const uint32_t *first,
+                     uint32_t nslices, mh_buf *out);
+} mh_summary_hooks;
+
 typedef struct mh_segw_config {
     const char *dir;
     uint64_t seq;
@@ -419,32 +510,49 @@ typedef struct mh_segw_config {
     uint32_t rows_per_block;
     uint32_t chunk_min_accesses;
     int32_t lz4_acceleration;
+    const mh_summary_hooks *summary; /* NULL: no address summary */
 } mh_segw_config;
 
-/* The writer's slice buffer keeps, per access, only what format 1 stores:
- * 32 bytes instead of the 56 of mh_access (whose id, pc, stream and flag
- * bytes the writer checks and drops), so the append path copies less and
- * the builder's passes over the slice touch fewer cache lines. */
+/* The writer's slice buffer keeps, per access, only what the format
+ * stores: 48 bytes instead of the 56 of mh_access (whose id and flag bytes
+ * the writer checks and drops), so the append path copies less and the
+ * builder's passes over the slice touch fewer cache lines. */
 typedef struct mh_rec {
     uint64_t transition;
     uint64_t physical;
     uint64_t linear;   /* as given; meaningful only when has_linear */
+    uint64_t pc;       /* as given; meaningful only when has_pc */
     uint32_t size;     /* >= 1, physical + size - 1 does not wrap */
+    uint32_t stream;   /* <= MH_STREAM_MAX, declared */
     uint8_t op;        /* < MHF_OP_COUNT */
     uint8_t has_linear;
-    uint8_t pad[2];    /* 0 */
+    uint8_t has_pc;
+    uint8_t pad[5];    /* 0 */
 } mh_rec;
-_Static_assert(sizeof(mh_rec) == 32, "mh_rec is 32 bytes");
+_Static_assert(sizeof(mh_rec) == 48, "mh_rec is 48 bytes");
+
+/* Per-stream figures of one built slice (streams present only). */
+typedef struct mh_slice_stream {
+    uint32_t stream;
+    uint32_t count;
+    uint64_t t_first, t_last;
+} mh_slice_stream;
 
 /* One slice's encoded form, built in memory; one builder per thread. */
-typedef struct mh_builder {
+struct mh_builder {
     uint32_t rows_per_block, chunk_min_accesses;
     int32_t lz4_acceleration;
+    const mh_summary_hooks *summary;
     /* output of the last mh_builder_run */
     uint8_t slice[MHF_SLICE_SIZE]; /* without chunk_first, block_first, sum */
     mh_buf chunks, blocks, data;   /* block offsets relative to data */
     uint32_t n, op_n[MHF_OP_COUNT];
     uint64_t t_first, t_last, raw_total;
+    uint32_t stream_mask;
+    int has_stream, has_pc;        /* some row has stream != 0 / a pc */
+    mh_slice_stream *streams;      /* streams present, increasing id */
+    uint32_t nstreams, streams_cap;
+    mh_buf sum_keys;               /* u64 keys of slice_keys, if hooked */
     /* scratch, grown to the largest slice seen */
     uint32_t cap;
     uint64_t *key, *tmpk;
@@ -457,7 +565,8 @@ typedef struct mh_builder {
     union LZ4_stream_u *lz4; /* kept between blocks (lz4.h: LZ4_stream_t) */
     size_t raw_cap, comp_cap;
     mh_sort_scratch sort;
-} mh_builder;
+    uint32_t *stream_slot;         /* 65536 entries, on first multi-stream slice */
+};
 
 int mh_builder_create(const mh_segw_config *cfg, mh_builder **out);
 /* Builds n accesses (ids id_base .. id_base + n - 1, in order). Thread-safe
@@ -481,9 +590,36 @@ uint64_t mh_segw_t_last(const mh_segw *w);
  * them back in its buffer. */
 int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
                          uint32_t *nkept, mh_diag *d);
-/* Writes dictionary, index arrays and header, fsyncs, renames the file to
- * its final name and fsyncs the directory. Fills rec. */
-int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec,
+/* A section the writer adds to the segment as given (tests: unknown
+ * compatible sections of a later minor). */
+typedef struct mh_extra_section {
+    uint32_t type, flags, recsz, count;
+    const void *p;
+    size_t size;
+} mh_extra_section;
+
+/* What a segment carries besides its accesses, given at seal. */
+typedef struct mh_seal_info {
+    const mh_kv *meta;
+    size_t nmeta;
+    /* every declared stream (descriptions only: id, kind, parent, pid, tid,
+     * cpu, name; segw fills count and transition range from what it wrote),
+     * increasing id; none: the segment has no streams table unless some
+     * access has stream != 0 (then MH_EINVAL) */
+    const mh_stream_info *streams;
+    size_t nstreams;
+    const mh_stream_kv *stream_meta; /* sorted by stream (stable) */
+    size_t nstream_meta;
+    const mh_window_part *windows;   /* this segment's parts, by window */
+    size_t nwindows;
+    const mh_extra_section *extra;   /* appended after the known sections */
+    size_t nextra;
+} mh_seal_info;
+
+/* Writes dictionary, index arrays, the address summary (when hooked),
+ * directory and header, fsyncs, renames the file to its final name and
+ * fsyncs the directory. Fills rec. */
+int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
                  mh_diag *d);
 /* Closes and removes the unsealed file; frees w. NULL accepted. */
 void mh_segw_destroy(mh_segw *w);

@@ -43,6 +43,7 @@ void mh_seg_slice(const mh_seg *seg, uint32_t i, mh_slice *o) {
     for (unsigned k = 0; k < MHF_OP_COUNT; k++)
         o->op_counts[k] = mhf_load_u32(p + MHF_SLICE_OP_COUNTS + 4 * k);
     o->index_sum = mhf_load_u64(p + MHF_SLICE_INDEX_SUM);
+    o->stream_mask = 1;
 }
 
 static int parse_header(const uint8_t *b, size_t size, mh_seg *s, mh_diag *d) {
@@ -211,6 +212,62 @@ static int parse_slices(mh_seg *s, mh_diag *d) {
     return MH_OK;
 }
 
+/* A 1.0 segment's fixed sections as a directory, so that every user sees
+ * one shape whatever the version. */
+static int synth_directory(mh_seg *s, mh_diag *d) {
+    const uint8_t *b = s->base;
+    mh_section k[5] = {
+        {MHF_SECT_DATA, MHF_SECT_REQUIRED, s->data_off, s->data_size, 0, 0, 0},
+        {MHF_SECT_DICT, MHF_SECT_REQUIRED, s->dict_off, s->dict_size, 0, 0,
+         mhf_load_u64(b + MHF_SEG_DICT_SUM)},
+        {MHF_SECT_SLICES, MHF_SECT_REQUIRED, s->slice_off,
+         (uint64_t)s->nslices * s->slice_recsz, s->slice_recsz, s->nslices,
+         mhf_load_u64(b + MHF_SEG_SLICE_SUM)},
+        {MHF_SECT_CHUNKS, MHF_SECT_REQUIRED, s->chunk_off,
+         (uint64_t)s->nchunks * s->chunk_recsz, s->chunk_recsz, s->nchunks,
+         s->chunk_sum},
+        {MHF_SECT_BLOCKS, MHF_SECT_REQUIRED, s->block_off,
+         (uint64_t)s->nblocks * s->block_recsz, s->block_recsz, s->nblocks,
+         s->block_sum},
+    };
+    s->sections = malloc(sizeof k);
+    if (!s->sections)
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
+    memcpy(s->sections, k, sizeof k);
+    s->nsections = 5;
+    return MH_OK;
+}
+
+/* One stream, 0, holding every access: what a segment without a streams
+ * table means (1.0, and 2.0 segments written without declared streams). */
+static int synth_streams(mh_seg *s, mh_diag *d) {
+    mh_dict *dc = &s->dict;
+    dc->streams = calloc(1, sizeof *dc->streams);
+    if (!dc->streams)
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
+    mh_dict_stream *x = &dc->streams[0];
+    x->id = 0;
+    x->kind = MH_STREAM_OTHER;
+    x->parent = MH_NONE32;
+    x->pid = x->tid = MH_NONE64;
+    x->cpu = MH_NONE32;
+    x->count = s->count;
+    x->t_first = s->t_first;
+    x->t_last = s->t_last;
+    dc->nstreams = 1;
+    dc->has_stream_table = 0;
+    return MH_OK;
+}
+
+int mh_seg_section(const mh_seg *seg, uint32_t type, const mh_section **out) {
+    for (uint32_t i = 0; i < seg->nsections; i++)
+        if (seg->sections[i].type == type) {
+            *out = &seg->sections[i];
+            return MH_OK;
+        }
+    return MH_ENOTFOUND;
+}
+
 int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
     MH_TRY(parse_header(buf, size, s, d));
     s->base = buf;
@@ -246,8 +303,17 @@ int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
         if (!s->slice_ok)
             rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
     }
-    if (rc != MH_OK)
+    if (rc == MH_OK)
+        rc = synth_directory(s, d);
+    if (rc == MH_OK && s->dict.nstreams == 0)
+        rc = synth_streams(s, d);
+    if (rc != MH_OK) {
         mh_dict_free(&s->dict);
+        free(s->sections);
+        s->sections = NULL;
+        free((void *)s->slice_ok);
+        s->slice_ok = NULL;
+    }
     return rc;
 }
 
@@ -311,6 +377,7 @@ void mh_seg_close(mh_seg *s) {
         munmap((void *)s->base, s->size);
     mh_dict_free(&s->dict);
     free((void *)s->slice_ok);
+    free(s->sections);
     memset(s, 0, sizeof *s);
 }
 
@@ -325,6 +392,7 @@ static void load_chunk(const mh_seg *seg, uint32_t k, mh_chunk *c) {
     c->row_first = mhf_load_u32(p + MHF_CHUNK_ROW_FIRST);
     c->row_count = mhf_load_u32(p + MHF_CHUNK_ROW_COUNT);
     c->op = p[MHF_CHUNK_OP];
+    c->stream_mask = 1;
 }
 
 static void load_block(const mh_seg *seg, uint32_t k, mh_block *b) {
@@ -337,6 +405,7 @@ static void load_block(const mh_seg *seg, uint32_t k, mh_block *b) {
     b->phy_max = mhf_load_u64(p + MHF_BLOCK_PHY_MAX);
     b->first_t = mhf_load_u64(p + MHF_BLOCK_FIRST_T);
     b->first_id = mhf_load_u32(p + MHF_BLOCK_FIRST_ID);
+    b->stream_mask = 1;
 }
 
 uint32_t mh_seg_slice_of_block(const mh_seg *seg, uint32_t block) {

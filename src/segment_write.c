@@ -245,11 +245,11 @@ int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
     return MH_OK;
 }
 
-int mh_segw_seal(mh_segw *w, const mh_kv *meta, size_t nmeta, mh_manrec *rec,
+int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
                  mh_diag *d) {
     uint8_t *dict;
     size_t dict_size;
-    int drc = mh_dict_build(meta, nmeta, &dict, &dict_size);
+    int drc = mh_dict_build(si->meta, si->nmeta, &dict, &dict_size);
     if (drc != MH_OK)
         return mh_diag_fail(d, drc, 0, "cannot build the dictionary of %s: %s",
                             w->name, mh_strerror(drc));

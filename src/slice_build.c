@@ -178,12 +178,85 @@ static int put_block(mh_builder *w, const mh_rec *a, const uint32_t *rows,
     return mh_buf_append(&w->blocks, rec, sizeof rec);
 }
 
+/* The streams present in the slice, their mask and per-stream figures.
+ * The single-stream case (every row stream 0, the common one) costs one
+ * pass with no table. */
+static int slice_streams(mh_builder *w, const mh_rec *a, uint32_t n) {
+    uint32_t any = 0, pc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        any |= a[i].stream;
+        pc |= a[i].has_pc;
+    }
+    w->has_stream = any != 0;
+    w->has_pc = pc != 0;
+    if (w->streams_cap == 0) {
+        w->streams = malloc(sizeof *w->streams);
+        if (!w->streams)
+            return MH_ENOMEM;
+        w->streams_cap = 1;
+    }
+    if (!any) {
+        w->stream_mask = 1;
+        w->streams[0] = (mh_slice_stream){0, n, a[0].transition,
+                                          a[n - 1].transition};
+        w->nstreams = 1;
+        return MH_OK;
+    }
+    if (!w->stream_slot) {
+        w->stream_slot = malloc((MH_STREAM_MAX + 1) * sizeof *w->stream_slot);
+        if (!w->stream_slot)
+            return MH_ENOMEM;
+        memset(w->stream_slot, 0xff, (MH_STREAM_MAX + 1) * sizeof *w->stream_slot);
+    }
+    /* first pass: which streams, in first-appearance order */
+    uint32_t ns = 0, mask = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t st = a[i].stream;
+        uint32_t *slot = &w->stream_slot[st];
+        if (*slot == UINT32_MAX) {
+            if (ns == w->streams_cap) {
+                uint32_t cap = w->streams_cap * 2;
+                mh_slice_stream *p = realloc(w->streams, cap * sizeof *p);
+                if (!p)
+                    return MH_ENOMEM;
+                w->streams = p;
+                w->streams_cap = cap;
+            }
+            *slot = ns;
+            w->streams[ns++] = (mh_slice_stream){st, 0, a[i].transition, 0};
+            mask |= 1u << (st & 31u);
+        }
+        mh_slice_stream *x = &w->streams[*slot];
+        x->count++;
+        x->t_last = a[i].transition; /* transitions are non-decreasing */
+    }
+    for (uint32_t k = 0; k < ns; k++)
+        w->stream_slot[w->streams[k].stream] = UINT32_MAX;
+    /* increasing id: insertion sort, streams per slice are few */
+    for (uint32_t k = 1; k < ns; k++) {
+        mh_slice_stream x = w->streams[k];
+        uint32_t j = k;
+        while (j > 0 && w->streams[j - 1].stream > x.stream) {
+            w->streams[j] = w->streams[j - 1];
+            j--;
+        }
+        w->streams[j] = x;
+    }
+    w->nstreams = ns;
+    w->stream_mask = mask;
+    return MH_OK;
+}
+
 int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base) {
     if (n == 0)
         return MH_OK;
     MH_TRY(reserve_scratch(w, n));
     w->chunks.n = w->blocks.n = w->data.n = 0;
     w->raw_total = 0;
+    w->sum_keys.n = 0;
+    MH_TRY(slice_streams(w, a, n));
+    if (w->summary && w->summary->slice_keys)
+        MH_TRY(w->summary->slice_keys(w, a, n));
     uint32_t op_n[MHF_OP_COUNT] = {0};
     for (uint32_t i = 0; i < n; i++)
         op_n[a[i].op]++;
@@ -275,6 +348,7 @@ int mh_builder_create(const mh_segw_config *cfg, mh_builder **out) {
     w->rows_per_block = cfg->rows_per_block;
     w->chunk_min_accesses = cfg->chunk_min_accesses;
     w->lz4_acceleration = cfg->lz4_acceleration;
+    w->summary = cfg->summary;
     int rc = mh_rows_reserve(&w->cols, w->rows_per_block);
     if (rc == MH_OK) {
         w->raw_cap = mh_block_raw_bound(w->rows_per_block);
@@ -313,5 +387,8 @@ void mh_builder_destroy(mh_builder *w) {
     mh_buf_free(&w->data);
     mh_buf_free(&w->chunks);
     mh_buf_free(&w->blocks);
+    mh_buf_free(&w->sum_keys);
+    free(w->streams);
+    free(w->stream_slot);
     free(w);
 }

@@ -575,10 +575,13 @@ static inline void to_rec(mh_rec *r, const mh_access *a) {
     r->transition = a->transition;
     r->physical = a->physical;
     r->linear = a->linear;
+    r->pc = a->pc;
     r->size = a->size;
+    r->stream = a->stream;
     r->op = a->op;
     r->has_linear = a->has_linear;
-    r->pad[0] = r->pad[1] = 0;
+    r->has_pc = a->has_pc;
+    memset(r->pad, 0, sizeof r->pad);
 }
 
 /* Index in the slice buffer where a slice holding buf[0..end) closes: at
@@ -760,8 +763,9 @@ static int commit_locked(mh_writer *w) {
     }
     rc = ensure_segment(w);
     mh_manrec rec;
+    mh_seal_info si = {.meta = w->meta, .nmeta = w->nmeta};
     if (rc == MH_OK)
-        rc = mh_segw_seal(w->segw, w->meta, w->nmeta, &rec, &w->err);
+        rc = mh_segw_seal(w->segw, &si, &rec, &w->err);
     if (rc != MH_OK)
         return fail(w, rc);
     mh_manifest next = w->man;

@@ -482,7 +482,11 @@ static void test_reader(void) {
 }
 
 /* ---- the ABI -------------------------------------------------------------- */
-/* The layouts bindings map byte for byte (memhist.h); LP64 sizes. */
+/* The layouts bindings map byte for byte (memhist.h); LP64 sizes. A grown
+ * struct keeps its first published size up to its ABI-1 last member. */
+#define SIZE_UPTO(T, f)                                                        \
+    ((offsetof(T, f) + sizeof(((T *)0)->f) + _Alignof(T) - 1) / _Alignof(T) *  \
+     _Alignof(T))
 _Static_assert(sizeof(mh_access) == 56, "mh_access size");
 _Static_assert(offsetof(mh_access, id) == 0 && offsetof(mh_access, transition) == 8 &&
                    offsetof(mh_access, linear) == 16 && offsetof(mh_access, physical) == 24 &&
@@ -491,21 +495,21 @@ _Static_assert(offsetof(mh_access, id) == 0 && offsetof(mh_access, transition) =
                    offsetof(mh_access, has_linear) == 49 && offsetof(mh_access, has_pc) == 50 &&
                    offsetof(mh_access, reserved) == 51 && sizeof(((mh_access *)0)->reserved) == 5,
                "mh_access layout");
-_Static_assert(sizeof(mh_query) == 56, "mh_query size");
+_Static_assert(SIZE_UPTO(mh_query, end) == 56, "mh_query size");
 _Static_assert(offsetof(mh_query, struct_size) == 0 && offsetof(mh_query, start_kind) == 4 &&
                    offsetof(mh_query, direction) == 8 && offsetof(mh_query, ops) == 12 &&
                    offsetof(mh_query, start) == 16 && offsetof(mh_query, addr_first) == 24 &&
                    offsetof(mh_query, addr_last) == 32 && offsetof(mh_query, end_kind) == 40 &&
                    offsetof(mh_query, reserved) == 44 && offsetof(mh_query, end) == 48,
                "mh_query layout");
-_Static_assert(sizeof(mh_writer_options) == 40 && offsetof(mh_writer_options, struct_size) == 0 &&
+_Static_assert(SIZE_UPTO(mh_writer_options, reserved) == 40 && offsetof(mh_writer_options, struct_size) == 0 &&
                    offsetof(mh_writer_options, slice_accesses) == 4 &&
                    offsetof(mh_writer_options, commit_accesses) == 24 &&
                    offsetof(mh_writer_options, reserved) == 36,
                "mh_writer_options layout");
 #if UINTPTR_MAX == UINT64_MAX
-_Static_assert(sizeof(mh_stats) == 112 && sizeof(mh_segment_info) == 144 &&
-                   sizeof(mh_slice_info) == 64 && sizeof(mh_chunk_info) == 72 &&
+_Static_assert(sizeof(mh_stats) == 112 && SIZE_UPTO(mh_segment_info, index_bytes) == 144 &&
+                   SIZE_UPTO(mh_slice_info, blocks) == 64 && sizeof(mh_chunk_info) == 72 &&
                    sizeof(mh_column_info) == 24 && sizeof(mh_verify_result) == 48 &&
                    sizeof(mh_problem) == 32,
                "first published sizes (LP64)");
