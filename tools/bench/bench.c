@@ -21,9 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "import.h"
 #include "sqlite_baseline.h"
-#include "synth.h"
 
 typedef struct opts {
     uint64_t sizes[16];
@@ -286,81 +284,6 @@ typedef mhb_trace trace; /* bench.h */
 static uint64_t trace_total(const trace *t)
 {
     return (uint64_t)t->n * (t->reps ? t->reps : 1);
-}
-
-static int trace_sink(void *ctx, const mh_access *batch, size_t n)
-{
-    trace *t = ctx;
-    if (t->n + n > t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : (1u << 20);
-        while (cap < t->n + n)
-            cap *= 2;
-        mh_access *p = realloc(t->a, cap * sizeof *p);
-        if (p == NULL)
-            return MH_ENOMEM;
-        t->a = p;
-        t->cap = cap;
-    }
-    memcpy(t->a + t->n, batch, n * sizeof *batch);
-    t->n += n;
-    return MH_OK;
-}
-
-static int load_lackey(const char *path, trace *t)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        fprintf(stderr, "mh_bench: %s: %s\n", path, strerror(errno));
-        return MH_ENOENT;
-    }
-    mh_lackey_parser *p = mh_lackey_new(0, trace_sink, t);
-    if (p == NULL) {
-        close(fd);
-        return MH_ENOMEM;
-    }
-    static char buf[1 << 20];
-    int rc = MH_OK;
-    for (;;) {
-        ssize_t k = read(fd, buf, sizeof buf);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0) {
-            fprintf(stderr, "mh_bench: %s: %s\n", path, strerror(errno));
-            rc = MH_EIO;
-            break;
-        }
-        if (k == 0) {
-            rc = mh_lackey_finish(p);
-            break;
-        }
-        rc = mh_lackey_feed(p, buf, (size_t)k);
-        if (rc != MH_OK)
-            break;
-    }
-    if (rc != MH_OK && rc != MH_EIO)
-        fprintf(stderr, "mh_bench: %s: %s (%s)\n", path, mh_strerror(rc),
-                mh_lackey_error(p));
-    mh_lackey_free(p);
-    close(fd);
-    return rc;
-}
-
-static int load_synth(uint64_t seed, uint64_t n, trace *t)
-{
-    t->a = malloc((size_t)n * sizeof *t->a);
-    if (t->a == NULL)
-        return MH_ENOMEM;
-    mh_synth *s = mh_synth_new(seed, n, 0);
-    if (s == NULL)
-        return MH_ENOMEM;
-    while (t->n < n) {
-        size_t k = mh_synth_next(s, t->a + t->n, (size_t)(n - t->n));
-        if (k == 0)
-            break;
-        t->n += k;
-    }
-    mh_synth_free(s);
-    return t->n == n ? MH_OK : MH_EINVAL;
 }
 
 /* ---- children and memory ---------------------------------------------- */
@@ -1065,13 +988,13 @@ int main(int argc, char **argv)
         } else if (k < o.nsizes) {
             snprintf(w[k].name, sizeof w[k].name, "synthetic-%" PRIu64, o.sizes[k]);
             fprintf(stderr, "mh_bench: generating %s\n", w[k].name);
-            rc = load_synth(o.seed, o.sizes[k], &t);
+            rc = mhb_load_synth(o.seed, o.sizes[k], &t);
         } else {
             const char *path = o.lackey[k - o.nsizes];
             const char *base = strrchr(path, '/');
             snprintf(w[k].name, sizeof w[k].name, "lackey-%s", base ? base + 1 : path);
             fprintf(stderr, "mh_bench: reading %s\n", path);
-            rc = load_lackey(path, &t);
+            rc = mhb_load_lackey(path, &t);
             if (rc == MH_OK && o.repeat > 1 && t.n > 0) {
                 /* copy r starts one transition after copy r - 1 ends */
                 t.reps = o.repeat;

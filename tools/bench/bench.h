@@ -252,6 +252,12 @@ int mhb_trace_streams(mhb_trace *t);
 /* Clears has_pc and pc of every access (with_pc becomes 0). */
 void mhb_trace_strip_pc(mhb_trace *t);
 
+/* A valgrind lackey log (tools/import.h's parser; data accesses only). */
+int mhb_load_lackey(const char *path, mhb_trace *t);
+
+/* n accesses of tools/synth with seed (one stream, no pc). */
+int mhb_load_synth(uint64_t seed, uint64_t n, mhb_trace *t);
+
 /* Every access of the store at path (every operation, in id order, stream
  * and pc included) and its stream descriptions. Errors are printed. */
 int mhb_load_store(const char *path, mhb_trace *t);
