@@ -23,7 +23,10 @@
 # by mh_bench --store). SQLite is skipped (--sqlite-max 0): this compares
 # memhist with memhist. The two builds run one after the other, base first.
 # OUTDIR (default ./compare-out) gets base-R.md, base-R.json, new-R.md,
-# new-R.json for each round R and compare.md (printed).
+# new-R.json for each round R and compare.md (printed); then, when both
+# builds have libmemhist.so.1, mh_abtest runs the same workloads with the
+# two libraries in one process, queries alternated (ab.md, printed): the
+# figures to judge issue 9's 10 % on (see abtest.c).
 set -eu
 [ $# -ge 2 ] && [ $# -le 3 ] || {
     echo "usage: compare_versions.sh BASE_BUILD NEW_BUILD [OUTDIR]" >&2
@@ -72,3 +75,18 @@ while [ "$r" -le "$rounds" ]; do
     r=$((r + 1))
 done
 python3 "$here/compare.py" "$bj" "$nj" | tee "$out/compare.md"
+# then both libraries in one process (mh_abtest): each query on one build
+# then the other, judged on the paired median, which separate processes on
+# a shared machine cannot give within 10 %
+if [ -x "$new/tools/bench/mh_abtest" ] && [ -e "$base/libmemhist.so.1" ] &&
+    [ -e "$new/libmemhist.so.1" ]; then
+    abargs="--queries $queries"
+    [ -n "$sizes" ] && abargs="$abargs --sizes $sizes"
+    for s in ${STORES:-}; do
+        abargs="$abargs --lackey $out/$(basename "$s" .mh).lackey"
+    done
+    echo "compare_versions.sh: A/B in one process: mh_abtest $abargs" >&2
+    # shellcheck disable=SC2086
+    "$new/tools/bench/mh_abtest" "$base/libmemhist.so.1" "$new/libmemhist.so.1" $abargs \
+        --dir "$out" | tee "$out/ab.md"
+fi
