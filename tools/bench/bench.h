@@ -264,7 +264,8 @@ int mhb_load_store(const char *path, mhb_trace *t);
 
 /* k synthetic threads (tools/synth mh_synth_new_thread, thread j seeded
  * from seed and j, stream j, n / k accesses each, the first n % k one
- * more) merged by transition, ties by stream id then order within the
+ * more), each moved to start at thread 0's first transition (threads of one
+ * program start together), merged by transition, ties by stream id then order within the
  * thread: the order the writer's producer merge gives them. Streams
  * 1 .. k-1 declared as threads ("thread-j", tid j + 1). */
 int mhb_load_threads(uint64_t seed, uint64_t n, uint32_t k, mhb_trace *t);
@@ -275,12 +276,16 @@ int mhb_declare_streams(mh_writer *w, const mhb_trace *t, char *err, size_t len)
 /* Writes t into a new store at path through producers: one per stream,
  * min(streams, max_threads) threads, thread j appending the streams
  * s with s mod threads == j; each thread walks the trace in rounds of
- * `batch` accesses of the merged order, appending for each of its streams
- * what that stream has in the round (the way the threads of a traced
- * program advance together). reorder_window 0 (the merge waits for every
- * open producer: no access is late whatever the scheduling). *seconds: from
- * the first append to the durable close; the split into per-stream arrays
- * before it is not timed. */
+ * min(`batch`, 1024 x streams) accesses of the merged order, appending for
+ * each of its streams what that stream has in the round (the way the
+ * threads of a traced program advance together), and closes a stream's
+ * producer as soon as the stream ends. reorder_window 0 (the merge waits
+ * for every open producer: no access is late whatever the scheduling).
+ * The streams must start near one another (mhb_load_threads aligns them):
+ * a thread appends a stream only in its round, and an open producer that
+ * has appended nothing holds the merge back. *seconds: from the first
+ * append to the durable close; the split into per-stream arrays before it
+ * is not timed. */
 int mhb_ingest_producers(const mhb_trace *t, const char *path, size_t batch,
                          const mh_writer_options *opt, unsigned max_threads,
                          double *seconds, char *err, size_t len);

@@ -225,6 +225,14 @@ int mhb_load_threads(uint64_t seed, uint64_t n, uint32_t k, mhb_trace *t)
         mh_synth_free(s);
         if (got != len[j])
             rc = MH_EINVAL;
+        /* the threads of one program start together: thread j's clock is
+         * moved to begin where thread 0's does (synth starts a trace at a
+         * seed-dependent transition) */
+        if (rc == MH_OK && j > 0) {
+            uint64_t t0 = part[0][0].transition, tj = part[j][0].transition;
+            for (size_t i = 0; i < len[j]; i++)
+                part[j][i].transition = part[j][i].transition - tj + t0;
+        }
         if (rc == MH_OK && j > 0) {
             mh_stream_info d;
             mh_stream_info_init(&d);

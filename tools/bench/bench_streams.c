@@ -55,6 +55,8 @@ static void *prod_thread(void *p)
     int rc = pos ? MH_OK : MH_ENOMEM;
     for (size_t r = 0; r < s->rounds && rc == MH_OK; r++)
         for (size_t i = a->j; i < ns && rc == MH_OK; i += s->threads) {
+            if (s->p[i] == NULL)
+                continue;
             size_t e = pos[i];
             while (e < s->len[i] && s->part[i][e].transition < s->round_end[r])
                 e++;
@@ -68,16 +70,21 @@ static void *prod_thread(void *p)
                              pos[i] + bad, mh_strerror(rc));
                 pos[i] += k;
             }
+            /* a stream that has ended is closed at once: open, it would
+             * hold the merge back (its floor) while this thread, blocked
+             * on another stream's full ring, never came back to it */
+            if (rc == MH_OK && pos[i] == s->len[i]) {
+                rc = mh_producer_close(s->p[i]);
+                s->p[i] = NULL;
+                if (rc != MH_OK)
+                    snprintf(s->err[a->j], sizeof s->err[0],
+                             "closing the producer of stream %u: %s", s->t->sids[i],
+                             mh_strerror(rc));
+            }
         }
-    /* the thread's streams end: the merge stops waiting for them */
-    for (size_t i = a->j; i < ns; i += s->threads) {
-        int rc2 = mh_producer_close(s->p[i]);
+    for (size_t i = a->j; i < ns; i += s->threads) { /* after a failure */
+        mh_producer_close(s->p[i]);
         s->p[i] = NULL;
-        if (rc == MH_OK && rc2 != MH_OK) {
-            rc = rc2;
-            snprintf(s->err[a->j], sizeof s->err[0], "closing the producer of stream %u: %s",
-                     s->t->sids[i], mh_strerror(rc));
-        }
     }
     free(pos);
     s->rc[a->j] = rc;
@@ -99,7 +106,11 @@ int mhb_ingest_producers(const mhb_trace *t, const char *path, size_t batch,
     s.part = calloc(ns, sizeof *s.part);
     s.len = calloc(ns, sizeof *s.len);
     s.p = calloc(ns, sizeof *s.p);
-    s.rounds = t->n / batch + 1;
+    /* rounds of about 1024 accesses a stream: a stream's round fits the
+     * producer's ring many times over, so no thread blocks on one of its
+     * streams while another of them is what the merge waits for */
+    size_t round = ns * 1024 < batch ? ns * 1024 : batch;
+    s.rounds = t->n / round + 1;
     s.round_end = malloc(s.rounds * sizeof *s.round_end);
     uint32_t *slot = malloc(((size_t)MH_STREAM_MAX + 1) * sizeof *slot);
     int rc = (s.part && s.len && s.p && s.round_end && slot) ? MH_OK : MH_ENOMEM;
@@ -122,10 +133,10 @@ int mhb_ingest_producers(const mhb_trace *t, const char *path, size_t batch,
         }
         free(fill);
     }
-    /* round r ends before the transition of merged access (r + 1) * batch,
+    /* round r ends before the transition of merged access (r + 1) * round,
      * so accesses of one transition are in one round */
     for (size_t r = 0; r < s.rounds && rc == MH_OK; r++) {
-        size_t at = (r + 1) * batch;
+        size_t at = (r + 1) * round;
         s.round_end[r] = at < t->n ? t->a[at].transition : UINT64_MAX;
     }
     if (s.rounds > 0)
