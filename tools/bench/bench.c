@@ -392,6 +392,14 @@ typedef struct ingest_ctx {
 static void ingest_child(void *p, child_msg *m)
 {
     ingest_ctx *c = p;
+    mhb_prod *prod = NULL;
+    if (c->producers) { /* the per-stream buffers, before the memory baseline */
+        m->rc = mhb_producers_split(c->t, c->batch, c->producer_threads, &prod);
+        if (m->rc != MH_OK) {
+            snprintf(m->err, sizeof m->err, "producer split: %s", mh_strerror(m->rc));
+            return;
+        }
+    }
     /* Touch every page of the inherited trace before the clock starts: the
      * first touch of a page after fork can cost microseconds (it does under
      * shadow paging in a VM), which would be charged to the writer. */
@@ -420,9 +428,9 @@ static void ingest_child(void *p, child_msg *m)
             rc = rc2;
     } else if (c->producers) {
         double secs = 0;
-        rc = mhb_ingest_producers(c->t, c->path, c->batch, &c->mh, c->producer_threads,
-                                  &secs, m->err, sizeof m->err);
+        rc = mhb_producers_run(prod, c->path, &c->mh, &secs, m->err, sizeof m->err);
         t0 = mhb_now() - secs;
+        mhb_producers_free(prod);
     } else {
         mh_writer *w = NULL;
         char msg[MH_ERRMSG_MAX] = "";

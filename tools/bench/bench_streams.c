@@ -91,37 +91,41 @@ static void *prod_thread(void *p)
     return NULL;
 }
 
-int mhb_ingest_producers(const mhb_trace *t, const char *path, size_t batch,
-                         const mh_writer_options *opt, unsigned max_threads,
-                         double *seconds, char *err, size_t len)
+/* The untimed part: each stream's accesses in a buffer of its own, as a
+ * tracer's thread has, and the rounds. */
+int mhb_producers_split(const mhb_trace *t, size_t batch, unsigned max_threads,
+                        mhb_prod **out)
 {
-    prod_shared s;
-    memset(&s, 0, sizeof s);
-    s.t = t;
-    s.batch = batch;
+    *out = NULL;
+    prod_shared *sp = calloc(1, sizeof *sp);
+    if (sp == NULL)
+        return MH_ENOMEM;
+    prod_shared *s = sp;
+    s->t = t;
+    s->batch = batch;
     size_t ns = t->nsids;
-    s.threads = (unsigned)(ns < max_threads ? ns : max_threads);
-    if (s.threads == 0 || s.threads > 64)
+    s->threads = (unsigned)(ns < max_threads ? ns : max_threads);
+    if (s->threads == 0 || s->threads > 64) {
+        free(sp);
         return MH_EINVAL;
-    s.part = calloc(ns, sizeof *s.part);
-    s.len = calloc(ns, sizeof *s.len);
-    s.p = calloc(ns, sizeof *s.p);
+    }
+    s->part = calloc(ns, sizeof *s->part);
+    s->len = calloc(ns, sizeof *s->len);
+    s->p = calloc(ns, sizeof *s->p);
     /* rounds of about 1024 accesses a stream: a stream's round fits the
      * producer's ring many times over, so no thread blocks on one of its
      * streams while another of them is what the merge waits for */
     size_t round = ns * 1024 < batch ? ns * 1024 : batch;
-    s.rounds = t->n / round + 1;
-    s.round_end = malloc(s.rounds * sizeof *s.round_end);
+    s->rounds = t->n / round + 1;
+    s->round_end = malloc(s->rounds * sizeof *s->round_end);
     uint32_t *slot = malloc(((size_t)MH_STREAM_MAX + 1) * sizeof *slot);
-    int rc = (s.part && s.len && s.p && s.round_end && slot) ? MH_OK : MH_ENOMEM;
-    /* the split, untimed: each stream's accesses in a buffer of its own, as
-     * a tracer's thread has */
+    int rc = (s->part && s->len && s->p && s->round_end && slot) ? MH_OK : MH_ENOMEM;
     for (size_t i = 0; i < ns && rc == MH_OK; i++)
         slot[t->sids[i]] = (uint32_t)i;
     for (size_t i = 0; i < t->n && rc == MH_OK; i++)
-        s.len[slot[t->a[i].stream]]++;
+        s->len[slot[t->a[i].stream]]++;
     for (size_t i = 0; i < ns && rc == MH_OK; i++)
-        if ((s.part[i] = malloc((s.len[i] ? s.len[i] : 1) * sizeof **s.part)) == NULL)
+        if ((s->part[i] = malloc((s->len[i] ? s->len[i] : 1) * sizeof **s->part)) == NULL)
             rc = MH_ENOMEM;
     if (rc == MH_OK) {
         size_t *fill = calloc(ns, sizeof *fill);
@@ -129,31 +133,59 @@ int mhb_ingest_producers(const mhb_trace *t, const char *path, size_t batch,
             rc = MH_ENOMEM;
         for (size_t i = 0; i < t->n && rc == MH_OK; i++) {
             uint32_t k = slot[t->a[i].stream];
-            s.part[k][fill[k]++] = t->a[i];
+            s->part[k][fill[k]++] = t->a[i];
         }
         free(fill);
     }
+    free(slot);
     /* round r ends before the transition of merged access (r + 1) * round,
      * so accesses of one transition are in one round */
-    for (size_t r = 0; r < s.rounds && rc == MH_OK; r++) {
+    for (size_t r = 0; r < s->rounds && rc == MH_OK; r++) {
         size_t at = (r + 1) * round;
-        s.round_end[r] = at < t->n ? t->a[at].transition : UINT64_MAX;
+        s->round_end[r] = at < t->n ? t->a[at].transition : UINT64_MAX;
     }
-    if (s.rounds > 0)
-        s.round_end[s.rounds - 1] = UINT64_MAX;
+    if (rc == MH_OK)
+        s->round_end[s->rounds - 1] = UINT64_MAX;
+    if (rc != MH_OK) {
+        mhb_producers_free(sp);
+        return rc;
+    }
+    *out = sp;
+    return MH_OK;
+}
+
+void mhb_producers_free(mhb_prod *sp)
+{
+    prod_shared *s = sp;
+    if (s == NULL)
+        return;
+    for (size_t i = 0; s->part && i < s->t->nsids; i++)
+        free(s->part[i]);
+    free(s->part);
+    free(s->len);
+    free(s->p);
+    free(s->round_end);
+    free(s);
+}
+
+int mhb_producers_run(mhb_prod *sp, const char *path, const mh_writer_options *opt,
+                      double *seconds, char *err, size_t len)
+{
+    prod_shared *s = sp;
+    const mhb_trace *t = s->t;
+    size_t ns = t->nsids;
+    int rc = MH_OK;
     mh_writer_options o = *opt;
     o.reorder_window = 0;
     mh_writer *w = NULL;
-    if (rc == MH_OK) {
-        char msg[MH_ERRMSG_MAX] = "";
-        rc = mh_writer_open_ex(path, MH_CREATE, &o, &w, msg, sizeof msg);
-        if (rc != MH_OK)
-            snprintf(err, len, "writer open: %s: %s", mh_strerror(rc), msg);
-    }
+    char msg[MH_ERRMSG_MAX] = "";
+    rc = mh_writer_open_ex(path, MH_CREATE, &o, &w, msg, sizeof msg);
+    if (rc != MH_OK)
+        snprintf(err, len, "writer open: %s: %s", mh_strerror(rc), msg);
     if (rc == MH_OK)
         rc = mhb_declare_streams(w, t, err, len);
     for (size_t i = 0; i < ns && rc == MH_OK; i++) {
-        rc = mh_producer_open(w, t->sids[i], &s.p[i]);
+        rc = mh_producer_open(w, t->sids[i], &s->p[i]);
         if (rc != MH_OK)
             snprintf(err, len, "producer open, stream %u: %s", t->sids[i], mh_strerror(rc));
     }
@@ -162,8 +194,8 @@ int mhb_ingest_producers(const mhb_trace *t, const char *path, size_t batch,
         pthread_t th[64];
         prod_arg arg[64];
         unsigned started = 0;
-        for (unsigned j = 0; j < s.threads; j++) {
-            arg[j] = (prod_arg){&s, j};
+        for (unsigned j = 0; j < s->threads; j++) {
+            arg[j] = (prod_arg){s, j};
             if (pthread_create(&th[j], NULL, prod_thread, &arg[j]) != 0) {
                 rc = MH_ENOMEM;
                 snprintf(err, len, "pthread_create failed");
@@ -174,13 +206,14 @@ int mhb_ingest_producers(const mhb_trace *t, const char *path, size_t batch,
         for (unsigned j = 0; j < started; j++)
             pthread_join(th[j], NULL);
         for (unsigned j = 0; j < started && rc == MH_OK; j++)
-            if (s.rc[j] != MH_OK) {
-                rc = s.rc[j];
-                snprintf(err, len, "%s", s.err[j]);
+            if (s->rc[j] != MH_OK) {
+                rc = s->rc[j];
+                snprintf(err, len, "%s", s->err[j]);
             }
-        if (started < s.threads) /* producers of threads never started */
-            for (size_t i = 0; i < ns; i++)
-                mh_producer_close(s.p[i]);
+    }
+    for (size_t i = 0; i < ns; i++) { /* threads never started, or a failure */
+        mh_producer_close(s->p[i]);
+        s->p[i] = NULL;
     }
     if (w != NULL) {
         int rc2 = rc == MH_OK ? mh_writer_close(w) : (mh_writer_abandon(w), rc);
@@ -190,13 +223,6 @@ int mhb_ingest_producers(const mhb_trace *t, const char *path, size_t batch,
         }
     }
     *seconds = mhb_now() - t0;
-    for (size_t i = 0; s.part && i < ns; i++)
-        free(s.part[i]);
-    free(s.part);
-    free(s.len);
-    free(s.p);
-    free(s.round_end);
-    free(slot);
     return rc;
 }
 
