@@ -543,7 +543,8 @@ typedef struct big_options {
  * library's sizeof bytes, struct_size and the tail untouched. call fills
  * the struct at p (of sizeof size bytes plus TAIL). */
 typedef int (*fill_fn)(const mh_reader *r, void *p);
-static void check_out_struct(const char *what, const mh_reader *r, fill_fn call, size_t size) {
+static void check_out_struct(const char *what, const mh_reader *r, fill_fn call, size_t size,
+                             size_t first) {
     snprintf(tu_context, sizeof tu_context, "output struct %s", what);
     unsigned char ref[512], buf[512];
     CHECK(size + TAIL <= sizeof ref);
@@ -553,7 +554,7 @@ static void check_out_struct(const char *what, const mh_reader *r, fill_fn call,
     CHECK_OK(call(r, ref));
     static const uint32_t small[] = {0, 4, 8};
     for (int i = 0; i < 4; i++) {
-        uint32_t bad = i < 3 ? small[i] : (uint32_t)size - 1;
+        uint32_t bad = i < 3 ? small[i] : (uint32_t)first - 1;
         memset(buf, 0x5a, sizeof buf);
         memcpy(buf, &bad, 4);
         CHECK_RC(call(r, buf), MH_EINVAL);
@@ -592,9 +593,9 @@ static void count_problem(void *ctx, const mh_problem *p) {
 static void test_abi(void) {
     /* the runtime version is the library's; here the same build */
     CHECK(mh_version_number() == MH_VERSION_NUMBER);
-    CHECK(mh_version_number() == 10100);
+    CHECK(mh_version_number() == 10200);
     CHECK(!strcmp(mh_version_string(), MH_VERSION_STRING));
-    CHECK(!strcmp(mh_version_string(), "1.1.0"));
+    CHECK(!strcmp(mh_version_string(), "1.2.0"));
 
     char store[4096];
     path_in(store, sizeof store, "abi.store");
@@ -603,7 +604,7 @@ static void test_abi(void) {
     mh_writer_options_init(&o);
     CHECK(o.struct_size == sizeof o);
     mh_writer_options bad;
-    static const uint32_t small[] = {0, 1, 4, (uint32_t)sizeof(mh_writer_options) - 1};
+    static const uint32_t small[] = {0, 1, 4, (uint32_t)SIZE_UPTO(mh_writer_options, reserved) - 1};
     for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
         bad = o, bad.struct_size = small[i];
         CHECK_RC(mh_writer_open(store, MH_CREATE, &bad, &w), MH_EINVAL);
@@ -639,11 +640,15 @@ static void test_abi(void) {
     CHECK_OK(mh_reader_segment_info(r, 0, &si));
     CHECK(si.rows_per_block == 64 && si.slices >= 2); /* the big struct was read */
 
-    check_out_struct("mh_stats", r, fill_stats, sizeof(mh_stats));
-    check_out_struct("mh_segment_info", r, fill_seg, sizeof(mh_segment_info));
-    check_out_struct("mh_slice_info", r, fill_slice, sizeof(mh_slice_info));
-    check_out_struct("mh_chunk_info", r, fill_chunk, sizeof(mh_chunk_info));
-    check_out_struct("mh_column_info", r, fill_column, sizeof(mh_column_info));
+    check_out_struct("mh_stats", r, fill_stats, sizeof(mh_stats), SIZE_UPTO(mh_stats, raw_bytes));
+    check_out_struct("mh_segment_info", r, fill_seg, sizeof(mh_segment_info),
+                     SIZE_UPTO(mh_segment_info, index_bytes));
+    check_out_struct("mh_slice_info", r, fill_slice, sizeof(mh_slice_info),
+                     SIZE_UPTO(mh_slice_info, blocks));
+    check_out_struct("mh_chunk_info", r, fill_chunk, sizeof(mh_chunk_info),
+                     SIZE_UPTO(mh_chunk_info, op));
+    check_out_struct("mh_column_info", r, fill_column, sizeof(mh_column_info),
+                     SIZE_UPTO(mh_column_info, nullable));
     CHECK_RC(mh_reader_stats(r, NULL), MH_EINVAL);
 
     /* queries: struct_size, reserved, end_kind */
@@ -657,7 +662,7 @@ static void test_abi(void) {
     CHECK(nw == 500);
     mh_cursor *c = NULL;
     mh_query badq;
-    static const uint32_t qsmall[] = {0, 4, 40, (uint32_t)sizeof(mh_query) - 1};
+    static const uint32_t qsmall[] = {0, 4, 40, (uint32_t)SIZE_UPTO(mh_query, end) - 1};
     for (size_t i = 0; i < sizeof qsmall / sizeof qsmall[0]; i++) {
         badq = q, badq.struct_size = qsmall[i];
         CHECK_RC(mh_query_run(r, &badq, out, 600, &n), MH_EINVAL);
