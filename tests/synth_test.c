@@ -96,6 +96,64 @@ static void check_valid(const mh_access *a, size_t n, unsigned flags) {
     }
 }
 
+static mh_access *generate_thread(uint64_t seed, size_t total, unsigned flags,
+                                  uint32_t thread) {
+    mh_access *a = calloc(total + 1, sizeof *a);
+    CHECK(a != NULL);
+    mh_synth *s = mh_synth_new_thread(seed, total, flags, thread);
+    CHECK(s != NULL);
+    size_t n = 0, k;
+    while ((k = mh_synth_next(s, a + n, 777)) > 0)
+        n += k;
+    CHECK(n == total);
+    mh_synth_free(s);
+    return a;
+}
+
+/* mh_synth_new_thread: thread 0 is mh_synth_new; thread k tags its stream,
+ * keeps its stack in its own 1 MiB 2k MiB below thread 0's and starts its
+ * heap arena k x 4 MiB in; MH_SYNTH_PC gives every access its
+ * instruction's address (the execute access's own, with MH_SYNTH_EXEC). */
+static void check_threads(void) {
+    static const size_t pieces[] = {4096};
+    mh_access *a = generate(42, N / 4, 0, pieces, 1);
+    mh_access *b = generate_thread(42, N / 4, 0, 0);
+    CHECK(memcmp(a, b, (N / 4) * sizeof *a) == 0);
+    free(a);
+    free(b);
+    CHECK(mh_synth_new_thread(1, 10, 0, MH_STREAM_MAX + 1) == NULL);
+    static const uint32_t threads[] = {1, 7, 63};
+    for (size_t t = 0; t < 3; t++) {
+        uint32_t k = threads[t];
+        snprintf(tu_context, sizeof tu_context, "thread %u", k);
+        a = generate_thread(42 + k, N / 4, MH_SYNTH_EXEC | MH_SYNTH_PC, k);
+        uint64_t top = 0x00007ffffff00000ull + (1ull << 20) - (uint64_t)k * (2u << 20);
+        uint64_t arena = 0x0000555555560000ull + (uint64_t)k * (4u << 20);
+        size_t stack = 0;
+        int heap_seen = 0;
+        uint64_t exec_pc = 0;
+        for (size_t i = 0; i < N / 4; i++) {
+            const mh_access *x = &a[i];
+            CHECK(x->stream == k && x->has_pc == 1 && x->has_linear == 1);
+            if (x->op == MH_OP_EXEC)
+                exec_pc = x->linear; /* first of its transition's group */
+            CHECK(x->pc == exec_pc);
+            if (x->linear >= 0x00007fff00000000ull && x->linear < 0x00007ffffff00000ull + (1ull << 20)) {
+                CHECK(x->linear >= top - (1ull << 20) && x->linear + x->size <= top);
+                stack++;
+            }
+            if (!heap_seen && x->linear >= 0x0000555555560000ull &&
+                x->linear < 0x0000555555560000ull + (256ull << 20)) {
+                CHECK(x->linear == arena && x->op == MH_OP_WRITE);
+                heap_seen = 1;
+            }
+        }
+        CHECK(stack > N / 100 && heap_seen);
+        free(a);
+    }
+    tu_context[0] = 0;
+}
+
 int main(void) {
     static const unsigned flag_sets[] = {0, MH_SYNTH_EXEC, MH_SYNTH_NO_LINEAR,
                                          MH_SYNTH_SPARSE_T,
@@ -134,6 +192,7 @@ int main(void) {
     printf("seed 42 hash 0x%016llx\n", (unsigned long long)h);
     CHECKF(h == SYNTH_PINNED_HASH, "the trace for seed 42 changed: 0x%016llx",
            (unsigned long long)h);
+    check_threads();
     mh_synth *s = mh_synth_new(1, 0, 0);
     CHECK(s != NULL);
     mh_access one;

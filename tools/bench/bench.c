@@ -21,9 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "import.h"
 #include "sqlite_baseline.h"
-#include "synth.h"
 
 typedef struct opts {
     uint64_t sizes[16];
@@ -45,6 +43,13 @@ typedef struct opts {
     int sqlite_design;    /* also the SQLite store with the design's defaults */
     int cold;             /* cold figures */
     uint64_t repeat;      /* each --lackey trace as this many shifted copies */
+    const char *store[8]; /* --store: existing stores' accesses as traces */
+    size_t nstore;
+    uint32_t threads[8];  /* --threads: synthetic multi-stream workloads */
+    size_t nthreads;
+    int no_pc;            /* --no-pc: has_pc cleared on every trace */
+    unsigned producer_threads; /* at most this many producer threads */
+    uint64_t threads_total;
 } opts;
 
 static void usage(FILE *f)
@@ -54,7 +59,8 @@ static void usage(FILE *f)
             "                [--queries N] [--json FILE] [--dir DIR] [--seed N]\n"
             "                [--batch N] [--budget S] [--oracle N] [--ingest-runs N]\n"
             "                [--dist user|near] [--no-sqlite-design] [--no-cold]\n"
-            "                [--repeat K] [--keep] [--quick]\n"
+            "                [--repeat K] [--keep] [--quick] [--store DIR]\n"
+            "                [--threads K[,K...]] [--threads-total N] [--no-pc]\n"
             "  --sizes       synthetic trace sizes (1000000, 1e6; default 1e6 unless\n"
             "                --lackey is given)\n"
             "  --lackey      a valgrind lackey trace (record_real_traces.sh makes\n"
@@ -85,6 +91,14 @@ static void usage(FILE *f)
             "                defaults (about 500 slices, chunk cap 4096, soft cut)\n"
             "  --no-cold     skip the cold figures (pages dropped with\n"
             "                posix_fadvise, then open + the first 100 queries)\n"
+            "  --store DIR   the accesses of an existing memhist store (streams and pc\n"
+            "                included) as a trace; repeat for several (at most 8)\n"
+            "  --threads K   multi-stream synthetic workloads: K threads of\n"
+            "                --threads-total / K accesses each, interleaved by\n"
+            "                transition, one stream each; adds the one-stream query\n"
+            "                classes and the producer ingest\n"
+            "  --threads-total N  accesses of a --threads workload (default 1e7)\n"
+            "  --no-pc       clear has_pc on every trace (a format 1.x comparison)\n"
             "  --keep        keep the stores\n"
             "  --quick       1e5 accesses, 5 queries per class, small slices, answers\n"
             "                also checked against a brute-force scan (the ctest)\n"
@@ -156,6 +170,8 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->sqlite_design = 0;
         } else if (!strcmp(a, "--no-cold")) {
             o->cold = 0;
+        } else if (!strcmp(a, "--no-pc")) {
+            o->no_pc = 1;
         } else if (v == NULL) {
             return bad_usage("unknown option or missing value", a);
         } else if (!strcmp(a, "--sizes")) {
@@ -184,6 +200,25 @@ static int parse_opts(int argc, char **argv, opts *o)
             if (o->nlackey == 8)
                 return bad_usage("at most 8 --lackey traces", v);
             o->lackey[o->nlackey++] = v;
+            i++;
+        } else if (!strcmp(a, "--store")) {
+            if (o->nstore == 8)
+                return bad_usage("at most 8 --store stores", v);
+            o->store[o->nstore++] = v;
+            i++;
+        } else if (!strcmp(a, "--threads")) {
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s", v);
+            for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
+                 t = strtok_r(NULL, ",", &save)) {
+                if (o->nthreads == 8 || parse_count(t, &x) || x < 2 || x > 64)
+                    return bad_usage("bad --threads (2 .. 64, at most 8 values)", t);
+                o->threads[o->nthreads++] = (uint32_t)x;
+            }
+            i++;
+        } else if (!strcmp(a, "--threads-total")) {
+            if (parse_count(v, &o->threads_total) || o->threads_total < 64)
+                return bad_usage("bad --threads-total (>= 64)", v);
             i++;
         } else if (!strcmp(a, "--sqlite-max")) {
             if (parse_count(v, &o->sqlite_max))
@@ -229,106 +264,26 @@ static int parse_opts(int argc, char **argv, opts *o)
         }
     }
     if (o->quick) {
-        if (o->nsizes == 0)
+        if (o->nsizes == 0 && o->nlackey == 0 && o->nstore == 0 && o->nthreads == 0)
             o->sizes[o->nsizes++] = 100000;
         o->queries = 5;
         o->budget = 60; /* a test: compare every query unless something hangs */
-    } else if (o->nsizes == 0 && o->nlackey == 0) {
+    } else if (o->nsizes == 0 && o->nlackey == 0 && o->nstore == 0 && o->nthreads == 0) {
         o->sizes[o->nsizes++] = 1000000;
     }
+    o->producer_threads = 8;
+    if (o->threads_total == 0)
+        o->threads_total = o->quick ? 100000 : 10000000;
     return 0;
 }
 
 /* ---- traces ----------------------------------------------------------- */
 
-/* A trace in memory; with reps > 1 the workload is reps copies of it, copy r
- * with transitions shifted by r * shift (shift = the span of its transitions),
- * so the copies follow one another: the 10^9-access store from a real trace
- * without holding 10^9 accesses in memory. */
-typedef struct trace {
-    mh_access *a;
-    size_t n, cap;
-    uint64_t reps, shift;
-} trace;
+typedef mhb_trace trace; /* bench.h */
 
 static uint64_t trace_total(const trace *t)
 {
     return (uint64_t)t->n * (t->reps ? t->reps : 1);
-}
-
-static int trace_sink(void *ctx, const mh_access *batch, size_t n)
-{
-    trace *t = ctx;
-    if (t->n + n > t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : (1u << 20);
-        while (cap < t->n + n)
-            cap *= 2;
-        mh_access *p = realloc(t->a, cap * sizeof *p);
-        if (p == NULL)
-            return MH_ENOMEM;
-        t->a = p;
-        t->cap = cap;
-    }
-    memcpy(t->a + t->n, batch, n * sizeof *batch);
-    t->n += n;
-    return MH_OK;
-}
-
-static int load_lackey(const char *path, trace *t)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        fprintf(stderr, "mh_bench: %s: %s\n", path, strerror(errno));
-        return MH_ENOENT;
-    }
-    mh_lackey_parser *p = mh_lackey_new(0, trace_sink, t);
-    if (p == NULL) {
-        close(fd);
-        return MH_ENOMEM;
-    }
-    static char buf[1 << 20];
-    int rc = MH_OK;
-    for (;;) {
-        ssize_t k = read(fd, buf, sizeof buf);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0) {
-            fprintf(stderr, "mh_bench: %s: %s\n", path, strerror(errno));
-            rc = MH_EIO;
-            break;
-        }
-        if (k == 0) {
-            rc = mh_lackey_finish(p);
-            break;
-        }
-        rc = mh_lackey_feed(p, buf, (size_t)k);
-        if (rc != MH_OK)
-            break;
-    }
-    if (rc != MH_OK && rc != MH_EIO)
-        fprintf(stderr, "mh_bench: %s: %s (%s)\n", path, mh_strerror(rc),
-                mh_lackey_error(p));
-    mh_lackey_free(p);
-    close(fd);
-    return rc;
-}
-
-static int load_synth(uint64_t seed, uint64_t n, trace *t)
-{
-    t->a = malloc((size_t)n * sizeof *t->a);
-    if (t->a == NULL)
-        return MH_ENOMEM;
-    mh_synth *s = mh_synth_new(seed, n, 0);
-    if (s == NULL)
-        return MH_ENOMEM;
-    while (t->n < n) {
-        size_t k = mh_synth_next(s, t->a + t->n, (size_t)(n - t->n));
-        if (k == 0)
-            break;
-        t->n += k;
-    }
-    mh_synth_free(s);
-    return t->n == n ? MH_OK : MH_EINVAL;
 }
 
 /* ---- children and memory ---------------------------------------------- */
@@ -429,11 +384,22 @@ typedef struct ingest_ctx {
     mh_writer_options mh;
     mhb_sql_options sql;
     int sqlite;
+    int strip_pc;   /* memhist: write the accesses with has_pc cleared */
+    int producers;  /* memhist: through producers (mhb_ingest_producers) */
+    unsigned producer_threads;
 } ingest_ctx;
 
 static void ingest_child(void *p, child_msg *m)
 {
     ingest_ctx *c = p;
+    mhb_prod *prod = NULL;
+    if (c->producers) { /* the per-stream buffers, before the memory baseline */
+        m->rc = mhb_producers_split(c->t, c->batch, c->producer_threads, &prod);
+        if (m->rc != MH_OK) {
+            snprintf(m->err, sizeof m->err, "producer split: %s", mh_strerror(m->rc));
+            return;
+        }
+    }
     /* Touch every page of the inherited trace before the clock starts: the
      * first touch of a page after fork can cost microseconds (it does under
      * shadow paging in a VM), which would be charged to the writer. */
@@ -460,27 +426,51 @@ static void ingest_child(void *p, child_msg *m)
         int rc2 = mhb_sql_writer_close(w);
         if (rc == MH_OK)
             rc = rc2;
+    } else if (c->producers) {
+        double secs = 0;
+        rc = mhb_producers_run(prod, c->path, &c->mh, &secs, m->err, sizeof m->err);
+        t0 = mhb_now() - secs;
+        mhb_producers_free(prod);
     } else {
         mh_writer *w = NULL;
-        rc = mh_writer_open(c->path, MH_CREATE, &c->mh, &w);
+        char msg[MH_ERRMSG_MAX] = "";
+        rc = mh_writer_open_ex(c->path, MH_CREATE, &c->mh, &w, msg, sizeof msg);
+        if (rc != MH_OK)
+            snprintf(m->err, sizeof m->err, "memhist writer open: %s", msg);
+        if (rc == MH_OK)
+            rc = mhb_declare_streams(w, c->t, m->err, sizeof m->err);
         t0 = mhb_now();
         /* copies after the first go through a buffer with their shifted
-         * transitions: a copy of each batch, timed with the writer */
+         * transitions, and so does everything with --strip-pc: a copy of
+         * each batch, timed with the writer (the pc-less run is kept for
+         * its bytes, not its rate) */
         uint64_t reps = c->t->reps ? c->t->reps : 1;
-        mh_access *buf = reps > 1 ? malloc(c->batch * sizeof *buf) : NULL;
-        if (reps > 1 && buf == NULL && rc == MH_OK)
+        int copy = reps > 1 || c->strip_pc;
+        mh_access *buf = copy ? malloc(c->batch * sizeof *buf) : NULL;
+        if (copy && buf == NULL && rc == MH_OK)
             rc = MH_ENOMEM;
         for (uint64_t r = 0; rc == MH_OK && r < reps; r++)
             for (size_t i = 0; rc == MH_OK && i < c->t->n; i += c->batch) {
                 size_t k = c->t->n - i < c->batch ? c->t->n - i : c->batch;
                 const mh_access *src = c->t->a + i;
-                if (r > 0) {
+                if (r > 0 || c->strip_pc) {
                     memcpy(buf, src, k * sizeof *buf);
-                    for (size_t j = 0; j < k; j++)
+                    for (size_t j = 0; j < k; j++) {
                         buf[j].transition += r * c->t->shift;
+                        if (c->strip_pc) {
+                            buf[j].has_pc = 0;
+                            buf[j].pc = 0;
+                        }
+                    }
                     src = buf;
                 }
-                rc = mh_writer_append_batch(w, src, k, NULL);
+                size_t bad = 0;
+                rc = mh_writer_append_batch(w, src, k, &bad);
+                if (rc != MH_OK) {
+                    mh_writer_errmsg(w, msg, sizeof msg);
+                    snprintf(m->err, sizeof m->err, "append of access %zu: %s: %s", i + bad,
+                             mh_strerror(rc), msg);
+                }
             }
         free(buf);
         if (w) {
@@ -527,7 +517,7 @@ static void reader_child(void *p, child_msg *m)
     c->t->a = NULL;
     int reset = reset_hwm();
     int rc;
-    mhb_impl im = {c->sqlite ? "SQLite" : "memhist", NULL, NULL, 0, SIZE_MAX};
+    mhb_impl im = {c->sqlite ? "SQLite" : "memhist", NULL, NULL, 0, SIZE_MAX, !c->sqlite};
     mh_reader *r = NULL;
     mhb_sql_reader *s = NULL;
     if (c->sqlite) {
@@ -652,7 +642,7 @@ static int cold_open_mh(void *p, mhb_impl *im)
     const cold_ctx *c = p;
     mh_reader *r = NULL;
     int rc = mh_reader_open(c->path, &r);
-    *im = (mhb_impl){"memhist", mh_run, r, 0, SIZE_MAX};
+    *im = (mhb_impl){"memhist", mh_run, r, 0, SIZE_MAX, 1};
     return rc;
 }
 
@@ -666,7 +656,7 @@ static int cold_open_sql(void *p, mhb_impl *im)
     const cold_ctx *c = p;
     mhb_sql_reader *s = NULL;
     int rc = mhb_sql_reader_open(c->path, c->so, &s, NULL, 0);
-    *im = (mhb_impl){c->name, sql_run, s, 0, SIZE_MAX};
+    *im = (mhb_impl){c->name, sql_run, s, 0, SIZE_MAX, 0};
     return rc;
 }
 
@@ -726,8 +716,12 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
 
     fprintf(stderr, "mh_bench: %s: drawing the queries (%s distribution)\n", w->name,
             o->dist == MHB_DIST_USER ? "user" : "near");
-    int rc = mhb_classes_make(t->a, t->n, o->queries, o->seed, o->dist, &w->cls,
-                              &w->ncls);
+    w->nstreams = (uint32_t)t->nsids;
+    w->with_pc = t->with_pc;
+    w->bytes_nopc = w->producer_rate = w->producer_mib = -1;
+    w->producer_same = -1;
+    int rc = mhb_classes_make(t->a, t->n, o->queries, o->seed, o->dist, t->sids,
+                              t->nsids, &w->cls, &w->ncls);
     if (rc != MH_OK)
         return 1;
     if (t->reps > 1)
@@ -787,8 +781,65 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     w->bytes_per_access[MHB_MH] = (double)w->store_bytes[MHB_MH] / (double)total;
     remove_path(mh_path2);
 
-    /* the SQLite writer takes one trace in memory: never the repeated one */
-    w->sqlite_ran = total <= o->sqlite_max && t->reps <= 1;
+    /* the same accesses without their pc: what the pc column costs */
+    if (t->with_pc > 0) {
+        fprintf(stderr, "mh_bench: %s: memhist ingest without the pc column\n", w->name);
+        ic.mh.background = threads;
+        ic.path = mh_path2;
+        ic.strip_pc = 1;
+        in_child(ingest_child, &ic, &m);
+        ic.strip_pc = 0;
+        if (m.rc != MH_OK) {
+            fprintf(stderr, "mh_bench: %s: memhist ingest without pc failed: %s\n",
+                    w->name, m.err);
+            return 1;
+        }
+        w->bytes_nopc = (double)path_bytes(mh_path2) / (double)total;
+        remove_path(mh_path2);
+    }
+    /* several streams: through producers, one per stream, and checked
+     * against the batch appender's store */
+    if (t->nsids > 1 && t->reps <= 1) {
+        ic.mh.background = threads;
+        ic.path = mh_path2;
+        ic.producers = 1;
+        ic.producer_threads = o->producer_threads;
+        w->producer_threads =
+            (unsigned)(t->nsids < o->producer_threads ? t->nsids : o->producer_threads);
+        unsigned runs = o->quick ? 1 : o->ingest_runs;
+        double secs[99], mib = 0;
+        for (unsigned k = 0; k < runs; k++) {
+            fprintf(stderr, "mh_bench: %s: memhist ingest through %zu producers, %u threads\n",
+                    w->name, t->nsids, w->producer_threads);
+            remove_path(mh_path2);
+            in_child(ingest_child, &ic, &m);
+            if (m.rc != MH_OK) {
+                fprintf(stderr, "mh_bench: %s: producer ingest failed: %s\n", w->name,
+                        m.err);
+                return 1;
+            }
+            unsigned j = k;
+            for (; j > 0 && secs[j - 1] > m.seconds; j--)
+                secs[j] = secs[j - 1];
+            secs[j] = m.seconds;
+            if (m.mib > mib)
+                mib = m.mib;
+        }
+        ic.producers = 0;
+        w->producer_rate = (double)total / secs[runs / 2];
+        w->producer_mib = mib;
+        w->producer_same = mhb_same_store(mh_path, mh_path2);
+        if (w->producer_same != 1) {
+            fprintf(stderr, "mh_bench: %s: the producers' store differs from the batch "
+                            "store\n", w->name);
+            failed = 1;
+        }
+        remove_path(mh_path2);
+    }
+
+    /* the SQLite writer takes one trace in memory: never the repeated one;
+     * it stores no stream, so a multi-stream workload runs without it */
+    w->sqlite_ran = total <= o->sqlite_max && t->reps <= 1 && t->nsids <= 1;
     int nslots = !w->sqlite_ran ? 1 : o->sqlite_design ? 3 : 2;
     for (int k = MHB_SQL; k < nslots; k++) {
         fprintf(stderr, "mh_bench: %s: SQLite ingest, %s settings\n", w->name,
@@ -834,6 +885,12 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     w->mh_slices = mst.slices;
     w->mh_chunks = mst.chunks;
     w->mh_blocks = mst.blocks;
+    w->segments = (uint32_t)mh_reader_segment_count(r);
+    for (size_t k = 0; k < w->segments; k++) {
+        mh_segment_info si = {.struct_size = sizeof si};
+        if (mh_reader_segment_info(r, k, &si) == MH_OK)
+            w->summary_bytes += si.summary_bytes;
+    }
     if (mst.accesses != total) {
         fprintf(stderr, "mh_bench: %s: memhist holds %" PRIu64 " accesses, not %" PRIu64 "\n",
                 w->name, mst.accesses, total);
@@ -842,7 +899,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     mhb_sql_reader *s[MHB_SLOTS] = {NULL, NULL, NULL};
     mhb_impl impl[MHB_SLOTS + 1];
     size_t nimpl = 0;
-    impl[nimpl++] = (mhb_impl){"memhist", mh_run, r, MHB_MH, SIZE_MAX};
+    impl[nimpl++] = (mhb_impl){"memhist", mh_run, r, MHB_MH, SIZE_MAX, 1};
     for (int k = MHB_SQL; k < nslots && !failed; k++) {
         char err[256] = "";
         rc = mhb_sql_reader_open(st.path[k], &st.sql[k], &s[k], err, sizeof err);
@@ -857,13 +914,13 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
             w->sql_chunks[k] = ss.chunks;
         }
         impl[nimpl++] = (mhb_impl){k == MHB_SQL ? "SQLite" : "SQLite-design", sql_run,
-                                   s[k], k, SIZE_MAX};
+                                   s[k], k, SIZE_MAX, 0};
     }
     mhb_oracle_ctx oc = {t->a, t->n, t->reps ? t->reps : 1, t->shift};
     long checks = o->oracle >= 0 ? o->oracle : o->quick ? (long)o->queries
                                              : w->sqlite_ran ? 0 : 2;
     if (checks > 0)
-        impl[nimpl++] = (mhb_impl){"scan", mhb_oracle_run, &oc, -1, (size_t)checks};
+        impl[nimpl++] = (mhb_impl){"scan", mhb_oracle_run, &oc, -1, (size_t)checks, 1};
     if (!failed) {
         fprintf(stderr, "mh_bench: %s: queries (%zu classes x %zu)\n", w->name, w->ncls,
                 o->queries);
@@ -909,24 +966,43 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    size_t nw = o.nsizes + o.nlackey;
+    size_t nw = o.nsizes + o.nlackey + o.nstore + o.nthreads;
     mhb_workload *w = calloc(nw, sizeof *w);
     if (w == NULL)
         return 1;
     int failed = 0;
     size_t done = 0;
     for (size_t k = 0; k < nw && !failed; k++) {
-        trace t = {NULL, 0, 0, 0, 0};
-        if (k < o.nsizes) {
+        trace t;
+        memset(&t, 0, sizeof t);
+        size_t kk = k - o.nsizes - o.nlackey; /* among --store, then --threads */
+        if (k >= o.nsizes + o.nlackey && kk < o.nstore) {
+            const char *path = o.store[kk];
+            size_t len = strlen(path);
+            while (len > 1 && path[len - 1] == '/')
+                len--;
+            const char *base = path + len;
+            while (base > path && base[-1] != '/')
+                base--;
+            snprintf(w[k].name, sizeof w[k].name, "store-%.*s", (int)(path + len - base),
+                     base);
+            fprintf(stderr, "mh_bench: reading the store %s\n", path);
+            rc = mhb_load_store(path, &t);
+        } else if (k >= o.nsizes + o.nlackey) {
+            uint32_t K = o.threads[kk - o.nstore];
+            snprintf(w[k].name, sizeof w[k].name, "threads-%u-%" PRIu64, K, o.threads_total);
+            fprintf(stderr, "mh_bench: generating %s\n", w[k].name);
+            rc = mhb_load_threads(o.seed, o.threads_total, K, &t);
+        } else if (k < o.nsizes) {
             snprintf(w[k].name, sizeof w[k].name, "synthetic-%" PRIu64, o.sizes[k]);
             fprintf(stderr, "mh_bench: generating %s\n", w[k].name);
-            rc = load_synth(o.seed, o.sizes[k], &t);
+            rc = mhb_load_synth(o.seed, o.sizes[k], &t);
         } else {
             const char *path = o.lackey[k - o.nsizes];
             const char *base = strrchr(path, '/');
             snprintf(w[k].name, sizeof w[k].name, "lackey-%s", base ? base + 1 : path);
             fprintf(stderr, "mh_bench: reading %s\n", path);
-            rc = load_lackey(path, &t);
+            rc = mhb_load_lackey(path, &t);
             if (rc == MH_OK && o.repeat > 1 && t.n > 0) {
                 /* copy r starts one transition after copy r - 1 ends */
                 t.reps = o.repeat;
@@ -937,10 +1013,14 @@ int main(int argc, char **argv)
                 snprintf(w[k].name + len, sizeof w[k].name - len, "-x%" PRIu64, o.repeat);
             }
         }
+        if (rc == MH_OK && k < o.nsizes + o.nlackey)
+            rc = mhb_trace_streams(&t);
+        if (rc == MH_OK && o.no_pc)
+            mhb_trace_strip_pc(&t);
         if (rc != MH_OK) {
             fprintf(stderr, "mh_bench: %s: cannot load the trace: %s\n", w[k].name,
                     mh_strerror(rc));
-            free(t.a);
+            mhb_trace_free(&t);
             failed = 1;
             break;
         }
@@ -950,7 +1030,7 @@ int main(int argc, char **argv)
             break;
         }
         failed |= run_workload(&o, dir, &t, &w[k]);
-        free(t.a);
+        mhb_trace_free(&t);
         done = k + 1;
     }
     mhb_machine m;

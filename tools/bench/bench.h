@@ -48,6 +48,12 @@ typedef struct mhb_class {
     mhb_lat lat[MHB_SLOTS]; /* by slot: MHB_MH, MHB_SQL, MHB_SQLD */
     int has_lat[MHB_SLOTS];
     double mean_results; /* accesses returned per query (or chain) */
+    /* one-stream classes (multi-stream workloads): q[j] is the query of
+     * the unfiltered class `base` restricted to stream sid[j], drawn
+     * uniformly from the trace's streams (q[j].streams points at sid[j]);
+     * NULL for an unfiltered class */
+    uint32_t *sid;
+    size_t base;
 } mhb_class;
 
 /* A store under test: run one query, mh_query_run's contract. */
@@ -59,6 +65,10 @@ typedef struct mhb_impl {
     void *h;
     int slot; /* index in mhb_class.lat, or -1 when never timed (oracle) */
     size_t limit; /* compare only the first `limit` queries of each class */
+    /* 1: it stores streams and pcs, so its answers' stream, has_pc and pc
+     * are compared too; 0 (SQLite): they are not, and its classes with a
+     * stream filter are skipped */
+    int full;
 } mhb_impl;
 
 /* Brute force over the trace, as an implementation: the trace written reps
@@ -77,9 +87,13 @@ int mhb_oracle_run(void *h, const mh_query *q, mh_access *out, size_t max,
  * resume chains, then with MHB_DIST_USER the never-accessed classes),
  * per_class queries each, drawn deterministically from the trace with seed
  * (a never-accessed class keeps fewer when the trace leaves no such range).
+ * With nstreams > 1 (the trace's distinct stream ids, streams[]), each of
+ * those classes is followed by its one-stream twin: the same queries, each
+ * restricted to a stream drawn uniformly from streams[] (name + " 1str").
  * Returns MH_ENOMEM or MH_OK. */
 int mhb_classes_make(const mh_access *trace, size_t n, size_t per_class,
-                     uint64_t seed, int dist, mhb_class **out, size_t *count);
+                     uint64_t seed, int dist, const uint32_t *streams,
+                     size_t nstreams, mhb_class **out, size_t *count);
 void mhb_classes_free(mhb_class *c, size_t count);
 
 /* For a trace written reps times (see mhb_oracle_ctx): moves each query's
@@ -111,10 +125,11 @@ int mhb_classes_run_once(const mhb_class *c, size_t count, const mhb_impl *impl,
 int mhb_run_one(const mhb_impl *im, const mhb_class *c, size_t i,
                 mh_access *out, size_t *n);
 
-/* 1 when got equals ref; else the difference is described on stderr, 0. */
+/* 1 when got equals ref; else the difference is described on stderr, 0.
+ * full: also compare stream, has_pc and pc (both sides know them). */
 int mhb_compare(const mhb_class *c, size_t i, const char *ref_name,
                 const mh_access *ref, size_t nref, const char *name,
-                const mh_access *got, size_t ngot);
+                const mh_access *got, size_t ngot, int full);
 
 /* Nearest-rank p50 / p99 / max of n latencies (sorted in place). */
 void mhb_summarise(double *us, size_t n, mhb_lat *out);
@@ -179,6 +194,19 @@ typedef struct mhb_workload {
     mhb_class *cls;
     size_t ncls;
     uint64_t compared, mismatches;
+    /* format 2.0 figures (-1 / 0 when not measured) */
+    uint32_t nstreams;       /* distinct streams of the trace */
+    uint64_t with_pc;        /* accesses with has_pc */
+    double bytes_nopc;       /* bytes per access of the same accesses with
+                                has_pc cleared (when with_pc > 0) */
+    uint64_t summary_bytes;  /* address-summary sections of the memhist store */
+    uint32_t segments;
+    double producer_rate;    /* ingest through mh_producer_*, accesses/s */
+    double producer_mib;
+    unsigned producer_threads;
+    int producer_same;       /* 1: the producers' store holds the batch
+                                store's accesses in the same order; 0: not
+                                (a mismatch); -1: not checked */
 } mhb_workload;
 
 typedef struct mhb_machine {
@@ -195,5 +223,79 @@ int mhb_report_json(const char *path, const mhb_machine *m,
                     const mhb_workload *w, size_t nw);
 
 double mhb_now(void); /* CLOCK_MONOTONIC, seconds */
+
+/* ---- traces (bench.c, bench_streams.c) ---- */
+
+/* A trace in memory; with reps > 1 the workload is reps copies of it, copy r
+ * with transitions shifted by r * shift (shift = the span of its transitions),
+ * so the copies follow one another: the 10^9-access store from a real trace
+ * without holding 10^9 accesses in memory. decl: the streams to declare
+ * before appending (names owned by the trace), every stream of the trace
+ * but 0 among them; sids: the distinct stream ids of the accesses, sorted. */
+typedef struct mhb_trace {
+    mh_access *a;
+    size_t n, cap;
+    uint64_t reps, shift;
+    mh_stream_info *decl;
+    size_t ndecl;
+    uint32_t *sids;
+    size_t nsids;
+    uint64_t with_pc; /* accesses with has_pc */
+} mhb_trace;
+
+void mhb_trace_free(mhb_trace *t);
+
+/* Fills sids / nsids / with_pc from the accesses and declares (kind other,
+ * no name) every stream of the accesses decl lacks. MH_ENOMEM or MH_OK. */
+int mhb_trace_streams(mhb_trace *t);
+
+/* Clears has_pc and pc of every access (with_pc becomes 0). */
+void mhb_trace_strip_pc(mhb_trace *t);
+
+/* A valgrind lackey log (tools/import.h's parser; data accesses only). */
+int mhb_load_lackey(const char *path, mhb_trace *t);
+
+/* n accesses of tools/synth with seed (one stream, no pc). */
+int mhb_load_synth(uint64_t seed, uint64_t n, mhb_trace *t);
+
+/* Every access of the store at path (every operation, in id order, stream
+ * and pc included) and its stream descriptions. Errors are printed. */
+int mhb_load_store(const char *path, mhb_trace *t);
+
+/* k synthetic threads (tools/synth mh_synth_new_thread, thread j seeded
+ * from seed and j, stream j, n / k accesses each, the first n % k one
+ * more), each moved to start at thread 0's first transition (threads of one
+ * program start together), merged by transition, ties by stream id then order within the
+ * thread: the order the writer's producer merge gives them. Streams
+ * 1 .. k-1 declared as threads ("thread-j", tid j + 1). */
+int mhb_load_threads(uint64_t seed, uint64_t n, uint32_t k, mhb_trace *t);
+
+/* Declares t's streams on w. */
+int mhb_declare_streams(mh_writer *w, const mhb_trace *t, char *err, size_t len);
+
+/* mhb_producers_split then _run write t into a new store at path through producers: one per stream,
+ * min(streams, max_threads) threads, thread j appending the streams
+ * s with s mod threads == j; each thread walks the trace in rounds of
+ * min(`batch`, 1024 x streams) accesses of the merged order, appending for
+ * each of its streams what that stream has in the round (the way the
+ * threads of a traced program advance together), and closes a stream's
+ * producer as soon as the stream ends. reorder_window 0 (the merge waits
+ * for every open producer: no access is late whatever the scheduling).
+ * The streams must start near one another (mhb_load_threads aligns them):
+ * a thread appends a stream only in its round, and an open producer that
+ * has appended nothing holds the merge back. *seconds: from the first
+ * append to the durable close; the split into per-stream arrays
+ * (mhb_producers_split, 56 bytes an access) is neither timed nor counted
+ * in the writer's memory. t must outlive s. */
+typedef struct prod_shared mhb_prod;
+int mhb_producers_split(const mhb_trace *t, size_t batch, unsigned max_threads,
+                        mhb_prod **out);
+int mhb_producers_run(mhb_prod *s, const char *path, const mh_writer_options *opt,
+                      double *seconds, char *err, size_t len);
+void mhb_producers_free(mhb_prod *s);
+
+/* 1 when stores a and b hold the same accesses (every field) in the same
+ * order, 0 when not (the first difference on stderr), negative on error. */
+int mhb_same_store(const char *a, const char *b);
 
 #endif /* MH_BENCH_H */

@@ -162,7 +162,7 @@ int mhb_cold_measure(const char *path, mhb_open_fn open_fn, mhb_close_fn close_f
         } else {
             (*compared)++;
             if (!mhb_compare(&c[ci[i]], qi[i], ref_name, ref + i * MHB_OUT_CAP,
-                             nref[i], im.name, got, n))
+                             nref[i], im.name, got, n, im.full))
                 (*mismatches)++;
         }
     }

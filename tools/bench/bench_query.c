@@ -27,6 +27,17 @@ static int base_query(const mhb_oracle_ctx *o, const mh_query *q, mh_access *out
 {
     oracle_query oq;
     oracle_query_wrap(&oq, q);
+    /* the 1.2 filters the bench uses, set here whether or not the wrap
+     * already carries them */
+    if (q->streams != NULL) {
+        oq.streams = q->streams;
+        oq.nstreams = q->nstreams;
+    }
+    if (q->filter & MH_FILTER_PC) {
+        oq.has_pc = 1;
+        oq.pc_first = q->pc_first;
+        oq.pc_last = q->pc_last;
+    }
     return oracle_run(o->trace, o->n, &oq, out, max, n);
 }
 
@@ -112,13 +123,40 @@ static const char *ops_name(unsigned ops)
     return ops == MH_OPS_READ ? "read" : ops == MH_OPS_WRITE ? "write" : "rw";
 }
 
+/* Appends to c[0 .. plain) the one-stream twin of each class: c[plain + i]
+ * restricts c[i]'s queries, each to a stream drawn uniformly. */
+static int add_stream_twins(mhb_class *c, size_t plain, const uint32_t *streams,
+                            size_t nstreams, uint64_t seed)
+{
+    for (size_t i = 0; i < plain; i++) {
+        mhb_class *x = &c[plain + i];
+        *x = c[i];
+        x->base = i;
+        snprintf(x->name, sizeof x->name, "%s 1str", c[i].name);
+        x->q = malloc((c[i].nq ? c[i].nq : 1) * sizeof *x->q);
+        x->sid = malloc((c[i].nq ? c[i].nq : 1) * sizeof *x->sid);
+        if (x->q == NULL || x->sid == NULL)
+            return MH_ENOMEM;
+        uint64_t rng = seed ^ (0x9E3779B97F4A7C15ull * (i + 1));
+        for (size_t j = 0; j < x->nq; j++) {
+            x->q[j] = c[i].q[j];
+            x->sid[j] = streams[mhb_mix(&rng) % nstreams];
+            x->q[j].streams = &x->sid[j];
+            x->q[j].nstreams = 1;
+        }
+    }
+    return MH_OK;
+}
+
 int mhb_classes_make(const mh_access *trace, size_t n, size_t per_class,
-                     uint64_t seed, int dist, mhb_class **out, size_t *count)
+                     uint64_t seed, int dist, const uint32_t *streams,
+                     size_t nstreams, mhb_class **out, size_t *count)
 {
     static const size_t maxes[3] = {1, 10, 1000};
     static const unsigned opsets[3] = {MH_OPS_READ, MH_OPS_WRITE, MH_OPS_RW};
     size_t nnever = dist == MHB_DIST_USER ? 2 * 2 * 2 : 0;
-    size_t total = MHB_RANGES * 3 * 2 * 3 + 3 * 2 + nnever;
+    size_t plain = MHB_RANGES * 3 * 2 * 3 + 3 * 2 + nnever;
+    size_t total = nstreams > 1 ? 2 * plain : plain;
     *out = NULL;
     *count = 0;
     mhb_trace_index ix;
@@ -172,7 +210,7 @@ int mhb_classes_make(const mh_access *trace, size_t n, size_t per_class,
                 snprintf(x->name, sizeof x->name, "never %s max%zu %s rw",
                          range_name[r], maxes[m], d ? "bwd" : "fwd");
             }
-    for (size_t i = 0; i < total; i++) {
+    for (size_t i = 0; i < plain; i++) {
         mhb_class *x = &c[i];
         x->nq = n == 0 ? 0 : per_class;
         x->q = calloc(x->nq ? x->nq : 1, sizeof *x->q);
@@ -201,6 +239,10 @@ int mhb_classes_make(const mh_access *trace, size_t n, size_t per_class,
     }
     if (dist == MHB_DIST_USER)
         mhb_trace_index_free(&ix);
+    if (total > plain && add_stream_twins(c, plain, streams, nstreams, seed) != MH_OK) {
+        mhb_classes_free(c, total);
+        return MH_ENOMEM;
+    }
     *out = c;
     *count = total;
     return MH_OK;
@@ -210,8 +252,10 @@ void mhb_classes_free(mhb_class *c, size_t count)
 {
     if (c == NULL)
         return;
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < count; i++) {
         free(c[i].q);
+        free(c[i].sid);
+    }
     free(c);
 }
 
@@ -242,17 +286,55 @@ static void print_access(const char *who, const mh_access *a)
 {
     fprintf(stderr,
             "    %-8s id %" PRIu64 " t %" PRIu64 " phys 0x%" PRIx64
-            " size %u op %u linear %s0x%" PRIx64 "\n",
+            " size %u op %u linear %s0x%" PRIx64 " stream %u pc %s0x%" PRIx64 "\n",
             who, a->id, a->transition, a->physical, a->size, a->op,
-            a->has_linear ? "" : "(absent) ", a->linear);
+            a->has_linear ? "" : "(absent) ", a->linear, a->stream,
+            a->has_pc ? "" : "(absent) ", a->pc);
+}
+
+/* What oracle_equal may not look at (it was written for format 1.x). */
+static int same_stream_pc(const mh_access *a, const mh_access *b)
+{
+    return a->stream == b->stream && a->has_pc == b->has_pc &&
+           (!a->has_pc || a->pc == b->pc);
+}
+
+/* 1 when ref and got are equal: with full, stream and pc included; without,
+ * they are ignored on both sides (SQLite stores neither). */
+static int answers_equal(const mh_access *ref, size_t nref, const mh_access *got,
+                         size_t ngot, int full, size_t *at)
+{
+    if (full) {
+        if (!oracle_equal(ref, nref, got, ngot, at))
+            return 0;
+        for (size_t k = 0; k < nref; k++)
+            if (!same_stream_pc(&ref[k], &got[k])) {
+                *at = k;
+                return 0;
+            }
+        return 1;
+    }
+    size_t m = nref < ngot ? nref : ngot;
+    for (size_t k = 0; k < m; k++) {
+        mh_access x = ref[k], y = got[k];
+        x.stream = y.stream = 0;
+        x.has_pc = y.has_pc = 0;
+        x.pc = y.pc = 0;
+        if (!oracle_equal(&x, 1, &y, 1, NULL)) {
+            *at = k;
+            return 0;
+        }
+    }
+    *at = m;
+    return nref == ngot;
 }
 
 int mhb_compare(const mhb_class *c, size_t i, const char *ref_name,
                 const mh_access *ref, size_t nref, const char *name,
-                const mh_access *got, size_t ngot)
+                const mh_access *got, size_t ngot, int full)
 {
     size_t at = 0;
-    if (oracle_equal(ref, nref, got, ngot, &at))
+    if (answers_equal(ref, nref, got, ngot, full, &at))
         return 1;
     const mh_query *q = &c->q[i];
     fprintf(stderr,
@@ -330,6 +412,8 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
             }
         for (size_t m = 1; m < nimpl && rc == MH_OK; m++) {
             t0 = mhb_now();
+            if (x->sid != NULL && !impl[m].full)
+                continue; /* SQLite cannot filter by stream */
             for (size_t i = 0; i < x->nrun && i < impl[m].limit && rc == MH_OK; i++) {
                 size_t ng = 0;
                 rc = mhb_run_one(&impl[m], x, i, got, &ng);
@@ -337,7 +421,7 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                     break;
                 (*compared)++;
                 if (!mhb_compare(x, i, impl[0].name, ref + i * MHB_OUT_CAP, nref[i],
-                             impl[m].name, got, ng))
+                             impl[m].name, got, ng, impl[m].full))
                     (*mismatches)++;
                 if (mhb_now() - t0 > budget)
                     x->nrun = i + 1;
@@ -351,7 +435,7 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
             continue;
         /* timed pass, each implementation warm from the pass above */
         for (size_t m = 0; m < nimpl && rc == MH_OK; m++) {
-            if (impl[m].slot < 0)
+            if (impl[m].slot < 0 || (x->sid != NULL && !impl[m].full))
                 continue;
             for (size_t i = 0; i < x->nrun && rc == MH_OK; i++) {
                 size_t ng = 0;
@@ -363,7 +447,7 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                 if (m > 0)
                     (*compared)++;
                 if (!mhb_compare(x, i, impl[0].name, ref + i * MHB_OUT_CAP, nref[i],
-                             impl[m].name, got, ng))
+                             impl[m].name, got, ng, impl[m].full))
                     (*mismatches)++;
             }
             if (rc == MH_OK) {
@@ -391,6 +475,8 @@ int mhb_classes_run_once(const mhb_class *c, size_t count, const mhb_impl *impl,
     int rc = MH_OK;
     for (size_t k = 0; k < count && rc == MH_OK; k++) {
         double t0 = mhb_now();
+        if (c[k].sid != NULL && !impl->full)
+            continue;
         for (size_t i = 0; i < c[k].nq && rc == MH_OK; i++) {
             size_t n = 0;
             rc = mhb_run_one(impl, &c[k], i, got, &n);

@@ -167,6 +167,23 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
         fprintf(f, "| reader peak RSS MiB | %s | %s | %s | |\n",
                 num(a, sizeof a, x->reader_mib[0], 1), num(b, sizeof b, x->reader_mib[1], 1),
                 num(e, sizeof e, x->reader_mib[2], 1));
+        /* format 2.0: streams, pc column, address summary, producers */
+        fprintf(f, "| streams / accesses with a pc / segments | %u / %" PRIu64 " / %u | | | |\n",
+                x->nstreams, x->with_pc, x->segments);
+        if (x->bytes_nopc >= 0)
+            fprintf(f, "| bytes per access without the pc column (pc costs) | %s (+%s) | | | |\n",
+                    num(a, sizeof a, x->bytes_nopc, 3),
+                    num(b, sizeof b, bp[0] - x->bytes_nopc, 3));
+        fprintf(f, "| address summary bytes per access (in the figure above) | %s | | | |\n",
+                num(a, sizeof a, (double)x->summary_bytes / (double)(x->accesses ? x->accesses : 1), 4));
+        if (x->producer_rate >= 0) {
+            fprintf(f, "| ingest accesses/s through %u producers on %u threads | %s | | | |\n",
+                    x->nstreams, x->producer_threads, rate(a, sizeof a, x->producer_rate));
+            fprintf(f, "| writer peak RSS MiB, producers | %s | | | |\n",
+                    num(a, sizeof a, x->producer_mib, 1));
+            fprintf(f, "| producers' store = batch store | %s | | | |\n",
+                    x->producer_same == 1 ? "yes" : x->producer_same == 0 ? "**no**" : "error");
+        }
         fprintf(f, "\n| query class (latency us p50 / p99 / max) | queries | results | memhist | "
                    "SQLite | SQLite design | ratio p50 / p99 to SQLite | to design |\n"
                    "|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -185,6 +202,35 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
                     r[1][1]);
         }
         fprintf(f, "\n");
+        /* issue 9: a query filtered to one stream is never slower than the
+         * same query unfiltered */
+        int twins = 0;
+        for (size_t i = 0; i < x->ncls; i++) {
+            const mhb_class *q = &x->cls[i];
+            if (q->sid == NULL)
+                continue;
+            const mhb_class *u = &x->cls[q->base];
+            if (!twins++)
+                fprintf(f, "| one stream against unfiltered (memhist, us) | results | "
+                           "p50 / p99 one stream | p50 / p99 unfiltered | ratio p50 / p99 |\n"
+                           "|---|---:|---:|---:|---:|\n");
+            char l1[64], l2[64], r1[16], r2[16];
+            lat_cell(l1, sizeof l1, q, MHB_MH);
+            lat_cell(l2, sizeof l2, u, MHB_MH);
+            /* two decimals: "never slower" is judged near 1.0x */
+            if (q->has_lat[MHB_MH] && u->has_lat[MHB_MH] && u->lat[MHB_MH].p50 > 0 &&
+                u->lat[MHB_MH].p99 > 0) {
+                snprintf(r1, sizeof r1, "%.2fx", q->lat[MHB_MH].p50 / u->lat[MHB_MH].p50);
+                snprintf(r2, sizeof r2, "%.2fx", q->lat[MHB_MH].p99 / u->lat[MHB_MH].p99);
+            } else {
+                snprintf(r1, sizeof r1, "-");
+                snprintf(r2, sizeof r2, "-");
+            }
+            fprintf(f, "| %s | %.1f | %s | %s | %s / %s |\n", q->name, q->mean_results, l1,
+                    l2, r1, r2);
+        }
+        if (twins)
+            fprintf(f, "\n");
     }
 }
 
@@ -271,6 +317,18 @@ int mhb_report_json(const char *path, const mhb_machine *m,
         }
         fprintf(f, "},\n");
         json_slots(f, "bytes_per_access", x->bytes_per_access);
+        fprintf(f, "     \"streams\": %u, \"accesses_with_pc\": %" PRIu64
+                   ", \"segments\": %u, \"summary_bytes\": %" PRIu64 ",\n",
+                x->nstreams, x->with_pc, x->segments, x->summary_bytes);
+        fprintf(f, "     \"bytes_per_access_without_pc\": ");
+        json_num(f, x->bytes_nopc);
+        fprintf(f, ", \"producer_threads\": %u, \"producer_accesses_per_s\": ",
+                x->producer_threads);
+        json_num(f, x->producer_rate);
+        fprintf(f, ", \"producer_peak_rss_mib\": ");
+        json_num(f, x->producer_mib);
+        fprintf(f, ", \"producer_store_same\": %s,\n",
+                x->producer_same == 1 ? "true" : x->producer_same == 0 ? "false" : "null");
         json_slots(f, "open_ms", x->open_ms);
         json_slots(f, "reader_peak_rss_mib", x->reader_mib);
         fprintf(f, "     \"store_bytes\": {\"memhist\": %" PRIu64 ", \"sqlite\": %" PRIu64
@@ -305,7 +363,8 @@ int mhb_report_json(const char *path, const mhb_machine *m,
             json_lat(f, q, 1);
             fprintf(f, ", \"sqlite_design\": ");
             json_lat(f, q, 2);
-            fprintf(f, ", \"never\": %s}%s\n", q->never ? "true" : "false",
+            fprintf(f, ", \"never\": %s, \"one_stream\": %s}%s\n",
+                    q->never ? "true" : "false", q->sid ? "true" : "false",
                     i + 1 < x->ncls ? "," : "");
         }
         fprintf(f, "     ]}%s\n", k + 1 < nw ? "," : "");

@@ -55,7 +55,8 @@ def verdict(ok):
 
 
 def is_real(w):
-    return w["name"].startswith("lackey-")
+    # lackey logs and recorded stores (mh_bench --store); not the x36 store
+    return w["name"].startswith(("lackey-", "store-"))
 
 
 def summary(ws):
@@ -174,6 +175,43 @@ def scale(ws):
           + (f" (beyond: {'; '.join(s99)})" if s99 else "") + f": {verdict(not s99)}")
 
 
+def format2(ws):
+    """Issue 9's figures: streams, pc column cost, address summary, producers,
+    one-stream classes against their unfiltered twins."""
+    rows = [w for w in ws if "streams" in w]
+    if not rows:
+        return
+    print("| workload | streams | bytes/access | without pc (pc costs) | summary "
+          "bytes/access | ingest batch / producers (threads) | one stream slower "
+          "than unfiltered at p50 |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for w in rows:
+        bpa = w["bytes_per_access"]["memhist"]
+        nopc = w.get("bytes_per_access_without_pc")
+        pc = f"{nopc:.3f} (+{bpa - nopc:.3f})" if nopc is not None else "-"
+        summ = w.get("summary_bytes", 0) / max(w["accesses"], 1)
+        prod = w.get("producer_accesses_per_s")
+        ing = f"{w['ingest_accesses_per_s']['memhist_bg'] / 1e6:.1f} M"
+        if prod is not None:
+            ing += f" / {prod / 1e6:.1f} M ({w.get('producer_threads')})"
+        byname = {q["class"]: q for q in w["queries"]}
+        slow, n = [], 0
+        for q in w["queries"]:
+            if not q.get("one_stream") or not q.get("memhist"):
+                continue
+            u = byname.get(q["class"][:-len(" 1str")])
+            if not u or not u.get("memhist"):
+                continue
+            n += 1
+            r = q["memhist"]["p50_us"] / max(u["memhist"]["p50_us"], 1e-9)
+            if r > 1:
+                slow.append(f"{q['class']} {r:.2f}x")
+        one = (f"{len(slow)} of {n}" + (": " + ", ".join(slow) if slow else "")) if n else "-"
+        print(f"| {w['name']} | {w['streams']} | {bpa:.3f} | {pc} | {summ:.4f} | {ing} | "
+              f"{one} |")
+    print()
+
+
 def main():
     if len(sys.argv) < 2:
         print("usage: summarize.py BENCH.json [MORE.json ...]", file=sys.stderr)
@@ -190,6 +228,7 @@ def main():
         print()
     summary(ws)
     print()
+    format2(ws)
     for w in ws:
         per_workload(w)
     scale(ws)

@@ -71,6 +71,10 @@ struct mh_synth {
     uint32_t empties;    /* data-less instructions still to fetch (EXEC) */
     int empties_drawn;
     uint64_t pc;         /* virtual address of the next instruction */
+    uint64_t ipc;        /* address of the instruction being emitted */
+    uint32_t stream;     /* the thread's stream id */
+    uint64_t stack_top;  /* virtual; this thread's stack grows down from it */
+    uint64_t heap_base;  /* virtual; this thread's arena */
     /* phase */
     int phase;
     uint32_t phase_left;
@@ -144,9 +148,9 @@ static inline void emit(mh_synth *g, group *gr, int region, uint64_t virt,
     }
     a->size = size;
     a->op = op;
-    a->pc = 0; /* format 1.x: no pc, one stream */
-    a->stream = 0;
-    a->has_pc = 0;
+    a->pc = (g->flags & MH_SYNTH_PC) ? g->ipc : 0;
+    a->stream = g->stream;
+    a->has_pc = (g->flags & MH_SYNTH_PC) ? 1 : 0;
     memset(a->reserved, 0, sizeof a->reserved);
 }
 
@@ -198,9 +202,9 @@ static void do_stack(mh_synth *g, group *gr, uint64_t r) {
         /* call: return address, saved registers, new frame */
         uint32_t fr = 16u * (1 + (uint32_t)((r >> 3) & 15));
         uint32_t sv = (uint32_t)((r >> 7) % 3);
-        if (g->sp - region_virt[R_STACK] < (uint64_t)fr + 64) {
+        if (g->sp - (g->stack_top - STACK_SIZE) < (uint64_t)fr + 64) {
             g->depth = 0; /* unwound by longjmp, to keep the stack bounded */
-            g->sp = region_virt[R_STACK] + STACK_SIZE;
+            g->sp = g->stack_top;
         }
         g->sp -= 8;
         emit(g, gr, R_STACK, g->sp, 8, MH_OP_WRITE);
@@ -243,7 +247,7 @@ static void do_heap(mh_synth *g, group *gr, uint64_t r) {
         /* allocate: size class 16 .. 512, header write then first field */
         uint32_t sz = 16u << ((r >> 3) % 6);
         if (g->heap_top + sz + 16 > region_virt[R_HEAP] + HEAP_SIZE)
-            g->heap_top = region_virt[R_HEAP]; /* the arena is reset */
+            g->heap_top = g->heap_base; /* the arena is reset */
         emit(g, gr, R_HEAP, g->heap_top, 8, MH_OP_WRITE);
         g->obj_i = (g->obj_i + 1) & (RING - 1);
         g->obj[g->obj_i] = g->heap_top + 16;
@@ -340,6 +344,7 @@ static void advance(mh_synth *g, uint64_t step, uint64_t r) {
 
 /* The instruction's own bytes, 1 to 11 of them. */
 static void fetch(mh_synth *g, group *gr, uint64_t r) {
+    g->ipc = g->pc;
     uint32_t ilen = 1 + (uint32_t)((r >> 56) % 7) + (uint32_t)((r >> 59) & 1) * 4;
     if (g->flags & MH_SYNTH_EXEC)
         emit(g, gr, R_CODE, g->pc, ilen, MH_OP_EXEC);
@@ -391,9 +396,22 @@ static uint32_t next_group(mh_synth *g, mh_access *a) {
 }
 
 mh_synth *mh_synth_new(uint64_t seed, uint64_t total, unsigned flags) {
+    return mh_synth_new_thread(seed, total, flags, 0);
+}
+
+mh_synth *mh_synth_new_thread(uint64_t seed, uint64_t total, unsigned flags,
+                              uint32_t thread) {
+    if (thread > MH_STREAM_MAX)
+        return NULL;
     mh_synth *g = calloc(1, sizeof *g);
     if (!g)
         return NULL;
+    g->stream = thread;
+    /* stacks 2 MiB apart below thread 0's (physical too: the region maps by
+     * one offset), arenas 4 MiB apart (a thread's arena wraps into the next
+     * one's only after 4 MiB of allocation, as a shared heap does) */
+    g->stack_top = region_virt[R_STACK] + STACK_SIZE - (uint64_t)thread * (2u << 20);
+    g->heap_base = region_virt[R_HEAP] + (uint64_t)(thread % 64) * (4u << 20);
     uint64_t x = seed;
     for (int i = 0; i < 4; i++)
         g->s[i] = splitmix64(&x);
@@ -401,8 +419,8 @@ mh_synth *mh_synth_new(uint64_t seed, uint64_t total, unsigned flags) {
     g->flags = flags;
     g->t = (seed & 0xff) * 1000; /* traces need not start at transition 0 */
     g->pc = region_virt[R_CODE];
-    g->sp = region_virt[R_STACK] + STACK_SIZE;
-    g->heap_top = region_virt[R_HEAP];
+    g->sp = g->stack_top;
+    g->heap_top = g->heap_base;
     return g;
 }
 
