@@ -317,13 +317,26 @@ class Reader:
                 s.index_bytes, s.streams, s.windows, s.summary_bytes, bool(s.has_pc)))
         return out
 
+    def _table_failed(self, info, struct) -> None:
+        """A count of 0 is either an empty table or a table that could not
+        be built (the count calls return 0 then): asking for entry 0 tells
+        them apart (MH_EINVAL when the table is merely empty)."""
+        x = struct()
+        x.struct_size = ctypes.sizeof(x)
+        rc = info(self._handle(), 0, byref(x))
+        if rc not in (0, InvalidArgumentError.code):
+            self._check(rc)
+
     def streams(self) -> List[Stream]:
         """Every stream of the store, in increasing id (a format 1.0 store
         has one: stream 0, kind "other")."""
         h = self._handle()
         out = []
         k, v = c_char_p(), c_char_p()
-        for i in range(lib.mh_reader_stream_count(h)):
+        n = lib.mh_reader_stream_count(h)
+        if n == 0:
+            self._table_failed(lib.mh_reader_stream_info, mh_stream_info)
+        for i in range(n):
             s = mh_stream_info()
             s.struct_size = ctypes.sizeof(s)
             self._check(lib.mh_reader_stream_info(h, i, byref(s)))
@@ -346,7 +359,10 @@ class Reader:
         """Every window of the store, in increasing window id."""
         h = self._handle()
         out = []
-        for i in range(lib.mh_reader_window_count(h)):
+        n = lib.mh_reader_window_count(h)
+        if n == 0:
+            self._table_failed(lib.mh_reader_window_info, mh_window_info)
+        for i in range(n):
             w = mh_window_info()
             w.struct_size = ctypes.sizeof(w)
             self._check(lib.mh_reader_window_info(h, i, byref(w)))
