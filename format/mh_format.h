@@ -250,6 +250,23 @@
 #define MHF_MAX_ROWS_PER_BLOCK 65536u
 #define MHF_MAX_SLICE_ROWS (1u << 30)
 
+/* ---- address summary section (2.0, section type 6; summary_*.c) -------- */
+#define MHF_SUM_HEADER_SIZE 32u
+#define MHF_SUM_SHIFT 0            /* u32 granule_shift */
+#define MHF_SUM_ENTRY_COUNT 4      /* u32 */
+#define MHF_SUM_ENTRY_SIZE_OFF 8   /* u32 entry_size */
+#define MHF_SUM_RESERVED0 12       /* u32 = 0 */
+#define MHF_SUM_POSTING_COUNT 16   /* u64 */
+#define MHF_SUM_RESERVED1 24       /* u64 = 0 */
+#define MHF_SUM_ENTRY_SIZE 24u
+#define MHF_SUM_E_GRANULE 0        /* u64 */
+#define MHF_SUM_E_POSTING_FIRST 8  /* u64 */
+#define MHF_SUM_E_POSTING_COUNT 16 /* u32 */
+#define MHF_SUM_E_OP 20            /* u8 */
+#define MHF_SUM_E_RESERVED 21      /* 3 bytes = 0 */
+#define MHF_SUM_POSTING_SIZE 4u    /* u32 slice index */
+#define MHF_SUM_GRANULE_SHIFT 16u  /* what the writer writes: 64 KiB granules */
+
 /* ---- little-endian helpers --------------------------------------------- */
 static inline uint16_t mhf_load_u16(const void *p) {
     const uint8_t *b = (const uint8_t *)p;

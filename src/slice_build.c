@@ -94,6 +94,10 @@ static void form_chunks(mh_builder *w, const mh_rec *a, uint32_t m,
             nint++;
         }
     }
+    /* the address summary's keys come from these exact ranges, before the
+     * gap merge below widens them (summary_build.c) */
+    if (w->summary && w->summary->ranges && m)
+        w->summary->ranges(w, a[w->val[0]].op, lo, hi, nint);
     uint32_t limit = m / (w->chunk_min_accesses ? w->chunk_min_accesses : 1);
     if (limit < 1)
         limit = 1;

@@ -108,7 +108,8 @@ static void check_windows(vctx *v, const mh_seg *seg, const mh_slice *s,
 /* Checks the rows of one slice against its chunks, blocks and record. */
 static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
                          mh_rows *rows, uint8_t *scratch, uint8_t *seen,
-                         uint64_t *t_by_id, seg_tally *tl, uint32_t *cmask) {
+                         uint64_t *t_by_id, seg_tally *tl, uint32_t *cmask,
+                         mh_sum_fsck *sum) {
     mh_slice s;
     mh_diag d = {0, 0, ""};
     mh_seg_slice(seg, si, &s);
@@ -116,11 +117,14 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
     if (rc != MH_OK) {
         /* the message names the slice and byte, as a query's detail does */
         report(v, rc, seg->name, d.offset, "%s", d.msg);
+        sum->on = 0; /* its rows unread: the summary's totals cannot add up */
         return;
     }
     memset(seen, 0, s.count);
     memset(cmask, 0, (size_t)s.chunk_count * sizeof *cmask);
     uint32_t smask = 0;
+    if (mh_sum_fsck_slice_begin(sum, s.count) != MH_OK)
+        report(v, MH_ENOMEM, seg->name, 0, "out of memory checking the address summary");
     uint32_t R = seg->rows_per_block;
     uint64_t expect_off = 0;
     int ok_all = 1;
@@ -186,6 +190,9 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
             mh_chunk c;
             mh_seg_chunk(seg, &s, lo, &c, NULL);
             cmask[lo - s.chunk_first] |= bit;
+            if (sum->on && mh_sumset_add(&sum->set, rows->phy[k], rows->size[k],
+                                         c.op) != MH_OK)
+                sum->on = 0; /* out of memory: the summary goes unchecked */
             if (rows->phy[k] < c.phy_first || end > c.phy_last ||
                 rows->t[k] < c.t_first || rows->t[k] > c.t_last ||
                 id < c.id_first || id > c.id_last ||
@@ -221,6 +228,9 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
         smask |= bmask;
         v->res->accesses += rows->n;
     }
+    rc = mh_sum_fsck_slice_end(sum, si, ok_all, &d);
+    if (rc != MH_OK)
+        report(v, rc, seg->name, d.offset, "%s", d.msg);
     if (!ok_all)
         return;
     for (uint32_t k = 0; k < s.chunk_count; k++) {
@@ -334,6 +344,10 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         if (s.count > maxc)
             maxc = s.count;
     }
+    mh_sum_fsck sum;
+    rc = mh_sum_fsck_begin(&sum, &seg, &d);
+    if (rc != MH_OK)
+        report(v, rc, name, d.offset, "%s", d.msg);
     uint8_t *seen = malloc(maxc);
     uint64_t *tby = malloc((size_t)maxc * sizeof *tby);
     uint32_t *cmask = malloc((size_t)maxc * sizeof *cmask);
@@ -346,10 +360,12 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         uint64_t prev_data_end = seg.data_off;
         uint64_t before_slices = v->res->problems;
         for (uint32_t i = 0; i < seg.nslices; i++)
-            verify_slice(v, &seg, i, &rows, scratch, seen, tby, &tl, cmask);
+            verify_slice(v, &seg, i, &rows, scratch, seen, tby, &tl, cmask, &sum);
         /* a count is only worth comparing when every row was read */
         if (v->res->problems == before_slices)
             verify_streams(v, &seg, &tl);
+        if ((rc = mh_sum_fsck_end(&sum, &d)) != MH_OK)
+            report(v, rc, name, d.offset, "%s", d.msg);
         if (seg.nblocks) {
             mh_block last;
             const uint8_t *p = seg.blocks + (size_t)(seg.nblocks - 1) * seg.block_recsz;
@@ -362,6 +378,7 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
                    seg.major >= 2 ? seg.data_off + seg.data_size : MHF_SEG_DATA_SIZE,
                    "data section holds bytes no block covers");
     }
+    mh_sum_fsck_free(&sum);
     mh_rows_free(&rows);
     free(scratch);
     free(seen);

@@ -147,6 +147,16 @@ int main(int argc, char **argv) {
             free(got);
             mh_reader_close(r);
         } else {
+            /* the open reads the MANIFEST only: a segment's version is
+             * refused by the first query that reaches the segment */
+            if (pc->in_segment && rc == MH_OK) {
+                mh_access *got = NULL;
+                size_t n = 0;
+                rc = rb_read_all(r, &got, &n);
+                free(got);
+                mh_reader_close(r);
+                r = NULL;
+            }
             RB_CHECK(rc == MH_EVERSION && r == NULL, "%s: open returned %s, want MH_EVERSION",
                      pc->what, mh_error_name(rc));
             mh_writer *bw = NULL;
