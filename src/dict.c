@@ -30,15 +30,46 @@ static const std_column k_columns[] = {
 static const char *const k_op_names[MHF_OP_COUNT] = {"read", "write", "execute"};
 static const uint8_t k_op_bits[MHF_OP_COUNT] = {4, 2, 1}; /* legacy SQLite bits */
 
+/* The strings of a dictionary being built, each once: a hash of their
+ * indexes (open addressing, at most half full) so that a segment with
+ * tens of thousands of named streams seals in linear time. */
 typedef struct strtab {
     const char **s;
     size_t n, cap;
+    uint32_t *slot; /* index + 1, 0 = empty */
+    size_t nslot;   /* power of two */
 } strtab;
 
+static uint64_t str_hash(const char *s) {
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211u;
+    return h;
+}
+
+static int strtab_rehash(strtab *t, size_t nslot) {
+    uint32_t *slot = calloc(nslot, sizeof *slot);
+    if (!slot)
+        return MH_ENOMEM;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t h = (size_t)str_hash(t->s[i]) & (nslot - 1);
+        while (slot[h])
+            h = (h + 1) & (nslot - 1);
+        slot[h] = (uint32_t)i + 1;
+    }
+    free(t->slot);
+    t->slot = slot;
+    t->nslot = nslot;
+    return MH_OK;
+}
+
 static int strtab_add(strtab *t, const char *s, uint32_t *idx) {
-    for (size_t i = 0; i < t->n; i++)
-        if (strcmp(t->s[i], s) == 0) {
-            *idx = (uint32_t)i;
+    if (2 * (t->n + 1) > t->nslot)
+        MH_TRY(strtab_rehash(t, t->nslot ? 2 * t->nslot : 64));
+    size_t h = (size_t)str_hash(s) & (t->nslot - 1);
+    for (; t->slot[h]; h = (h + 1) & (t->nslot - 1))
+        if (strcmp(t->s[t->slot[h] - 1], s) == 0) {
+            *idx = t->slot[h] - 1;
             return MH_OK;
         }
     if (t->n == t->cap) {
@@ -50,6 +81,7 @@ static int strtab_add(strtab *t, const char *s, uint32_t *idx) {
         t->cap = cap;
     }
     *idx = (uint32_t)t->n;
+    t->slot[h] = (uint32_t)t->n + 1;
     t->s[t->n++] = s;
     return MH_OK;
 }
@@ -394,6 +426,7 @@ int mh_dict_build(const mh_seal_info *si, const mh_dict_stream *streams,
     mh_buf b = {0};
     int rc = build2(si, streams, nstreams, stream_col, pc_col, &st, &b);
     free(st.s);
+    free(st.slot);
     if (rc != MH_OK) {
         mh_buf_free(&b);
         return rc;

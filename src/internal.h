@@ -302,6 +302,8 @@ int mh_io_error(void);
 /* ---- manifest (manifest.c) ------------------------------------------ */
 typedef struct mh_manrec {
     uint64_t seq, id_first, count, t_first, t_last, file_size, header_sum;
+    uint16_t major; /* not stored: its MANIFEST's major, which the segment's
+                       must equal (0: not checked) */
 } mh_manrec;
 
 typedef struct mh_manifest {

@@ -94,6 +94,7 @@ int mh_manifest_parse(const uint8_t *p, size_t size, mh_manifest *out,
         m->t_last = mhf_load_u64(r + MHF_MREC_T_LAST);
         m->file_size = mhf_load_u64(r + MHF_MREC_FILE_SIZE);
         m->header_sum = mhf_load_u64(r + MHF_MREC_HEADER_SUM);
+        m->major = major; /* a MANIFEST lists segments of its own major */
         out->nrecs = i + 1;
         if (strict)
             MH_CHECK(mhf_load_u64(r + MHF_MREC_RESERVED) == 0, MH_ECORRUPT, d,
@@ -137,7 +138,8 @@ int mh_manifest_encode(const mh_manifest *m, uint8_t **out, size_t *size) {
     if (!p)
         return MH_ENOMEM;
     memcpy(p, MHF_MAN_MAGIC, 8);
-    mhf_store_u16(p + MHF_MAN_MAJOR, MHF_VERSION_MAJOR);
+    /* a 1.0 store keeps its major (fsck repair rewrites its MANIFEST) */
+    mhf_store_u16(p + MHF_MAN_MAJOR, m->major ? m->major : MHF_VERSION_MAJOR);
     mhf_store_u16(p + MHF_MAN_MINOR, MHF_VERSION_MINOR);
     mhf_store_u32(p + MHF_MAN_BOM, MHF_BYTE_ORDER_MARK);
     mhf_store_u32(p + MHF_MAN_HEADER_SIZE_OFF, MHF_MAN_HEADER_SIZE);

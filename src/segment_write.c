@@ -570,6 +570,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     rec->t_last = w->t_last;
     rec->file_size = file_size;
     rec->header_sum = hsum;
+    rec->major = MHF_VERSION_MAJOR;
     close(w->fd);
     w->fd = -1;
     free(w->tmp_path);

@@ -149,6 +149,16 @@ int mh_store_seg_open(const char *dir, const char *name, mh_seg *seg,
 
 int mh_store_seg_check(const mh_seg *s, const mh_manrec *rec, int named,
                        mh_diag *d) {
+    if (rec->major && s->major != rec->major) {
+        if (named)
+            return mh_diag_fail(d, MH_ECORRUPT, MHF_SEG_MAJOR,
+                                "%s: format %u.%u segment in a format %u "
+                                "MANIFEST", s->name, s->major, s->minor,
+                                rec->major);
+        return mh_diag_fail(d, MH_ECORRUPT, MHF_SEG_MAJOR,
+                            "format %u.%u segment in a format %u MANIFEST",
+                            s->major, s->minor, rec->major);
+    }
     /* a segment without accesses has no transition range to compare */
     if (s->seq == rec->seq && s->id_first == rec->id_first &&
         s->count == rec->count && s->size == rec->file_size &&

@@ -624,6 +624,26 @@ static void test_golden_1_0(void) {
     int rc = mh_writer_open_ex(copy, MH_APPEND, NULL, &w, err, sizeof err);
     CHECKF(rc == MH_EVERSION && strstr(err, "run memhist upgrade"),
               "writer on a 1.0 store: %s (%s)", mh_error_name(rc), err);
+    /* its MANIFEST said to be 2.0 (checksum fixed): the 1.0 segments it
+     * lists are damage, not an old store */
+    mh_manifest mm;
+    CHECK_OK(mh_manifest_load(copy, &mm, &d));
+    mm.major = 2;
+    CHECK_OK(mh_manifest_store(copy, &mm, &d));
+    mh_manifest_free(&mm);
+    mh_reader *r = NULL;
+    rc = mh_reader_open(copy, &r);
+    if (rc == MH_OK) { /* a lazy reader finds it at the segment's first use */
+        mh_query q;
+        mh_query_init(&q);
+        mh_access out[4];
+        size_t got = 0;
+        rc = mh_query_run(r, &q, out, 4, &got);
+        mh_reader_close(r);
+    }
+    CHECKF(rc == MH_ECORRUPT, "1.0 segments under a 2.0 MANIFEST: %s",
+           mh_error_name(rc));
+    CHECK(fsck(copy) >= 1);
     tu_rmtree(copy);
     free(back);
 }
