@@ -541,6 +541,7 @@ static int repair(vctx *v) {
     quiet.quiet = 1;
     mh_manifest next = {0};
     next.generation = man_ok ? m.generation + 1 : 1;
+    next.major = man_ok ? m.major : 0; /* 0: that of the first segment adopted */
     next.recs = calloc(l.nsegs + 1, sizeof *next.recs);
     if (!next.recs) {
         rc = MH_ENOMEM;
@@ -580,8 +581,10 @@ static int repair(vctx *v) {
             goto out;
         }
         int fits = !bad && seg.id_first == next.access_count &&
-                   (next.nrecs == 0 || seg.seq > next.recs[next.nrecs - 1].seq);
+                   (next.nrecs == 0 || seg.seq > next.recs[next.nrecs - 1].seq) &&
+                   (next.major == 0 || seg.major == next.major);
         if (fits) {
+            next.major = seg.major;
             mh_manrec *r = &next.recs[next.nrecs++];
             r->seq = seg.seq;
             r->id_first = seg.id_first;
@@ -590,6 +593,7 @@ static int repair(vctx *v) {
             r->t_last = seg.t_last;
             r->file_size = seg.size;
             r->header_sum = seg.header_sum;
+            r->major = seg.major;
             next.access_count += seg.count;
             if (seg.seq + 1 > next.next_seq)
                 next.next_seq = seg.seq + 1;
