@@ -56,6 +56,8 @@ typedef struct engine_opts {
     int exec;            /* also record instruction fetches (MH_OP_EXEC) */
     int quiet;           /* no progress line */
     const char *tool;    /* executable to use (valgrind, qemu-x86_64...); NULL: the engine's default */
+    const char *kernel;  /* qemu-system: the guest kernel; NULL: the engine's search */
+    const char *initrd;  /* qemu-system: an initramfs whose files the guest gets too */
     /* Called as accesses are handed to w (at most every few thousand
      * accesses): done = accesses handed so far. */
     void (*progress)(void *ctx, uint64_t done);
