@@ -158,9 +158,11 @@ int engine_qemu_system_run(char *const argv[], const engine_opts *o, mh_writer *
         goto out;
     }
     if ((plugin = mhq_find_plugin()) == NULL) {
-        char why[256];
-        engine_qemu_available(why, sizeof why);
-        set_error(res, "%s", why);
+        const char *penv = getenv("MEMHIST_QEMU_PLUGIN");
+        if (penv && *penv)
+            set_error(res, "MEMHIST_QEMU_PLUGIN='%s' is not readable", penv);
+        else
+            set_error(res, "the memhist QEMU plugin (libmemhist-qemu.so) was not built or installed");
         goto out;
     }
     if ((kernel = find_kernel(o)) == NULL) {
@@ -266,12 +268,12 @@ int engine_qemu_system_run(char *const argv[], const engine_opts *o, mh_writer *
                   WIFEXITED(res->wait_status) ? WEXITSTATUS(res->wait_status) : -1);
         goto out;
     }
-    /* The program's exit status as /init saw it; without one (the guest
-     * died, or was stopped) qemu's own status stays. */
+    /* The program's exit status as /init saw it. Without one (the guest
+     * died, or was stopped) it is unknown: qemu's own status says nothing
+     * about the program, and 0x7f is neither exited nor signalled. */
     int st = read_status(status_path);
-    if (st >= 0)
-        res->wait_status = st << 8;
-    else if (!res->interrupted)
+    res->wait_status = st >= 0 ? st << 8 : 0x7f;
+    if (st < 0 && !res->interrupted)
         mhq_warn_user(o, "the guest did not report '%s''s exit status (it did not reach the "
                          "end of /init)", argv[0]);
     uint64_t io = atomic_load(&h->io_skipped), unmapped = atomic_load(&h->unmapped);
