@@ -184,7 +184,6 @@ static int flush(consumer *c) {
 }
 
 static int emit(consumer *c, const mhq_record *r) {
-    mh_access *a = &c->batch[c->n];
     uint64_t t = r->transition;
     if (t < c->last_t) {
         /* Cannot happen under the floor protocol; if it does the store
@@ -194,6 +193,26 @@ static int emit(consumer *c, const mhq_record *r) {
         t = c->last_t;
     }
     c->last_t = t;
+    if (c->win_n) {
+        /* Window k = [k * M, k * M + N): outside, counted and dropped; the
+         * first access of a window begins it, after the batch of the
+         * previous window went to the writer. */
+        uint64_t k = c->win_m ? t / c->win_m : 0, off = c->win_m ? t % c->win_m : t;
+        if (off >= c->win_n) {
+            c->dropped++;
+            return 0;
+        }
+        if (!c->in_window || k != c->window) {
+            int rc = flush(c);
+            if (rc == 0)
+                rc = mh_writer_window_begin(c->w, k);
+            if (rc)
+                return rc;
+            c->in_window = 1;
+            c->window = k;
+        }
+    }
+    mh_access *a = &c->batch[c->n]; /* after the window's flush */
     uint32_t size = r->size ? r->size : 1;
     if (r->addr + (uint64_t)size - 1 < r->addr)
         size = (uint32_t)(0 - r->addr); /* last bytes of the address space */
@@ -348,6 +367,8 @@ void mhq_consumer_init(consumer *c, mhq_header *h, mh_writer *w, const engine_op
     c->o = o;
     /* record's relay draws the progress when it gives a callback */
     cli_progress_init(&c->prog, "record:", (o && (o->quiet || o->progress)) ? 1 : 0);
+    c->win_n = o ? o->trace_for : 0;
+    c->win_m = o && o->trace_for ? o->retrace_every : 0;
 }
 
 /* Drains the rings into c->w while qemu (pid) runs, forwards a stop
@@ -410,6 +431,7 @@ int mhq_consume(consumer *c, pid_t pid, volatile sig_atomic_t *stop, engine_resu
     cli_progress_done(&c->prog);
     res->wait_status = status;
     res->accesses = c->accesses;
+    res->dropped = c->dropped;
     res->interrupted = forwarded;
     return drc;
 }

@@ -31,6 +31,10 @@ typedef struct consumer {
     uint64_t accesses;
     int overrun;        /* a ring's head passed its tail by more than a ring */
     cli_progress prog;  /* used when the caller gives no progress callback */
+    uint64_t win_n, win_m; /* windows: o->trace_for, o->retrace_every (0 = one) */
+    uint64_t window;    /* the window begun last, when in_window */
+    int in_window;
+    uint64_t dropped;   /* accesses outside the windows */
     const engine_opts *o;
 } consumer;
 

@@ -21,6 +21,7 @@
 #include "testutil.h"
 
 static const char *victim;
+static uint64_t trace_for, retrace_every; /* windows of the next record() */
 static char dir[512];
 static int counter;
 
@@ -49,7 +50,8 @@ static void record(run *r, int exec, volatile sig_atomic_t *stop, const char *a1
     dup2(fd, STDOUT_FILENO);
     close(fd);
     char *argv[] = {(char *)victim, (char *)a1, (char *)a2, NULL};
-    engine_opts o = {.exec = exec, .quiet = 1};
+    engine_opts o = {.exec = exec, .quiet = 1, .trace_for = trace_for,
+                     .retrace_every = retrace_every};
     r->rc = engine_qemu_run(argv, &o, w, stop, &r->res);
     dup2(saved, STDOUT_FILENO);
     close(saved);
@@ -456,6 +458,66 @@ static void test_vs_lackey(void) {
     free(qm);
 }
 
+/* --trace-for N --retrace-every M: the windowed recording of a
+ * deterministic run holds exactly the accesses of the full recording whose
+ * transition t has t mod M < N, the others are counted as dropped, and the
+ * store lists one window per k = t / M that has accesses, with their ids,
+ * counts and transition ranges. */
+static void test_windows(void) {
+    run full, win;
+    record(&full, 0, NULL, "work", "3");
+    CHECK(full.rc == 0);
+    const uint64_t N = 2000, M = 20000;
+    trace_for = N;
+    retrace_every = M;
+    record(&win, 0, NULL, "work", "3");
+    trace_for = retrace_every = 0;
+    CHECKF(win.rc == 0, "%s", win.res.error);
+    verify_clean(win.store);
+    size_t nf, nw;
+    mh_access *af = collect(full.store, 0, UINT64_MAX, MH_OPS_ALL, &nf);
+    mh_access *aw = collect(win.store, 0, UINT64_MAX, MH_OPS_ALL, &nw);
+    size_t j = 0;
+    uint64_t dropped = 0;
+    for (size_t i = 0; i < nf; i++) {
+        if (af[i].transition % M >= N) {
+            dropped++;
+            continue;
+        }
+        CHECKF(j < nw && aw[j].transition == af[i].transition && aw[j].linear == af[i].linear &&
+                   aw[j].size == af[i].size && aw[j].op == af[i].op,
+               "windowed access %zu differs from full access %zu", j, i);
+        j++;
+    }
+    CHECK(j == nw && nw > 0 && dropped > 0);
+    CHECK(win.res.dropped == dropped);
+    CHECK(win.res.accesses == nw);
+
+    mh_reader *rd;
+    CHECK_OK(mh_reader_open(win.store, &rd));
+    size_t nwin = mh_reader_window_count(rd), k = 0;
+    for (size_t i = 0; i < nw; k++) {
+        CHECKF(k < nwin, "accesses beyond the %zu windows listed", nwin);
+        mh_window_info wi = {.struct_size = sizeof wi};
+        CHECK_OK(mh_reader_window_info(rd, k, &wi));
+        uint64_t id = aw[i].transition / M;
+        size_t e = i;
+        while (e < nw && aw[e].transition / M == id)
+            e++;
+        CHECKF(wi.window == id && wi.id_first == aw[i].id && wi.accesses == e - i &&
+                   wi.transition_first == aw[i].transition &&
+                   wi.transition_last == aw[e - 1].transition,
+               "window %zu: id %llu first %llu count %llu", k, (unsigned long long)wi.window,
+               (unsigned long long)wi.id_first, (unsigned long long)wi.accesses);
+        i = e;
+    }
+    CHECKF(k == nwin, "%zu windows listed, %zu with accesses", nwin, k);
+    CHECK(nwin >= 3);
+    mh_reader_close(rd);
+    free(af);
+    free(aw);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_qemu_engine VICTIM\n");
@@ -480,6 +542,7 @@ int main(int argc, char **argv) {
     test_backpressure();
     test_errors();
     test_vs_lackey();
+    test_windows();
     tu_rmtree(dir);
     printf("qemu engine: all checks passed\n");
     return 0;
