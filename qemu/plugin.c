@@ -117,6 +117,10 @@ static int claim(vcpu_state *v) {
             atomic_store(&s->floor, sys_mode ? UINT64_MAX : atomic_load(&hdr->clock));
             v->head = atomic_load_explicit(&s->head, memory_order_relaxed);
             v->limit = atomic_load_explicit(&s->tail, memory_order_acquire) + mask + 1;
+            /* Who owns the slot, for the consumer's stream description:
+             * stored before any record is (head is stored with release). */
+            atomic_store(&s->tid, (uint32_t)gettid());
+            atomic_store(&s->cpu, sys_mode ? (uint32_t)(v - vcpus) : UINT32_MAX);
             v->ring = rings + (uint64_t)i * (mask + 1);
             v->tb_t = 0;
             v->slot = s;

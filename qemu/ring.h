@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #define MHQ_MAGIC 0x31474e4952514d48ull /* "HMQRING1" read as little-endian bytes */
-#define MHQ_VERSION 3u
+#define MHQ_VERSION 4u
 
 /* Slots: concurrent guest threads. A thread that finds none free waits for
  * the consumer to free one (a thread that exited and was drained). */
@@ -80,8 +80,10 @@ typedef struct mhq_slot {
     _Alignas(64) _Atomic uint64_t head;  /* producer: records written */
     _Atomic uint64_t floor;              /* producer: see above */
     _Atomic uint32_t state;              /* enum mhq_state */
-    _Atomic uint32_t tid;                /* host thread id of the owner (= guest tid) */
+    _Atomic uint32_t tid;                /* host thread id of the owner (= guest tid),
+                                            set at claim, before its first record */
     _Atomic uint64_t waits;              /* producer: times it found the ring full */
+    _Atomic uint32_t cpu;                /* system mode: the owner's vCPU index */
     _Alignas(64) _Atomic uint64_t tail;  /* consumer: records read */
 } mhq_slot;
 

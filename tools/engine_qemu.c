@@ -183,7 +183,40 @@ static int flush(consumer *c) {
     return 0;
 }
 
-static int emit(consumer *c, const mhq_record *r) {
+/* Declares the stream of slot i's current owner: "thread TID" (kind
+ * thread) in user mode, "cpu N" (kind cpu) in system mode. Stream ids
+ * follow the order in which owners' first records are merged, so the main
+ * thread (or vCPU 0) is stream 0. */
+static int declare_stream(consumer *c, uint32_t i) {
+    if (c->next_stream > MH_STREAM_MAX) {
+        c->too_many_streams = 1;
+        return ENGINE_EFAILED;
+    }
+    const mhq_slot *s = &c->slots[i];
+    uint32_t tid = atomic_load(&s->tid), cpu = atomic_load(&s->cpu);
+    char name[48];
+    mh_stream_info si;
+    mh_stream_info_init(&si);
+    si.id = c->next_stream;
+    si.pid = c->pid ? c->pid : MH_NONE64;
+    if (c->h->system) {
+        si.kind = MH_STREAM_CPU;
+        si.cpu = cpu;
+        snprintf(name, sizeof name, "cpu %u", cpu);
+    } else {
+        si.kind = MH_STREAM_THREAD;
+        si.tid = tid;
+        snprintf(name, sizeof name, "thread %u", tid);
+    }
+    si.name = name;
+    int rc = mh_writer_stream_declare(c->w, &si);
+    if (rc)
+        return rc;
+    c->stream_of[i] = c->next_stream++;
+    return 0;
+}
+
+static int emit(consumer *c, const mhq_record *r, uint32_t stream) {
     uint64_t t = r->transition;
     if (t < c->last_t) {
         /* Cannot happen under the floor protocol; if it does the store
@@ -221,9 +254,10 @@ static int emit(consumer *c, const mhq_record *r) {
                      .physical = r->phys,
                      .size = size,
                      .op = r->op <= MHQ_EXEC ? r->op : MHQ_READ,
-                     .has_linear = 1};
-    /* r->pc is not passed on: format 1.x stores have no pc column and
-     * refuse has_pc = 1 (memhist.h); it goes into a.pc with format 2. */
+                     .has_linear = 1,
+                     .stream = stream,
+                     .pc = r->pc,
+                     .has_pc = 1};
     if (++c->n == MHQ_BATCH)
         return flush(c);
     return 0;
@@ -279,8 +313,11 @@ static int drain(consumer *c, int final, uint64_t *moved) {
         uint64_t limit = second < bound ? second : bound;
         const mhq_record *ring = c->rings + (uint64_t)best * (c->mask + 1);
         uint64_t tl = c->tail[best];
+        if (c->stream_of[best] == MHQ_NO_STREAM && (rc = declare_stream(c, (uint32_t)best)) != 0)
+            break;
+        uint32_t stream = c->stream_of[best];
         do {
-            rc = emit(c, &ring[tl & c->mask]);
+            rc = emit(c, &ring[tl & c->mask], stream);
             tl++;
             taken++;
         } while (rc == 0 && tl < head[best] && ring[tl & c->mask].transition <= limit);
@@ -294,7 +331,8 @@ static int drain(consumer *c, int final, uint64_t *moved) {
         if (atomic_load(&c->slots[i].state) == MHQ_DONE &&
             atomic_load(&c->slots[i].head) == c->tail[i]) {
             uint32_t done = MHQ_DONE;
-            atomic_compare_exchange_strong(&c->slots[i].state, &done, MHQ_FREE);
+            if (atomic_compare_exchange_strong(&c->slots[i].state, &done, MHQ_FREE))
+                c->stream_of[i] = MHQ_NO_STREAM; /* a later thread is another stream */
         }
     }
     *moved = taken;
@@ -367,6 +405,8 @@ void mhq_consumer_init(consumer *c, mhq_header *h, mh_writer *w, const engine_op
     c->o = o;
     /* record's relay draws the progress when it gives a callback */
     cli_progress_init(&c->prog, "record:", (o && (o->quiet || o->progress)) ? 1 : 0);
+    for (uint32_t i = 0; i < MHQ_SLOTS; i++)
+        c->stream_of[i] = MHQ_NO_STREAM;
     c->win_n = o ? o->trace_for : 0;
     c->win_m = o && o->trace_for ? o->retrace_every : 0;
 }
@@ -377,6 +417,7 @@ void mhq_consumer_init(consumer *c, mhq_header *h, mh_writer *w, const engine_op
  * (waitpid). Returns 0, a negative MH_E* (writer) or ENGINE_EFAILED (a
  * ring overrun: c->overrun). */
 int mhq_consume(consumer *c, pid_t pid, volatile sig_atomic_t *stop, engine_result *res) {
+    c->pid = (uint64_t)pid;
     int status = 0, exited = 0, forwarded = 0, killed = 0;
     double forwarded_at = 0;
     unsigned iter = 0, idle = 0;
@@ -532,6 +573,11 @@ int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
     }
     if (c->overrun) {
         set_error(res, "a ring was overrun: records were lost");
+        goto out;
+    }
+    if (c->too_many_streams) {
+        set_error(res, "more than %u threads: a store holds at most that many streams "
+                       "(the store keeps the accesses before)", MH_STREAM_MAX + 1);
         goto out;
     }
     if (atomic_load(&h->attached) == 0) {

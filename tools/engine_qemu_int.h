@@ -16,6 +16,7 @@
 #include "../qemu/ring.h"
 
 #define MHQ_BATCH 4096
+#define MHQ_NO_STREAM UINT32_MAX
 
 typedef struct consumer {
     mhq_header *h;
@@ -30,11 +31,18 @@ typedef struct consumer {
     uint64_t clamped;   /* accesses that came later than the bound said */
     uint64_t accesses;
     int overrun;        /* a ring's head passed its tail by more than a ring */
+    int too_many_streams; /* more than MH_STREAM_MAX + 1 threads over the run */
     cli_progress prog;  /* used when the caller gives no progress callback */
     uint64_t win_n, win_m; /* windows: o->trace_for, o->retrace_every (0 = one) */
     uint64_t window;    /* the window begun last, when in_window */
     int in_window;
     uint64_t dropped;   /* accesses outside the windows */
+    /* Streams: the stream of the thread (user mode) or vCPU (system) that
+     * owns each slot, MHQ_NO_STREAM until its first record is merged; a
+     * slot freed for a later thread gets a new stream. */
+    uint32_t stream_of[MHQ_SLOTS];
+    uint32_t next_stream;
+    uint64_t pid;       /* qemu's (= the guest program's in user mode) */
     const engine_opts *o;
 } consumer;
 

@@ -251,6 +251,11 @@ int engine_qemu_system_run(char *const argv[], const engine_opts *o, mh_writer *
         set_error(res, "a ring was overrun: records were lost");
         goto out;
     }
+    if (c->too_many_streams) {
+        set_error(res, "more than %u threads: a store holds at most that many streams "
+                       "(the store keeps the accesses before)", MH_STREAM_MAX + 1);
+        goto out;
+    }
     if (!res->started) {
         set_error(res, "%s did not load the plugin %s (its message is above)", qemu, plugin);
         goto out;

@@ -458,6 +458,80 @@ static void test_vs_lackey(void) {
     free(qm);
 }
 
+/* Format 2.0 streams: each guest thread its own stream (kind thread, its
+ * tid, "thread TID"), main first; every access carries its pc, inside the
+ * victim's code for the victim's own stores; each thread's accesses, taken
+ * by a stream query, are its program order (thread i's 2000 updates of
+ * mh_shared at (7i + r) % 256, r = 0, 1, ...). */
+static void test_streams(void) {
+    run r;
+    const int T = 6;
+    record(&r, 0, NULL, "threads", "6");
+    CHECKF(r.rc == 0, "rc %d: %s", r.rc, r.res.error);
+    verify_clean(r.store);
+    uint64_t slots = addr_of(&r, "slots"), shared = addr_of(&r, "shared");
+    uint64_t text = addr_of(&r, "text"), etext = addr_of(&r, "etext");
+    mh_reader *rd;
+    CHECK_OK(mh_reader_open(r.store, &rd));
+    size_t ns = mh_reader_stream_count(rd);
+    CHECKF(ns == (size_t)T + 1, "%zu streams for %d threads and main", ns, T);
+    uint64_t tids[64];
+    int seen[64] = {0};
+    for (size_t k = 0; k < ns; k++) {
+        mh_stream_info si;
+        mh_stream_info_init(&si);
+        CHECK_OK(mh_reader_stream_info(rd, k, &si));
+        CHECK(si.id == k && si.kind == MH_STREAM_THREAD && si.pid == r.res.pid);
+        char want[48];
+        snprintf(want, sizeof want, "thread %llu", (unsigned long long)si.tid);
+        CHECKF(si.name && strcmp(si.name, want) == 0, "stream %zu named %s", k,
+               si.name ? si.name : "(none)");
+        CHECK(k == 0 || si.tid != tids[0]);
+        tids[k] = si.tid;
+        CHECK(si.accesses > 0);
+
+        /* This stream's accesses, in id order. */
+        uint32_t id = (uint32_t)k;
+        mh_query q;
+        mh_query_init(&q);
+        q.ops = MH_OPS_ALL;
+        q.streams = &id;
+        q.nstreams = 1;
+        mh_access *a = malloc(si.accesses * sizeof *a);
+        size_t got;
+        CHECK(a != NULL);
+        CHECK_OK(mh_query_run(rd, &q, a, si.accesses, &got));
+        CHECK(got == si.accesses);
+        int thread = -1;
+        uint64_t r_next = 0;
+        for (size_t j = 0; j < got; j++) {
+            CHECK(a[j].stream == id && a[j].has_pc == 1);
+            int own = a[j].op == MH_OP_WRITE &&
+                      ((a[j].linear >= slots && a[j].linear < slots + 8 * 64) ||
+                       (a[j].linear >= shared && a[j].linear < shared + 8 * 256));
+            if (!own)
+                continue;
+            CHECKF(a[j].pc >= text && a[j].pc < etext, "store at 0x%llx from pc 0x%llx",
+                   (unsigned long long)a[j].linear, (unsigned long long)a[j].pc);
+            if (a[j].linear < slots + 8 * 64) {
+                CHECK(thread < 0);
+                thread = (int)((a[j].linear - slots) / 8);
+                CHECK(thread < T && !seen[thread]);
+                seen[thread] = 1;
+                continue;
+            }
+            CHECK(thread >= 0);
+            CHECKF(a[j].linear == shared + 8 * ((7 * (uint64_t)thread + r_next) % 256),
+                   "thread %d update %llu out of order", thread, (unsigned long long)r_next);
+            r_next++;
+        }
+        CHECKF(k == 0 ? thread < 0 : (thread >= 0 && r_next == 2000),
+               "stream %zu: thread %d, %llu updates", k, thread, (unsigned long long)r_next);
+        free(a);
+    }
+    mh_reader_close(rd);
+}
+
 /* --trace-for N --retrace-every M: the windowed recording of a
  * deterministic run holds exactly the accesses of the full recording whose
  * transition t has t mod M < N, the others are counted as dropped, and the
@@ -543,6 +617,7 @@ int main(int argc, char **argv) {
     test_errors();
     test_vs_lackey();
     test_windows();
+    test_streams();
     tu_rmtree(dir);
     printf("qemu engine: all checks passed\n");
     return 0;
