@@ -104,6 +104,9 @@ int main(int argc, char **argv) {
     CHECKF(m != NULL && strcmp(m, "exit 7") == 0, "exit_status %s", m ? m : "(none)");
     CHECK(mh_reader_meta_find(r, "qemu_io_accesses_skipped") != NULL);
     CHECK(mh_reader_meta_find(r, "qemu_instructions") != NULL);
+    m = mh_reader_meta_find(r, "qemu_system_kernel_version");
+    CHECKF(m != NULL && m[0] >= '1' && m[0] <= '9' && strchr(m, '.') != NULL,
+           "kernel version '%s'", m ? m : "(none)"); /* "6.1.0-56-amd64 (...) #1 SMP ..." */
 
     mh_stats stats = {.struct_size = sizeof stats};
     CHECK_OK(mh_reader_stats(r, &stats));
