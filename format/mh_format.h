@@ -17,8 +17,9 @@
 #include <string.h>
 
 /* ---- versions ---------------------------------------------------------- */
-#define MHF_VERSION_MAJOR 1u   /* a reader refuses any other major version */
+#define MHF_VERSION_MAJOR 2u   /* what a writer writes; a reader reads 1.x and 2.x */
 #define MHF_VERSION_MINOR 0u   /* a newer minor only adds optional content  */
+#define MHF1_VERSION_MAJOR 1u  /* format 1.0: read, never written */
 #define MHF_BYTE_ORDER_MARK 0x0A0B0C0Du /* stored little-endian: 0D 0C 0B 0A */
 #define MHF_BYTE_ORDER_SWAPPED 0x0D0C0B0Au /* what a big-endian writer would leave */
 
@@ -37,7 +38,9 @@
 #define MHF_OP_EXEC 2u
 #define MHF_OP_COUNT 3u
 
-/* ---- segment header: 256 bytes at offset 0 ----------------------------- */
+/* ---- segment header: 256 bytes at offset 0 -----------------------------
+ * Fields 0..91 are the same in 1.0 and 2.0; from 92 on, MHF_SEG_* name the
+ * 1.0 layout (fixed sections) and MHF2_SEG_* the 2.0 one (directory). */
 #define MHF_SEG_MAGIC "MHSEG\r\n\x1a"   /* 8 bytes */
 #define MHF_SEG_HEADER_SIZE 256u
 #define MHF_SEG_MAGIC_OFF 0
@@ -77,6 +80,29 @@
 #define MHF_SEG_RESERVED1_SIZE 24
 #define MHF_SEG_HEADER_SUM 248   /* u64 XXH3-64 of bytes 0..247 */
 
+/* ---- segment header 2.0, from byte 92 ----------------------------------- */
+#define MHF2_SEG_DIR_COUNT 92    /* u32 directory entries, <= MHF2_MAX_SECTIONS */
+#define MHF2_SEG_DIR_OFF 96      /* u64 = 256 + sum of section sizes */
+#define MHF2_SEG_DIR_RECSZ 104   /* u32 = 48 */
+#define MHF2_SEG_RESERVED0 108   /* u32 = 0 */
+#define MHF2_SEG_DIR_SUM 112     /* u64 XXH3-64 of the directory bytes */
+#define MHF2_SEG_FILE_SIZE 120   /* u64 = dir_off + dir_count x dir_record_size */
+#define MHF2_SEG_RAW_SIZE 128    /* u64 sum of raw_size over blocks */
+#define MHF2_SEG_RESERVED1 136   /* 112 bytes = 0 */
+#define MHF2_SEG_RESERVED1_SIZE 112
+#define MHF2_MAX_SECTIONS 4096u
+
+/* ---- directory entry (2.0): 48 bytes, in increasing offset ------------- */
+#define MHF2_DIR_SIZE 48u
+#define MHF2_DIR_TYPE 0          /* u32 section type */
+#define MHF2_DIR_FLAGS 4         /* u32 bit 0 REQUIRED; other bits reserved */
+#define MHF2_DIR_OFFSET 8        /* u64 */
+#define MHF2_DIR_BYTES 16        /* u64 size */
+#define MHF2_DIR_RECSZ 24        /* u32 record size, 0 when not a record array */
+#define MHF2_DIR_RECCOUNT 28     /* u32 */
+#define MHF2_DIR_SUM 32          /* u64 XXH3-64 of the section's bytes */
+#define MHF2_DIR_RESERVED 40     /* u64 = 0 */
+
 /* ---- section directory (2.0) ----------------------------------------- */
 #define MHF_SECT_DATA 1u
 #define MHF_SECT_DICT 2u
@@ -98,6 +124,10 @@
 #define MHF_SLICE_BLOCK_COUNT 40 /* u32 = ceil(count / rows_per_block) */
 #define MHF_SLICE_OP_COUNTS 44   /* 3 x u32 */
 #define MHF_SLICE_INDEX_SUM 56   /* u64 XXH3-64 of its chunk records, seeded with XXH3-64 of its block records */
+/* 2.0: 72 bytes, the 1.0 record then: */
+#define MHF2_SLICE_SIZE 72u
+#define MHF2_SLICE_STREAM_MASK 64 /* u32 bit (s mod 32) per stream s with a row (exact) */
+#define MHF2_SLICE_RESERVED 68   /* u32 = 0 */
 
 /* ---- chunk record: 56 bytes -------------------------------------------- */
 #define MHF_CHUNK_SIZE 56u
@@ -110,7 +140,9 @@
 #define MHF_CHUNK_ROW_FIRST 40   /* u32 row in the slice's row order */
 #define MHF_CHUNK_ROW_COUNT 44   /* u32 >= 1 */
 #define MHF_CHUNK_OP 48          /* u8 */
-#define MHF_CHUNK_RESERVED 49    /* 7 bytes = 0 */
+#define MHF_CHUNK_RESERVED 49    /* 7 bytes = 0 (1.0) */
+#define MHF2_CHUNK_RESERVED 49   /* 3 bytes = 0 (2.0) */
+#define MHF2_CHUNK_STREAM_MASK 52 /* u32 (2.0), exact */
 
 /* ---- block record: 56 bytes -------------------------------------------- */
 #define MHF_BLOCK_SIZE 56u
@@ -122,7 +154,8 @@
 #define MHF_BLOCK_PHY_MAX 32     /* u64 largest physical + size - 1 of its rows */
 #define MHF_BLOCK_FIRST_T 40     /* u64 transition of its first row */
 #define MHF_BLOCK_FIRST_ID 48    /* u32 id offset of its first row */
-#define MHF_BLOCK_RESERVED 52    /* u32 = 0 */
+#define MHF_BLOCK_RESERVED 52    /* u32 = 0 (1.0) */
+#define MHF2_BLOCK_STREAM_MASK 52 /* u32 (2.0), exact */
 
 /* ---- dictionary section ------------------------------------------------ */
 #define MHF_DICT_MAGIC "MHDICT\0\0"   /* 8 bytes */
@@ -139,6 +172,43 @@
 #define MHF_DICT_META_SIZE 8u    /* u32 key string, u32 value string */
 #define MHF_DICT_MAX_STRING (1u << 20) /* longest string a reader accepts */
 
+/* ---- dictionary section 2.0: header, then tables back to back ---------- */
+#define MHF2_DICT_MAGIC "MHDICT\0\2"  /* 8 bytes */
+#define MHF2_DICT_HEADER_SIZE 16u
+#define MHF2_DICT_TABLE_COUNT 8  /* u32 */
+#define MHF2_DICT_RESERVED 12    /* u32 = 0 */
+#define MHF2_TAB_HEADER_SIZE 24u /* u32 type, u32 flags, u32 record_size, u32 record_count, u64 byte_size */
+#define MHF2_TAB_TYPE 0
+#define MHF2_TAB_FLAGS 4         /* bit 0 REQUIRED */
+#define MHF2_TAB_RECSZ 8         /* 0: variable-size records */
+#define MHF2_TAB_COUNT 12
+#define MHF2_TAB_BYTES 16        /* u64 bytes after this header */
+#define MHF2_TAB_REQUIRED 1u
+#define MHF2_TAB_STRINGS 1u      /* variable: u32 length, bytes */
+#define MHF2_TAB_COLUMNS 2u      /* 8: as MHF_DICT_COLUMN_SIZE */
+#define MHF2_TAB_OPS 3u          /* 8: as MHF_DICT_OP_SIZE */
+#define MHF2_TAB_META 4u         /* 8: as MHF_DICT_META_SIZE */
+#define MHF2_TAB_STREAMS 5u      /* 64 */
+#define MHF2_TAB_STREAM_META 6u  /* 12 */
+#define MHF2_TAB_WINDOWS 7u      /* 40 */
+#define MHF2_STREAM_SIZE 64u
+#define MHF2_STREAM_ID 0         /* u32, strictly increasing, <= 65535 */
+#define MHF2_STREAM_KIND 4       /* u8 */
+#define MHF2_STREAM_RESERVED0 5  /* 3 bytes = 0 */
+#define MHF2_STREAM_NAME 8       /* u32 string index or 0xFFFFFFFF */
+#define MHF2_STREAM_PARENT 12    /* u32 stream id or 0xFFFFFFFF */
+#define MHF2_STREAM_PID 16       /* u64, ~0 = none */
+#define MHF2_STREAM_TID 24       /* u64, ~0 = none */
+#define MHF2_STREAM_CPU 32       /* u32, 0xFFFFFFFF = none */
+#define MHF2_STREAM_RESERVED1 36 /* u32 = 0 */
+#define MHF2_STREAM_COUNT 40     /* u64 its accesses in this segment */
+#define MHF2_STREAM_T_FIRST 48   /* u64 (0 when count 0) */
+#define MHF2_STREAM_T_LAST 56    /* u64 */
+#define MHF2_STREAM_META_SIZE 12u /* u32 stream, u32 key, u32 value */
+#define MHF2_WINDOW_SIZE 40u     /* u64 window, id_first, count, t_first, t_last */
+#define MHF2_STREAM_KIND_MAX 3u
+#define MHF2_NONE32 0xFFFFFFFFu
+
 /* column types, encodings, flags */
 #define MHF_TYPE_UINT 1u
 #define MHF_TYPE_ENUM 2u
@@ -147,7 +217,9 @@
 #define MHF_ENC_DELTA_PHY_ZZ 2u  /* zigzag varint of (value - physical), with presence bitmap */
 #define MHF_ENC_VARINT 3u        /* plain LEB128 varint */
 #define MHF_ENC_CHUNK 4u         /* taken from the chunk record */
+#define MHF_ENC_PC 5u            /* presence bitmap, zigzag varint delta to the previous present pc of the block (start 0) */
 #define MHF_COL_NULLABLE 1u
+#define MHF_COL_REQUIRED 2u      /* 2.0: a reader that does not know the column refuses the segment */
 
 /* ---- manifest ---------------------------------------------------------- */
 #define MHF_MAN_MAGIC "MHMAN\r\n\x1a"   /* 8 bytes */
@@ -219,6 +291,10 @@ static inline uint64_t mhf_unzigzag(uint64_t z) {
 
 /* The checks below pin the layout: a change here is a format change. */
 _Static_assert(MHF_SEG_HEADER_SUM + 8 == MHF_SEG_HEADER_SIZE, "segment header size");
+_Static_assert(MHF2_SEG_RESERVED1 + MHF2_SEG_RESERVED1_SIZE == MHF_SEG_HEADER_SUM, "segment header 2.0 layout");
+_Static_assert(MHF2_DIR_RESERVED + 8 == MHF2_DIR_SIZE, "directory entry size");
+_Static_assert(MHF2_SLICE_RESERVED + 4 == MHF2_SLICE_SIZE, "slice record 2.0 size");
+_Static_assert(MHF2_STREAM_T_LAST + 8 == MHF2_STREAM_SIZE, "stream record size");
 _Static_assert(MHF_SEG_RESERVED1 + MHF_SEG_RESERVED1_SIZE == MHF_SEG_HEADER_SUM, "segment header layout");
 _Static_assert(MHF_SLICE_INDEX_SUM + 8 == MHF_SLICE_SIZE, "slice record size");
 _Static_assert(MHF_CHUNK_RESERVED + 7 == MHF_CHUNK_SIZE, "chunk record size");

@@ -37,6 +37,13 @@ static void rows_alloc(mh_rows *r, uint32_t n) {
     FUZZ_OK(mh_rows_reserve(r, n ? n : 1));
 }
 
+/* The full 2.0 block: base columns, stream and pc. */
+static mh_block_layout full_layout(void) {
+    mh_block_layout l;
+    mh_block_layout_std(&l, MHF_VERSION_MAJOR, 1, 1);
+    return l;
+}
+
 static void rows_equal(const mh_rows *a, const mh_rows *b, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
         FUZZ_ASSERT(a->id_off[i] == b->id_off[i]);
@@ -45,6 +52,9 @@ static void rows_equal(const mh_rows *a, const mh_rows *b, uint32_t n) {
         FUZZ_ASSERT(a->size[i] == b->size[i]);
         FUZZ_ASSERT(a->has_lin[i] == b->has_lin[i]);
         FUZZ_ASSERT(!a->has_lin[i] || a->lin[i] == b->lin[i]);
+        FUZZ_ASSERT(a->stream[i] == b->stream[i]);
+        FUZZ_ASSERT(a->has_pc[i] == b->has_pc[i]);
+        FUZZ_ASSERT(!a->has_pc[i] || a->pc[i] == b->pc[i]);
     }
 }
 
@@ -63,14 +73,14 @@ static void round_trip(const mh_rows *src, uint32_t n, uint64_t t_base,
                        int compress) {
     size_t bound = mh_block_raw_bound(n);
     uint8_t *raw = fuzz_malloc(bound);
-    size_t len = mh_block_encode_raw(raw, n, src->id_off, src->t, src->phy,
-                                     src->lin, src->has_lin, src->size, t_base);
+    mh_block_layout lay = full_layout();
+    size_t len = mh_block_encode_raw(raw, n, src, t_base, 1, 1);
     FUZZ_ASSERT_MSG(len <= bound, "an encoded block exceeds its bound");
     mh_rows back;
     rows_alloc(&back, n);
     mh_diag d;
     if (!compress) {
-        FUZZ_OK(mh_block_decode_raw(raw, len, n, t_base, &back, &d));
+        FUZZ_OK(mh_block_decode_raw(raw, len, n, t_base, &lay, &back, &d));
     } else {
         int cap = LZ4_compressBound((int)len);
         uint8_t *comp = fuzz_malloc((size_t)cap);
@@ -79,7 +89,7 @@ static void round_trip(const mh_rows *src, uint32_t n, uint64_t t_base,
         FUZZ_ASSERT(clen > 0);
         uint8_t *scratch = fuzz_malloc(len);
         FUZZ_OK(mh_block_decode(comp, (uint32_t)clen, mh_hash(comp, (size_t)clen),
-                                (uint32_t)len, n, t_base, scratch, &back, &d));
+                                (uint32_t)len, n, t_base, &lay, scratch, &back, &d));
         free(scratch);
         free(comp);
     }
@@ -94,7 +104,8 @@ static void mode_raw(const uint8_t *buf, size_t len, uint32_t n,
     mh_rows rows;
     rows_alloc(&rows, n);
     mh_diag d;
-    int rc = mh_block_decode_raw(buf, len, n, t_base, &rows, &d);
+    mh_block_layout lay = full_layout();
+    int rc = mh_block_decode_raw(buf, len, n, t_base, &lay, &rows, &d);
     FUZZ_ASSERT_NAMED(rc);
     if (rc == MH_OK) {
         rows_valid(&rows, n);
@@ -118,7 +129,8 @@ static void mode_comp(fuzz_producer *p, const uint8_t *buf, size_t len,
     rows_alloc(&rows, n);
     uint8_t *scratch = fuzz_malloc(raw_size);
     mh_diag d;
-    int rc = mh_block_decode(buf, (uint32_t)len, sum, raw_size, n, t_base,
+    mh_block_layout lay = full_layout();
+    int rc = mh_block_decode(buf, (uint32_t)len, sum, raw_size, n, t_base, &lay,
                              scratch, &rows, &d);
     FUZZ_ASSERT_NAMED(rc);
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -153,6 +165,9 @@ static void mode_values(fuzz_producer *p, uint32_t n, uint64_t t_base) {
         rows.phy[i] = fuzz_producer_u64_range(p, 0, UINT64_MAX - (rows.size[i] - 1u));
         rows.has_lin[i] = (uint8_t)fuzz_producer_bool(p);
         rows.lin[i] = rows.has_lin[i] ? fuzz_producer_u64(p) : 0;
+        rows.stream[i] = fuzz_producer_u32_range(p, 0, MH_STREAM_MAX);
+        rows.has_pc[i] = (uint8_t)fuzz_producer_bool(p);
+        rows.pc[i] = rows.has_pc[i] ? fuzz_producer_u64(p) : 0;
     }
     round_trip(&rows, n, t_base, fuzz_producer_bool(p));
     mh_rows_free(&rows);

@@ -2,7 +2,10 @@
  * codec.c - the access-block codec: columns of delta/zigzag varints
  * (SPEC.md "Access block"), compressed with LZ4 and checked with XXH3-64.
  * The decoder treats its input as hostile: every varint read is bounded by
- * the end of the block and the block must be consumed exactly.
+ * the end of the block (2.0: of its column) and the block must be consumed
+ * exactly. One decoder per column serves both versions: a 1.0 block is the
+ * five base columns back to back, a 2.0 block prefixes each column with
+ * its byte length, so a reader skips the columns it does not know.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +51,33 @@ void mh_rows_free(mh_rows *r) {
     memset(r, 0, sizeof *r);
 }
 
+void mh_block_layout_std(mh_block_layout *l, uint16_t major, int stream,
+                         int pc) {
+    memset(l, 0, sizeof *l);
+    l->major = major;
+    l->kind[l->ncols++] = MH_COL_ID;
+    l->kind[l->ncols++] = MH_COL_TRANSITION;
+    l->kind[l->ncols++] = MH_COL_PHYSICAL;
+    l->kind[l->ncols++] = MH_COL_LINEAR;
+    l->kind[l->ncols++] = MH_COL_SIZE;
+    if (major >= 2 && (stream || pc))
+        l->kind[l->ncols++] = MH_COL_STREAM;
+    if (major >= 2 && pc)
+        l->kind[l->ncols++] = MH_COL_PC;
+}
+
+size_t mh_block_raw_limit(const mh_block_layout *l, uint32_t n) {
+    size_t bitmap = ((size_t)n + 7u) / 8u;
+    if (l->major < 2) /* five columns of 10-byte varints, one bitmap */
+        return (size_t)n * 50u + bitmap;
+    /* ten bytes a row for each of six varint columns, two bitmaps, and a
+     * length of at most ten bytes per column */
+    return (size_t)n * 60u + 2u * bitmap + 10u * l->ncols;
+}
+
 size_t mh_block_raw_bound(uint32_t n) {
-    /* five columns of at most 10-byte varints, plus the presence bitmap */
-    return (size_t)n * 50u + ((size_t)n + 7u) / 8u;
+    return (size_t)n * 60u + 2u * (((size_t)n + 7u) / 8u) +
+           10u * MH_MAX_STORED_COLUMNS;
 }
 
 static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
@@ -62,37 +89,81 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
     return p;
 }
 
-size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const uint32_t *id_off,
-                           const uint64_t *t, const uint64_t *phy,
-                           const uint64_t *lin, const uint8_t *has_lin,
-                           const uint32_t *size, uint64_t t_base) {
-    uint8_t *p = raw;
+/* A column is encoded COL_GAP bytes after its start, then moved down
+ * behind its length: no column of a block is 2^21 bytes long. */
+#define COL_GAP 3u
+_Static_assert((uint64_t)MHF_MAX_ROWS_PER_BLOCK * 10u +
+                       MHF_MAX_ROWS_PER_BLOCK / 8u < (1u << 21),
+               "a column's length fits three varint bytes");
+
+static inline uint8_t *col_close(uint8_t *start, uint8_t *end) {
+    size_t len = (size_t)(end - start) - COL_GAP;
+    uint8_t lenb[COL_GAP];
+    size_t k = (size_t)(put_varint(lenb, len) - lenb);
+    memcpy(start, lenb, k);
+    if (k != COL_GAP)
+        memmove(start + k, start + COL_GAP, len);
+    return start + k + len;
+}
+
+size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const mh_rows *c,
+                           uint64_t t_base, int stream, int pc) {
+    uint8_t *p = raw, *q;
     uint64_t prev = UINT64_MAX; /* -1: the first delta is the id offset */
+    q = p + COL_GAP;
     for (uint32_t i = 0; i < n; i++) {
-        p = put_varint(p, mhf_zigzag((uint64_t)id_off[i] - prev - 1u));
-        prev = id_off[i];
+        q = put_varint(q, mhf_zigzag((uint64_t)c->id_off[i] - prev - 1u));
+        prev = c->id_off[i];
     }
+    p = col_close(p, q);
     prev = t_base;
+    q = p + COL_GAP;
     for (uint32_t i = 0; i < n; i++) {
-        p = put_varint(p, mhf_zigzag(t[i] - prev));
-        prev = t[i];
+        q = put_varint(q, mhf_zigzag(c->t[i] - prev));
+        prev = c->t[i];
     }
+    p = col_close(p, q);
     prev = 0;
+    q = p + COL_GAP;
     for (uint32_t i = 0; i < n; i++) {
-        p = put_varint(p, mhf_zigzag(phy[i] - prev));
-        prev = phy[i];
+        q = put_varint(q, mhf_zigzag(c->phy[i] - prev));
+        prev = c->phy[i];
     }
+    p = col_close(p, q);
     size_t bitmap = ((size_t)n + 7u) / 8u;
-    memset(p, 0, bitmap);
+    q = p + COL_GAP;
+    memset(q, 0, bitmap);
     for (uint32_t i = 0; i < n; i++)
-        if (has_lin[i])
-            p[i >> 3] |= (uint8_t)(1u << (i & 7u));
-    p += bitmap;
+        q[i >> 3] |= (uint8_t)(c->has_lin[i] << (i & 7u));
+    q += bitmap;
     for (uint32_t i = 0; i < n; i++)
-        if (has_lin[i])
-            p = put_varint(p, mhf_zigzag(lin[i] - phy[i]));
+        if (c->has_lin[i])
+            q = put_varint(q, mhf_zigzag(c->lin[i] - c->phy[i]));
+    p = col_close(p, q);
+    q = p + COL_GAP;
     for (uint32_t i = 0; i < n; i++)
-        p = put_varint(p, size[i]);
+        q = put_varint(q, c->size[i]);
+    p = col_close(p, q);
+    if (stream || pc) {
+        q = p + COL_GAP;
+        for (uint32_t i = 0; i < n; i++)
+            q = put_varint(q, c->stream[i]);
+        p = col_close(p, q);
+    }
+    if (pc) {
+        q = p + COL_GAP;
+        memset(q, 0, bitmap);
+        for (uint32_t i = 0; i < n; i++)
+            q[i >> 3] |= (uint8_t)(c->has_pc[i] << (i & 7u));
+        q += bitmap;
+        prev = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (c->has_pc[i]) {
+                q = put_varint(q, mhf_zigzag(c->pc[i] - prev));
+                prev = c->pc[i];
+            }
+        p = col_close(p, q);
+    }
     return (size_t)(p - raw);
 }
 
@@ -159,11 +230,12 @@ static inline int next_varint(const uint8_t **pp, const uint8_t *end,
     return get_varint(pp, end, v);
 }
 
-int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
-                        uint64_t t_base, mh_rows *out, mh_diag *d) {
-    const uint8_t *p = raw, *end = raw + raw_size;
+/* The column decoders: each reads its n values from *pp, bounded by end,
+ * and leaves *pp after them. Offsets in messages are from raw. */
+static int dec_id(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
+                  uint32_t n, mh_rows *out, mh_diag *d) {
+    const uint8_t *p = *pp;
     uint64_t v, prev = UINT64_MAX;
-    MH_CHECK(out->cap >= n, MH_EINVAL, d, 0, "row buffer too small");
     for (uint32_t i = 0; i < n; i++) {
         MH_CHECK(next_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
                  "bad varint in id column, row %u", i);
@@ -173,28 +245,45 @@ int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
         out->id_off[i] = (uint32_t)id;
         prev = id;
     }
-    prev = t_base;
+    *pp = p;
+    return MH_OK;
+}
+
+/* The transition and physical columns: deltas from start. */
+static int dec_delta(const uint8_t **pp, const uint8_t *end,
+                     const uint8_t *raw, uint32_t n, uint64_t start,
+                     uint64_t *dst, const char *what, mh_diag *d) {
+    const uint8_t *p = *pp;
+    uint64_t v, prev = start;
     for (uint32_t i = 0; i < n; i++) {
         MH_CHECK(next_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
-                 "bad varint in transition column, row %u", i);
+                 "bad varint in %s column, row %u", what, i);
         prev += mhf_unzigzag(v);
-        out->t[i] = prev;
+        dst[i] = prev;
     }
-    prev = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        MH_CHECK(next_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
-                 "bad varint in physical column, row %u", i);
-        prev += mhf_unzigzag(v);
-        out->phy[i] = prev;
-    }
+    *pp = p;
+    return MH_OK;
+}
+
+/* A presence bitmap of n bits; unused bits must be zero. */
+static int dec_bitmap(const uint8_t **pp, const uint8_t *end,
+                      const uint8_t *raw, uint32_t n, const char *what,
+                      mh_diag *d) {
+    const uint8_t *p = *pp;
     size_t bitmap = ((size_t)n + 7u) / 8u;
     MH_CHECK((size_t)(end - p) >= bitmap, MH_ECORRUPT, d, p - raw,
-             "block ends inside the linear presence bitmap");
-    const uint8_t *bits = p;
-    p += bitmap;
+             "block ends inside the %s presence bitmap", what);
     if (n & 7u)
-        MH_CHECK((bits[bitmap - 1] >> (n & 7u)) == 0, MH_ECORRUPT, d,
-                 bits + bitmap - 1 - raw, "unused presence bits are not zero");
+        MH_CHECK((p[bitmap - 1] >> (n & 7u)) == 0, MH_ECORRUPT, d,
+                 p + bitmap - 1 - raw, "unused presence bits are not zero");
+    return MH_OK;
+}
+
+static int dec_lin(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
+                   uint32_t n, mh_rows *out, mh_diag *d) {
+    MH_TRY(dec_bitmap(pp, end, raw, n, "linear", d));
+    const uint8_t *bits = *pp, *p = bits + ((size_t)n + 7u) / 8u;
+    uint64_t v;
     for (uint32_t i = 0; i < n; i++) {
         uint8_t has = (uint8_t)((bits[i >> 3] >> (i & 7u)) & 1u);
         out->has_lin[i] = has;
@@ -206,6 +295,14 @@ int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
             out->lin[i] = 0;
         }
     }
+    *pp = p;
+    return MH_OK;
+}
+
+static int dec_size(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
+                    uint32_t n, mh_rows *out, mh_diag *d) {
+    const uint8_t *p = *pp;
+    uint64_t v;
     for (uint32_t i = 0; i < n; i++) {
         MH_CHECK(next_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
                  "bad varint in size column, row %u", i);
@@ -215,15 +312,120 @@ int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
                  "address range wraps, row %u", i);
         out->size[i] = (uint32_t)v;
     }
+    *pp = p;
+    return MH_OK;
+}
+
+static int dec_stream(const uint8_t **pp, const uint8_t *end,
+                      const uint8_t *raw, uint32_t n, mh_rows *out,
+                      mh_diag *d) {
+    const uint8_t *p = *pp;
+    uint64_t v;
+    for (uint32_t i = 0; i < n; i++) {
+        MH_CHECK(next_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
+                 "bad varint in stream column, row %u", i);
+        MH_CHECK(v <= MH_STREAM_MAX, MH_ECORRUPT, d, p - raw,
+                 "stream %llu out of range, row %u", (unsigned long long)v, i);
+        out->stream[i] = (uint32_t)v;
+    }
+    *pp = p;
+    return MH_OK;
+}
+
+static int dec_pc(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
+                  uint32_t n, mh_rows *out, mh_diag *d) {
+    MH_TRY(dec_bitmap(pp, end, raw, n, "pc", d));
+    const uint8_t *bits = *pp, *p = bits + ((size_t)n + 7u) / 8u;
+    uint64_t v, prev = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t has = (uint8_t)((bits[i >> 3] >> (i & 7u)) & 1u);
+        out->has_pc[i] = has;
+        if (has) {
+            MH_CHECK(next_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
+                     "bad varint in pc column, row %u", i);
+            prev += mhf_unzigzag(v);
+            out->pc[i] = prev;
+        } else {
+            out->pc[i] = 0;
+        }
+    }
+    *pp = p;
+    return MH_OK;
+}
+
+static const char *const k_col_names[] = {
+    "id", "transition", "physical", "linear", "size", "stream", "pc", "unknown"};
+
+/* One stored column of kind k bounded by end. */
+static int dec_column(unsigned k, const uint8_t **pp, const uint8_t *end,
+                      const uint8_t *raw, uint32_t n, uint64_t t_base,
+                      mh_rows *out, mh_diag *d) {
+    switch (k) {
+    case MH_COL_ID:
+        return dec_id(pp, end, raw, n, out, d);
+    case MH_COL_TRANSITION:
+        return dec_delta(pp, end, raw, n, t_base, out->t, "transition", d);
+    case MH_COL_PHYSICAL:
+        return dec_delta(pp, end, raw, n, 0, out->phy, "physical", d);
+    case MH_COL_LINEAR:
+        return dec_lin(pp, end, raw, n, out, d);
+    case MH_COL_SIZE:
+        return dec_size(pp, end, raw, n, out, d);
+    case MH_COL_STREAM:
+        return dec_stream(pp, end, raw, n, out, d);
+    case MH_COL_PC:
+        return dec_pc(pp, end, raw, n, out, d);
+    default:
+        *pp = end; /* a column this reader does not know: skipped */
+        return MH_OK;
+    }
+}
+
+int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
+                        uint64_t t_base, const mh_block_layout *l,
+                        mh_rows *out, mh_diag *d) {
+    const uint8_t *p = raw, *end = raw + raw_size;
+    MH_CHECK(out->cap >= n, MH_EINVAL, d, 0, "row buffer too small");
+    int got_stream = 0, got_pc = 0;
+    if (l->major < 2) {
+        for (unsigned k = MH_COL_ID; k <= MH_COL_SIZE; k++)
+            MH_TRY(dec_column(k, &p, end, raw, n, t_base, out, d));
+    } else {
+        for (uint32_t c = 0; c < l->ncols; c++) {
+            unsigned k = l->kind[c];
+            if (p == end && k >= MH_COL_STREAM)
+                continue; /* not in this block: holds its default */
+            uint64_t len;
+            MH_CHECK(get_varint(&p, end, &len), MH_ECORRUPT, d, p - raw,
+                     "bad length of the %s column", k_col_names[k]);
+            MH_CHECK(len <= (uint64_t)(end - p), MH_ECORRUPT, d, p - raw,
+                     "%s column of %llu bytes runs past the block's end",
+                     k_col_names[k], (unsigned long long)len);
+            const uint8_t *cend = p + len;
+            MH_TRY(dec_column(k, &p, cend, raw, n, t_base, out, d));
+            MH_CHECK(p == cend, MH_ECORRUPT, d, p - raw,
+                     "%zu bytes of trailing garbage in the %s column",
+                     (size_t)(cend - p), k_col_names[k]);
+            got_stream |= k == MH_COL_STREAM;
+            got_pc |= k == MH_COL_PC;
+        }
+    }
     MH_CHECK(p == end, MH_ECORRUPT, d, p - raw,
              "%zu bytes of trailing garbage in block", (size_t)(end - p));
+    if (!got_stream)
+        memset(out->stream, 0, (size_t)n * sizeof *out->stream);
+    if (!got_pc) {
+        memset(out->pc, 0, (size_t)n * sizeof *out->pc);
+        memset(out->has_pc, 0, n);
+    }
     out->n = n;
     return MH_OK;
 }
 
 int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
                     uint32_t raw_size, uint32_t n, uint64_t t_base,
-                    uint8_t *scratch, mh_rows *out, mh_diag *d) {
+                    const mh_block_layout *l, uint8_t *scratch, mh_rows *out,
+                    mh_diag *d) {
     if (MH_CHECKSUMS_ENFORCED) {
         uint64_t computed = mh_hash(comp, comp_size);
         MH_CHECK(computed == sum, MH_ECHECKSUM, d, 0,
@@ -237,5 +439,5 @@ int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
     MH_CHECK(got >= 0 && (uint32_t)got == raw_size, MH_ECORRUPT, d, 0,
              "LZ4 data does not decompress to the declared %u bytes (%s %d)",
              raw_size, got < 0 ? "LZ4 error" : "got", got);
-    return mh_block_decode_raw(scratch, raw_size, n, t_base, out, d);
+    return mh_block_decode_raw(scratch, raw_size, n, t_base, l, out, d);
 }

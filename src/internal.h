@@ -151,27 +151,63 @@ typedef struct mh_rows {
 int mh_rows_reserve(mh_rows *r, uint32_t cap);
 void mh_rows_free(mh_rows *r);
 
-/* Largest raw (uncompressed) size of a block of n rows. */
-size_t mh_block_raw_bound(uint32_t n);
+/* What a block column is, for the codec (a segment's stored columns in
+ * table order; unknown non-required ones are skipped by their length). */
+enum {
+    MH_COL_ID,
+    MH_COL_TRANSITION,
+    MH_COL_PHYSICAL,
+    MH_COL_LINEAR,
+    MH_COL_SIZE,
+    MH_COL_STREAM,
+    MH_COL_PC,
+    MH_COL_UNKNOWN
+};
+#define MH_MAX_STORED_COLUMNS 64u
 
-/* Encodes rows [0, n) of the given columns into raw (capacity
- * mh_block_raw_bound(n)); returns the raw size. t_base is the slice's
- * first transition. */
-size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const uint32_t *id_off,
-                           const uint64_t *t, const uint64_t *phy,
-                           const uint64_t *lin, const uint8_t *has_lin,
-                           const uint32_t *size, uint64_t t_base);
+/* Which columns a block stores, in order (the segment's stored columns:
+ * MH_COL_* kinds, unknown non-required ones as MH_COL_UNKNOWN). major 1:
+ * the 1.0 block (five columns back to back, no lengths); major 2: each
+ * column is `varint byte_length, bytes`, and a block may end before its
+ * stream and pc columns (and unknown ones), which then hold stream 0 / no
+ * pc for every row. */
+typedef struct mh_block_layout {
+    uint16_t major;
+    uint32_t ncols;
+    uint8_t kind[MH_MAX_STORED_COLUMNS];
+} mh_block_layout;
+
+/* The standard layouts: 1.0, or 2.0 with or without stream and pc. */
+void mh_block_layout_std(mh_block_layout *l, uint16_t major, int stream,
+                         int pc);
+
+/* Largest raw (uncompressed) size of a block of n rows of any layout (for
+ * scratch buffers). */
+size_t mh_block_raw_bound(uint32_t n);
+/* The raw size a block of n rows of layout l may have (SPEC.md): 1.0
+ * 50n + ceil(n/8), 2.0 60n + 2 ceil(n/8) + 10 columns. */
+size_t mh_block_raw_limit(const mh_block_layout *l, uint32_t n);
+
+/* Encodes rows [0, n) of c into raw (capacity mh_block_raw_bound(n)) as a
+ * 2.0 block holding the base columns, then the stream column when stream
+ * or pc, then the pc column when pc; returns the raw size. t_base is the
+ * slice's first transition. */
+size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const mh_rows *c,
+                           uint64_t t_base, int stream, int pc);
 
 /* Parses a raw block of n rows into out (reserved for n); every varint is
- * bounds-checked and the block must be consumed exactly. */
+ * bounds-checked and the block must be consumed exactly. Columns the block
+ * does not store are filled with their defaults. */
 int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
-                        uint64_t t_base, mh_rows *out, mh_diag *d);
+                        uint64_t t_base, const mh_block_layout *l,
+                        mh_rows *out, mh_diag *d);
 
 /* Checks the checksum, decompresses and parses one block. scratch must hold
  * raw_size bytes. */
 int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
                     uint32_t raw_size, uint32_t n, uint64_t t_base,
-                    uint8_t *scratch, mh_rows *out, mh_diag *d);
+                    const mh_block_layout *l, uint8_t *scratch, mh_rows *out,
+                    mh_diag *d);
 
 /* ---- dictionary (dict.c) -------------------------------------------- */
 typedef struct mh_kv {
@@ -204,20 +240,6 @@ typedef struct mh_window_part {
     uint64_t window, id_first, count, t_first, t_last;
 } mh_window_part;
 
-/* What a block column is, for the codec (a segment's stored columns in
- * table order; unknown non-required ones are skipped by their length). */
-enum {
-    MH_COL_ID,
-    MH_COL_TRANSITION,
-    MH_COL_PHYSICAL,
-    MH_COL_LINEAR,
-    MH_COL_SIZE,
-    MH_COL_STREAM,
-    MH_COL_PC,
-    MH_COL_UNKNOWN
-};
-#define MH_MAX_STORED_COLUMNS 64u
-
 typedef struct mh_dict {
     uint16_t major;  /* 1: the 1.0 dictionary layout; 2: tables */
     char **strings;  /* NUL-terminated copies */
@@ -236,19 +258,27 @@ typedef struct mh_dict {
     size_t nstream_meta;
     mh_window_part *windows; /* increasing window */
     size_t nwindows;
-    /* the block layout: kinds of the stored columns, in table order */
-    uint8_t stored[MH_MAX_STORED_COLUMNS];
-    uint32_t nstored;
+    mh_block_layout layout; /* the stored columns, in table order */
     int has_stream_col, has_pc_col;
 } mh_dict;
 
-/* Serializes the standard dictionary with the given metadata into a malloc'd
- * buffer. */
-int mh_dict_build(const mh_kv *meta, size_t nmeta, uint8_t **out, size_t *size);
-/* Parses and validates a dictionary section (base_off: its file offset,
- * for diagnostics). Unknown columns or encodings give MH_EVERSION. */
+/* Serializes the 2.0 dictionary of a segment being sealed: the standard
+ * columns (stream when stream_col, pc when pc_col), operations, si's
+ * metadata, stream metadata, windows and extra tables, and the streams
+ * table from streams[0..nstreams) (descriptions with this segment's
+ * counts; none: no streams table). Into a malloc'd buffer. */
+typedef struct mh_seal_info mh_seal_info;
+int mh_dict_build(const mh_seal_info *si, const mh_dict_stream *streams,
+                  size_t nstreams, int stream_col, int pc_col, uint8_t **out,
+                  size_t *size);
+/* Parses and validates a dictionary section of a segment of version
+ * major.minor (base_off: its file offset, for diagnostics). Unknown
+ * required tables or columns, and known columns or operations that differ
+ * from the spec, give MH_EVERSION. The checks that need the segment's
+ * header (stream counts, window parts in the id range) are
+ * mh_seg_parse's. */
 int mh_dict_parse(const uint8_t *p, size_t size, uint64_t base_off,
-                  mh_dict *out, mh_diag *d);
+                  uint16_t major, uint16_t minor, mh_dict *out, mh_diag *d);
 void mh_dict_free(mh_dict *dict);
 
 /* ---- files (fileio.c) ----------------------------------------------- */
@@ -288,6 +318,10 @@ int mh_manifest_encode(const mh_manifest *m, uint8_t **out, size_t *size);
 int mh_manifest_load(const char *dir, mh_manifest *out, mh_diag *d);
 int mh_manifest_store(const char *dir, const mh_manifest *m, mh_diag *d);
 void mh_manifest_free(mh_manifest *m);
+/* Whether a writer may append to the store of MANIFEST m: MH_EVERSION
+ * "format 1.0 store: run memhist upgrade" for a 1.x store (a writer writes
+ * 2.0 segments only, and a MANIFEST lists segments of its own major). */
+int mh_manifest_writable(const mh_manifest *m, mh_diag *d);
 
 /* ---- segment reading (segment_read.c) ------------------------------- */
 /* Said by the reader and by fsck when the MANIFEST lists an absent file. */
@@ -321,7 +355,7 @@ typedef struct mh_seg {
     uint32_t nslices, nchunks, nblocks;
     uint32_t slice_recsz, chunk_recsz, block_recsz;
     uint64_t slice_off, chunk_off, block_off;
-    uint64_t chunk_sum, block_sum;
+    uint64_t dict_sum, slice_sum, chunk_sum, block_sum; /* as stored */
     mh_dict dict;
     _Atomic uint8_t *slice_ok; /* per slice: index checksum verified */
 } mh_seg;
@@ -544,7 +578,7 @@ struct mh_builder {
     int32_t lz4_acceleration;
     const mh_summary_hooks *summary;
     /* output of the last mh_builder_run */
-    uint8_t slice[MHF_SLICE_SIZE]; /* without chunk_first, block_first, sum */
+    uint8_t slice[MHF2_SLICE_SIZE]; /* without chunk_first, block_first, sum */
     mh_buf chunks, blocks, data;   /* block offsets relative to data */
     uint32_t n, op_n[MHF_OP_COUNT];
     uint64_t t_first, t_last, raw_total;
@@ -598,8 +632,15 @@ typedef struct mh_extra_section {
     size_t size;
 } mh_extra_section;
 
+/* A column added to the column table as given (tests: columns of a later
+ * minor; blocks never hold it, which the block rule allows). */
+typedef struct mh_extra_column {
+    const char *name;
+    uint8_t type, width, encoding, flags;
+} mh_extra_column;
+
 /* What a segment carries besides its accesses, given at seal. */
-typedef struct mh_seal_info {
+struct mh_seal_info {
     const mh_kv *meta;
     size_t nmeta;
     /* every declared stream (descriptions only: id, kind, parent, pid, tid,
@@ -612,9 +653,16 @@ typedef struct mh_seal_info {
     size_t nstream_meta;
     const mh_window_part *windows;   /* this segment's parts, by window */
     size_t nwindows;
-    const mh_extra_section *extra;   /* appended after the known sections */
+    /* tests only: what a later minor might add */
+    const mh_extra_section *extra;   /* sections after the known ones */
     size_t nextra;
-} mh_seal_info;
+    const mh_extra_section *extra_tables; /* dictionary tables (p, size:
+                                             the bytes after the header) */
+    size_t nextra_tables;
+    const mh_extra_column *extra_columns; /* after the standard columns */
+    size_t nextra_columns;
+    uint16_t minor;                  /* header minor (0: MHF_VERSION_MINOR) */
+};
 
 /* Writes dictionary, index arrays, the address summary (when hooked),
  * directory and header, fsyncs, renames the file to its final name and

@@ -8,6 +8,12 @@
 
 #include "internal.h"
 
+int mh_manifest_writable(const mh_manifest *m, mh_diag *d) {
+    MH_CHECK(m->major == MHF_VERSION_MAJOR, MH_EVERSION, d, MHF_MAN_MAJOR,
+             "format %u.%u store: run memhist upgrade", m->major, m->minor);
+    return MH_OK;
+}
+
 int mh_manifest_parse(const uint8_t *p, size_t size, mh_manifest *out,
                       mh_diag *d) {
     memset(out, 0, sizeof *out);
@@ -20,9 +26,10 @@ int mh_manifest_parse(const uint8_t *p, size_t size, mh_manifest *out,
              "MANIFEST byte-order mark %08x: not little-endian", bom);
     uint16_t major = mhf_load_u16(p + MHF_MAN_MAJOR);
     uint16_t minor = mhf_load_u16(p + MHF_MAN_MINOR);
-    MH_CHECK(major == MHF_VERSION_MAJOR, MH_EVERSION, d, MHF_MAN_MAJOR,
-             "MANIFEST format version %u.%u: this reader knows %u.x", major,
-             minor, MHF_VERSION_MAJOR);
+    MH_CHECK(major == MHF_VERSION_MAJOR || major == MHF1_VERSION_MAJOR,
+             MH_EVERSION, d, MHF_MAN_MAJOR,
+             "MANIFEST format version %u.%u: this reader knows 1.x and %u.x",
+             major, minor, MHF_VERSION_MAJOR);
     uint32_t hsz = mhf_load_u32(p + MHF_MAN_HEADER_SIZE_OFF);
     uint32_t nseg = mhf_load_u32(p + MHF_MAN_SEG_COUNT);
     uint32_t recsz = mhf_load_u32(p + MHF_MAN_RECSZ);

@@ -1,10 +1,38 @@
 /*
  * segment_read.c - maps a sealed segment file and validates it in the
- * fixed order of SPEC.md "Reading a segment": magic, byte order, version,
- * feature flags, header checksum, reserved fields, sizes and section
- * bounds, dictionary, slice array. A slice's chunk and block records are
- * checked (checksum and invariants) the first time a query touches the
- * slice, so opening costs the same whatever the number of accesses.
+ * fixed order of SPEC.md "Reading a segment", the same for 1.0 and 2.0
+ * up to the version split:
+ *   1. magic (MH_ENOTSTORE), size >= 256 (MH_ETRUNCATED)
+ *   2. byte-order mark (MH_EVERSION)
+ *   3. major 1 or 2 (MH_EVERSION)
+ *   4. unknown incompatible flag bits, low 16 (MH_EVERSION)
+ *   5. header checksum (MH_ECHECKSUM)
+ *   6. minor <= known: flags (high 16) and reserved fields zero
+ *      (MH_ECORRUPT)
+ *   7. header_size: = 256 when minor <= known, >= 256 else (MH_ECORRUPT)
+ *   8. file_size: larger than the file MH_ETRUNCATED, smaller MH_ECORRUPT
+ *   9. rows_per_block 1..65536 (MH_ECORRUPT)
+ *  1.0: 10. record sizes (MH_ECORRUPT; newer minor: MH_EVERSION),
+ *       11. fixed sections back to back from 256 to file_size
+ *  2.0: 10. dir_record_size by the size rule, dir_count <= 4096,
+ *           dir_off >= 256 and dir_off + dir_count x dir_record_size =
+ *           file_size (MH_ECORRUPT)
+ *       11. dir_sum (MH_ECHECKSUM)
+ *       12. each entry in order: reserved field and flag bits (minor <=
+ *           known), offset = where the previous ended (first: 256), size
+ *           inside dir_off, type: unknown and REQUIRED MH_EVERSION,
+ *           unknown and not required skipped, known twice MH_ECORRUPT;
+ *           known record arrays: record size by the size rule, count x
+ *           record size = size; the last ends at dir_off
+ *       13. types 1-5 present, each with REQUIRED (MH_ECORRUPT)
+ *   then (both): dictionary checksum (MH_ECHECKSUM), dictionary
+ *   (mh_dict_parse), its tables against the header (stream counts add up
+ *   to count, stream and window ranges inside the segment's), slice array
+ *   checksum (MH_ECHECKSUM), slice records.
+ * A slice's chunk and block records are checked (checksum and invariants)
+ * the first time a query touches the slice, so opening costs the same
+ * whatever the number of accesses; chunk and block section sums and the
+ * data section sum are fsck's (verify.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,10 +71,12 @@ void mh_seg_slice(const mh_seg *seg, uint32_t i, mh_slice *o) {
     for (unsigned k = 0; k < MHF_OP_COUNT; k++)
         o->op_counts[k] = mhf_load_u32(p + MHF_SLICE_OP_COUNTS + 4 * k);
     o->index_sum = mhf_load_u64(p + MHF_SLICE_INDEX_SUM);
-    o->stream_mask = 1;
+    o->stream_mask = seg->major >= 2 ? mhf_load_u32(p + MHF2_SLICE_STREAM_MASK) : 1;
 }
 
-static int parse_header(const uint8_t *b, size_t size, mh_seg *s, mh_diag *d) {
+/* Steps 1-9 of the order above: what 1.0 and 2.0 share. */
+static int parse_common(const uint8_t *b, size_t size, mh_seg *s,
+                        uint64_t *file_size, mh_diag *d) {
     MH_CHECK(size >= 8 && memcmp(b, MHF_SEG_MAGIC, 8) == 0, MH_ENOTSTORE, d, 0,
              "not a memhist segment (bad magic)");
     MH_CHECK(size >= MHF_SEG_HEADER_SIZE, MH_ETRUNCATED, d, size,
@@ -56,9 +86,10 @@ static int parse_header(const uint8_t *b, size_t size, mh_seg *s, mh_diag *d) {
              "byte-order mark %08x: not a little-endian segment", bom);
     s->major = mhf_load_u16(b + MHF_SEG_MAJOR);
     s->minor = mhf_load_u16(b + MHF_SEG_MINOR);
-    MH_CHECK(s->major == MHF_VERSION_MAJOR, MH_EVERSION, d, MHF_SEG_MAJOR,
-             "segment format version %u.%u: this reader knows %u.x", s->major,
-             s->minor, MHF_VERSION_MAJOR);
+    MH_CHECK(s->major == MHF_VERSION_MAJOR || s->major == MHF1_VERSION_MAJOR,
+             MH_EVERSION, d, MHF_SEG_MAJOR,
+             "segment format version %u.%u: this reader knows 1.x and %u.x",
+             s->major, s->minor, MHF_VERSION_MAJOR);
     uint32_t flags = mhf_load_u32(b + MHF_SEG_FLAGS);
     MH_CHECK((flags & 0xffffu) == 0, MH_EVERSION, d, MHF_SEG_FLAGS,
              "segment uses unknown incompatible features %04x", flags & 0xffffu);
@@ -72,24 +103,33 @@ static int parse_header(const uint8_t *b, size_t size, mh_seg *s, mh_diag *d) {
     }
     s->header_sum = mhf_load_u64(b + MHF_SEG_HEADER_SUM);
     int strict = s->minor <= MHF_VERSION_MINOR;
+    int v2 = s->major >= 2;
     if (strict) {
         MH_CHECK(flags == 0, MH_ECORRUPT, d, MHF_SEG_FLAGS,
                  "segment flags %08x not zero", flags);
-        MH_CHECK(mhf_load_u32(b + MHF_SEG_RESERVED0) == 0, MH_ECORRUPT, d,
-                 MHF_SEG_RESERVED0, "reserved header field not zero");
-        for (unsigned i = 0; i < MHF_SEG_RESERVED1_SIZE; i++)
-            MH_CHECK(b[MHF_SEG_RESERVED1 + i] == 0, MH_ECORRUPT, d,
-                     MHF_SEG_RESERVED1 + i, "reserved header byte not zero");
+        unsigned r0 = v2 ? MHF2_SEG_RESERVED0 : MHF_SEG_RESERVED0;
+        unsigned r1 = v2 ? MHF2_SEG_RESERVED1 : MHF_SEG_RESERVED1;
+        unsigned r1n = v2 ? MHF2_SEG_RESERVED1_SIZE : MHF_SEG_RESERVED1_SIZE;
+        MH_CHECK(mhf_load_u32(b + r0) == 0, MH_ECORRUPT, d, r0,
+                 "reserved header field not zero");
+        for (unsigned i = 0; i < r1n; i++)
+            MH_CHECK(b[r1 + i] == 0, MH_ECORRUPT, d, r1 + i,
+                     "reserved header byte not zero");
     }
-    MH_CHECK(mhf_load_u32(b + MHF_SEG_HEADER_SIZE_OFF) == MHF_SEG_HEADER_SIZE,
-             MH_ECORRUPT, d, MHF_SEG_HEADER_SIZE_OFF, "header size is not 256");
-    uint64_t file_size = mhf_load_u64(b + MHF_SEG_FILE_SIZE);
-    MH_CHECK(size >= file_size, MH_ETRUNCATED, d, size,
+    uint32_t hsize = mhf_load_u32(b + MHF_SEG_HEADER_SIZE_OFF);
+    /* 1.0 wanted exactly 256 whatever the minor; 2.0 has the size rule,
+     * though a longer header would still hold its checksum at 248 */
+    MH_CHECK(hsize == MHF_SEG_HEADER_SIZE ||
+                 (v2 && !strict && hsize > MHF_SEG_HEADER_SIZE),
+             MH_ECORRUPT, d, MHF_SEG_HEADER_SIZE_OFF, "header size is %u, not 256",
+             hsize);
+    *file_size = mhf_load_u64(b + (v2 ? MHF2_SEG_FILE_SIZE : MHF_SEG_FILE_SIZE));
+    MH_CHECK(size >= *file_size, MH_ETRUNCATED, d, size,
              "segment is %zu bytes, its header announces %llu", size,
-             (unsigned long long)file_size);
-    MH_CHECK(size == file_size, MH_ECORRUPT, d, file_size,
+             (unsigned long long)*file_size);
+    MH_CHECK(size == *file_size, MH_ECORRUPT, d, *file_size,
              "%llu bytes of trailing garbage after the segment",
-             (unsigned long long)(size - file_size));
+             (unsigned long long)(size - *file_size));
     s->seq = mhf_load_u64(b + MHF_SEG_SEQ);
     s->id_first = mhf_load_u64(b + MHF_SEG_ID_FIRST);
     s->count = mhf_load_u64(b + MHF_SEG_COUNT);
@@ -98,6 +138,16 @@ static int parse_header(const uint8_t *b, size_t size, mh_seg *s, mh_diag *d) {
     for (unsigned k = 0; k < MHF_OP_COUNT; k++)
         s->op_counts[k] = mhf_load_u64(b + MHF_SEG_OP_COUNTS + 8 * k);
     s->rows_per_block = mhf_load_u32(b + MHF_SEG_ROWS_PER_BLOCK);
+    MH_CHECK(s->rows_per_block >= 1 &&
+                 s->rows_per_block <= MHF_MAX_ROWS_PER_BLOCK,
+             MH_ECORRUPT, d, MHF_SEG_ROWS_PER_BLOCK, "rows per block %u",
+             s->rows_per_block);
+    return MH_OK;
+}
+
+static int parse_header1(const uint8_t *b, mh_seg *s, uint64_t file_size,
+                         mh_diag *d) {
+    int strict = s->minor <= MHF_VERSION_MINOR;
     s->data_off = mhf_load_u64(b + MHF_SEG_DATA_OFF);
     s->data_size = mhf_load_u64(b + MHF_SEG_DATA_SIZE);
     s->dict_off = mhf_load_u64(b + MHF_SEG_DICT_OFF);
@@ -112,12 +162,10 @@ static int parse_header(const uint8_t *b, size_t size, mh_seg *s, mh_diag *d) {
     s->nblocks = mhf_load_u32(b + MHF_SEG_BLOCK_COUNT);
     s->block_recsz = mhf_load_u32(b + MHF_SEG_BLOCK_RECSZ);
     s->raw_size = mhf_load_u64(b + MHF_SEG_RAW_SIZE);
+    s->dict_sum = mhf_load_u64(b + MHF_SEG_DICT_SUM);
+    s->slice_sum = mhf_load_u64(b + MHF_SEG_SLICE_SUM);
     s->chunk_sum = mhf_load_u64(b + MHF_SEG_CHUNK_SUM);
     s->block_sum = mhf_load_u64(b + MHF_SEG_BLOCK_SUM);
-    MH_CHECK(s->rows_per_block >= 1 &&
-                 s->rows_per_block <= MHF_MAX_ROWS_PER_BLOCK,
-             MH_ECORRUPT, d, MHF_SEG_ROWS_PER_BLOCK, "rows per block %u",
-             s->rows_per_block);
     MH_CHECK(s->slice_recsz == MHF_SLICE_SIZE && s->chunk_recsz == MHF_CHUNK_SIZE &&
                  s->block_recsz == MHF_BLOCK_SIZE,
              strict ? MH_ECORRUPT : MH_EVERSION, d, MHF_SEG_SLICE_RECSZ,
@@ -145,6 +193,144 @@ static int parse_header(const uint8_t *b, size_t size, mh_seg *s, mh_diag *d) {
                  add_ok(s->block_off, len, &end) && end == file_size,
              MH_ECORRUPT, d, MHF_SEG_BLOCK_COUNT,
              "block array does not end at the end of the file");
+    return MH_OK;
+}
+
+/* The record size a known section's entries must have (0: not records). */
+static uint32_t section_recsz(uint32_t type) {
+    switch (type) {
+    case MHF_SECT_SLICES:
+        return MHF2_SLICE_SIZE;
+    case MHF_SECT_CHUNKS:
+        return MHF_CHUNK_SIZE;
+    case MHF_SECT_BLOCKS:
+        return MHF_BLOCK_SIZE;
+    default:
+        return 0;
+    }
+}
+
+static int parse_header2(const uint8_t *b, mh_seg *s, uint64_t file_size,
+                         mh_diag *d) {
+    int strict = s->minor <= MHF_VERSION_MINOR;
+    uint32_t n = mhf_load_u32(b + MHF2_SEG_DIR_COUNT);
+    uint64_t dir_off = mhf_load_u64(b + MHF2_SEG_DIR_OFF);
+    uint32_t recsz = mhf_load_u32(b + MHF2_SEG_DIR_RECSZ);
+    s->raw_size = mhf_load_u64(b + MHF2_SEG_RAW_SIZE);
+    MH_CHECK(strict ? recsz == MHF2_DIR_SIZE : recsz >= MHF2_DIR_SIZE,
+             MH_ECORRUPT, d, MHF2_SEG_DIR_RECSZ,
+             "directory record size %u, this reader knows %u", recsz,
+             MHF2_DIR_SIZE);
+    MH_CHECK(n <= MHF2_MAX_SECTIONS, MH_ECORRUPT, d, MHF2_SEG_DIR_COUNT,
+             "%u directory entries (at most %u)", n, MHF2_MAX_SECTIONS);
+    uint64_t len = (uint64_t)n * recsz, end;
+    MH_CHECK(dir_off >= MHF_SEG_HEADER_SIZE && add_ok(dir_off, len, &end) &&
+                 end == file_size,
+             MH_ECORRUPT, d, MHF2_SEG_DIR_OFF,
+             "directory (%u entries at byte %llu) does not end the file", n,
+             (unsigned long long)dir_off);
+    const uint8_t *dir = b + dir_off;
+    if (MH_CHECKSUMS_ENFORCED) {
+        uint64_t stored = mhf_load_u64(b + MHF2_SEG_DIR_SUM);
+        uint64_t computed = mh_hash(dir, (size_t)len);
+        MH_CHECK(computed == stored, MH_ECHECKSUM, d, MHF2_SEG_DIR_SUM,
+                 "directory checksum mismatch: stored 0x%016llx, computed "
+                 "0x%016llx",
+                 (unsigned long long)stored, (unsigned long long)computed);
+    }
+    s->sections = calloc(n ? n : 1, sizeof *s->sections);
+    if (!s->sections)
+        MH_FAIL(MH_ENOMEM, d, 0, "out of memory for %u directory entries", n);
+    uint64_t at = MHF_SEG_HEADER_SIZE;
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = dir + (size_t)i * recsz;
+        uint64_t eo = dir_off + (uint64_t)i * recsz;
+        mh_section x;
+        x.type = mhf_load_u32(e + MHF2_DIR_TYPE);
+        x.flags = mhf_load_u32(e + MHF2_DIR_FLAGS);
+        x.offset = mhf_load_u64(e + MHF2_DIR_OFFSET);
+        x.size = mhf_load_u64(e + MHF2_DIR_BYTES);
+        x.recsz = mhf_load_u32(e + MHF2_DIR_RECSZ);
+        x.count = mhf_load_u32(e + MHF2_DIR_RECCOUNT);
+        x.sum = mhf_load_u64(e + MHF2_DIR_SUM);
+        if (strict) {
+            MH_CHECK(mhf_load_u64(e + MHF2_DIR_RESERVED) == 0, MH_ECORRUPT, d,
+                     eo + MHF2_DIR_RESERVED,
+                     "directory entry %u: reserved field not zero", i);
+            MH_CHECK((x.flags & ~MHF_SECT_REQUIRED) == 0, MH_ECORRUPT, d,
+                     eo + MHF2_DIR_FLAGS,
+                     "directory entry %u: reserved flag bits %08x", i, x.flags);
+        }
+        MH_CHECK(x.offset == at, MH_ECORRUPT, d, eo + MHF2_DIR_OFFSET,
+                 "directory entry %u: section at byte %llu, expected %llu "
+                 "(sections tile the file)", i, (unsigned long long)x.offset,
+                 (unsigned long long)at);
+        MH_CHECK(add_ok(x.offset, x.size, &end) && end <= dir_off, MH_ECORRUPT,
+                 d, eo + MHF2_DIR_BYTES,
+                 "directory entry %u: section runs past the directory", i);
+        at = end;
+        if (x.type >= MHF_SECT_DATA && x.type <= MHF_SECT_SUMMARY) {
+            MH_CHECK(!(seen >> x.type & 1u), MH_ECORRUPT, d, eo,
+                     "directory entry %u: section type %u appears twice", i,
+                     x.type);
+            seen |= 1u << x.type;
+            uint32_t want = section_recsz(x.type);
+            if (want) {
+                MH_CHECK(strict ? x.recsz == want : x.recsz >= want,
+                         MH_ECORRUPT, d, eo + MHF2_DIR_RECSZ,
+                         "section type %u: record size %u, this reader knows %u",
+                         x.type, x.recsz, want);
+                MH_CHECK((uint64_t)x.recsz * x.count == x.size, MH_ECORRUPT, d,
+                         eo + MHF2_DIR_BYTES,
+                         "section type %u: %u records of %u bytes in %llu bytes",
+                         x.type, x.count, x.recsz, (unsigned long long)x.size);
+            } else if (strict) {
+                MH_CHECK(x.recsz == 0 && x.count == 0, MH_ECORRUPT, d,
+                         eo + MHF2_DIR_RECSZ,
+                         "section type %u is not a record array", x.type);
+            }
+            if (x.type <= MHF_SECT_BLOCKS)
+                MH_CHECK(x.flags & MHF_SECT_REQUIRED, MH_ECORRUPT, d,
+                         eo + MHF2_DIR_FLAGS,
+                         "section type %u is not marked required", x.type);
+        } else {
+            MH_CHECK(!(x.flags & MHF_SECT_REQUIRED), MH_EVERSION, d, eo,
+                     "section type %u is required and unknown to this reader",
+                     x.type);
+        }
+        s->sections[s->nsections++] = x;
+    }
+    MH_CHECK(at == dir_off, MH_ECORRUPT, d, MHF2_SEG_DIR_OFF,
+             "sections end at byte %llu, the directory starts at %llu",
+             (unsigned long long)at, (unsigned long long)dir_off);
+    for (uint32_t t = MHF_SECT_DATA; t <= MHF_SECT_BLOCKS; t++)
+        MH_CHECK(seen >> t & 1u, MH_ECORRUPT, d, MHF2_SEG_DIR_COUNT,
+                 "the directory lacks section type %u", t);
+    /* types 1-5 are present (checked above) */
+    const mh_section *x = NULL;
+    mh_seg_section(s, MHF_SECT_DATA, &x);
+    s->data_off = x->offset;
+    s->data_size = x->size;
+    mh_seg_section(s, MHF_SECT_DICT, &x);
+    s->dict_off = x->offset;
+    s->dict_size = x->size;
+    s->dict_sum = x->sum;
+    mh_seg_section(s, MHF_SECT_SLICES, &x);
+    s->slice_off = x->offset;
+    s->nslices = x->count;
+    s->slice_recsz = x->recsz;
+    s->slice_sum = x->sum;
+    mh_seg_section(s, MHF_SECT_CHUNKS, &x);
+    s->chunk_off = x->offset;
+    s->nchunks = x->count;
+    s->chunk_recsz = x->recsz;
+    s->chunk_sum = x->sum;
+    mh_seg_section(s, MHF_SECT_BLOCKS, &x);
+    s->block_off = x->offset;
+    s->nblocks = x->count;
+    s->block_recsz = x->recsz;
+    s->block_sum = x->sum;
     return MH_OK;
 }
 
@@ -182,6 +368,17 @@ static int parse_slices(mh_seg *s, mh_diag *d) {
         }
         MH_CHECK(sum == sl.count, MH_ECORRUPT, d, off + MHF_SLICE_OP_COUNTS,
                  "slice %u: operation counts do not add up", i);
+        if (s->major >= 2) {
+            const uint8_t *p = s->slices + (size_t)i * s->slice_recsz;
+            MH_CHECK(s->minor > MHF_VERSION_MINOR ||
+                         mhf_load_u32(p + MHF2_SLICE_RESERVED) == 0,
+                     MH_ECORRUPT, d, off + MHF2_SLICE_RESERVED,
+                     "slice %u: reserved field not zero", i);
+            MH_CHECK(sl.stream_mask != 0 &&
+                         (s->dict.has_stream_col || sl.stream_mask == 1),
+                     MH_ECORRUPT, d, off + MHF2_SLICE_STREAM_MASK,
+                     "slice %u: stream mask %08x impossible", i, sl.stream_mask);
+        }
         if (i == 0)
             MH_CHECK(sl.t_first == s->t_first, MH_ECORRUPT, d,
                      off + MHF_SLICE_T_FIRST,
@@ -215,14 +412,13 @@ static int parse_slices(mh_seg *s, mh_diag *d) {
 /* A 1.0 segment's fixed sections as a directory, so that every user sees
  * one shape whatever the version. */
 static int synth_directory(mh_seg *s, mh_diag *d) {
-    const uint8_t *b = s->base;
     mh_section k[5] = {
         {MHF_SECT_DATA, MHF_SECT_REQUIRED, s->data_off, s->data_size, 0, 0, 0},
         {MHF_SECT_DICT, MHF_SECT_REQUIRED, s->dict_off, s->dict_size, 0, 0,
-         mhf_load_u64(b + MHF_SEG_DICT_SUM)},
+         s->dict_sum},
         {MHF_SECT_SLICES, MHF_SECT_REQUIRED, s->slice_off,
          (uint64_t)s->nslices * s->slice_recsz, s->slice_recsz, s->nslices,
-         mhf_load_u64(b + MHF_SEG_SLICE_SUM)},
+         s->slice_sum},
         {MHF_SECT_CHUNKS, MHF_SECT_REQUIRED, s->chunk_off,
          (uint64_t)s->nchunks * s->chunk_recsz, s->chunk_recsz, s->nchunks,
          s->chunk_sum},
@@ -268,49 +464,95 @@ int mh_seg_section(const mh_seg *seg, uint32_t type, const mh_section **out) {
     return MH_ENOTFOUND;
 }
 
-int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
-    MH_TRY(parse_header(buf, size, s, d));
+/* The dictionary's tables against the header: the streams' counts add up
+ * to the segment's, their and the windows' ranges lie inside it. */
+static int check_dict_tables(const mh_seg *s, mh_diag *d) {
+    const mh_dict *dc = &s->dict;
+    uint64_t total = 0;
+    for (size_t i = 0; i < dc->nstreams; i++) {
+        const mh_dict_stream *x = &dc->streams[i];
+        MH_CHECK(x->count <= s->count - total, MH_ECORRUPT, d, s->dict_off,
+                 "stream %u: %llu accesses, more than the segment's", x->id,
+                 (unsigned long long)x->count);
+        total += x->count;
+        MH_CHECK(x->count == 0 ||
+                     (x->t_first >= s->t_first && x->t_last <= s->t_last),
+                 MH_ECORRUPT, d, s->dict_off,
+                 "stream %u: transition range outside the segment's", x->id);
+        MH_CHECK(x->id == 0 || s->dict.has_stream_col || x->count == 0,
+                 MH_ECORRUPT, d, s->dict_off,
+                 "stream %u has accesses but the segment stores no stream "
+                 "column", x->id);
+    }
+    if (dc->has_stream_table)
+        MH_CHECK(total == s->count, MH_ECORRUPT, d, s->dict_off,
+                 "streams hold %llu accesses, the segment %llu",
+                 (unsigned long long)total, (unsigned long long)s->count);
+    for (size_t i = 0; i < dc->nwindows; i++) {
+        const mh_window_part *w = &dc->windows[i];
+        MH_CHECK(w->id_first >= s->id_first &&
+                     w->id_first - s->id_first <= s->count &&
+                     w->count <= s->count - (w->id_first - s->id_first),
+                 MH_ECORRUPT, d, s->dict_off,
+                 "window %llu: ids outside the segment's",
+                 (unsigned long long)w->window);
+        MH_CHECK(w->count == 0 ||
+                     (w->t_first >= s->t_first && w->t_last <= s->t_last),
+                 MH_ECORRUPT, d, s->dict_off,
+                 "window %llu: transition range outside the segment's",
+                 (unsigned long long)w->window);
+    }
+    return MH_OK;
+}
+
+static int seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
+    uint64_t file_size = 0;
+    MH_TRY(parse_common(buf, size, s, &file_size, d));
+    if (s->major >= 2)
+        MH_TRY(parse_header2(buf, s, file_size, d));
+    else
+        MH_TRY(parse_header1(buf, s, file_size, d));
     s->base = buf;
     s->size = size;
     const uint8_t *dict = buf + s->dict_off;
     if (MH_CHECKSUMS_ENFORCED) {
-        uint64_t stored = mhf_load_u64(buf + MHF_SEG_DICT_SUM);
         uint64_t computed = mh_hash(dict, s->dict_size);
-        MH_CHECK(computed == stored, MH_ECHECKSUM, d, s->dict_off,
+        MH_CHECK(computed == s->dict_sum, MH_ECHECKSUM, d, s->dict_off,
                  "dictionary checksum mismatch: stored 0x%016llx, computed "
                  "0x%016llx",
-                 (unsigned long long)stored, (unsigned long long)computed);
+                 (unsigned long long)s->dict_sum, (unsigned long long)computed);
     }
-    MH_TRY(mh_dict_parse(dict, s->dict_size, s->dict_off, &s->dict, d));
+    MH_TRY(mh_dict_parse(dict, s->dict_size, s->dict_off, s->major, s->minor,
+                         &s->dict, d));
+    if (s->dict.nstreams == 0)
+        MH_TRY(synth_streams(s, d));
+    MH_TRY(check_dict_tables(s, d));
     s->slices = buf + s->slice_off;
     s->chunks = buf + s->chunk_off;
     s->blocks = buf + s->block_off;
-    int rc = MH_OK;
     if (MH_CHECKSUMS_ENFORCED) {
-        uint64_t stored = mhf_load_u64(buf + MHF_SEG_SLICE_SUM);
         uint64_t computed = mh_hash(s->slices, (size_t)s->nslices * s->slice_recsz);
-        if (computed != stored)
-            rc = mh_diag_fail(d, MH_ECHECKSUM, s->slice_off,
-                              "slice array checksum mismatch: stored 0x%016llx, "
-                              "computed 0x%016llx",
-                              (unsigned long long)stored,
-                              (unsigned long long)computed);
+        MH_CHECK(computed == s->slice_sum, MH_ECHECKSUM, d, s->slice_off,
+                 "slice array checksum mismatch: stored 0x%016llx, "
+                 "computed 0x%016llx",
+                 (unsigned long long)s->slice_sum, (unsigned long long)computed);
     }
-    if (rc == MH_OK)
-        rc = parse_slices(s, d);
-    if (rc == MH_OK) {
-        s->slice_ok = calloc(s->nslices ? s->nslices : 1, 1);
-        if (!s->slice_ok)
-            rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
-    }
-    if (rc == MH_OK)
-        rc = synth_directory(s, d);
-    if (rc == MH_OK && s->dict.nstreams == 0)
-        rc = synth_streams(s, d);
+    MH_TRY(parse_slices(s, d));
+    s->slice_ok = calloc(s->nslices ? s->nslices : 1, 1);
+    if (!s->slice_ok)
+        MH_FAIL(MH_ENOMEM, d, 0, "out of memory");
+    if (!s->sections)
+        MH_TRY(synth_directory(s, d));
+    return MH_OK;
+}
+
+int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
+    int rc = seg_parse(buf, size, s, d);
     if (rc != MH_OK) {
         mh_dict_free(&s->dict);
         free(s->sections);
         s->sections = NULL;
+        s->nsections = 0;
         free((void *)s->slice_ok);
         s->slice_ok = NULL;
     }
@@ -392,7 +634,7 @@ static void load_chunk(const mh_seg *seg, uint32_t k, mh_chunk *c) {
     c->row_first = mhf_load_u32(p + MHF_CHUNK_ROW_FIRST);
     c->row_count = mhf_load_u32(p + MHF_CHUNK_ROW_COUNT);
     c->op = p[MHF_CHUNK_OP];
-    c->stream_mask = 1;
+    c->stream_mask = seg->major >= 2 ? mhf_load_u32(p + MHF2_CHUNK_STREAM_MASK) : 1;
 }
 
 static void load_block(const mh_seg *seg, uint32_t k, mh_block *b) {
@@ -405,7 +647,7 @@ static void load_block(const mh_seg *seg, uint32_t k, mh_block *b) {
     b->phy_max = mhf_load_u64(p + MHF_BLOCK_PHY_MAX);
     b->first_t = mhf_load_u64(p + MHF_BLOCK_FIRST_T);
     b->first_id = mhf_load_u32(p + MHF_BLOCK_FIRST_ID);
-    b->stream_mask = 1;
+    b->stream_mask = seg->major >= 2 ? mhf_load_u32(p + MHF2_BLOCK_STREAM_MASK) : 1;
 }
 
 uint32_t mh_seg_slice_of_block(const mh_seg *seg, uint32_t block) {
@@ -432,6 +674,9 @@ uint32_t mh_slice_block_rows(const mh_seg *seg, const mh_slice *s, uint32_t b) {
 static int check_slice_records(const mh_seg *seg, uint32_t si,
                                const mh_slice *s, mh_diag *d) {
     uint32_t rows = 0, op_rows[MHF_OP_COUNT] = {0};
+    uint32_t cmask = 0, bmask = 0;
+    int strict = seg->minor <= MHF_VERSION_MINOR, v2 = seg->major >= 2;
+    uint64_t soff = seg->slice_off + (uint64_t)si * seg->slice_recsz;
     mh_chunk prev = {0};
     for (uint32_t k = 0; k < s->chunk_count; k++) {
         mh_chunk c;
@@ -439,10 +684,15 @@ static int check_slice_records(const mh_seg *seg, uint32_t si,
         uint64_t off = seg->chunk_off + (uint64_t)idx * seg->chunk_recsz;
         load_chunk(seg, idx, &c);
         const uint8_t *p = seg->chunks + (size_t)idx * seg->chunk_recsz;
-        for (unsigned r = 0; r < 7; r++)
-            MH_CHECK(seg->minor > MHF_VERSION_MINOR || p[MHF_CHUNK_RESERVED + r] == 0,
-                     MH_ECORRUPT, d, off + MHF_CHUNK_RESERVED + r,
+        for (unsigned r = 0; strict && r < (v2 ? 3u : 7u); r++)
+            MH_CHECK(p[MHF_CHUNK_RESERVED + r] == 0, MH_ECORRUPT, d,
+                     off + MHF_CHUNK_RESERVED + r,
                      "chunk %u: reserved byte not zero", idx);
+        MH_CHECK(c.stream_mask != 0 && (c.stream_mask & ~s->stream_mask) == 0,
+                 MH_ECORRUPT, d, off + MHF2_CHUNK_STREAM_MASK,
+                 "chunk %u: stream mask %08x not inside its slice's %08x", idx,
+                 c.stream_mask, s->stream_mask);
+        cmask |= c.stream_mask;
         MH_CHECK(c.op < MHF_OP_COUNT, MH_ECORRUPT, d, off + MHF_CHUNK_OP,
                  "chunk %u: unknown operation %u", idx, c.op);
         MH_CHECK(c.phy_first <= c.phy_last, MH_ECORRUPT, d,
@@ -487,15 +737,20 @@ static int check_slice_records(const mh_seg *seg, uint32_t si,
         load_block(seg, idx, &bl);
         uint32_t m = mh_slice_block_rows(seg, s, b);
         const uint8_t *p = seg->blocks + (size_t)idx * seg->block_recsz;
-        MH_CHECK(seg->minor > MHF_VERSION_MINOR ||
-                     mhf_load_u32(p + MHF_BLOCK_RESERVED) == 0,
+        MH_CHECK(v2 || !strict || mhf_load_u32(p + MHF_BLOCK_RESERVED) == 0,
                  MH_ECORRUPT, d, off + MHF_BLOCK_RESERVED,
                  "block %u: reserved field not zero", idx);
+        MH_CHECK(bl.stream_mask != 0 && (bl.stream_mask & ~s->stream_mask) == 0,
+                 MH_ECORRUPT, d, off + MHF2_BLOCK_STREAM_MASK,
+                 "block %u: stream mask %08x not inside its slice's %08x", idx,
+                 bl.stream_mask, s->stream_mask);
+        bmask |= bl.stream_mask;
         MH_CHECK(bl.offset >= seg->data_off && bl.comp_size >= 1 &&
                      bl.offset <= data_end && bl.comp_size <= data_end - bl.offset,
                  MH_ECORRUPT, d, off + MHF_BLOCK_OFFSET,
                  "block %u: bytes outside the data section", idx);
-        MH_CHECK(bl.raw_size >= 1 && bl.raw_size <= mh_block_raw_bound(m),
+        MH_CHECK(bl.raw_size >= 1 &&
+                     bl.raw_size <= mh_block_raw_limit(&seg->dict.layout, m),
                  MH_ECORRUPT, d, off + MHF_BLOCK_RAW_SIZE,
                  "block %u: raw size %u impossible for %u rows", idx,
                  bl.raw_size, m);
@@ -506,6 +761,11 @@ static int check_slice_records(const mh_seg *seg, uint32_t si,
                  MH_ECORRUPT, d, off + MHF_BLOCK_FIRST_T,
                  "block %u: first row outside its slice", idx);
     }
+    /* masks are exact: the chunks' and the blocks' each make the slice's */
+    MH_CHECK(cmask == s->stream_mask && bmask == s->stream_mask, MH_ECORRUPT,
+             d, soff + MHF2_SLICE_STREAM_MASK,
+             "slice %u: stream mask %08x, its chunks' %08x, its blocks' %08x",
+             si, s->stream_mask, cmask, bmask);
     return MH_OK;
 }
 
@@ -554,6 +814,42 @@ int mh_seg_block(const mh_seg *seg, const mh_slice *s, uint32_t k,
     return MH_OK;
 }
 
+/* Every row's stream has its bit in its block's, chunk's and slice's
+ * masks (the masks are what queries skip by). Rows of block b are the
+ * slice's rows b x rows_per_block .. in chunk order. */
+static int check_row_streams(const mh_seg *seg, const mh_slice *s, uint32_t b,
+                             const mh_block *bl, const mh_rows *out,
+                             mh_diag *d) {
+    uint32_t bi = s->block_first + b;
+    uint32_t row = b * seg->rows_per_block;
+    /* the chunk holding row: the last with row_first <= row */
+    uint32_t lo = 0, hi = s->chunk_count;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const uint8_t *c = seg->chunks +
+                           (size_t)(s->chunk_first + mid) * seg->chunk_recsz;
+        if (mhf_load_u32(c + MHF_CHUNK_ROW_FIRST) <= row)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    mh_chunk c;
+    load_chunk(seg, s->chunk_first + lo, &c);
+    for (uint32_t k = 0; k < out->n; k++, row++) {
+        while (row - c.row_first >= c.row_count && lo + 1 < s->chunk_count)
+            load_chunk(seg, s->chunk_first + ++lo, &c);
+        uint32_t bit = 1u << (out->stream[k] & 31u);
+        if (!(bl->stream_mask & c.stream_mask & s->stream_mask & bit)) {
+            uint32_t si = mh_seg_slice_of_block(seg, bi);
+            MH_FAIL(MH_ECORRUPT, d, bl->offset,
+                    "slice %u, block %u at byte %llu: row %u of stream %u "
+                    "outside the stream masks of its block, chunk or slice",
+                    si, bi, (unsigned long long)bl->offset, k, out->stream[k]);
+        }
+    }
+    return MH_OK;
+}
+
 int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         uint8_t *scratch, mh_rows *out, mh_diag *d) {
     mh_block bl;
@@ -561,7 +857,8 @@ int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
     uint32_t m = mh_slice_block_rows(seg, s, b);
     uint64_t off = seg->block_off + (uint64_t)(s->block_first + b) * seg->block_recsz;
     int rc = mh_block_decode(seg->base + bl.offset, bl.comp_size, bl.sum,
-                             bl.raw_size, m, s->t_first, scratch, out, d);
+                             bl.raw_size, m, s->t_first, &seg->dict.layout,
+                             scratch, out, d);
     if (rc != MH_OK) {
         /* name the place as fsck does: slice, block, the block's bytes */
         if (d) {
@@ -598,5 +895,7 @@ int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
                     "block's address range", si, bi,
                     (unsigned long long)(off + MHF_BLOCK_PHY_MIN), k);
         }
+    if (seg->dict.has_stream_col)
+        MH_TRY(check_row_streams(seg, s, b, &bl, out, d));
     return MH_OK;
 }

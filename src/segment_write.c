@@ -1,8 +1,11 @@
 /*
  * segment_write.c - the segment file being written (seg-<seq>.mhs.tmp):
- * appends built slices in id order, keeps their index records in memory,
- * and seals the file (SPEC.md "Segment file", "Commit protocol"); also
- * undoes uncommitted slices for mh_writer_discard_from().
+ * appends built slices in id order, keeps their index records (and per
+ * slice its streams and address-summary keys) in memory, and seals the
+ * file as format 2.0 (SPEC.md "Segment file", "Commit protocol"): header,
+ * sections tiling the file in directory order (data, dictionary, slices,
+ * chunks, blocks, address summary, then any extra), directory. Also undoes
+ * uncommitted slices for mh_writer_discard_from().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +15,7 @@
 #include <unistd.h>
 
 #include <lz4.h>
+#include <xxhash.h>
 
 #include "internal.h"
 
@@ -25,9 +29,24 @@ struct mh_segw {
     uint64_t count, t_first, t_last, raw_total;
     uint64_t op_counts[MHF_OP_COUNT];
     mh_buf slices, chunks, blocks;
+    /* per slice: its streams (mh_slice_stream, from sstream_first[i]), its
+     * column flags (SLICE_*), its summary keys (u64, from skey_first[i]) */
+    mh_buf sstreams, sstream_first, sflags, skeys, skey_first;
+    XXH3_state_t *data_hash; /* of the data section so far */
     mh_rows cols;        /* for reading slices back (discard) */
     uint8_t *raw;
 };
+
+enum { SLICE_STREAM = 1, SLICE_PC = 2 };
+#define NSLICES(w) ((w)->slices.n / MHF2_SLICE_SIZE)
+
+static int data_hash_reset(mh_segw *w) {
+    if (!w->data_hash)
+        w->data_hash = XXH3_createState();
+    if (!w->data_hash || XXH3_64bits_reset(w->data_hash) != XXH_OK)
+        return MH_ENOMEM;
+    return MH_OK;
+}
 
 int mh_segw_create(const mh_segw_config *cfg, mh_segw **out, mh_diag *d) {
     mh_segw *w = calloc(1, sizeof *w);
@@ -50,6 +69,8 @@ int mh_segw_create(const mh_segw_config *cfg, mh_segw **out, mh_diag *d) {
             rc = mh_diag_os(d, 0, "cannot create", w->tmp_path);
     }
     uint8_t zero[MHF_SEG_HEADER_SIZE] = {0};
+    if (rc == MH_OK && data_hash_reset(w) != MH_OK)
+        rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (rc == MH_OK) {
         rc = mh_write_all(w->fd, zero, sizeof zero); /* header comes at seal */
         if (rc != MH_OK)
@@ -71,38 +92,57 @@ uint64_t mh_segw_t_last(const mh_segw *w) { return w->t_last; }
 int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
     if (b->n == 0)
         return MH_OK;
-    size_t c0 = w->chunks.n, b0 = w->blocks.n;
-    if (mh_buf_append(&w->chunks, b->chunks.p, b->chunks.n) != MH_OK ||
-        mh_buf_append(&w->blocks, b->blocks.p, b->blocks.n) != MH_OK) {
-        w->chunks.n = c0;
-        w->blocks.n = b0;
-        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for the index of %s",
-                            w->name);
-    }
-    for (size_t off = b0; off < w->blocks.n; off += MHF_BLOCK_SIZE) {
-        uint8_t *r = w->blocks.p + off + MHF_BLOCK_OFFSET;
-        mhf_store_u64(r, mhf_load_u64(r) + w->data_end);
-    }
-    uint8_t s[MHF_SLICE_SIZE];
+    size_t c0 = w->chunks.n, b0 = w->blocks.n, s0 = w->slices.n;
+    size_t st0 = w->sstreams.n, stf0 = w->sstream_first.n, f0 = w->sflags.n;
+    size_t k0 = w->skeys.n, kf0 = w->skey_first.n;
+    uint32_t stfirst = (uint32_t)(st0 / sizeof(mh_slice_stream));
+    uint32_t kfirst = (uint32_t)(k0 / 8u);
+    uint8_t flags = (uint8_t)((b->has_stream ? SLICE_STREAM : 0) |
+                              (b->has_pc ? SLICE_PC : 0));
+    uint8_t s[MHF2_SLICE_SIZE];
     memcpy(s, b->slice, sizeof s);
     mhf_store_u32(s + MHF_SLICE_CHUNK_FIRST, (uint32_t)(c0 / MHF_CHUNK_SIZE));
     mhf_store_u32(s + MHF_SLICE_BLOCK_FIRST, (uint32_t)(b0 / MHF_BLOCK_SIZE));
-    uint64_t bsum = mh_hash(w->blocks.p + b0, w->blocks.n - b0);
-    mhf_store_u64(s + MHF_SLICE_INDEX_SUM,
-                  mh_hash_seeded(w->chunks.p + c0, w->chunks.n - c0, bsum));
-    int rc = mh_buf_append(&w->slices, s, sizeof s);
-    if (rc != MH_OK)
-        mh_diag_fail(d, rc, 0, "out of memory for the index of %s", w->name);
+    int rc = MH_OK;
+    if (mh_buf_append(&w->chunks, b->chunks.p, b->chunks.n) != MH_OK ||
+        mh_buf_append(&w->blocks, b->blocks.p, b->blocks.n) != MH_OK ||
+        mh_buf_append(&w->sstreams, b->streams,
+                      b->nstreams * sizeof *b->streams) != MH_OK ||
+        mh_buf_append(&w->sstream_first, &stfirst, sizeof stfirst) != MH_OK ||
+        mh_buf_append(&w->sflags, &flags, 1) != MH_OK ||
+        mh_buf_append(&w->skeys, b->sum_keys.p, b->sum_keys.n) != MH_OK ||
+        mh_buf_append(&w->skey_first, &kfirst, sizeof kfirst) != MH_OK)
+        rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for the index of %s",
+                          w->name);
+    if (rc == MH_OK) {
+        for (size_t off = b0; off < w->blocks.n; off += MHF_BLOCK_SIZE) {
+            uint8_t *r = w->blocks.p + off + MHF_BLOCK_OFFSET;
+            mhf_store_u64(r, mhf_load_u64(r) + w->data_end);
+        }
+        uint64_t bsum = mh_hash(w->blocks.p + b0, w->blocks.n - b0);
+        mhf_store_u64(s + MHF_SLICE_INDEX_SUM,
+                      mh_hash_seeded(w->chunks.p + c0, w->chunks.n - c0, bsum));
+        rc = mh_buf_append(&w->slices, s, sizeof s);
+        if (rc != MH_OK)
+            mh_diag_fail(d, rc, 0, "out of memory for the index of %s", w->name);
+    }
     if (rc == MH_OK) {
         rc = mh_pwrite_all(w->fd, b->data.p, b->data.n, w->data_end);
-        if (rc != MH_OK) {
-            w->slices.n -= sizeof s;
+        if (rc != MH_OK)
             mh_diag_os(d, rc, "cannot write", w->tmp_path);
-        }
     }
+    if (rc == MH_OK &&
+        XXH3_64bits_update(w->data_hash, b->data.p, b->data.n) != XXH_OK)
+        rc = mh_diag_fail(d, MH_ENOMEM, 0, "cannot hash the data of %s", w->name);
     if (rc != MH_OK) {
         w->chunks.n = c0;
         w->blocks.n = b0;
+        w->slices.n = s0;
+        w->sstreams.n = st0;
+        w->sstream_first.n = stf0;
+        w->sflags.n = f0;
+        w->skeys.n = k0;
+        w->skey_first.n = kf0;
         return rc;
     }
     w->data_end += b->data.n;
@@ -120,7 +160,11 @@ int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
  * order, into a malloc'd array. */
 static int read_back_slice(mh_segw *w, size_t i, mh_access **out,
                            uint32_t *nout, mh_diag *d) {
-    const uint8_t *s = w->slices.p + i * MHF_SLICE_SIZE;
+    const uint8_t *s = w->slices.p + i * MHF2_SLICE_SIZE;
+    uint8_t fl = w->sflags.p[i];
+    mh_block_layout layout;
+    mh_block_layout_std(&layout, MHF_VERSION_MAJOR, fl & SLICE_STREAM,
+                        fl & SLICE_PC);
     uint32_t n = mhf_load_u32(s + MHF_SLICE_COUNT);
     uint32_t cf = mhf_load_u32(s + MHF_SLICE_CHUNK_FIRST);
     uint32_t cn = mhf_load_u32(s + MHF_SLICE_CHUNK_COUNT);
@@ -153,7 +197,7 @@ static int read_back_slice(mh_segw *w, size_t i, mh_access **out,
             break;
         }
         rc = mh_block_decode(comp, cs, mhf_load_u64(br + MHF_BLOCK_SUM), rs, m,
-                             t_base, w->raw, &w->cols, d);
+                             t_base, &layout, w->raw, &w->cols, d);
         if (rc != MH_OK && d) {
             d->offset = off;
             mh_diag_prefix(d, "%s: slice %zu, block %u at byte %llu", w->tmp_path,
@@ -174,6 +218,9 @@ static int read_back_slice(mh_segw *w, size_t i, mh_access **out,
             x->linear = w->cols.lin[k];
             x->has_linear = w->cols.has_lin[k];
             x->size = w->cols.size[k];
+            x->stream = w->cols.stream[k];
+            x->pc = w->cols.pc[k];
+            x->has_pc = w->cols.has_pc[k];
             uint32_t row = b * R + k;
             for (uint32_t c = 0; c < cn; c++) {
                 const uint8_t *cr = w->chunks.p + (size_t)(cf + c) * MHF_CHUNK_SIZE;
@@ -195,12 +242,33 @@ static int read_back_slice(mh_segw *w, size_t i, mh_access **out,
     return MH_OK;
 }
 
+/* The data section's hash after a discard cut it short: read back what
+ * remains (a discard is rare; appends hash as they write). */
+static int rehash_data(mh_segw *w, mh_diag *d) {
+    if (data_hash_reset(w) != MH_OK)
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
+    uint8_t buf[1 << 16];
+    for (uint64_t off = MHF_SEG_HEADER_SIZE; off < w->data_end;) {
+        size_t want = w->data_end - off < sizeof buf ? (size_t)(w->data_end - off)
+                                                     : sizeof buf;
+        ssize_t got = pread(w->fd, buf, want, (off_t)off);
+        if (got <= 0) {
+            if (got == 0)
+                errno = EIO;
+            return mh_diag_os(d, MH_EIO, "cannot read back", w->tmp_path);
+        }
+        XXH3_64bits_update(w->data_hash, buf, (size_t)got);
+        off += (uint64_t)got;
+    }
+    return MH_OK;
+}
+
 int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
                          uint32_t *nkept, mh_diag *d) {
     *kept = NULL;
     *nkept = 0;
-    size_t ns = w->slices.n / MHF_SLICE_SIZE, i = 0;
-    while (i < ns && mhf_load_u64(w->slices.p + i * MHF_SLICE_SIZE +
+    size_t ns = NSLICES(w), i = 0;
+    while (i < ns && mhf_load_u64(w->slices.p + i * MHF2_SLICE_SIZE +
                                   MHF_SLICE_T_LAST) < t)
         i++;
     if (i == ns)
@@ -212,25 +280,31 @@ int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
     while (keep < n && acc[keep].transition < t)
         keep++;
     /* forget slices i.. and their records, data and counts */
-    const uint8_t *s = w->slices.p + i * MHF_SLICE_SIZE;
+    const uint8_t *s = w->slices.p + i * MHF2_SLICE_SIZE;
     uint32_t cf = mhf_load_u32(s + MHF_SLICE_CHUNK_FIRST);
     uint32_t bf = mhf_load_u32(s + MHF_SLICE_BLOCK_FIRST);
     uint64_t data_from = mhf_load_u64(w->blocks.p + (size_t)bf * MHF_BLOCK_SIZE +
                                       MHF_BLOCK_OFFSET);
     uint64_t id_from = mhf_load_u64(s + MHF_SLICE_ID_FIRST);
     for (size_t j = i; j < ns; j++) {
-        const uint8_t *sj = w->slices.p + j * MHF_SLICE_SIZE;
+        const uint8_t *sj = w->slices.p + j * MHF2_SLICE_SIZE;
         for (unsigned o = 0; o < MHF_OP_COUNT; o++)
             w->op_counts[o] -= mhf_load_u32(sj + MHF_SLICE_OP_COUNTS + 4 * o);
     }
     for (size_t b = bf; b < w->blocks.n / MHF_BLOCK_SIZE; b++)
         w->raw_total -= mhf_load_u32(w->blocks.p + b * MHF_BLOCK_SIZE +
                                      MHF_BLOCK_RAW_SIZE);
-    w->slices.n = i * MHF_SLICE_SIZE;
+    w->slices.n = i * MHF2_SLICE_SIZE;
     w->chunks.n = (size_t)cf * MHF_CHUNK_SIZE;
     w->blocks.n = (size_t)bf * MHF_BLOCK_SIZE;
+    w->sstreams.n = (size_t)((const uint32_t *)w->sstream_first.p)[i] *
+                    sizeof(mh_slice_stream);
+    w->sstream_first.n = i * sizeof(uint32_t);
+    w->sflags.n = i;
+    w->skeys.n = (size_t)((const uint32_t *)w->skey_first.p)[i] * 8u;
+    w->skey_first.n = i * sizeof(uint32_t);
     w->count = id_from - w->cfg.id_first;
-    w->t_last = i ? mhf_load_u64(w->slices.p + (i - 1) * MHF_SLICE_SIZE +
+    w->t_last = i ? mhf_load_u64(w->slices.p + (i - 1) * MHF2_SLICE_SIZE +
                                  MHF_SLICE_T_LAST)
                   : 0;
     if (w->count == 0)
@@ -240,38 +314,224 @@ int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
         free(acc);
         return mh_diag_os(d, 0, "cannot truncate", w->tmp_path);
     }
+    int hrc = rehash_data(w, d);
+    if (hrc != MH_OK) {
+        free(acc);
+        return hrc;
+    }
     *kept = acc;
     *nkept = keep;
     return MH_OK;
 }
 
+static int cmp_stream(const void *a, const void *b) {
+    const mh_slice_stream *x = a, *y = b;
+    return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+/* The streams table of the segment: every declared stream with its
+ * accesses here (0 and t 0/0 when none). Each stream some slice holds must
+ * be declared; with none declared the segment is all stream 0 and has no
+ * streams table (*n = 0). */
+static int seal_streams(mh_segw *w, const mh_seal_info *si,
+                        mh_dict_stream **out, size_t *n, mh_diag *d) {
+    size_t m = w->sstreams.n / sizeof(mh_slice_stream);
+    mh_slice_stream *all = NULL;
+    *out = NULL;
+    *n = 0;
+    if (m) {
+        all = malloc(w->sstreams.n);
+        if (!all)
+            return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory sealing %s",
+                                w->name);
+        memcpy(all, w->sstreams.p, w->sstreams.n);
+        qsort(all, m, sizeof *all, cmp_stream);
+    }
+    /* merge per stream: counts add, transitions min/max */
+    size_t u = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (u && all[u - 1].stream == all[i].stream) {
+            mh_slice_stream *x = &all[u - 1];
+            x->count += all[i].count;
+            if (all[i].t_first < x->t_first)
+                x->t_first = all[i].t_first;
+            if (all[i].t_last > x->t_last)
+                x->t_last = all[i].t_last;
+        } else {
+            all[u++] = all[i];
+        }
+    }
+    int rc = MH_OK;
+    if (si->nstreams == 0) {
+        if (u > 1 || (u == 1 && all[0].stream != 0))
+            rc = mh_diag_fail(d, MH_EINVAL, 0,
+                              "%s: accesses of stream %u but no stream declared",
+                              w->name, all[u - 1].stream);
+        free(all);
+        return rc;
+    }
+    mh_dict_stream *st = calloc(si->nstreams, sizeof *st);
+    if (!st) {
+        free(all);
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory sealing %s", w->name);
+    }
+    size_t j = 0;
+    for (size_t i = 0; rc == MH_OK && i < si->nstreams; i++) {
+        const mh_stream_info *x = &si->streams[i];
+        if (i && x->id <= si->streams[i - 1].id) {
+            rc = mh_diag_fail(d, MH_EINVAL, 0,
+                              "%s: declared streams not in increasing id order",
+                              w->name);
+            break;
+        }
+        mh_dict_stream *y = &st[i];
+        y->id = x->id;
+        y->kind = (uint8_t)x->kind;
+        y->name = x->name;
+        y->parent = x->parent;
+        y->pid = x->pid;
+        y->tid = x->tid;
+        y->cpu = x->cpu;
+        while (j < u && all[j].stream < x->id)
+            j++;
+        if (j < u && all[j].stream == x->id) {
+            y->count = all[j].count;
+            y->t_first = all[j].t_first;
+            y->t_last = all[j].t_last;
+        }
+    }
+    /* every stream written is declared */
+    for (size_t k = 0, i = 0; rc == MH_OK && k < u; k++) {
+        while (i < si->nstreams && si->streams[i].id < all[k].stream)
+            i++;
+        if (i == si->nstreams || si->streams[i].id != all[k].stream)
+            rc = mh_diag_fail(d, MH_EINVAL, 0,
+                              "%s: accesses of undeclared stream %u", w->name,
+                              all[k].stream);
+    }
+    free(all);
+    if (rc != MH_OK) {
+        free(st);
+        return rc;
+    }
+    *out = st;
+    *n = si->nstreams;
+    return MH_OK;
+}
+
+/* One directory entry; the section's sum is computed from its bytes
+ * unless given (the data section's, hashed while appended). */
+static void dir_entry(uint8_t *e, uint32_t type, uint32_t flags, uint64_t off,
+                      uint64_t size, uint32_t recsz, uint32_t count,
+                      uint64_t sum) {
+    memset(e, 0, MHF2_DIR_SIZE);
+    mhf_store_u32(e + MHF2_DIR_TYPE, type);
+    mhf_store_u32(e + MHF2_DIR_FLAGS, flags);
+    mhf_store_u64(e + MHF2_DIR_OFFSET, off);
+    mhf_store_u64(e + MHF2_DIR_BYTES, size);
+    mhf_store_u32(e + MHF2_DIR_RECSZ, recsz);
+    mhf_store_u32(e + MHF2_DIR_RECCOUNT, count);
+    mhf_store_u64(e + MHF2_DIR_SUM, sum);
+}
+
+#define MAX_SEAL_SECTIONS 64u
+
+typedef struct seal_sec {
+    uint32_t type, flags, recsz, count;
+    const void *p;
+    size_t size;
+} seal_sec;
+
 int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
                  mh_diag *d) {
+    size_t nsl = NSLICES(w);
+    int any_stream = 0, any_pc = 0;
+    for (size_t i = 0; i < nsl; i++) {
+        any_stream |= w->sflags.p[i] & SLICE_STREAM;
+        any_pc |= w->sflags.p[i] & SLICE_PC;
+    }
+    MH_CHECK(si->nextra <= MAX_SEAL_SECTIONS - 6, MH_EINVAL, d, 0,
+             "%zu extra sections", si->nextra);
+    mh_dict_stream *streams;
+    size_t nstreams;
+    MH_TRY(seal_streams(w, si, &streams, &nstreams, d));
     uint8_t *dict;
     size_t dict_size;
-    int drc = mh_dict_build(si->meta, si->nmeta, &dict, &dict_size);
+    int drc = mh_dict_build(si, streams, nstreams, any_stream || any_pc, any_pc,
+                            &dict, &dict_size);
+    free(streams);
     if (drc != MH_OK)
         return mh_diag_fail(d, drc, 0, "cannot build the dictionary of %s: %s",
                             w->name, mh_strerror(drc));
+    mh_buf summary = {0};
+    int rc = MH_OK;
+    if (w->cfg.summary && w->cfg.summary->serialize && nsl > 0) {
+        /* first[] gets its closing entry for the hook */
+        uint32_t end = (uint32_t)(w->skeys.n / 8u);
+        rc = mh_buf_append(&w->skey_first, &end, sizeof end);
+        if (rc == MH_OK) {
+            rc = w->cfg.summary->serialize((const uint64_t *)w->skeys.p,
+                                           (const uint32_t *)w->skey_first.p,
+                                           (uint32_t)nsl, &summary);
+            w->skey_first.n -= sizeof end;
+        }
+        if (rc != MH_OK) {
+            free(dict);
+            mh_buf_free(&summary);
+            return mh_diag_fail(d, rc, 0, "cannot build the address summary of "
+                                "%s: %s", w->name, mh_strerror(rc));
+        }
+    }
+    /* the sections after the data, in directory order */
+    seal_sec sec[MAX_SEAL_SECTIONS];
+    size_t ns = 0;
+    sec[ns++] = (seal_sec){MHF_SECT_DICT, MHF_SECT_REQUIRED, 0, 0, dict,
+                                 dict_size};
+    sec[ns++] = (seal_sec){MHF_SECT_SLICES, MHF_SECT_REQUIRED,
+                                 MHF2_SLICE_SIZE, (uint32_t)nsl, w->slices.p,
+                                 w->slices.n};
+    sec[ns++] = (seal_sec){MHF_SECT_CHUNKS, MHF_SECT_REQUIRED,
+                                 MHF_CHUNK_SIZE,
+                                 (uint32_t)(w->chunks.n / MHF_CHUNK_SIZE),
+                                 w->chunks.p, w->chunks.n};
+    sec[ns++] = (seal_sec){MHF_SECT_BLOCKS, MHF_SECT_REQUIRED,
+                                 MHF_BLOCK_SIZE,
+                                 (uint32_t)(w->blocks.n / MHF_BLOCK_SIZE),
+                                 w->blocks.p, w->blocks.n};
+    if (summary.n)
+        sec[ns++] = (seal_sec){MHF_SECT_SUMMARY, 0, 0, 0, summary.p,
+                                     summary.n};
+    for (size_t i = 0; i < si->nextra; i++) {
+        const mh_extra_section *x = &si->extra[i];
+        sec[ns++] = (seal_sec){x->type, x->flags, x->recsz, x->count,
+                                     x->p, x->size};
+    }
+    uint32_t ndir = (uint32_t)ns + 1;
+    uint8_t dir[MAX_SEAL_SECTIONS * MHF2_DIR_SIZE];
     uint64_t off = w->data_end;
-    uint64_t dict_off = off;
-    uint64_t slice_off = dict_off + dict_size;
-    uint64_t chunk_off = slice_off + w->slices.n;
-    uint64_t block_off = chunk_off + w->chunks.n;
-    uint64_t file_size = block_off + w->blocks.n;
-    int rc = mh_pwrite_all(w->fd, dict, dict_size, dict_off);
+    dir_entry(dir, MHF_SECT_DATA, MHF_SECT_REQUIRED, MHF_SEG_HEADER_SIZE,
+              w->data_end - MHF_SEG_HEADER_SIZE, 0, 0,
+              XXH3_64bits_digest(w->data_hash));
+    for (size_t i = 0; i < ns && rc == MH_OK; i++) {
+        dir_entry(dir + (i + 1) * MHF2_DIR_SIZE, sec[i].type, sec[i].flags, off,
+                  sec[i].size, sec[i].recsz, sec[i].count,
+                  mh_hash(sec[i].p, sec[i].size));
+        rc = mh_pwrite_all(w->fd, sec[i].p, sec[i].size, off);
+        off += sec[i].size;
+    }
+    uint64_t dir_off = off;
+    size_t dir_size = (size_t)ndir * MHF2_DIR_SIZE;
+    uint64_t file_size = dir_off + dir_size;
     if (rc == MH_OK)
-        rc = mh_pwrite_all(w->fd, w->slices.p, w->slices.n, slice_off);
-    if (rc == MH_OK)
-        rc = mh_pwrite_all(w->fd, w->chunks.p, w->chunks.n, chunk_off);
-    if (rc == MH_OK)
-        rc = mh_pwrite_all(w->fd, w->blocks.p, w->blocks.n, block_off);
+        rc = mh_pwrite_all(w->fd, dir, dir_size, dir_off);
     if (rc != MH_OK)
         mh_diag_os(d, rc, "cannot write the index of", w->tmp_path);
+    free(dict);
+    mh_buf_free(&summary);
     uint8_t h[MHF_SEG_HEADER_SIZE] = {0};
     memcpy(h, MHF_SEG_MAGIC, 8);
     mhf_store_u16(h + MHF_SEG_MAJOR, MHF_VERSION_MAJOR);
-    mhf_store_u16(h + MHF_SEG_MINOR, MHF_VERSION_MINOR);
+    mhf_store_u16(h + MHF_SEG_MINOR, si->minor ? si->minor : MHF_VERSION_MINOR);
     mhf_store_u32(h + MHF_SEG_BOM, MHF_BYTE_ORDER_MARK);
     mhf_store_u32(h + MHF_SEG_HEADER_SIZE_OFF, MHF_SEG_HEADER_SIZE);
     mhf_store_u64(h + MHF_SEG_SEQ, w->cfg.seq);
@@ -282,28 +542,14 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     for (unsigned o = 0; o < MHF_OP_COUNT; o++)
         mhf_store_u64(h + MHF_SEG_OP_COUNTS + 8 * o, w->op_counts[o]);
     mhf_store_u32(h + MHF_SEG_ROWS_PER_BLOCK, w->cfg.rows_per_block);
-    mhf_store_u64(h + MHF_SEG_DATA_OFF, MHF_SEG_HEADER_SIZE);
-    mhf_store_u64(h + MHF_SEG_DATA_SIZE, w->data_end - MHF_SEG_HEADER_SIZE);
-    mhf_store_u64(h + MHF_SEG_DICT_OFF, dict_off);
-    mhf_store_u64(h + MHF_SEG_DICT_SIZE, dict_size);
-    mhf_store_u64(h + MHF_SEG_SLICE_OFF, slice_off);
-    mhf_store_u32(h + MHF_SEG_SLICE_COUNT, (uint32_t)(w->slices.n / MHF_SLICE_SIZE));
-    mhf_store_u32(h + MHF_SEG_SLICE_RECSZ, MHF_SLICE_SIZE);
-    mhf_store_u64(h + MHF_SEG_CHUNK_OFF, chunk_off);
-    mhf_store_u32(h + MHF_SEG_CHUNK_COUNT, (uint32_t)(w->chunks.n / MHF_CHUNK_SIZE));
-    mhf_store_u32(h + MHF_SEG_CHUNK_RECSZ, MHF_CHUNK_SIZE);
-    mhf_store_u64(h + MHF_SEG_BLOCK_OFF, block_off);
-    mhf_store_u32(h + MHF_SEG_BLOCK_COUNT, (uint32_t)(w->blocks.n / MHF_BLOCK_SIZE));
-    mhf_store_u32(h + MHF_SEG_BLOCK_RECSZ, MHF_BLOCK_SIZE);
-    mhf_store_u64(h + MHF_SEG_FILE_SIZE, file_size);
-    mhf_store_u64(h + MHF_SEG_RAW_SIZE, w->raw_total);
-    mhf_store_u64(h + MHF_SEG_DICT_SUM, mh_hash(dict, dict_size));
-    mhf_store_u64(h + MHF_SEG_SLICE_SUM, mh_hash(w->slices.p, w->slices.n));
-    mhf_store_u64(h + MHF_SEG_CHUNK_SUM, mh_hash(w->chunks.p, w->chunks.n));
-    mhf_store_u64(h + MHF_SEG_BLOCK_SUM, mh_hash(w->blocks.p, w->blocks.n));
+    mhf_store_u32(h + MHF2_SEG_DIR_COUNT, ndir);
+    mhf_store_u64(h + MHF2_SEG_DIR_OFF, dir_off);
+    mhf_store_u32(h + MHF2_SEG_DIR_RECSZ, MHF2_DIR_SIZE);
+    mhf_store_u64(h + MHF2_SEG_DIR_SUM, mh_hash(dir, dir_size));
+    mhf_store_u64(h + MHF2_SEG_FILE_SIZE, file_size);
+    mhf_store_u64(h + MHF2_SEG_RAW_SIZE, w->raw_total);
     uint64_t hsum = mh_hash(h, MHF_SEG_HEADER_SUM);
     mhf_store_u64(h + MHF_SEG_HEADER_SUM, hsum);
-    free(dict);
     if (rc == MH_OK) {
         rc = mh_pwrite_all(w->fd, h, sizeof h, 0);
         if (rc != MH_OK)
@@ -349,5 +595,11 @@ void mh_segw_destroy(mh_segw *w) {
     mh_buf_free(&w->slices);
     mh_buf_free(&w->chunks);
     mh_buf_free(&w->blocks);
+    mh_buf_free(&w->sstreams);
+    mh_buf_free(&w->sstream_first);
+    mh_buf_free(&w->sflags);
+    mh_buf_free(&w->skeys);
+    mh_buf_free(&w->skey_first);
+    XXH3_freeState(w->data_hash);
     free(w);
 }

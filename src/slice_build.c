@@ -140,6 +140,7 @@ static int put_block(mh_builder *w, const mh_rec *a, const uint32_t *rows,
                      uint32_t n, uint64_t t_base) {
     mh_rows *c = &w->cols;
     uint64_t pmin = UINT64_MAX, pmax = 0;
+    uint32_t mask = 1;
     for (uint32_t i = 0; i < n; i++) {
         const mh_rec *x = &a[rows[i]];
         c->id_off[i] = rows[i];
@@ -154,8 +155,24 @@ static int put_block(mh_builder *w, const mh_rec *a, const uint32_t *rows,
         if (end > pmax)
             pmax = end;
     }
-    size_t raw = mh_block_encode_raw(w->raw, n, c->id_off, c->t, c->phy, c->lin,
-                                     c->has_lin, c->size, t_base);
+    /* the 2.0 columns only for slices that have them: a single-stream
+     * slice without pc pays nothing */
+    if (w->has_stream || w->has_pc) {
+        mask = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            const mh_rec *x = &a[rows[i]];
+            c->stream[i] = x->stream;
+            mask |= 1u << (x->stream & 31u);
+        }
+    }
+    if (w->has_pc)
+        for (uint32_t i = 0; i < n; i++) {
+            const mh_rec *x = &a[rows[i]];
+            c->pc[i] = x->has_pc ? x->pc : 0;
+            c->has_pc[i] = x->has_pc;
+        }
+    size_t raw = mh_block_encode_raw(w->raw, n, c, t_base, w->has_stream,
+                                     w->has_pc);
     /* each block is an independent LZ4 block: a fresh stream, reset cheaply
      * (LZ4_compress_fast would clear a 16 KiB state for every block) */
     LZ4_resetStream_fast(w->lz4);
@@ -173,6 +190,7 @@ static int put_block(mh_builder *w, const mh_rec *a, const uint32_t *rows,
     mhf_store_u64(rec + MHF_BLOCK_PHY_MAX, pmax);
     mhf_store_u64(rec + MHF_BLOCK_FIRST_T, c->t[0]);
     mhf_store_u32(rec + MHF_BLOCK_FIRST_ID, c->id_off[0]);
+    mhf_store_u32(rec + MHF2_BLOCK_STREAM_MASK, mask);
     w->raw_total += raw;
     MH_TRY(mh_buf_append(&w->data, w->comp, (size_t)comp));
     return mh_buf_append(&w->blocks, rec, sizeof rec);
@@ -312,6 +330,13 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
         mhf_store_u32(rec + MHF_CHUNK_ROW_FIRST, r0);
         mhf_store_u32(rec + MHF_CHUNK_ROW_COUNT, r1 - r0);
         rec[MHF_CHUNK_OP] = (uint8_t)op;
+        uint32_t cmask = 1;
+        if (w->has_stream) {
+            cmask = 0;
+            for (uint32_t r = r0; r < r1; r++)
+                cmask |= 1u << (a[w->perm[r]].stream & 31u);
+        }
+        mhf_store_u32(rec + MHF2_CHUNK_STREAM_MASK, cmask);
         MH_TRY(mh_buf_append(&w->chunks, rec, sizeof rec));
     }
     /* blocks */
@@ -324,7 +349,8 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
     /* slice record; chunk_first, block_first and index_sum come when the
      * segment writer appends it */
     uint8_t *sr = w->slice;
-    memset(sr, 0, MHF_SLICE_SIZE);
+    memset(sr, 0, MHF2_SLICE_SIZE);
+    mhf_store_u32(sr + MHF2_SLICE_STREAM_MASK, w->stream_mask);
     mhf_store_u64(sr + MHF_SLICE_T_FIRST, a[0].transition);
     mhf_store_u64(sr + MHF_SLICE_T_LAST, a[n - 1].transition);
     mhf_store_u64(sr + MHF_SLICE_ID_FIRST, id_base);

@@ -450,6 +450,8 @@ static int open_store(mh_writer *w, const char *path, unsigned flags) {
     if (rc == MH_OK && is_store) {
         rc = mh_store_manifest_load(path, &w->man, 1, d);
         if (rc == MH_OK)
+            rc = mh_manifest_writable(&w->man, d);
+        if (rc == MH_OK)
             rc = load_meta(w);
     } else if (rc == MH_OK) {
         w->man.generation = 1;

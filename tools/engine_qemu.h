@@ -36,7 +36,8 @@ int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
  * tools/scripts/deps.sh extracts from Debian's linux-image-amd64), the
  * newest readable /boot/vmlinuz-*. o->initrd: an initramfs (its files, e.g.
  * the libraries of a dynamic program) loaded before memhist's own.
- * Metadata: qemu_system_kernel, qemu_system_machine, qemu_io_accesses_skipped,
+ * Metadata: qemu_system_kernel, qemu_system_kernel_version, qemu_system_machine,
+ * qemu_io_accesses_skipped,
  * qemu_unmapped_accesses, qemu_instructions. */
 int engine_qemu_system_run(char *const argv[], const engine_opts *o, mh_writer *w,
                            volatile sig_atomic_t *stop, engine_result *res);

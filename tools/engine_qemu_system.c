@@ -123,6 +123,33 @@ static int read_status(const char *path) {
     return v;
 }
 
+/* The version string a bzImage carries (boot protocol >= 2.00: header
+ * "HdrS" at 0x202, a u16 at 0x20e pointing to the string, minus 0x200),
+ * e.g. "6.1.0-56-amd64 (debian-kernel@lists.debian.org) #1 SMP ...". */
+static void kernel_version(const char *path, char *out, size_t len) {
+    snprintf(out, len, "unknown");
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return;
+    unsigned char hdr[0x210];
+    char v[256];
+    if (fread(hdr, 1, sizeof hdr, f) == sizeof hdr && memcmp(hdr + 0x202, "HdrS", 4) == 0) {
+        unsigned off = (unsigned)(hdr[0x20e] | hdr[0x20f] << 8) + 0x200u;
+        size_t n;
+        if (off >= 0x200 && fseek(f, (long)off, SEEK_SET) == 0 &&
+            (n = fread(v, 1, sizeof v - 1, f)) > 0) {
+            v[n] = '\0';
+            size_t k = 0;
+            while (k < n && v[k] >= 0x20 && v[k] < 0x7f)
+                k++;
+            v[k] = '\0';
+            if (k > 0)
+                snprintf(out, len, "%s", v);
+        }
+    }
+    fclose(f);
+}
+
 static int set_meta_u64(mh_writer *w, const char *key, uint64_t v) {
     char num[32];
     snprintf(num, sizeof num, "%" PRIu64, v);
@@ -282,7 +309,11 @@ int engine_qemu_system_run(char *const argv[], const engine_opts *o, mh_writer *
         mhq_warn_user(o, "the guest did not report '%s''s exit status (it did not reach the "
                          "end of /init)", argv[0]);
     uint64_t io = atomic_load(&h->io_skipped), unmapped = atomic_load(&h->unmapped);
+    char kver[256];
+    kernel_version(kernel, kver, sizeof kver);
     int mrc = mh_writer_set_meta(w, "qemu_system_kernel", kernel);
+    if (mrc == 0)
+        mrc = mh_writer_set_meta(w, "qemu_system_kernel_version", kver);
     if (mrc == 0)
         mrc = mh_writer_set_meta(w, "qemu_system_machine", MACHINE_DESC);
     if (mrc == 0)

@@ -7,7 +7,8 @@
  *     accesses were skipped;
  *   - the store verifies clean;
  *   - user-space accesses have physical != linear, kernel accesses are
- *     there too;
+ *     there too; every physical address is in the 512 MiB of RAM (I/O
+ *     accesses are skipped);
  *   - the page guest_prog wrote (it prints its virtual and, from
  *     /proc/self/pagemap, its physical address): a query on the physical
  *     page finds exactly its 512 8-byte stores, in order, at linear =
@@ -104,6 +105,9 @@ int main(int argc, char **argv) {
     CHECKF(m != NULL && strcmp(m, "exit 7") == 0, "exit_status %s", m ? m : "(none)");
     CHECK(mh_reader_meta_find(r, "qemu_io_accesses_skipped") != NULL);
     CHECK(mh_reader_meta_find(r, "qemu_instructions") != NULL);
+    m = mh_reader_meta_find(r, "qemu_system_kernel_version");
+    CHECKF(m != NULL && m[0] >= '1' && m[0] <= '9' && strchr(m, '.') != NULL,
+           "kernel version '%s'", m ? m : "(none)"); /* "6.1.0-56-amd64 (...) #1 SMP ..." */
 
     mh_stats stats = {.struct_size = sizeof stats};
     CHECK_OK(mh_reader_stats(r, &stats));
@@ -121,6 +125,10 @@ int main(int argc, char **argv) {
     uint64_t user = 0, user_same = 0, kernel = 0;
     for (size_t i = 0; i < n; i++) {
         CHECK(all[i].has_linear == 1);
+        /* RAM is 512 MiB at physical 0: a device register (the local APIC
+         * at 0xfee00000, the HPET...) would be an I/O access not skipped */
+        CHECKF(all[i].physical + all[i].size <= (512ull << 20),
+               "access %zu at physical 0x%" PRIx64 " beyond RAM", i, all[i].physical);
         if (all[i].linear < USER_TOP) {
             user++;
             user_same += all[i].linear == all[i].physical;
