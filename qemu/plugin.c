@@ -56,6 +56,7 @@ typedef struct vcpu_state {
     mhq_record *ring;
     uint64_t head;      /* private copy of slot->head */
     uint64_t limit;     /* tail + capacity when last read: head may reach it */
+    uint32_t tid;       /* the owner's tid once known (0: not yet) */
     uint64_t tb_t;      /* transition of instruction 0 of the current block;
                            system mode: of the instruction in progress */
 } __attribute__((aligned(64))) vcpu_state;
@@ -117,9 +118,13 @@ static int claim(vcpu_state *v) {
             atomic_store(&s->floor, sys_mode ? UINT64_MAX : atomic_load(&hdr->clock));
             v->head = atomic_load_explicit(&s->head, memory_order_relaxed);
             v->limit = atomic_load_explicit(&s->tail, memory_order_acquire) + mask + 1;
-            /* Who owns the slot, for the consumer's stream description:
-             * stored before any record is (head is stored with release). */
-            atomic_store(&s->tid, (uint32_t)gettid());
+            /* Who owns the slot, for the consumer's stream description,
+             * stored before any record is (head is stored with release).
+             * The tid is the running thread's only in system mode: in user
+             * mode a new thread's vCPU is initialised by its parent, so
+             * tb_exec stores it from the thread itself (v->tid = 0). */
+            v->tid = sys_mode ? (uint32_t)gettid() : 0;
+            atomic_store(&s->tid, v->tid);
             atomic_store(&s->cpu, sys_mode ? (uint32_t)(v - vcpus) : UINT32_MAX);
             v->ring = rings + (uint64_t)i * (mask + 1);
             v->tb_t = 0;
@@ -195,6 +200,10 @@ static void tb_exec(unsigned int vcpu, void *ud) {
     vcpu_state *v = &vcpus[vcpu];
     if (v->slot == NULL && (disabled || !claim(v)))
         return;
+    if (__builtin_expect(v->tid == 0, 0)) {
+        v->tid = (uint32_t)gettid(); /* before this block's records */
+        atomic_store(&v->slot->tid, v->tid);
+    }
     uint64_t n = (uintptr_t)ud;
     uint64_t t = atomic_fetch_add_explicit(&hdr->clock, n, memory_order_acq_rel);
     v->tb_t = t;
