@@ -506,14 +506,13 @@ static void test_streams(void) {
         uint64_t r_next = 0;
         for (size_t j = 0; j < got; j++) {
             CHECK(a[j].stream == id && a[j].has_pc == 1);
-            int own = a[j].op == MH_OP_WRITE &&
-                      ((a[j].linear >= slots && a[j].linear < slots + 8 * 64) ||
-                       (a[j].linear >= shared && a[j].linear < shared + 8 * 256));
-            if (!own)
+            int in_slots = a[j].linear >= slots && a[j].linear < slots + 8 * 64;
+            int in_shared = a[j].linear >= shared && a[j].linear < shared + 8 * 256;
+            if (a[j].op != MH_OP_WRITE || !(in_slots || in_shared))
                 continue;
             CHECKF(a[j].pc >= text && a[j].pc < etext, "store at 0x%llx from pc 0x%llx",
                    (unsigned long long)a[j].linear, (unsigned long long)a[j].pc);
-            if (a[j].linear < slots + 8 * 64) {
+            if (in_slots) {
                 CHECK(thread < 0);
                 thread = (int)((a[j].linear - slots) / 8);
                 CHECK(thread < T && !seen[thread]);
