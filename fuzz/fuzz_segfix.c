@@ -105,6 +105,13 @@ uint8_t *fuzz_manifest_for(const uint8_t *seg, size_t size, uint64_t *seq,
     m.nrecs = 1;
     uint8_t *out = NULL;
     FUZZ_OK(mh_manifest_encode(&m, &out, out_size));
+    /* a MANIFEST lists segments of its own major only (design 2.0): a
+     * format 1 segment gets a 1.0 MANIFEST (same layout) */
+    if (mhf_load_u16(h + MHF_SEG_MAJOR) == MHF1_VERSION_MAJOR) {
+        mhf_store_u16(out + MHF_MAN_MAJOR, MHF1_VERSION_MAJOR);
+        mhf_store_u16(out + MHF_MAN_MINOR, 0);
+        fuzz_manifest_fix(out, *out_size);
+    }
     *seq = rec.seq;
     return out;
 }

@@ -143,11 +143,17 @@ static void check_variant(const char *dir, const place *x) {
     CHECK_RC(mh_verify(dir, 0, collect, &ps, &vr), MH_ECORRUPT);
     CHECK(ps.n > 0);
 
+    /* the open reads the MANIFEST only (issue 10): a segment's damage is
+     * found by the first call that needs the segment, with the code and
+     * the detail an eager open gave */
+    int lazy = x->open_rc != MH_OK && strncmp(x->where[0], "seg-", 4) == 0;
+    int open_rc = lazy ? MH_OK : x->open_rc;
+    int scan_rc = lazy ? x->open_rc : x->scan_rc;
     char err[MH_ERRMSG_MAX];
     memset(err, 'x', sizeof err);
     mh_reader *r = NULL;
     int rc = mh_reader_open_ex(dir, NULL, &r, err, sizeof err);
-    CHECK_RC(rc, x->open_rc);
+    CHECK_RC(rc, open_rc);
     if (rc != MH_OK) {
         CHECK(r == NULL);
         CHECK(memchr(err, '\0', sizeof err) != NULL);
@@ -171,24 +177,24 @@ static void check_variant(const char *dir, const place *x) {
     do
         rc = mh_cursor_next(c, out, 64, &n);
     while (rc == MH_OK && n > 0);
-    CHECK_RC(rc, x->scan_rc);
+    CHECK_RC(rc, scan_rc);
     char cdetail[MH_ERRMSG_MAX];
     size_t clen = mh_cursor_errmsg(c, cdetail, sizeof cdetail);
     CHECK(clen == strlen(cdetail) && clen > 0);
     check_where(x, cdetail);
     check_like_fsck(cdetail, rc, &ps);
     /* the cursor stays at its error, with the same detail */
-    CHECK_RC(mh_cursor_next(c, out, 64, &n), x->scan_rc);
+    CHECK_RC(mh_cursor_next(c, out, 64, &n), scan_rc);
     CHECK(mh_cursor_errmsg(c, buf, sizeof buf) == clen && strcmp(buf, cdetail) == 0);
     mh_cursor_close(c);
     CHECK(mh_reader_errmsg(r, buf, sizeof buf) == 0);
 
     /* mh_query_run records its detail in the reader */
-    CHECK_RC(mh_query_run(r, &q, out, 64, &n), x->scan_rc);
+    CHECK_RC(mh_query_run(r, &q, out, 64, &n), scan_rc);
     size_t len = mh_reader_errmsg(r, buf, sizeof buf);
     CHECK(len == strlen(buf) && len > 0);
     check_where(x, buf);
-    check_like_fsck(buf, x->scan_rc, &ps);
+    check_like_fsck(buf, scan_rc, &ps);
     CHECKF(strcmp(buf, cdetail) == 0, "query '%s' and cursor '%s' differ", buf, cdetail);
 
     /* a query that succeeds (backward from 0: nothing) keeps the detail */
@@ -240,10 +246,17 @@ static void check_record_mismatch(const char *golden, unsigned field) {
     memset(&ps, 0, sizeof ps);
     mh_verify_result vr = {.struct_size = sizeof vr};
     CHECK_RC(mh_verify(dir, 0, collect, &ps, &vr), MH_ECORRUPT);
+    /* the open reads the MANIFEST only: the first query meets the segment */
     char err[MH_ERRMSG_MAX];
     mh_reader *r = NULL;
-    CHECK_RC(mh_reader_open_ex(dir, NULL, &r, err, sizeof err), MH_ECORRUPT);
-    CHECK(r == NULL);
+    CHECK_OK(mh_reader_open_ex(dir, NULL, &r, err, sizeof err));
+    mh_query q;
+    mh_query_init(&q);
+    mh_access out[4];
+    size_t n = 0;
+    CHECK_RC(mh_query_run(r, &q, out, 4, &n), MH_ECORRUPT);
+    mh_reader_errmsg(r, err, sizeof err);
+    mh_reader_close(r);
     CHECKF(strcmp(err, "seg-0000000000000000.mhs: segment differs from its "
                        "MANIFEST record") == 0, "'%s'", err);
     check_like_fsck(err, MH_ECORRUPT, &ps);

@@ -264,14 +264,18 @@ static void collect(void *ctx, const mh_problem *p) {
 static void check_variant(const char *dir, const expect *x) {
     snprintf(tu_context, sizeof tu_context, "corrupt variant %s", x->name);
     mh_reader *r = NULL;
-    CHECK_RC(mh_reader_open(dir, &r), x->open);
-    if (x->open == MH_OK) {
+    /* the open reads the MANIFEST only (issue 10): a damaged segment fails
+     * the first query that reaches it, with the code an eager open gave */
+    int lazy = x->open != MH_OK && strncmp(x->name, "manifest-", 9) != 0;
+    int want_open = lazy ? MH_OK : x->open, want_query = lazy ? x->open : x->query;
+    CHECK_RC(mh_reader_open(dir, &r), want_open);
+    if (want_open == MH_OK) {
         mh_query q;
         mh_query_init(&q);
         q.ops = MH_OPS_ALL;
         mh_access out[TINY_COUNT];
         size_t n = 0;
-        CHECK_RC(mh_query_run(r, &q, out, TINY_COUNT, &n), x->query);
+        CHECK_RC(mh_query_run(r, &q, out, TINY_COUNT, &n), want_query);
         /* a cursor stops at the error too, and stays there */
         mh_cursor *c = NULL;
         CHECK_OK(mh_cursor_open(r, &q, &c));
@@ -281,14 +285,14 @@ static void check_variant(const char *dir, const expect *x) {
             rc = mh_cursor_next(c, out, 3, &n);
             total += rc == MH_OK ? n : 0;
         } while (rc == MH_OK && n > 0);
-        CHECK_RC(rc, x->query);
+        CHECK_RC(rc, want_query);
         if (rc != MH_OK)
-            CHECK_RC(mh_cursor_next(c, out, 3, &n), x->query);
+            CHECK_RC(mh_cursor_next(c, out, 3, &n), want_query);
         mh_cursor_close(c);
-        if (x->query == MH_OK) {
+        if (want_query == MH_OK) {
             CHECK(total == TINY_COUNT);
             tu_check_stats(r, g_all, TINY_COUNT);
-        } else {
+        } else if (!lazy) {
             /* the damage is in segment 0: segment 1 still answers */
             q.start = tiny_accesses[TINY_FIRST_COMMIT].transition;
             CHECK_OK(mh_query_run(r, &q, out, TINY_COUNT, &n));

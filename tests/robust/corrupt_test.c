@@ -184,7 +184,16 @@ static const char *read_checks(const char *dir, const intact *in, mh_access *buf
     *opened = 1;
     const char *bad = NULL;
     mh_stats st = {.struct_size = sizeof st};
-    if (mh_reader_stats(r, &st) != MH_OK || !same_stats(&st, &in->st)) {
+    /* the open reads the MANIFEST only: the statistics open every segment
+     * and may meet the damage */
+    rc = mh_reader_stats(r, &st);
+    if (rc != MH_OK && !rb_is_data_error(rc)) {
+        bad = "statistics returned an unexpected code";
+        goto out;
+    }
+    if (rc != MH_OK)
+        *errored = 1;
+    else if (!same_stats(&st, &in->st)) {
         bad = "statistics differ from the intact store's";
         goto out;
     }
