@@ -217,7 +217,6 @@ static int merge_round(mh_merge *m) {
     m->nheap = 0;
     mkey bound = KEY_INF;
     uint64_t newest = 0;
-    int lagging = 0;
     for (size_t i = 0; i < m->nprods; i++)
         m->prods[i]->in_heap = 0;
     for (size_t i = 0; i < m->nprods; i++) {
@@ -245,7 +244,6 @@ static int merge_round(mh_merge *m) {
         if (!key_lt(m->heap[0].key, bound)) {
             /* a producer with nothing buffered holds the merge back: past
              * reorder_window behind the newest, it is left behind */
-            lagging = 1;
             if (m->reorder_window == 0 || newest < m->reorder_window ||
                 newest - m->reorder_window <= m->settled_own)
                 break;
@@ -309,7 +307,6 @@ static int merge_round(mh_merge *m) {
         else if (key_lt(f, bound))
             bound = f;
     }
-    (void)lagging;
     flush_stage(m);
     /* closed and merged to the end: the closer may free it */
     size_t k = 0;
@@ -577,11 +574,17 @@ int mh_producer_append_batch(mh_producer *p, const mh_access *a, size_t n,
                             "the writer are allowed");
     if (n == 0)
         return MH_OK;
-    /* the whole batch is checked before any of it is taken */
-    uint64_t prev = p->has_prev ? p->prev_t : 0;
+    /* the whole batch is checked before any of it is taken, branch-free
+     * (writer.c's check); the first bad access is looked for on failure */
+    uint64_t prev0 = p->has_prev ? p->prev_t : 0, prev = prev0;
+    int bad_seen = 0;
     for (size_t i = 0; i < n; i++) {
+        bad_seen |= mh_access_bad(&a[i]) | (a[i].transition < prev);
+        prev = a[i].transition;
+    }
+    for (size_t i = 0; bad_seen && i < n; i++) {
         const char *why = bad_access(&a[i]);
-        if (why || a[i].transition < prev) {
+        if (why || a[i].transition < prev0) {
             if (bad)
                 *bad = i;
             if (why)
@@ -592,9 +595,9 @@ int mh_producer_append_batch(mh_producer *p, const mh_access *a, size_t n,
                                 "stream %u, access %zu of the batch: transition "
                                 "%llu after %llu", p->stream, i,
                                 (unsigned long long)a[i].transition,
-                                (unsigned long long)prev);
+                                (unsigned long long)prev0);
         }
-        prev = a[i].transition;
+        prev0 = a[i].transition;
     }
     /* late: only a[0] can be (transitions do not decrease in the batch) */
     uint64_t t0 = a[0].transition;

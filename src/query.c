@@ -288,6 +288,7 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
     mh_block bl;
     MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, d));
     uint32_t outer = bl.stream_mask & s->stream_mask;
+    const int has_streams = seg->dict.has_stream_col;
     for (uint32_t k = lo; k < s->chunk_first + s->chunk_count; k++) {
         mh_chunk ch;
         MH_TRY(mh_seg_chunk(seg, s, k, &ch, d));
@@ -307,16 +308,28 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
             if (i > r0 && (id <= col_id[i - 1] || t < col_t[i - 1]))
                 return rows_fail(seg, s, b, s->id_first + id, k,
                                  "does not follow the previous row of its", d);
-            uint32_t bit = UINT32_C(1) << (col_s[i] & 31);
-            if (!(bit & outer & ch.stream_mask))
-                MH_FAIL(MH_ECORRUPT, d, bl.offset,
-                        "slice %u, block %u at byte %llu: access %llu of stream "
-                        "%u is outside the stream mask of its %s",
-                        mh_seg_slice_of_block(seg, s->block_first + b),
-                        s->block_first + b, (unsigned long long)bl.offset,
-                        (unsigned long long)(s->id_first + id), col_s[i],
-                        !(bit & bl.stream_mask) ? "block"
-                        : !(bit & s->stream_mask) ? "slice" : "chunk");
+        }
+        /* the streams of the chunk's rows here, as one mask: without a
+         * stream column every row is stream 0 */
+        uint32_t seen = 1;
+        if (has_streams) {
+            seen = 0;
+            for (uint32_t i = r0; i < r1; i++)
+                seen |= UINT32_C(1) << (col_s[i] & 31);
+        }
+        if (seen & ~(outer & ch.stream_mask)) {
+            for (uint32_t i = r0; i < r1; i++) {
+                uint32_t st = has_streams ? col_s[i] : 0, bit = UINT32_C(1) << (st & 31);
+                if (!(bit & outer & ch.stream_mask))
+                    MH_FAIL(MH_ECORRUPT, d, bl.offset,
+                            "slice %u, block %u at byte %llu: access %llu of stream "
+                            "%u is outside the stream mask of its %s",
+                            mh_seg_slice_of_block(seg, s->block_first + b),
+                            s->block_first + b, (unsigned long long)bl.offset,
+                            (unsigned long long)(s->id_first + col_id[i]), st,
+                            !(bit & bl.stream_mask) ? "block"
+                            : !(bit & s->stream_mask) ? "slice" : "chunk");
+            }
         }
     }
     return MH_OK;

@@ -569,6 +569,10 @@ static mh_rstream *find_rstream(mh_reader *r, uint32_t id) {
  * stream metadata; accesses summed over segments, transition range over
  * the segments where the stream has accesses). */
 static int build_streams(mh_reader *r, mh_diag *d) {
+    /* a build that ran out of memory is tried again: start afresh */
+    free(r->streams);
+    r->streams = NULL;
+    r->nstreams = 0;
     MH_TRY(open_all(r, d));
     if (r->nsegs == 0) { /* stream 0 exists in every store */
         r->streams = calloc(1, sizeof *r->streams);
@@ -640,6 +644,9 @@ static int build_streams(mh_reader *r, mh_diag *d) {
 /* The store's windows: each segment's parts merged by window id. A window
  * in two segments must end the first and begin the next, its ids going on. */
 static int build_windows(mh_reader *r, mh_diag *d) {
+    free(r->windows);
+    r->windows = NULL;
+    r->nwindows = 0;
     MH_TRY(open_all(r, d));
     size_t total = 0;
     for (size_t i = 0; i < r->nsegs; i++)

@@ -7,8 +7,9 @@
  *
  * Memory bound: (threads + 1) slice buffers of 2 * slice_accesses records
  * (mh_rec, 48 bytes each), the builder's scratch (about 60 bytes per access
- * of one slice), and the index records of the segment being written (at most 56 bytes per
- * chunk and per block, 64 per slice) until the next commit.
+ * of one slice), the index records of the segment being written (at most
+ * 56 bytes per chunk and per block, 72 per slice) until the next commit,
+ * and with producers open their rings (merge.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -173,39 +174,16 @@ static int close_slice(mh_writer *w) {
     return MH_OK;
 }
 
-/* The last 8 bytes of an mh_access: op, has_linear, has_pc, then the
- * reserved bytes. */
-_Static_assert(offsetof(mh_access, has_linear) == offsetof(mh_access, op) + 1 &&
-                   offsetof(mh_access, has_pc) == offsetof(mh_access, op) + 2 &&
-                   offsetof(mh_access, reserved) == offsetof(mh_access, op) + 3 &&
-                   offsetof(mh_access, op) + 8 == sizeof(mh_access),
-               "mh_access tail");
-
-/* On the append path of every access: one 8-byte load and one test for
- * the flag bytes (the byte-by-byte form cost ~18 instructions an access):
- * has_linear and has_pc (second and third bytes) may only have their low
- * bit set, the reserved bytes none. Branch-free, so that a batch checks
- * with no branch per access. The stream is checked apart (stream_bad):
- * whether it is declared is the writer's, not the access's. */
-static inline int access_bad(const mh_access *a) {
-    static const uint8_t flag_mask[8] = {0, 0xfe, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff};
-    uint64_t tail, mask;
-    memcpy(&tail, &a->op, sizeof tail);
-    memcpy(&mask, flag_mask, sizeof mask);
-    return (a->size == 0) | (a->op >= MH_OP_COUNT) |
-           (a->physical + (a->size - 1u) < a->physical) | ((tail & mask) != 0);
-}
-
 static inline int stream_bad(const mh_writer *w, uint32_t s) {
     return !mh_writer_stream_declared(w, s);
 }
 
-/* Checks one access: access_bad() on the hot path, then, only for a bad one,
+/* Checks one access: mh_access_bad() on the hot path, then, only for a bad one,
  * the detail naming the access by id (and by index in a batch when batch is
  * set) and what is wrong with it. */
 static int check_access(const mh_writer *w, const mh_access *a, uint64_t id,
                         int batch, size_t i, mh_diag *d) {
-    if (!access_bad(a) && !stream_bad(w, a->stream))
+    if (!mh_access_bad(a) && !stream_bad(w, a->stream))
         return MH_OK;
     unsigned res = 0;
     for (size_t k = 0; k < sizeof a->reserved; k++)
@@ -713,7 +691,7 @@ int mh_writer_append(mh_writer *w, const mh_access *a) {
 static int batch_fail(mh_writer *w, const mh_access *a, size_t n, uint64_t prev,
                       size_t *bad) {
     size_t i = 0;
-    while (i < n && !access_bad(&a[i]) && !stream_bad(w, a[i].stream) &&
+    while (i < n && !mh_access_bad(&a[i]) && !stream_bad(w, a[i].stream) &&
            a[i].transition >= prev)
         prev = a[i++].transition;
     int rc = MH_EINVAL; /* unreachable when n holds a bad access */
@@ -756,13 +734,13 @@ int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
     mh_rec *r = w->buf + w->n;
     for (size_t i = 0; i < m; i++) {
         const mh_access *x = &a[i];
-        bad_seen |= access_bad(x) | (x->transition < prev);
+        bad_seen |= mh_access_bad(x) | (x->transition < prev);
         other |= x->stream ^ fast;
         to_rec(&r[i], x);
         prev = x->transition;
     }
     for (size_t i = m; i < n; i++) {
-        bad_seen |= access_bad(&a[i]) | (a[i].transition < prev);
+        bad_seen |= mh_access_bad(&a[i]) | (a[i].transition < prev);
         other |= a[i].stream ^ fast;
         prev = a[i].transition;
     }

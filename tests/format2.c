@@ -574,7 +574,8 @@ static void test_fsck(void) {
 /* ---- the 1.0 golden store ---------------------------------------------- */
 #ifdef MH_GOLDEN_DIR
 static void test_golden_1_0(void) {
-    const char *cands[] = {MH_GOLDEN_DIR "/tiny-1.0.store",
+    const char *cands[] = {MH_GOLDEN_DIR "/v1/tiny.store", /* where spec keeps it */
+                           MH_GOLDEN_DIR "/tiny-1.0.store",
                            MH_GOLDEN_DIR "/compat/tiny-1.0.store",
                            MH_GOLDEN_DIR "/tiny.store"};
     const char *dir = NULL;
