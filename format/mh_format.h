@@ -250,6 +250,23 @@
 #define MHF_MAX_ROWS_PER_BLOCK 65536u
 #define MHF_MAX_SLICE_ROWS (1u << 30)
 
+/* ---- address summary section (2.0, section type 6; summary_*.c) -------- */
+#define MHF_SUM_HEADER_SIZE 32u
+#define MHF_SUM_SHIFT 0            /* u32 granule_shift */
+#define MHF_SUM_ENTRY_COUNT 4      /* u32 */
+#define MHF_SUM_ENTRY_SIZE_OFF 8   /* u32 entry_size */
+#define MHF_SUM_RESERVED0 12       /* u32 = 0 */
+#define MHF_SUM_POSTING_COUNT 16   /* u64 */
+#define MHF_SUM_RESERVED1 24       /* u64 = 0 */
+#define MHF_SUM_ENTRY_SIZE 24u
+#define MHF_SUM_E_GRANULE 0        /* u64 */
+#define MHF_SUM_E_POSTING_FIRST 8  /* u64 */
+#define MHF_SUM_E_POSTING_COUNT 16 /* u32 */
+#define MHF_SUM_E_OP 20            /* u8 */
+#define MHF_SUM_E_RESERVED 21      /* 3 bytes = 0 */
+#define MHF_SUM_POSTING_SIZE 4u    /* u32 slice index */
+#define MHF_SUM_GRANULE_SHIFT 16u  /* what the writer writes: 64 KiB granules */
+
 /* ---- little-endian helpers --------------------------------------------- */
 static inline uint16_t mhf_load_u16(const void *p) {
     const uint8_t *b = (const uint8_t *)p;
@@ -287,6 +304,74 @@ static inline uint64_t mhf_zigzag(uint64_t diff) {
 }
 static inline uint64_t mhf_unzigzag(uint64_t z) {
     return (z >> 1) ^ (uint64_t)(-(int64_t)(z & 1));
+}
+
+/* Where section `type` (MHF_SECT_*) of the segment bytes seg[0..len) is,
+ * for 1.0 (fixed sections) and 2.0 (directory) alike: its offset, size and
+ * record count. Returns 0 when the header or directory is out of bounds or
+ * the section is absent. Tools and tests that poke at a segment's bytes use
+ * it; it trusts the file no further than its bounds (the library's reader
+ * is what validates). */
+static inline int mhf_seg_find(const uint8_t *seg, uint64_t len, uint32_t type,
+                               uint64_t *off, uint64_t *size, uint32_t *count) {
+    if (len < MHF_SEG_HEADER_SIZE)
+        return 0;
+    if (mhf_load_u16(seg + MHF_SEG_MAJOR) < 2) {
+        uint64_t o, n;
+        uint32_t c = 0;
+        switch (type) {
+        case MHF_SECT_DATA:
+            o = mhf_load_u64(seg + MHF_SEG_DATA_OFF);
+            n = mhf_load_u64(seg + MHF_SEG_DATA_SIZE);
+            break;
+        case MHF_SECT_DICT:
+            o = mhf_load_u64(seg + MHF_SEG_DICT_OFF);
+            n = mhf_load_u64(seg + MHF_SEG_DICT_SIZE);
+            break;
+        case MHF_SECT_SLICES:
+            o = mhf_load_u64(seg + MHF_SEG_SLICE_OFF);
+            c = mhf_load_u32(seg + MHF_SEG_SLICE_COUNT);
+            n = (uint64_t)c * MHF_SLICE_SIZE;
+            break;
+        case MHF_SECT_CHUNKS:
+            o = mhf_load_u64(seg + MHF_SEG_CHUNK_OFF);
+            c = mhf_load_u32(seg + MHF_SEG_CHUNK_COUNT);
+            n = (uint64_t)c * MHF_CHUNK_SIZE;
+            break;
+        case MHF_SECT_BLOCKS:
+            o = mhf_load_u64(seg + MHF_SEG_BLOCK_OFF);
+            c = mhf_load_u32(seg + MHF_SEG_BLOCK_COUNT);
+            n = (uint64_t)c * MHF_BLOCK_SIZE;
+            break;
+        default:
+            return 0;
+        }
+        if (o > len || n > len - o)
+            return 0;
+        *off = o;
+        *size = n;
+        *count = c;
+        return 1;
+    }
+    uint32_t nd = mhf_load_u32(seg + MHF2_SEG_DIR_COUNT);
+    uint32_t rs = mhf_load_u32(seg + MHF2_SEG_DIR_RECSZ);
+    uint64_t d = mhf_load_u64(seg + MHF2_SEG_DIR_OFF);
+    if (rs < MHF2_DIR_SIZE || d > len || (uint64_t)nd * rs > len - d)
+        return 0;
+    for (uint32_t i = 0; i < nd; i++) {
+        const uint8_t *e = seg + d + (uint64_t)i * rs;
+        if (mhf_load_u32(e + MHF2_DIR_TYPE) != type)
+            continue;
+        uint64_t o = mhf_load_u64(e + MHF2_DIR_OFFSET);
+        uint64_t n = mhf_load_u64(e + MHF2_DIR_BYTES);
+        if (o > len || n > len - o)
+            return 0;
+        *off = o;
+        *size = n;
+        *count = mhf_load_u32(e + MHF2_DIR_RECCOUNT);
+        return 1;
+    }
+    return 0;
 }
 
 /* The checks below pin the layout: a change here is a format change. */

@@ -44,6 +44,20 @@ static mh_block_layout full_layout(void) {
     return l;
 }
 
+/* The layout a decode-only mode reads with (SPEC.md 6, 7.3): 0 full 2.0,
+ * 1 2.0 with stream only, 2 2.0 base columns, 3 format 1.0 (no column
+ * lengths), 4 full 2.0 then a column of a newer minor (skipped by its
+ * length). */
+static mh_block_layout layout_of(uint32_t k) {
+    mh_block_layout l;
+    mh_block_layout_std(&l, k == 3 ? MHF1_VERSION_MAJOR : MHF_VERSION_MAJOR, k <= 1 || k == 4,
+                        k == 0 || k == 4);
+    if (k == 4)
+        l.kind[l.ncols++] = MH_COL_UNKNOWN;
+    return l;
+}
+static uint32_t g_layout; /* of the current input */
+
 static void rows_equal(const mh_rows *a, const mh_rows *b, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
         FUZZ_ASSERT(a->id_off[i] == b->id_off[i]);
@@ -104,7 +118,7 @@ static void mode_raw(const uint8_t *buf, size_t len, uint32_t n,
     mh_rows rows;
     rows_alloc(&rows, n);
     mh_diag d;
-    mh_block_layout lay = full_layout();
+    mh_block_layout lay = layout_of(g_layout);
     int rc = mh_block_decode_raw(buf, len, n, t_base, &lay, &rows, &d);
     FUZZ_ASSERT_NAMED(rc);
     if (rc == MH_OK) {
@@ -129,7 +143,7 @@ static void mode_comp(fuzz_producer *p, const uint8_t *buf, size_t len,
     rows_alloc(&rows, n);
     uint8_t *scratch = fuzz_malloc(raw_size);
     mh_diag d;
-    mh_block_layout lay = full_layout();
+    mh_block_layout lay = layout_of(g_layout);
     int rc = mh_block_decode(buf, (uint32_t)len, sum, raw_size, n, t_base, &lay,
                              scratch, &rows, &d);
     FUZZ_ASSERT_NAMED(rc);
@@ -177,7 +191,18 @@ static void mode_values(fuzz_producer *p, uint32_t n, uint64_t t_base) {
 
 static uint8_t *fixture;
 static size_t fixture_size;
-static uint64_t comp_old;
+
+/* The entry of section `type` in a 2.0 segment's directory. */
+static uint8_t *dir_entry(uint8_t *seg, uint32_t type) {
+    uint32_t n = mhf_load_u32(seg + MHF2_SEG_DIR_COUNT);
+    uint32_t rsz = mhf_load_u32(seg + MHF2_SEG_DIR_RECSZ);
+    uint8_t *dir = seg + mhf_load_u64(seg + MHF2_SEG_DIR_OFF);
+    for (uint32_t i = 0; i < n; i++)
+        if (mhf_load_u32(dir + (size_t)i * rsz + MHF2_DIR_TYPE) == type)
+            return dir + (size_t)i * rsz;
+    FUZZ_ASSERT_MSG(0, "the fixture lacks a section");
+    return NULL;
+}
 
 static void load_fixture(void) {
     if (fixture)
@@ -192,38 +217,28 @@ static void load_fixture(void) {
     fixture = fuzz_read_file(path, &fixture_size);
     FUZZ_ASSERT_MSG(fixture != NULL, "the one-block fixture has no segment 0");
     fuzz_rmtree(dir);
-    const uint8_t *h = fixture;
-    FUZZ_ASSERT(mhf_load_u32(h + MHF_SEG_BLOCK_COUNT) == 1);
-    const uint8_t *b = fixture + mhf_load_u64(h + MHF_SEG_BLOCK_OFF);
+    /* a 2.0 segment whose data section (first, at 256) is its one block */
+    FUZZ_ASSERT(mhf_load_u16(fixture + MHF_SEG_MAJOR) == MHF_VERSION_MAJOR);
+    uint8_t *data = dir_entry(fixture, MHF_SECT_DATA), *bl = dir_entry(fixture, MHF_SECT_BLOCKS);
+    FUZZ_ASSERT(mhf_load_u64(data + MHF2_DIR_OFFSET) == MHF_SEG_HEADER_SIZE);
+    FUZZ_ASSERT(mhf_load_u32(bl + MHF2_DIR_RECCOUNT) == 1);
+    const uint8_t *b = fixture + mhf_load_u64(bl + MHF2_DIR_OFFSET);
     FUZZ_ASSERT(mhf_load_u64(b + MHF_BLOCK_OFFSET) == MHF_SEG_HEADER_SIZE);
-    comp_old = mhf_load_u32(b + MHF_BLOCK_COMP_SIZE);
-    FUZZ_ASSERT(comp_old == mhf_load_u64(h + MHF_SEG_DATA_SIZE));
+    FUZZ_ASSERT(mhf_load_u32(b + MHF_BLOCK_COMP_SIZE) == mhf_load_u64(data + MHF2_DIR_BYTES));
 }
 
 /* The fixture with its block's bytes replaced by comp (raw_size bytes
- * once decompressed), every offset after it moved and every checksum
+ * once decompressed), every section after it moved and every checksum
  * recomputed; then opened and exercised. */
 static void mode_reader(const uint8_t *comp, size_t clen, uint32_t raw_size) {
     load_fixture();
-    size_t tail = fixture_size - MHF_SEG_HEADER_SIZE - (size_t)comp_old;
-    size_t size = MHF_SEG_HEADER_SIZE + clen + tail;
-    uint8_t *seg = fuzz_malloc(size);
-    memcpy(seg, fixture, MHF_SEG_HEADER_SIZE);
-    if (clen)
-        memcpy(seg + MHF_SEG_HEADER_SIZE, comp, clen);
-    memcpy(seg + MHF_SEG_HEADER_SIZE + clen,
-           fixture + MHF_SEG_HEADER_SIZE + comp_old, tail);
-    int64_t delta = (int64_t)clen - (int64_t)comp_old;
-    mhf_store_u64(seg + MHF_SEG_DATA_SIZE, clen);
-    static const unsigned moved[] = {MHF_SEG_DICT_OFF, MHF_SEG_SLICE_OFF,
-                                     MHF_SEG_CHUNK_OFF, MHF_SEG_BLOCK_OFF};
-    for (int i = 0; i < 4; i++)
-        mhf_store_u64(seg + moved[i],
-                      (uint64_t)((int64_t)mhf_load_u64(seg + moved[i]) + delta));
-    uint8_t *b = seg + mhf_load_u64(seg + MHF_SEG_BLOCK_OFF);
+    size_t size = 0;
+    uint8_t *seg = fuzz_segment_put_section(fixture, fixture_size, MHF_SECT_DATA,
+                                            MHF_SECT_REQUIRED, comp, clen, &size);
+    uint8_t *b = seg + mhf_load_u64(dir_entry(seg, MHF_SECT_BLOCKS) + MHF2_DIR_OFFSET);
     mhf_store_u32(b + MHF_BLOCK_COMP_SIZE, (uint32_t)clen);
     mhf_store_u32(b + MHF_BLOCK_RAW_SIZE, raw_size);
-    mhf_store_u64(seg + MHF_SEG_RAW_SIZE, raw_size);
+    mhf_store_u64(seg + MHF2_SEG_RAW_SIZE, raw_size);
     fuzz_segment_fix(seg, size);
 
     char dir[FUZZ_PATH_MAX];
@@ -268,6 +283,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                      : fuzz_producer_u32_range(&p, 1, MAX_ROWS);
     uint64_t t_base = fuzz_producer_bool(&p) ? fuzz_producer_u64(&p)
                                              : fuzz_producer_u32_range(&p, 0, 100);
+    g_layout = fuzz_producer_u32_range(&p, 0, 4);
     switch (mode) {
     case 0:
         mode_raw(payload, len, n, t_base);

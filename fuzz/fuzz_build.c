@@ -90,6 +90,58 @@ uint64_t fuzz_build_store(const char *dir, enum fuzz_store_kind kind,
     case FUZZ_STORE_EMPTY:
         FUZZ_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
         break;
+    case FUZZ_STORE_STREAMS: {
+        /* what format 2.0 adds: streams (declared, with metadata), pcs on
+         * most rows, windows (one across the commit, one empty), so every
+         * dictionary table, the stream and pc columns and the address
+         * summary are in the segments */
+        o.slice_accesses = 16;
+        FUZZ_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
+        for (uint32_t id = 1; id <= 2; id++) {
+            mh_stream_info si;
+            mh_stream_info_init(&si);
+            si.id = id;
+            si.kind = MH_STREAM_THREAD;
+            si.parent = 0;
+            si.tid = 100 + id;
+            si.name = id == 1 ? "worker-1" : "worker-2";
+            FUZZ_OK(mh_writer_stream_declare(w, &si));
+        }
+        FUZZ_OK(mh_writer_stream_set_meta(w, 2, "role", "io"));
+        FUZZ_OK(mh_writer_set_meta(w, "tool", "fuzz_build streams"));
+        for (int c = 0; c < 2; c++) {
+            for (size_t i = 0; i < 100; i++) {
+                if (i == 10 && c == 0)
+                    FUZZ_OK(mh_writer_window_begin(w, 1));
+                if (i == 30 && c == 0)
+                    FUZZ_OK(mh_writer_window_end(w));
+                if (i == 80 && c == 0)
+                    FUZZ_OK(mh_writer_window_begin(w, 2)); /* ends in commit 2 */
+                if (i == 20 && c == 1) {
+                    FUZZ_OK(mh_writer_window_end(w));
+                    FUZZ_OK(mh_writer_window_begin(w, 3)); /* empty */
+                    FUZZ_OK(mh_writer_window_end(w));
+                }
+                mh_access a;
+                memset(&a, 0, sizeof a);
+                uint64_t r = lcg(&seed);
+                if (r % 3 == 0)
+                    t++;
+                a.transition = t;
+                a.physical = 0x1000 + (r % 5) * 0x10000 + (lcg(&seed) % 64) * 8;
+                a.size = 1u << (r % 4);
+                a.op = (uint8_t)(r % 3);
+                a.stream = (uint32_t)(c == 1 && i >= 50 ? 0 : r % 3);
+                a.has_pc = (uint8_t)(r % 7 != 0);
+                a.pc = a.has_pc ? 0x400000 + (r % 97) * 4 : 0;
+                FUZZ_OK(mh_writer_append(w, &a));
+            }
+            FUZZ_OK(mh_writer_commit(w));
+            save_manifest(dir, manifests, c);
+        }
+        total = 200;
+        break;
+    }
     case FUZZ_STORE_META_ONLY:
         FUZZ_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
         FUZZ_OK(mh_writer_set_meta(w, "trace", "none yet"));

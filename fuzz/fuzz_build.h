@@ -15,7 +15,8 @@ enum fuzz_store_kind {
     FUZZ_STORE_EXEC_SPARSE = 2,    /* executes, absent linears, sparse transitions */
     FUZZ_STORE_EMPTY = 3,          /* created and closed: no access */
     FUZZ_STORE_META_ONLY = 4,      /* metadata committed, no access */
-    FUZZ_STORE_KINDS = 5
+    FUZZ_STORE_STREAMS = 5,        /* format 2.0: 3 streams, pcs, windows over 2 commits */
+    FUZZ_STORE_KINDS = 6
 };
 
 /* Writes store kind at dir (which must not exist). When manifests is not

@@ -90,7 +90,7 @@ static void emit_store_files(const char *dir, const char *prefix) {
 
 static void gen_stores(const char *work) {
     static const char *const names[FUZZ_STORE_KINDS] = {
-        "three", "oneblock", "execsparse", "empty", "metaonly"};
+        "three", "oneblock", "execsparse", "empty", "metaonly", "streams"};
     for (int k = 0; k < FUZZ_STORE_KINDS; k++) {
         char dir[FUZZ_PATH_MAX], mans[FUZZ_PATH_MAX];
         fuzz_join(dir, sizeof dir, work, names[k]);
@@ -126,21 +126,39 @@ static void gen_stores(const char *work) {
 /* ---- blocks ----------------------------------------------------------- */
 
 /* The tail fuzz_block_decode reads: nparams, mode, "one in 64", n, bool,
- * t_base, then the mode's own parameters (extra). */
-static void block_tail(tail *t, uint32_t mode, uint32_t n, uint32_t t_base,
-                       const tail *extra) {
+ * t_base, layout, then the mode's own parameters (extra). */
+static void block_tail_layout(tail *t, uint32_t mode, uint32_t n, uint32_t t_base,
+                              uint32_t layout, const tail *extra) {
     tail body = {{0}, 0};
     tail_push(&body, mode, 4);
     tail_push(&body, 0, 63);      /* not the rare huge row count */
     tail_push(&body, n - 1, 511); /* n in [1, 512] */
     tail_push(&body, 0, 1);       /* small t_base */
     tail_push(&body, t_base, 100);
+    tail_push(&body, layout, 4);
     for (size_t i = 0; extra && i < extra->n; i++)
         body.b[body.n++] = extra->b[i];
     t->n = 0;
     tail_push(t, body.n, 24);
     memcpy(t->b + t->n, body.b, body.n);
     t->n += body.n;
+}
+
+static void block_tail(tail *t, uint32_t mode, uint32_t n, uint32_t t_base,
+                       const tail *extra) {
+    block_tail_layout(t, mode, n, t_base, 0, extra);
+}
+
+/* Offset of section `type` of a 2.0 segment (SPEC.md 5.2). */
+static uint64_t section_off(const uint8_t *seg, uint32_t type) {
+    uint32_t n = mhf_load_u32(seg + MHF2_SEG_DIR_COUNT);
+    uint32_t rsz = mhf_load_u32(seg + MHF2_SEG_DIR_RECSZ);
+    const uint8_t *dir = seg + mhf_load_u64(seg + MHF2_SEG_DIR_OFF);
+    for (uint32_t i = 0; i < n; i++)
+        if (mhf_load_u32(dir + (size_t)i * rsz + MHF2_DIR_TYPE) == type)
+            return mhf_load_u64(dir + (size_t)i * rsz + MHF2_DIR_OFFSET);
+    FUZZ_ASSERT_MSG(0, "a fixture segment lacks a section");
+    return 0;
 }
 
 static void gen_blocks(const char *work) {
@@ -154,11 +172,11 @@ static void gen_blocks(const char *work) {
     size_t size;
     uint8_t *seg = fuzz_read_file(path, &size);
     FUZZ_ASSERT(seg != NULL);
-    const uint8_t *b = seg + mhf_load_u64(seg + MHF_SEG_BLOCK_OFF);
+    const uint8_t *b = seg + section_off(seg, MHF_SECT_BLOCKS);
     uint64_t off = mhf_load_u64(b + MHF_BLOCK_OFFSET);
     uint32_t comp = mhf_load_u32(b + MHF_BLOCK_COMP_SIZE);
     uint32_t raw_size = mhf_load_u32(b + MHF_BLOCK_RAW_SIZE);
-    const uint8_t *sl = seg + mhf_load_u64(seg + MHF_SEG_SLICE_OFF);
+    const uint8_t *sl = seg + section_off(seg, MHF_SECT_SLICES);
     uint32_t n = mhf_load_u32(sl + MHF_SLICE_COUNT);
     uint64_t t_first = mhf_load_u64(sl + MHF_SLICE_T_FIRST);
     FUZZ_ASSERT(n >= 1 && n <= 512 && t_first <= 100);
@@ -179,8 +197,82 @@ static void gen_blocks(const char *work) {
     emit_with_tail("fuzz_block_decode", "reader-comp", seg + off, comp, &t);
     block_tail(&t, 2, 40, 0, NULL);
     emit_with_tail("fuzz_block_decode", "values", raw, raw_size, &t);
+    /* the same raw block read with every layout (SPEC.md 6): the fixture
+     * has stream 0 and no pc, so its blocks end before the stream column */
+    static const char *const lnames[] = {"raw-full", "raw-stream", "raw-base", "raw-v1",
+                                         "raw-future"};
+    for (uint32_t k = 1; k < 5; k++) {
+        block_tail_layout(&t, 0, n, (uint32_t)t_first, k, NULL);
+        emit_with_tail("fuzz_block_decode", lnames[k], raw, raw_size, &t);
+    }
     free(raw);
     free(seg);
+    fuzz_rmtree(dir);
+}
+
+/* ---- sections (fuzz_section) ----------------------------------------- */
+
+/* Bytes of section `type` of a 2.0 segment, NULL when absent. */
+static const uint8_t *section_get(const uint8_t *seg, uint32_t type, size_t *len) {
+    uint32_t n = mhf_load_u32(seg + MHF2_SEG_DIR_COUNT);
+    uint32_t rsz = mhf_load_u32(seg + MHF2_SEG_DIR_RECSZ);
+    const uint8_t *dir = seg + mhf_load_u64(seg + MHF2_SEG_DIR_OFF);
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = dir + (size_t)i * rsz;
+        if (mhf_load_u32(e + MHF2_DIR_TYPE) == type) {
+            *len = (size_t)mhf_load_u64(e + MHF2_DIR_BYTES);
+            return seg + mhf_load_u64(e + MHF2_DIR_OFFSET);
+        }
+    }
+    return NULL;
+}
+
+/* The tail fuzz_section reads: nparams, which, segment, type, flags. */
+static void section_tail(tail *t, uint32_t which, uint32_t seg, uint32_t type,
+                         uint32_t flags) {
+    tail body = {{0}, 0};
+    tail_push(&body, which, 3);
+    tail_push(&body, seg, 1);
+    tail_push(&body, type - 7, 0xffff - 7);
+    tail_push(&body, flags, 1);
+    t->n = 0;
+    tail_push(t, body.n, 8);
+    memcpy(t->b + t->n, body.b, body.n);
+    t->n += body.n;
+}
+
+static void gen_sections(const char *work) {
+    char dir[FUZZ_PATH_MAX], path[FUZZ_PATH_MAX], name[64];
+    fuzz_join(dir, sizeof dir, work, "sections");
+    fuzz_rmtree(dir);
+    fuzz_build_store(dir, FUZZ_STORE_STREAMS, NULL);
+    static const uint32_t types[3] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY};
+    static const char *const tnames[3] = {"dict", "slices", "summary"};
+    for (uint32_t seg = 0; seg < 2; seg++) {
+        fuzz_segment_name(name, seg);
+        fuzz_join(path, sizeof path, dir, name);
+        size_t size;
+        uint8_t *buf = fuzz_read_file(path, &size);
+        FUZZ_ASSERT(buf != NULL);
+        tail t;
+        for (uint32_t w = 0; w < 3; w++) {
+            size_t len = 0;
+            const uint8_t *p = section_get(buf, types[w], &len);
+            FUZZ_ASSERT_MSG(p != NULL, "the streams fixture lacks a section");
+            section_tail(&t, w, seg, 7, 0);
+            snprintf(name, sizeof name, "%s-%u", tnames[w], seg);
+            emit_with_tail("fuzz_section", name, p, len, &t);
+        }
+        /* unknown sections: skipped when not required, refused when required */
+        static const char blob[] = "a section of a later minor";
+        section_tail(&t, 3, seg, 7, 0);
+        snprintf(name, sizeof name, "unknown-%u", seg);
+        emit_with_tail("fuzz_section", name, blob, sizeof blob, &t);
+        section_tail(&t, 3, seg, 0x100, 1);
+        snprintf(name, sizeof name, "unknown-required-%u", seg);
+        emit_with_tail("fuzz_section", name, blob, sizeof blob, &t);
+        free(buf);
+    }
     fuzz_rmtree(dir);
 }
 
@@ -271,6 +363,7 @@ int main(int argc, char **argv) {
     fuzz_mkdir(work);
     gen_stores(work);
     gen_blocks(work);
+    gen_sections(work);
     gen_traces();
     gen_programs();
     return 0;

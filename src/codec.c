@@ -89,80 +89,103 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
     return p;
 }
 
-/* A column is encoded COL_GAP bytes after its start, then moved down
- * behind its length: no column of a block is 2^21 bytes long. */
-#define COL_GAP 3u
+/* A column is encoded `gap` bytes after its start, gap being the length
+ * of the varint of the largest length the column can have; its length
+ * then goes in front, and the column moves down only when its length
+ * takes fewer bytes than that (a column of a few rows). No column of a
+ * block is 2^21 bytes long. */
+#define COL_GAP_MAX 3u
 _Static_assert((uint64_t)MHF_MAX_ROWS_PER_BLOCK * 10u +
                        MHF_MAX_ROWS_PER_BLOCK / 8u < (1u << 21),
                "a column's length fits three varint bytes");
 
-static inline uint8_t *col_close(uint8_t *start, uint8_t *end) {
-    size_t len = (size_t)(end - start) - COL_GAP;
-    uint8_t lenb[COL_GAP];
+static inline size_t varint_len(uint64_t v) {
+    size_t k = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        k++;
+    }
+    return k;
+}
+
+static inline uint8_t *col_close(uint8_t *start, uint8_t *end, size_t gap) {
+    size_t len = (size_t)(end - start) - gap;
+    uint8_t lenb[COL_GAP_MAX];
     size_t k = (size_t)(put_varint(lenb, len) - lenb);
+    if (k == gap) {
+        memcpy(start, lenb, k);
+        return end;
+    }
+    /* shorter: move the column down (the length of a column never takes
+     * more bytes than the length of the largest one) */
+    memmove(start + k, start + gap, len);
     memcpy(start, lenb, k);
-    if (k != COL_GAP)
-        memmove(start + k, start + COL_GAP, len);
     return start + k + len;
 }
 
 size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const mh_rows *c,
                            uint64_t t_base, int stream, int pc) {
+    /* the columns in locals: the byte stores through q may alias anything,
+     * so pointers read through c would be reloaded after each of them */
+    const uint32_t *id_off = c->id_off, *size = c->size, *stv = c->stream;
+    const uint64_t *t = c->t, *phy = c->phy, *lin = c->lin, *pcv = c->pc;
+    const uint8_t *has_lin = c->has_lin, *has_pc = c->has_pc;
     uint8_t *p = raw, *q;
     uint64_t prev = UINT64_MAX; /* -1: the first delta is the id offset */
-    q = p + COL_GAP;
-    for (uint32_t i = 0; i < n; i++) {
-        q = put_varint(q, mhf_zigzag((uint64_t)c->id_off[i] - prev - 1u));
-        prev = c->id_off[i];
-    }
-    p = col_close(p, q);
-    prev = t_base;
-    q = p + COL_GAP;
-    for (uint32_t i = 0; i < n; i++) {
-        q = put_varint(q, mhf_zigzag(c->t[i] - prev));
-        prev = c->t[i];
-    }
-    p = col_close(p, q);
-    prev = 0;
-    q = p + COL_GAP;
-    for (uint32_t i = 0; i < n; i++) {
-        q = put_varint(q, mhf_zigzag(c->phy[i] - prev));
-        prev = c->phy[i];
-    }
-    p = col_close(p, q);
     size_t bitmap = ((size_t)n + 7u) / 8u;
-    q = p + COL_GAP;
+    const size_t gap = varint_len((uint64_t)n * 10u + bitmap);
+    q = p + gap;
+    for (uint32_t i = 0; i < n; i++) {
+        q = put_varint(q, mhf_zigzag((uint64_t)id_off[i] - prev - 1u));
+        prev = id_off[i];
+    }
+    p = col_close(p, q, gap);
+    prev = t_base;
+    q = p + gap;
+    for (uint32_t i = 0; i < n; i++) {
+        q = put_varint(q, mhf_zigzag(t[i] - prev));
+        prev = t[i];
+    }
+    p = col_close(p, q, gap);
+    prev = 0;
+    q = p + gap;
+    for (uint32_t i = 0; i < n; i++) {
+        q = put_varint(q, mhf_zigzag(phy[i] - prev));
+        prev = phy[i];
+    }
+    p = col_close(p, q, gap);
+    q = p + gap;
     memset(q, 0, bitmap);
     for (uint32_t i = 0; i < n; i++)
-        q[i >> 3] |= (uint8_t)(c->has_lin[i] << (i & 7u));
+        q[i >> 3] |= (uint8_t)(has_lin[i] << (i & 7u));
     q += bitmap;
     for (uint32_t i = 0; i < n; i++)
-        if (c->has_lin[i])
-            q = put_varint(q, mhf_zigzag(c->lin[i] - c->phy[i]));
-    p = col_close(p, q);
-    q = p + COL_GAP;
+        if (has_lin[i])
+            q = put_varint(q, mhf_zigzag(lin[i] - phy[i]));
+    p = col_close(p, q, gap);
+    q = p + gap;
     for (uint32_t i = 0; i < n; i++)
-        q = put_varint(q, c->size[i]);
-    p = col_close(p, q);
+        q = put_varint(q, size[i]);
+    p = col_close(p, q, gap);
     if (stream || pc) {
-        q = p + COL_GAP;
+        q = p + gap;
         for (uint32_t i = 0; i < n; i++)
-            q = put_varint(q, c->stream[i]);
-        p = col_close(p, q);
+            q = put_varint(q, stv[i]);
+        p = col_close(p, q, gap);
     }
     if (pc) {
-        q = p + COL_GAP;
+        q = p + gap;
         memset(q, 0, bitmap);
         for (uint32_t i = 0; i < n; i++)
-            q[i >> 3] |= (uint8_t)(c->has_pc[i] << (i & 7u));
+            q[i >> 3] |= (uint8_t)(has_pc[i] << (i & 7u));
         q += bitmap;
         prev = 0;
         for (uint32_t i = 0; i < n; i++)
-            if (c->has_pc[i]) {
-                q = put_varint(q, mhf_zigzag(c->pc[i] - prev));
-                prev = c->pc[i];
+            if (has_pc[i]) {
+                q = put_varint(q, mhf_zigzag(pcv[i] - prev));
+                prev = pcv[i];
             }
-        p = col_close(p, q);
+        p = col_close(p, q, gap);
     }
     return (size_t)(p - raw);
 }

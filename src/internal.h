@@ -109,6 +109,7 @@ int mh_diag_code(mh_diag *d, int code);
 #define MH_COLUMN_INFO_SIZE_1 MH_SIZE_UPTO(mh_column_info, nullable)
 #define MH_VERIFY_RESULT_SIZE_1 MH_SIZE_UPTO(mh_verify_result, repaired)
 #define MH_READER_OPTIONS_SIZE_1 MH_SIZE_UPTO(mh_reader_options, cache_bytes)
+#define MH_STREAM_INFO_SIZE_1 MH_SIZE_UPTO(mh_stream_info, transition_last)
 
 /* Reads an input struct: *local holds the defaults on entry and gets the
  * caller's min(struct_size, lib_size) bytes, with struct_size = lib_size.
@@ -358,6 +359,7 @@ typedef struct mh_seg {
     uint64_t dict_sum, slice_sum, chunk_sum, block_sum; /* as stored */
     mh_dict dict;
     _Atomic uint8_t *slice_ok; /* per slice: index checksum verified */
+    _Atomic int summary_ok; /* address summary checked (summary_read.c) */
 } mh_seg;
 
 /* A validated slice record. */
@@ -462,16 +464,45 @@ int mh_store_seg_check(const mh_seg *s, const mh_manrec *rec, int named,
                        mh_diag *d);
 
 /* ---- reader (reader.c) ---------------------------------------------- */
+/* Opening reads the MANIFEST only (issue 10: a cold open costs the same
+ * for 1 segment or 10^5). A segment is mapped, validated and checked
+ * against its MANIFEST record the first time something needs it
+ * (mh_reader_seg); the binary searches over segments use the records. */
+enum { MH_SEG_UNOPENED = 0, MH_SEG_OPEN = 1 }; /* else: the failed open's code */
+
+/* A store-level stream (mh_reader_stream_*): the newest segment's
+ * description, its accesses and transition range over every segment, and
+ * its metadata (a run of the newest dictionary's stream_meta). */
+typedef struct mh_rstream {
+    mh_stream_info info;
+    size_t meta_first, nmeta;
+} mh_rstream;
+
 struct mh_reader {
     char *path;
-    mh_seg *segs;
+    uint16_t major;      /* the MANIFEST's: its segments must have it too */
+    mh_manrec *recs;     /* the MANIFEST's records, one per segment */
+    mh_seg *segs;        /* segs[i] is valid once seg_state[i] == MH_SEG_OPEN */
+    _Atomic int *seg_state;
+    mh_diag **seg_err;   /* detail of a failed open, kept for every later call */
+    pthread_mutex_t open_mu; /* serializes lazy segment opens */
     size_t nsegs;
     size_t *live;      /* indexes of segments with accesses, in id order */
     size_t nlive;
-    uint32_t max_rows_per_block;
+    _Atomic uint32_t max_rows_per_block; /* of the segments opened so far */
     size_t cache_bytes; /* decoded blocks each query context may keep */
+    uint64_t manifest_bytes;
+    /* tables built on first use, under tab_mu (each once; a failure is
+     * returned again by every later call, with its detail) */
+    pthread_mutex_t tab_mu;
+    _Atomic int stats_state, streams_state, windows_state;
+    mh_diag tab_err[3];
     mh_stats stats;
-    const mh_dict *dict; /* newest segment's, or NULL */
+    mh_rstream *streams;
+    size_t nstreams;
+    mh_window_info *windows;
+    size_t nwindows;
+    int summary_off;     /* tests: queries ignore address summaries */
     /* query contexts (scratch and decoded-block caches) kept between
      * mh_query_run calls; any thread takes one under the mutex */
     pthread_mutex_t pool_mu;
@@ -482,6 +513,15 @@ struct mh_reader {
     pthread_mutex_t err_mu;
     mh_diag err;
 };
+
+/* Segment i of r, opened (and checked against its MANIFEST record) on the
+ * first call; thread-safe. A failed open fails every call with the same
+ * code and detail line (the file name leads it, as an eager open gave). */
+int mh_reader_seg(const mh_reader *r, size_t i, const mh_seg **out, mh_diag *d);
+
+/* The store's windows (built on first use): MH_ENOTFOUND when absent. */
+int mh_reader_window_get(const mh_reader *r, uint64_t window,
+                         mh_window_info *out, mh_diag *d);
 
 /* Keeps d as r's error detail (under r->err_mu). */
 void mh_reader_set_error(const mh_reader *r, const mh_diag *d);
@@ -523,18 +563,24 @@ void mh_radix_sort(mh_sort_scratch *s, uint64_t *key, uint32_t *val,
 
 /* ---- slice building (slice_build.c) and segment writing (segment_write.c) */
 /* The address summary hook points (summary_build.c fills them in; a NULL
- * hook means no address summary section). slice_keys computes the sorted
- * unique keys (granule << 2 | op) of the slice rows a[0..n) into
- * b->sum_keys (host-order u64s; it may use the builder's scratch arrays,
- * which hold at least n entries). serialize builds the section's bytes
- * from the segment's slices' keys: keys[first[s] .. first[s+1]) are slice
- * s's, for s < nslices. */
+ * hook means no address summary section). slice_keys starts a slice (rows
+ * a[0..n)); ranges then gets, for each operation with rows, the exact
+ * merged ranges [lo[i], hi[i]] of its rows (sorted, disjoint, not
+ * touching) and adds their keys (granule << 2 | op) to b->sum_keys
+ * (host-order u64s, unique, in no particular order; a single
+ * MH_SUM_OVERFLOW when the slice meets too many granules to list).
+ * serialize builds the section's bytes from the segment's slices' keys:
+ * keys[first[s] .. first[s+1]) are slice s's, for s < nslices, count the
+ * segment's accesses (its size budget: it may coarsen the granules); it
+ * leaves out as it is when there must be no section. */
 typedef struct mh_builder mh_builder;
 typedef struct mh_rec mh_rec;
 typedef struct mh_summary_hooks {
     int (*slice_keys)(mh_builder *b, const mh_rec *a, uint32_t n);
+    void (*ranges)(mh_builder *b, unsigned op, const uint64_t *lo,
+                   const uint64_t *hi, uint32_t n);
     int (*serialize)(const uint64_t *keys, const uint32_t *first,
-                     uint32_t nslices, mh_buf *out);
+                     uint32_t nslices, uint64_t count, mh_buf *out);
 } mh_summary_hooks;
 
 typedef struct mh_segw_config {
@@ -671,5 +717,133 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
                  mh_diag *d);
 /* Closes and removes the unsealed file; frees w. NULL accepted. */
 void mh_segw_destroy(mh_segw *w);
+
+/* ---- address summary (summary_build.c, summary_read.c) -------------- */
+/* Section 6 of a 2.0 segment: for each 64 KiB granule and operation, the
+ * slices with a row of that operation meeting the granule. Writers build it
+ * through the mh_summary_hooks above; queries on a narrow address range
+ * visit only the slices it lists. */
+
+/* A key: granule << 2 | op, granule = address >> shift (< 2^50 at shift
+ * 16). MH_SUM_OVERFLOW, never a key, alone in a slice's list means the
+ * slice met too many granules to list (the segment then gets no summary). */
+#define MH_SUM_OVERFLOW UINT64_MAX
+#define MH_SUM_SLICE_KEYS_MAX (1u << 22)
+
+/* Collects the distinct keys of some rows in buf, used as an
+ * open-addressing table (buf's memory only: no other allocation kept). */
+typedef struct mh_sumset {
+    mh_buf *buf;
+    uint64_t *tab;
+    uint32_t mask, shift_bits, n;
+    int overflow;
+    uint64_t last[MHF_OP_COUNT]; /* last key added per op: runs are free */
+} mh_sumset;
+
+/* Starts an empty set in buf (its contents are dropped); hint: how many
+ * rows will be added. */
+int mh_sumset_begin(mh_sumset *s, mh_buf *buf, uint32_t hint);
+/* Adds the keys of a row [phy, phy + size - 1] of operation op (size >= 1,
+ * no wrap). */
+int mh_sumset_add_slow(mh_sumset *s, uint64_t key, uint64_t g_last,
+                       unsigned op);
+static inline int mh_sumset_add(mh_sumset *s, uint64_t phy, uint32_t size,
+                                unsigned op) {
+    uint64_t g = phy >> MHF_SUM_GRANULE_SHIFT;
+    uint64_t g_last = (phy + (size - 1u)) >> MHF_SUM_GRANULE_SHIFT;
+    uint64_t key = g << 2 | op;
+    if (key == s->last[op] && g == g_last)
+        return MH_OK;
+    return mh_sumset_add_slow(s, key, g_last, op);
+}
+/* Ends the set: buf then holds its keys, sorted, n x u64 (host order),
+ * buf->n = 8 n; or the single key MH_SUM_OVERFLOW. sort: a radix sort
+ * scratch (contents need no initialisation), or NULL to allocate one. */
+int mh_sumset_end(mh_sumset *s, mh_sort_scratch *sort);
+
+/* The hooks (mh_summary_hooks, above): slice_keys empties b->sum_keys,
+ * ranges adds an operation's keys, serialize builds section 6 into out
+ * (appended), or leaves out as it is when some slice overflowed or there is
+ * no slice: then the segment has no summary. */
+int mh_summary_slice_keys(mh_builder *b, const mh_rec *a, uint32_t n);
+void mh_summary_ranges(mh_builder *b, unsigned op, const uint64_t *lo,
+                       const uint64_t *hi, uint32_t n);
+int mh_summary_serialize(const uint64_t *keys, const uint32_t *first,
+                         uint32_t nslices, uint64_t count, mh_buf *out);
+/* The hooks a writer uses to write the summary. */
+const mh_summary_hooks *mh_summary_hooks_default(void);
+
+/* A checked summary section, read in place. */
+typedef struct mh_sum_view {
+    const uint8_t *entries, *postings;
+    uint32_t nentries, entry_size, shift;
+    uint64_t nposting;
+} mh_sum_view;
+
+/* Validates section bytes p[0..size) (file offset base_off, for details)
+ * of a segment of minor version `minor` with nslices slices: sizes,
+ * reserved fields, entries sorted and unique, posting ranges tiling the
+ * postings, each entry's postings increasing and < nslices. The checksum
+ * is the caller's (mh_summary_view). MH_ECORRUPT / MH_EVERSION. */
+int mh_summary_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
+                     uint16_t minor, uint32_t nslices, mh_sum_view *out,
+                     mh_diag *d);
+/* The segment's summary, checked (checksum and mh_summary_parse) on first
+ * use and remembered in seg->summary_ok. MH_ENOTFOUND when the segment has
+ * none. */
+int mh_summary_view(const mh_seg *seg, mh_sum_view *out, mh_diag *d);
+
+/* Candidate slices of one query in one segment: a lazy merge of the
+ * postings of the entries (granule, op) the query's range and operations
+ * meet. */
+#define MH_SUM_MAX_GRANULES 64u
+typedef struct mh_sum_iter {
+    uint32_t n;
+    struct {
+        const uint8_t *post;
+        uint32_t count, lo, hi; /* candidates among post[lo, hi) */
+    } e[MH_SUM_MAX_GRANULES * MHF_OP_COUNT];
+} mh_sum_iter;
+/* 1: it lists the candidates (possibly none); 0: every slice is one (the
+ * range spans more than MH_SUM_MAX_GRANULES granules). */
+int mh_sum_iter_init(mh_sum_iter *it, const mh_sum_view *v, uint64_t a,
+                     uint64_t b, uint32_t ops);
+/* The first candidate >= s / the last candidate <= s; UINT32_MAX: none.
+ * Calls of one iterator go one way: next with s not decreasing, prev with
+ * s not increasing. */
+uint32_t mh_sum_next(mh_sum_iter *it, uint32_t s);
+uint32_t mh_sum_prev(mh_sum_iter *it, uint32_t s);
+/* For a query of seg on [a, b] with ops: 1 and it filled when the summary
+ * narrows the slices, 0 when every slice is a candidate (no summary, a wide
+ * range), or an error of mh_summary_view. */
+int mh_summary_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
+                     mh_sum_iter *it, mh_diag *d);
+
+/* fsck: whether v lists slice s under each of the slice's keys keys[0..n)
+ * (unique, made at MHF_SUM_GRANULE_SHIFT; taken to v's coarser granules
+ * when its shift is larger); *listed gets how many postings that makes.
+ * The caller checks that these add up to v->nposting over all slices,
+ * which makes the correspondence exact. MH_ECORRUPT. */
+int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
+                           const uint64_t *keys, size_t n, uint64_t base_off,
+                           uint64_t *listed, mh_diag *d);
+
+/* fsck's check of a segment's summary (verify.c): begin (checksum and
+ * fields, else the error), then per slice slice_begin, the rows through
+ * mh_sumset_add(&f->set, ...) while f->on, slice_end (rows_ok 0: the slice
+ * failed its own checks, the summary is not judged further); end compares
+ * the totals. Each reports at most one problem; f->on drops after it. */
+typedef struct mh_sum_fsck {
+    int on;
+    mh_sum_view v;
+    uint64_t off, listed;
+    mh_buf buf;
+    mh_sumset set;
+} mh_sum_fsck;
+int mh_sum_fsck_begin(mh_sum_fsck *f, const mh_seg *seg, mh_diag *d);
+int mh_sum_fsck_slice_begin(mh_sum_fsck *f, uint32_t nrows);
+int mh_sum_fsck_slice_end(mh_sum_fsck *f, uint32_t si, int rows_ok, mh_diag *d);
+int mh_sum_fsck_end(mh_sum_fsck *f, mh_diag *d);
+void mh_sum_fsck_free(mh_sum_fsck *f);
 
 #endif /* MH_INTERNAL_H */

@@ -37,10 +37,19 @@ int mh_manifest_parse(const uint8_t *p, size_t size, mh_manifest *out,
     MH_CHECK((flags & 0xffffu) == 0, MH_EVERSION, d, MHF_MAN_FLAGS,
              "MANIFEST uses unknown incompatible features %04x",
              flags & 0xffffu);
-    MH_CHECK(hsz >= MHF_MAN_HEADER_SIZE && hsz <= 4096, MH_ECORRUPT, d,
-             MHF_MAN_HEADER_SIZE_OFF, "MANIFEST header size %u", hsz);
-    MH_CHECK(recsz >= MHF_MAN_REC_SIZE && recsz <= 4096, MH_ECORRUPT, d,
-             MHF_MAN_RECSZ, "MANIFEST record size %u", recsz);
+    /* the one reserved/size rule (SPEC.md 12.1): sizes exact up to the
+     * minor this reader knows, at least the known ones beyond it */
+    int strict = minor <= MHF_VERSION_MINOR;
+    MH_CHECK(strict ? hsz == MHF_MAN_HEADER_SIZE
+                    : hsz >= MHF_MAN_HEADER_SIZE && hsz <= 4096,
+             MH_ECORRUPT, d, MHF_MAN_HEADER_SIZE_OFF,
+             "MANIFEST header size %u, this reader knows %u", hsz,
+             MHF_MAN_HEADER_SIZE);
+    MH_CHECK(strict ? recsz == MHF_MAN_REC_SIZE
+                    : recsz >= MHF_MAN_REC_SIZE && recsz <= 4096,
+             MH_ECORRUPT, d, MHF_MAN_RECSZ,
+             "MANIFEST record size %u, this reader knows %u", recsz,
+             MHF_MAN_REC_SIZE);
     MH_CHECK(nseg <= MHF_MAN_MAX_SEGMENTS, MH_ECORRUPT, d, MHF_MAN_SEG_COUNT,
              "MANIFEST segment count %u", nseg);
     uint64_t want = (uint64_t)hsz + (uint64_t)nseg * recsz + 8u;
@@ -56,7 +65,7 @@ int mh_manifest_parse(const uint8_t *p, size_t size, mh_manifest *out,
                  "MANIFEST checksum mismatch: stored 0x%016llx, computed 0x%016llx",
                  (unsigned long long)stored, (unsigned long long)computed);
     }
-    if (minor <= MHF_VERSION_MINOR) {
+    if (strict) {
         MH_CHECK(flags == 0, MH_ECORRUPT, d, MHF_MAN_FLAGS,
                  "MANIFEST flags %08x not zero", flags);
         MH_CHECK(mhf_load_u64(p + MHF_MAN_RESERVED) == 0, MH_ECORRUPT, d,
@@ -65,6 +74,8 @@ int mh_manifest_parse(const uint8_t *p, size_t size, mh_manifest *out,
     out->major = major;
     out->minor = minor;
     out->generation = mhf_load_u64(p + MHF_MAN_GENERATION);
+    MH_CHECK(out->generation >= 1, MH_ECORRUPT, d, MHF_MAN_GENERATION,
+             "MANIFEST generation 0 (a new store starts at 1)");
     out->access_count = mhf_load_u64(p + MHF_MAN_ACCESS_COUNT);
     out->next_seq = mhf_load_u64(p + MHF_MAN_NEXT_SEQ);
     out->recs = calloc(nseg ? nseg : 1, sizeof *out->recs);
@@ -84,7 +95,7 @@ int mh_manifest_parse(const uint8_t *p, size_t size, mh_manifest *out,
         m->file_size = mhf_load_u64(r + MHF_MREC_FILE_SIZE);
         m->header_sum = mhf_load_u64(r + MHF_MREC_HEADER_SUM);
         out->nrecs = i + 1;
-        if (minor <= MHF_VERSION_MINOR)
+        if (strict)
             MH_CHECK(mhf_load_u64(r + MHF_MREC_RESERVED) == 0, MH_ECORRUPT, d,
                      off + MHF_MREC_RESERVED,
                      "segment record %u reserved field not zero", i);
@@ -105,6 +116,10 @@ int mh_manifest_parse(const uint8_t *p, size_t size, mh_manifest *out,
                      "segment record %u: transition range out of order", i);
             last_t = m->t_last;
             have_t = 1;
+        } else {
+            MH_CHECK(m->t_first == 0 && m->t_last == 0, MH_ECORRUPT, d,
+                     off + MHF_MREC_T_FIRST,
+                     "segment record %u: no accesses but a transition range", i);
         }
         MH_CHECK(m->file_size >= MHF_SEG_HEADER_SIZE, MH_ECORRUPT, d,
                  off + MHF_MREC_FILE_SIZE,

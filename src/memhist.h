@@ -390,13 +390,15 @@ MH_API void mh_writer_abandon(mh_writer *w);
  * ---------------------------------------------------------------------- */
 typedef struct mh_reader mh_reader;
 
-/* Opens the committed content of the store at path. Reads the manifest and
- * each segment's header, dictionary and slice array (checksums verified);
- * a slice's chunk and block records are verified the first time a query or
- * an introspection call uses them, and access blocks when they are decoded.
- * Opening never reads or decompresses access blocks, so its cost does not
- * grow with the number of accesses. Errors: MH_ENOENT, MH_ENOTSTORE, MH_EVERSION,
- * MH_ECORRUPT, MH_ECHECKSUM, MH_ETRUNCATED, MH_EIO, MH_ENOMEM. */
+/* Opens the committed content of the store at path. Reads the manifest
+ * only: its cost does not grow with the number of segments or accesses. A
+ * segment is mapped and its header, dictionary and slice array verified
+ * (and checked against its manifest record) the first time a query or an
+ * introspection call needs it; a slice's chunk and block records the first
+ * time they are used, access blocks when they are decoded. A damaged
+ * segment fails every call that needs it, with the same code and detail.
+ * Errors: MH_ENOENT, MH_ENOTSTORE, MH_EVERSION, MH_ECORRUPT, MH_ECHECKSUM,
+ * MH_ETRUNCATED, MH_EIO, MH_ENOMEM (of the manifest). */
 MH_API int mh_reader_open(const char *path, mh_reader **out);
 
 /* Default of mh_reader_set_cache: 8 MiB of decoded blocks per context. */
@@ -433,8 +435,9 @@ typedef struct mh_stats {
     uint64_t raw_bytes;        /* access blocks before LZ4 */
 } mh_stats;
 
-/* Fills *st (min(st->struct_size, sizeof) bytes). Errors: MH_EINVAL (NULL,
- * or st->struct_size below the first published size). */
+/* Fills *st (min(st->struct_size, sizeof) bytes); the first call opens
+ * every segment. Errors: MH_EINVAL (NULL, or st->struct_size below the
+ * first published size), and the errors of opening a segment. */
 MH_API int mh_reader_stats(const mh_reader *r, mh_stats *st);
 
 /* Metadata of the newest segment (the writer saves all keys in every

@@ -32,6 +32,7 @@ struct mh_cursor {
     int started, done, error;
     uint64_t last_id;
     uint64_t last_t; /* transition of the last access returned */
+    uint64_t sbits[MHQ_SBITS_WORDS]; /* spec's stream set */
 };
 
 void mh_query_init(mh_query *q) {
@@ -47,8 +48,11 @@ void mh_query_init(mh_query *q) {
 }
 
 /* Validates the caller's query (of its struct_size) into *spec; d says
- * which field is wrong. */
-static int read_query(const mh_query *in, qspec *spec, mh_diag *d) {
+ * which field is wrong. sbits: room for the stream set's bits
+ * (MHQ_SBITS_WORDS), which spec->sbits then points to. A window filter is
+ * looked up in r's windows (MH_ENOTFOUND when it has none such). */
+static int read_query(const mh_reader *r, const mh_query *in, qspec *spec,
+                      uint64_t *sbits, mh_diag *d) {
     mh_query q;
     mh_query_init(&q);
     MH_CHECK(mh_struct_in(in, MH_QUERY_SIZE_1, sizeof q, &q) == MH_OK, MH_EINVAL,
@@ -66,6 +70,16 @@ static int read_query(const mh_query *in, qspec *spec, mh_diag *d) {
     MH_CHECK(q.reserved == 0, MH_EINVAL, d, 0, "query: reserved field not zero");
     MH_CHECK(q.end_kind <= MH_END_ID, MH_EINVAL, d, 0,
              "query: unknown end_kind %u", q.end_kind);
+    MH_CHECK((q.streams == NULL) == (q.nstreams == 0), MH_EINVAL, d, 0,
+             "query: streams %s with nstreams %u", q.streams ? "set" : "NULL",
+             q.nstreams);
+    MH_CHECK(q.nstreams <= MH_STREAM_MAX + 1u, MH_EINVAL, d, 0,
+             "query: nstreams %u above %u", q.nstreams, MH_STREAM_MAX + 1u);
+    MH_CHECK(!(q.filter & ~(MH_FILTER_PC | MH_FILTER_WINDOW)), MH_EINVAL, d, 0,
+             "query: filter 0x%x has unknown bits", q.filter);
+    MH_CHECK(!(q.filter & MH_FILTER_PC) || q.pc_first <= q.pc_last, MH_EINVAL,
+             d, 0, "query: pc_first 0x%llx > pc_last 0x%llx",
+             (unsigned long long)q.pc_first, (unsigned long long)q.pc_last);
     spec->kind = q.start_kind;
     spec->dir = q.direction;
     spec->start = q.start;
@@ -74,18 +88,54 @@ static int read_query(const mh_query *in, qspec *spec, mh_diag *d) {
     spec->ops = q.ops;
     spec->end_kind = q.end_kind;
     spec->end = q.end;
+    spec->id_lo = 0;
+    spec->id_hi = UINT64_MAX;
+    spec->smask = UINT32_MAX;
+    spec->sbits = NULL;
+    spec->pc_on = (q.filter & MH_FILTER_PC) != 0;
+    spec->pc_lo = q.pc_first;
+    spec->pc_hi = q.pc_last;
+    if (q.streams) {
+        /* ids above MH_STREAM_MAX are in no store: they match nothing */
+        memset(sbits, 0, MHQ_SBITS_WORDS * sizeof *sbits);
+        spec->smask = 0;
+        for (uint32_t i = 0; i < q.nstreams; i++) {
+            uint32_t id = q.streams[i];
+            if (id > MH_STREAM_MAX)
+                continue;
+            sbits[id >> 6] |= UINT64_C(1) << (id & 63);
+            spec->smask |= UINT32_C(1) << (id & 31);
+        }
+        spec->sbits = sbits;
+    }
+    if (q.filter & MH_FILTER_WINDOW) {
+        mh_window_info w;
+        MH_TRY(mh_reader_window_get(r, q.window, &w, d));
+        if (w.accesses == 0) { /* an empty window: no id is in it */
+            spec->id_lo = 1;
+            spec->id_hi = 0;
+        } else {
+            spec->id_lo = w.id_first;
+            spec->id_hi = w.id_first + w.accesses - 1;
+        }
+    }
     return MH_OK;
 }
 
 /* Bytes one decoded row takes in an mh_rows. */
 #define ROW_BYTES                                                              \
-    (sizeof(uint32_t) + 3 * sizeof(uint64_t) + sizeof(uint32_t) + 1)
+    (sizeof(uint32_t) + 3 * sizeof(uint64_t) + sizeof(uint32_t) + 1 +          \
+     sizeof(uint32_t) + sizeof(uint64_t) + 1)
 
 static int ctx_init(qctx *c, const mh_reader *r) {
     memset(c, 0, sizeof *c);
     c->r = r;
     c->head = c->tail = -1;
-    uint32_t rows = r->max_rows_per_block ? r->max_rows_per_block : 1;
+    /* segments open lazily: the largest block seen so far, else the
+     * writer's default, sizes the cache; scratch grows per segment */
+    uint32_t rows = atomic_load(&r->max_rows_per_block);
+    if (rows == 0)
+        rows = 512;
     size_t per = (size_t)rows * ROW_BYTES;
     size_t want = r->cache_bytes / per;
     /* two entries at least: a chunk walk holds one block while the next
@@ -102,9 +152,23 @@ static int ctx_init(qctx *c, const mh_reader *r) {
     c->ent = calloc(c->capent, sizeof *c->ent);
     c->slot = malloc(tsize * sizeof *c->slot);
     c->scratch = malloc(mh_block_raw_bound(rows));
+    c->scratch_rows = rows;
     if (!c->ent || !c->slot || !c->scratch)
         return MH_ENOMEM;
     memset(c->slot, 0xff, tsize * sizeof *c->slot);
+    return MH_OK;
+}
+
+/* Makes c's scratch hold a raw block of seg. */
+static int ctx_fit(qctx *c, const mh_seg *seg) {
+    if (seg->rows_per_block <= c->scratch_rows)
+        return MH_OK;
+    uint8_t *p = malloc(mh_block_raw_bound(seg->rows_per_block));
+    if (!p)
+        MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for a block's scratch");
+    free(c->scratch);
+    c->scratch = p;
+    c->scratch_rows = seg->rows_per_block;
     return MH_OK;
 }
 
@@ -218,6 +282,13 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
     }
     const uint32_t *col_id = rows->id_off, *col_size = rows->size;
     const uint64_t *col_t = rows->t, *col_phy = rows->phy;
+    const uint32_t *col_s = rows->stream;
+    /* every row's stream is in its block's, chunk's and slice's masks
+     * (SPEC.md: the masks are exact; fsck checks equality) */
+    mh_block bl;
+    MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, d));
+    uint32_t outer = bl.stream_mask & s->stream_mask;
+    const int has_streams = seg->dict.has_stream_col;
     for (uint32_t k = lo; k < s->chunk_first + s->chunk_count; k++) {
         mh_chunk ch;
         MH_TRY(mh_seg_chunk(seg, s, k, &ch, d));
@@ -237,6 +308,28 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
             if (i > r0 && (id <= col_id[i - 1] || t < col_t[i - 1]))
                 return rows_fail(seg, s, b, s->id_first + id, k,
                                  "does not follow the previous row of its", d);
+        }
+        /* the streams of the chunk's rows here, as one mask: without a
+         * stream column every row is stream 0 */
+        uint32_t seen = 1;
+        if (has_streams) {
+            seen = 0;
+            for (uint32_t i = r0; i < r1; i++)
+                seen |= UINT32_C(1) << (col_s[i] & 31);
+        }
+        if (seen & ~(outer & ch.stream_mask)) {
+            for (uint32_t i = r0; i < r1; i++) {
+                uint32_t st = has_streams ? col_s[i] : 0, bit = UINT32_C(1) << (st & 31);
+                if (!(bit & outer & ch.stream_mask))
+                    MH_FAIL(MH_ECORRUPT, d, bl.offset,
+                            "slice %u, block %u at byte %llu: access %llu of stream "
+                            "%u is outside the stream mask of its %s",
+                            mh_seg_slice_of_block(seg, s->block_first + b),
+                            s->block_first + b, (unsigned long long)bl.offset,
+                            (unsigned long long)(s->id_first + col_id[i]), st,
+                            !(bit & bl.stream_mask) ? "block"
+                            : !(bit & s->stream_mask) ? "slice" : "chunk");
+            }
         }
     }
     return MH_OK;
@@ -331,6 +424,8 @@ static void sort_cands(qctx *c, uint32_t dir) {
  * Decided without the data when both are of one kind. */
 static int end_before_start(const qspec *q) {
     int fwd = q->dir == MH_FORWARD;
+    if (q->id_lo > q->id_hi) /* an empty window */
+        return 1;
     if (q->end_kind == MH_END_TRANSITION && q->kind == MH_FROM_TRANSITION)
         return fwd ? q->end < q->start : q->end > q->start;
     if (q->end_kind == MH_END_ID && q->kind == MH_FROM_ID)
@@ -371,6 +466,7 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
     size_t found = 0;
     uint64_t prev_id = 0, prev_t = 0;
     int have_prev = 0;
+    const int filtered = row_filtered(q);
     for (int64_t b = lo; fwd ? b <= (int64_t)b1 : b >= (int64_t)b0;
          b += fwd ? 1 : -1) {
         mh_block bl;
@@ -386,8 +482,8 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
          * walked last: all past an id end bound when that row is at it */
         if (!fwd && have_prev && !in_end(q, prev_t, prev_id - 1))
             break;
-        if (bl.phy_max < q->a || bl.phy_min > q->b)
-            continue; /* no row of this block overlaps [A, B] */
+        if (bl.phy_max < q->a || bl.phy_min > q->b || !mask_meets(q, bl.stream_mask))
+            continue; /* no row of this block overlaps [A, B] or is of the set */
         const mh_rows *rows = NULL;
         MH_TRY(get_block(c, seg, s, (uint32_t)b, &rows));
         uint32_t k0 = (r0 > base ? r0 : base) - base;
@@ -437,13 +533,9 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
             uint64_t phy = col_phy[row];
             if (phy > q->b || phy + (col_size[row] - 1u) < q->a)
                 continue;
-            mh_access a = {.id = id,
-                           .transition = col_t[row],
-                           .linear = rows->lin[row],
-                           .physical = phy,
-                           .size = col_size[row],
-                           .op = ch->op,
-                           .has_linear = rows->has_lin[row]};
+            if (filtered && !row_keep(q, rows, row))
+                continue;
+            mh_access a = mhq_access(s, rows, row, ch->op);
             if (add_cand(c, &a) != MH_OK)
                 MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for candidates");
             if (++found == want)
@@ -475,6 +567,8 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
             MH_TRY(mh_seg_chunk(seg, &s, ci, &ch, &c->diag));
             if (ch.op != op || ch.phy_first > q->b)
                 break;
+            if (!mask_meets(q, ch.stream_mask))
+                continue; /* no row of the stream set */
             uint64_t idf = s.id_first + ch.id_first, idl = s.id_first + ch.id_last;
             /* skip chunks wholly before the start or beyond the cutoff */
             if (!in_range(q, fwd ? ch.t_last : ch.t_first, fwd ? idl : idf))
@@ -517,10 +611,12 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
     return MH_OK;
 }
 
-/* First slice, in query order, that can hold a match: returns 0 when none.
- * *li indexes r->live. */
-static int find_start(const mh_reader *r, const qspec *q, size_t *li,
-                      uint32_t *si) {
+/* First slice, in query order, that can hold a match: returns 0 when none,
+ * 1 with *li (indexing r->live) and *si set, or a negative code (a segment
+ * that fails to open; detail in c->diag). The segments are found by their
+ * MANIFEST records: only the one holding the start is opened. */
+static int find_start(qctx *c, const qspec *q, size_t *li, uint32_t *si) {
+    const mh_reader *r = c->r;
     if (r->nlive == 0)
         return 0;
     int fwd = q->dir == MH_FORWARD, by_t = q->kind == MH_FROM_TRANSITION;
@@ -531,13 +627,10 @@ static int find_start(const mh_reader *r, const qspec *q, size_t *li,
     size_t lo = 0, hi = r->nlive;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const mh_seg *s = &r->segs[r->live[mid]];
-        int before;
-        if (fwd)
-            before = by_t ? s->t_last < q->start
-                          : s->id_first + s->count - 1 <= q->start;
-        else
-            before = by_t ? s->t_first <= q->start : s->id_first < q->start;
+        const mh_manrec *s = &r->recs[r->live[mid]];
+        /* in_range is monotone in id order (start and window together) */
+        int before = fwd ? !in_range(q, s->t_last, s->id_first + s->count - 1)
+                         : in_range(q, s->t_first, s->id_first);
         if (before)
             lo = mid + 1;
         else
@@ -553,18 +646,15 @@ static int find_start(const mh_reader *r, const qspec *q, size_t *li,
             return 0;
         seg_i = lo - 1;
     }
-    const mh_seg *s = &r->segs[r->live[seg_i]];
+    const mh_seg *s;
+    MH_TRY(mh_reader_seg(r, r->live[seg_i], &s, &c->diag));
     uint32_t a = 0, b = s->nslices;
     while (a < b) {
         uint32_t mid = a + (b - a) / 2;
         mh_slice sl;
         mh_seg_slice(s, mid, &sl);
-        int before;
-        if (fwd)
-            before = by_t ? sl.t_last < q->start
-                          : sl.id_first + sl.count - 1 <= q->start;
-        else
-            before = by_t ? sl.t_first <= q->start : sl.id_first < q->start;
+        int before = fwd ? !in_range(q, sl.t_last, sl.id_first + sl.count - 1)
+                         : in_range(q, sl.t_first, sl.id_first);
         if (before)
             a = mid + 1;
         else
@@ -583,18 +673,75 @@ static int find_start(const mh_reader *r, const qspec *q, size_t *li,
     return 1;
 }
 
+/* Moves (li, si) to the first slice of the next segment in query order
+ * (backward: si = UINT32_MAX, its last slice once it is open); 0 when there
+ * is none. */
+static int next_segment(const mh_reader *r, int fwd, size_t *li, uint32_t *si) {
+    if (fwd) {
+        if (++*li == r->nlive)
+            return 0;
+        *si = 0;
+    } else {
+        if (*li == 0)
+            return 0;
+        --*li;
+        *si = UINT32_MAX;
+    }
+    return 1;
+}
+
 static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                 size_t *n) {
     *n = 0;
     c->diag.code = 0;
     size_t li;
     uint32_t si;
-    if (need == 0 || end_before_start(q) || !find_start(c->r, q, &li, &si))
+    if (need == 0 || end_before_start(q))
         return MH_OK;
+    int found = find_start(c, q, &li, &si);
+    if (found <= 0)
+        return found;
     const mh_reader *r = c->r;
     int fwd = q->dir == MH_FORWARD;
+    /* the address summary's candidate slices of the current segment
+     * (summary_read.c): -1 not asked yet, 0 every slice, 1 those of it */
+    int sum_on = -1;
+    mh_sum_iter it;
+    const mh_seg *seg = NULL;
     for (;;) {
-        const mh_seg *seg = &r->segs[r->live[li]];
+        /* a segment is opened when the walk reaches it (a failed open's
+         * detail already names the file), unless its MANIFEST record shows
+         * it begins past the end bound */
+        if (!seg) {
+            const mh_manrec *rec = &r->recs[r->live[li]];
+            if (!in_end(q, fwd ? rec->t_first : rec->t_last,
+                        fwd ? rec->id_first : rec->id_first + rec->count - 1))
+                return MH_OK;
+            MH_TRY(mh_reader_seg(r, r->live[li], &seg, &c->diag));
+            MH_TRY(ctx_fit(c, seg));
+            if (si == UINT32_MAX)
+                si = seg->nslices - 1;
+            sum_on = -1;
+        }
+        if (sum_on < 0) {
+            sum_on = r->summary_off ? 0
+                                    : mh_summary_query(seg, q->a, q->b, q->ops,
+                                                       &it, &c->diag);
+            if (sum_on < 0) {
+                mh_diag_prefix(&c->diag, "%s", seg->name);
+                return sum_on;
+            }
+        }
+        if (sum_on) {
+            uint32_t cand = fwd ? mh_sum_next(&it, si) : mh_sum_prev(&it, si);
+            if (cand == UINT32_MAX) { /* none left in this segment */
+                if (!next_segment(r, fwd, &li, &si))
+                    return MH_OK;
+                seg = NULL;
+                continue;
+            }
+            si = cand;
+        }
         /* the walk stops at the first slice that begins, in query order,
          * past the end bound: nothing beyond it is read */
         mh_slice sl;
@@ -603,7 +750,10 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                     fwd ? sl.id_first : sl.id_first + sl.count - 1))
             return MH_OK;
         size_t got = 0;
-        int rc = scan_slice(c, seg, si, q, need - *n, out + *n, &got);
+        /* a slice with no row of the stream set is not looked into */
+        int rc = mask_meets(q, sl.stream_mask)
+                     ? scan_slice(c, seg, si, q, need - *n, out + *n, &got)
+                     : MH_OK;
         if (rc != MH_OK) {
             /* the file comes first, as in fsck's FILE:OFFSET lines */
             mh_diag_code(&c->diag, rc);
@@ -613,18 +763,12 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
         *n += got;
         if (*n == need)
             return MH_OK;
-        if (q->dir == MH_FORWARD) {
-            if (++si == seg->nslices) {
-                if (++li == r->nlive)
-                    return MH_OK;
-                si = 0;
-            }
+        if (fwd ? si + 1 < seg->nslices : si > 0) {
+            si = fwd ? si + 1 : si - 1;
         } else {
-            if (si-- == 0) {
-                if (li-- == 0)
-                    return MH_OK;
-                si = r->segs[r->live[li]].nslices - 1;
-            }
+            if (!next_segment(r, fwd, &li, &si))
+                return MH_OK;
+            seg = NULL;
         }
     }
 }
@@ -697,7 +841,8 @@ int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
     *n = 0;
     qspec s;
     mh_diag qd = {0, 0, ""};
-    if (read_query(q, &s, &qd) != MH_OK) {
+    uint64_t sbits[MHQ_SBITS_WORDS];
+    if (read_query(r, q, &s, sbits, &qd) != MH_OK) {
         mh_reader_set_error(r, &qd);
         return qd.code;
     }
@@ -726,7 +871,8 @@ int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out) {
     *out = NULL;
     qspec spec;
     mh_diag qd = {0, 0, ""};
-    if (read_query(q, &spec, &qd) != MH_OK) {
+    uint64_t sbits[MHQ_SBITS_WORDS];
+    if (read_query(r, q, &spec, sbits, &qd) != MH_OK) {
         mh_reader_set_error(r, &qd);
         return qd.code;
     }
@@ -740,6 +886,10 @@ int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out) {
         return reader_fail(r, rc, "out of memory for a cursor's cache");
     }
     cur->spec = spec;
+    if (spec.sbits) {
+        memcpy(cur->sbits, sbits, sizeof cur->sbits);
+        cur->spec.sbits = cur->sbits;
+    }
     *out = cur;
     return MH_OK;
 }

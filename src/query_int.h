@@ -26,7 +26,8 @@ typedef struct qctx {
     int32_t *slot;         /* table of entry indexes, -1 empty */
     uint32_t mask;         /* table size - 1 */
     int32_t head, tail;    /* most and least recently used */
-    uint8_t *scratch;
+    uint8_t *scratch;  /* a raw block of scratch_rows rows */
+    uint32_t scratch_rows;
     mh_access *cand;
     size_t ncand, capcand;
     mh_diag diag; /* the detail of the failing call (code 0 at its start) */
@@ -45,24 +46,68 @@ typedef struct qspec {
     uint32_t ops;
     uint32_t end_kind; /* MH_END_*: rows past end are never visited */
     uint64_t end;
+    /* since 1.2. A window is the id range [id_lo, id_hi] (0, UINT64_MAX:
+     * none), folded into in_range and in_end so that every walk starts and
+     * stops at it as at the start and the end bound. */
+    uint64_t id_lo, id_hi;
+    /* the stream set: smask has bit (s mod 32) of each stream s in it, for
+     * skipping slices, chunks and blocks; sbits (65536 bits) decides a
+     * row. NULL sbits: every stream (smask all ones). */
+    uint32_t smask;
+    const uint64_t *sbits;
+    int pc_on; /* MH_FILTER_PC: rows with a pc in [pc_lo, pc_hi] */
+    uint64_t pc_lo, pc_hi;
 } qspec;
 
+/* Room for a stream set's bits (qspec.sbits). */
+#define MHQ_SBITS_WORDS ((MH_STREAM_MAX + 1) / 64)
+
 /* Does a row with this transition and id lie on the query's side of the
- * start? Monotone along a chunk's rows. */
+ * start (and of the window's beginning)? Monotone along a chunk's rows. */
 static inline int in_range(const qspec *q, uint64_t t, uint64_t id) {
-    if (q->kind == MH_FROM_TRANSITION)
-        return q->dir == MH_FORWARD ? t >= q->start : t <= q->start;
-    return q->dir == MH_FORWARD ? id > q->start : id < q->start;
+    if (q->dir == MH_FORWARD) {
+        if (id < q->id_lo)
+            return 0;
+        return q->kind == MH_FROM_TRANSITION ? t >= q->start : id > q->start;
+    }
+    if (id > q->id_hi)
+        return 0;
+    return q->kind == MH_FROM_TRANSITION ? t <= q->start : id < q->start;
 }
 
-/* Is a row with this transition and id within the end bound? Monotone
- * along query order: once false, false for every later row. */
+/* Is a row with this transition and id within the end bound (and the
+ * window's end)? Monotone along query order: once false, false for every
+ * later row. */
 static inline int in_end(const qspec *q, uint64_t t, uint64_t id) {
+    int fwd = q->dir == MH_FORWARD;
+    if (fwd ? id > q->id_hi : id < q->id_lo)
+        return 0;
     if (q->end_kind == MH_END_NONE)
         return 1;
     uint64_t v = q->end_kind == MH_END_TRANSITION ? t : id;
-    return q->dir == MH_FORWARD ? v <= q->end : v >= q->end;
+    return fwd ? v <= q->end : v >= q->end;
 }
+
+/* Do the stream and pc filters keep row i of rows? */
+static inline int row_keep(const qspec *q, const mh_rows *rows, uint32_t i) {
+    if (q->sbits) {
+        uint32_t s = rows->stream[i];
+        if (s > MH_STREAM_MAX || !(q->sbits[s >> 6] >> (s & 63) & 1))
+            return 0;
+    }
+    if (q->pc_on && (!rows->has_pc[i] || rows->pc[i] < q->pc_lo ||
+                     rows->pc[i] > q->pc_hi))
+        return 0;
+    return 1;
+}
+
+/* Can an index record with this stream mask hold a row of the set? */
+static inline int mask_meets(const qspec *q, uint32_t mask) {
+    return (mask & q->smask) != 0;
+}
+
+/* Does the query filter rows beyond op, address, start and end? */
+static inline int row_filtered(const qspec *q) { return q->sbits || q->pc_on; }
 
 /* First chunk of op, among the slice's chunk records [lo, hi), whose range
  * ends at or after a (hi when none): a binary search whose probes read the
@@ -87,6 +132,21 @@ static inline uint32_t mhq_first_chunk(const mh_seg *seg, uint32_t lo, uint32_t 
  * decreasing along each chunk's run of rows in the block. */
 int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows *rows, mh_diag *d);
+
+/* The access of row i of rows (op from its chunk). */
+static inline mh_access mhq_access(const mh_slice *s, const mh_rows *rows,
+                                   uint32_t i, uint8_t op) {
+    return (mh_access){.id = s->id_first + rows->id_off[i],
+                       .transition = rows->t[i],
+                       .linear = rows->lin[i],
+                       .physical = rows->phy[i],
+                       .pc = rows->has_pc[i] ? rows->pc[i] : 0,
+                       .size = rows->size[i],
+                       .stream = rows->stream[i],
+                       .op = op,
+                       .has_linear = rows->has_lin[i],
+                       .has_pc = rows->has_pc[i]};
+}
 
 /* The decoded rows of segment-wide block `key` when c's cache holds them
  * (checked when they were decoded), else NULL. The LRU order is left as

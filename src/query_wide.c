@@ -67,6 +67,16 @@ static void coverage(const mh_seg *seg, const mh_slice *s, const qspec *q,
             uint64_t pf = mhf_load_u64(rec + MHF_CHUNK_PHY_FIRST);
             if (rec[MHF_CHUNK_OP] != op || pf > q->b)
                 break;
+            mh_chunk ch;
+            if (q->sbits) {
+                /* the stream mask through the one decoder of chunk
+                 * records (its checks passed in mh_seg_slice_check) */
+                if (mh_seg_chunk(seg, s, ci, &ch, NULL) != MH_OK ||
+                    !mask_meets(q, ch.stream_mask)) {
+                    inside = 0;
+                    continue;
+                }
+            }
             if (pf < q->a || mhf_load_u64(rec + MHF_CHUNK_PHY_LAST) > q->b)
                 inside = 0;
             opn += mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT);
@@ -76,7 +86,8 @@ static void coverage(const mh_seg *seg, const mh_slice *s, const qspec *q,
         n += opn;
     }
     *cover = n;
-    *all = inside;
+    /* a stream or pc filter may drop any row */
+    *all = inside && !row_filtered(q);
 }
 
 /* Room for a slice of n rows: marks for all, staged accesses unless direct. */
@@ -172,8 +183,8 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
             continue;
         mh_block bl;
         MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, &c->diag));
-        if (bl.phy_max < q->a || bl.phy_min > q->b)
-            continue; /* no row of this block overlaps [A, B] */
+        if (bl.phy_max < q->a || bl.phy_min > q->b || !mask_meets(q, bl.stream_mask))
+            continue; /* no row of this block overlaps [A, B] or is of the set */
         const mh_rows *rows = mh_query_cached(c, seg, s->block_first + b);
         if (!rows) {
             c->stream.n = 0;
@@ -183,8 +194,7 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
         }
         const uint32_t *col_id = rows->id_off, *col_size = rows->size;
         const uint64_t *col_t = rows->t, *col_phy = rows->phy;
-        const uint64_t *col_lin = rows->lin;
-        const uint8_t *col_hl = rows->has_lin;
+        const int filtered = row_filtered(q);
         /* the chunk holding the block's first row (chunks tile the rows) */
         uint32_t lo = s->chunk_first, hi = s->chunk_first + s->chunk_count - 1;
         while (lo < hi) {
@@ -214,7 +224,7 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
                         (unsigned long long)(s->id_first + col_id[k0]),
                         (unsigned long long)prev_id);
             if (!(q->ops & (1u << ch.op)) || ch.phy_last < q->a ||
-                ch.phy_first > q->b)
+                ch.phy_first > q->b || !mask_meets(q, ch.stream_mask))
                 continue;
             for (uint32_t i = k0; i < k1; i++) {
                 uint64_t phy = col_phy[i];
@@ -222,6 +232,8 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
                     continue;
                 uint32_t id = col_id[i]; /* < count: mh_seg_decode_block */
                 if (partial && !in_range(q, col_t[i], s->id_first + id))
+                    continue;
+                if (filtered && !row_keep(q, rows, i))
                     continue;
                 if (mark[id] == ep)
                     return disagree(c, seg, si, s->id_first + id,
@@ -231,13 +243,7 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
                 id_max = id > id_max ? id : id_max;
                 matched++;
                 mh_access *a = &place[direct ? (fwd ? id : s->count - 1 - id) : id];
-                *a = (mh_access){.id = s->id_first + id,
-                                 .transition = col_t[i],
-                                 .linear = col_lin[i],
-                                 .physical = phy,
-                                 .size = col_size[i],
-                                 .op = ch.op,
-                                 .has_linear = col_hl[i]};
+                *a = mhq_access(s, rows, i, ch.op);
             }
         }
         prev_b = b;

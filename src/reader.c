@@ -1,7 +1,9 @@
 /*
- * reader.c - opens the committed state of a store: the MANIFEST, then each
- * segment it lists (mapped and validated, and checked against its manifest
- * record), and answers the introspection calls. Queries are in query.c.
+ * reader.c - opens the committed state of a store: the MANIFEST only; each
+ * segment it lists is mapped, validated and checked against its MANIFEST
+ * record the first time a query or an introspection call needs it
+ * (mh_reader_seg), so that opening costs the same whatever the store's
+ * size. Answers the introspection calls; queries are in query.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,29 +13,103 @@
 
 #include "internal.h"
 
-static int open_segments(mh_reader *r, const mh_manifest *m, mh_diag *d) {
-    r->segs = calloc(m->nrecs ? m->nrecs : 1, sizeof *r->segs);
-    r->live = calloc(m->nrecs ? m->nrecs : 1, sizeof *r->live);
-    if (!r->segs || !r->live)
+/* Keeps the MANIFEST's records: the segments are opened on first use. */
+static int take_manifest(mh_reader *r, mh_manifest *m, mh_diag *d) {
+    size_t n = m->nrecs ? m->nrecs : 1;
+    r->segs = calloc(n, sizeof *r->segs);
+    r->live = calloc(n, sizeof *r->live);
+    r->seg_state = calloc(n, sizeof *r->seg_state);
+    r->seg_err = calloc(n, sizeof *r->seg_err);
+    if (!r->segs || !r->live || !r->seg_state || !r->seg_err)
         return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for %zu segments",
                             m->nrecs);
-    for (size_t i = 0; i < m->nrecs; i++) {
-        const mh_manrec *rec = &m->recs[i];
-        char name[MHF_SEGMENT_NAME_LEN + 1];
-        mh_segment_name(name, rec->seq);
-        mh_seg *s = &r->segs[i];
-        int rc = mh_store_seg_open(r->path, name, s, 1, d);
-        if (rc != MH_OK)
-            return rc;
-        r->nsegs = i + 1;
-        rc = mh_store_seg_check(s, rec, 1, d);
-        if (rc != MH_OK)
-            return rc;
-        if (s->count)
+    r->recs = m->recs; /* taken over */
+    m->recs = NULL;
+    r->nsegs = m->nrecs;
+    m->nrecs = 0;
+    r->major = m->major;
+    for (size_t i = 0; i < r->nsegs; i++)
+        if (r->recs[i].count)
             r->live[r->nlive++] = i;
-        if (s->rows_per_block > r->max_rows_per_block)
-            r->max_rows_per_block = s->rows_per_block;
-        mh_stats *st = &r->stats;
+    return MH_OK;
+}
+
+int mh_reader_seg(const mh_reader *r, size_t i, const mh_seg **out,
+                  mh_diag *d) {
+    mh_reader *m = (mh_reader *)r;
+    int st = atomic_load_explicit(&m->seg_state[i], memory_order_acquire);
+    if (st == MH_SEG_UNOPENED) {
+        pthread_mutex_lock(&m->open_mu);
+        st = atomic_load_explicit(&m->seg_state[i], memory_order_relaxed);
+        if (st == MH_SEG_UNOPENED) {
+            char name[MHF_SEGMENT_NAME_LEN + 1];
+            mh_segment_name(name, r->recs[i].seq);
+            mh_diag od = {0, 0, ""};
+            mh_seg *s = &m->segs[i];
+            int rc = mh_store_seg_open(r->path, name, s, 1, &od);
+            if (rc == MH_OK) {
+                rc = mh_store_seg_check(s, &r->recs[i], 1, &od);
+                if (rc == MH_OK && s->major != r->major)
+                    rc = mh_diag_fail(&od, MH_ECORRUPT, 0,
+                                      "%s: format %u segment listed in a "
+                                      "format %u MANIFEST", s->name,
+                                      (unsigned)s->major, (unsigned)r->major);
+                if (rc != MH_OK)
+                    mh_seg_close(s);
+            }
+            if (rc == MH_OK) {
+                uint32_t mx = atomic_load(&m->max_rows_per_block);
+                while (s->rows_per_block > mx &&
+                       !atomic_compare_exchange_weak(&m->max_rows_per_block,
+                                                     &mx, s->rows_per_block))
+                    ;
+                st = MH_SEG_OPEN;
+            } else {
+                mh_diag_code(&od, rc);
+                /* the detail is kept for every later call; without memory
+                 * for it, the next call tries again */
+                m->seg_err[i] = malloc(sizeof od);
+                if (m->seg_err[i]) {
+                    *m->seg_err[i] = od;
+                    atomic_store_explicit(&m->seg_state[i], rc,
+                                          memory_order_release);
+                }
+                if (d)
+                    *d = od;
+                pthread_mutex_unlock(&m->open_mu);
+                return rc;
+            }
+            atomic_store_explicit(&m->seg_state[i], st, memory_order_release);
+        }
+        pthread_mutex_unlock(&m->open_mu);
+    }
+    if (st != MH_SEG_OPEN) {
+        if (d)
+            *d = *r->seg_err[i]; /* written before the state, under the lock */
+        return st;
+    }
+    *out = &r->segs[i];
+    return MH_OK;
+}
+
+/* Opens every segment (the calls that sum over the store). */
+static int open_all(const mh_reader *r, mh_diag *d) {
+    for (size_t i = 0; i < r->nsegs; i++) {
+        const mh_seg *s;
+        MH_TRY(mh_reader_seg(r, i, &s, d));
+    }
+    return MH_OK;
+}
+
+/* Builds r->stats from every segment, once. */
+static int build_stats(mh_reader *r, mh_diag *d) {
+    MH_TRY(open_all(r, d));
+    mh_stats *st = &r->stats;
+    memset(st, 0, sizeof *st);
+    st->struct_size = sizeof *st;
+    st->file_bytes = r->manifest_bytes;
+    for (size_t i = 0; i < r->nsegs; i++) {
+        const mh_seg *s = &r->segs[i];
         if (s->count) {
             if (st->accesses == 0)
                 st->transition_first = s->t_first;
@@ -49,10 +125,53 @@ static int open_segments(mh_reader *r, const mh_manifest *m, mh_diag *d) {
         st->compressed_bytes += s->data_size;
         st->raw_bytes += s->raw_size;
     }
-    r->stats.segments = m->nrecs;
-    if (r->nsegs)
-        r->dict = &r->segs[r->nsegs - 1].dict;
+    st->segments = r->nsegs;
     return MH_OK;
+}
+
+/* Runs build once under tab_mu; its failure (code and detail, slot k of
+ * tab_err) is returned again by every later call. */
+static int table_once(const mh_reader *r, _Atomic int *state, int k,
+                      int (*build)(mh_reader *, mh_diag *), mh_diag *d) {
+    mh_reader *m = (mh_reader *)r;
+    int st = atomic_load_explicit(state, memory_order_acquire);
+    if (st == 0) {
+        pthread_mutex_lock(&m->tab_mu);
+        st = atomic_load_explicit(state, memory_order_relaxed);
+        if (st == 0) {
+            mh_diag td = {0, 0, ""};
+            int rc = build(m, &td);
+            if (rc != MH_OK) {
+                mh_diag_code(&td, rc);
+                m->tab_err[k] = td;
+            }
+            /* MH_ENOMEM is not kept: the next call tries again */
+            st = rc == MH_OK ? 1 : rc;
+            if (rc != MH_ENOMEM)
+                atomic_store_explicit(state, st, memory_order_release);
+        }
+        pthread_mutex_unlock(&m->tab_mu);
+    }
+    if (st == 1)
+        return MH_OK;
+    if (d)
+        *d = r->tab_err[k];
+    return st;
+}
+
+/* The newest segment's dictionary (metadata, strings, columns), or NULL
+ * when the store has no segment or it fails to open (the reader's detail
+ * says why). */
+static const mh_dict *newest_dict(const mh_reader *r) {
+    if (!r || r->nsegs == 0)
+        return NULL;
+    const mh_seg *s;
+    mh_diag d = {0, 0, ""};
+    if (mh_reader_seg(r, r->nsegs - 1, &s, &d) != MH_OK) {
+        mh_reader_set_error(r, &d);
+        return NULL;
+    }
+    return &s->dict;
 }
 
 void mh_reader_options_init(mh_reader_options *opt) {
@@ -78,6 +197,19 @@ static int open_store(const char *path, size_t cache_bytes, mh_reader **out,
         free(r);
         return mh_diag_fail(d, MH_ENOMEM, 0, "cannot create a mutex");
     }
+    if (pthread_mutex_init(&r->open_mu, NULL) != 0) {
+        pthread_mutex_destroy(&r->pool_mu);
+        pthread_mutex_destroy(&r->err_mu);
+        free(r);
+        return mh_diag_fail(d, MH_ENOMEM, 0, "cannot create a mutex");
+    }
+    if (pthread_mutex_init(&r->tab_mu, NULL) != 0) {
+        pthread_mutex_destroy(&r->pool_mu);
+        pthread_mutex_destroy(&r->err_mu);
+        pthread_mutex_destroy(&r->open_mu);
+        free(r);
+        return mh_diag_fail(d, MH_ENOMEM, 0, "cannot create a mutex");
+    }
     r->path = strdup(path);
     r->cache_bytes = cache_bytes;
     mh_manifest m;
@@ -87,9 +219,9 @@ static int open_store(const char *path, size_t cache_bytes, mh_reader **out,
         char *mp = mh_path_join(path, MHF_MANIFEST_NAME);
         struct stat ms;
         if (mp && stat(mp, &ms) == 0)
-            r->stats.file_bytes += (uint64_t)ms.st_size;
+            r->manifest_bytes = (uint64_t)ms.st_size;
         free(mp);
-        rc = open_segments(r, &m, d);
+        rc = take_manifest(r, &m, d);
         mh_manifest_free(&m);
     }
     if (rc != MH_OK) {
@@ -155,10 +287,20 @@ void mh_reader_close(mh_reader *r) {
     mh_query_pool_free(r);
     pthread_mutex_destroy(&r->pool_mu);
     pthread_mutex_destroy(&r->err_mu);
-    for (size_t i = 0; i < r->nsegs; i++)
-        mh_seg_close(&r->segs[i]);
+    pthread_mutex_destroy(&r->open_mu);
+    pthread_mutex_destroy(&r->tab_mu);
+    for (size_t i = 0; r->segs && i < r->nsegs; i++) {
+        if (r->seg_state[i] == MH_SEG_OPEN)
+            mh_seg_close(&r->segs[i]);
+        free(r->seg_err[i]);
+    }
     free(r->segs);
+    free(r->seg_state);
+    free(r->seg_err);
+    free(r->recs);
     free(r->live);
+    free(r->streams);
+    free(r->windows);
     free(r->path);
     free(r);
 }
@@ -177,29 +319,39 @@ int mh_reader_set_cache(mh_reader *r, size_t bytes) {
 int mh_reader_stats(const mh_reader *r, mh_stats *st) {
     if (!r)
         return MH_EINVAL;
+    MH_TRY(mh_struct_out_ok(st, MH_STATS_SIZE_1));
+    mh_diag d = {0, 0, ""};
+    int rc = table_once(r, &((mh_reader *)r)->stats_state, 0, build_stats, &d);
+    if (rc != MH_OK) {
+        mh_reader_set_error(r, &d);
+        return rc;
+    }
     return MH_STRUCT_OUT(st, &r->stats, MH_STATS_SIZE_1);
 }
 
 size_t mh_reader_meta_count(const mh_reader *r) {
-    return r && r->dict ? r->dict->nmeta : 0;
+    const mh_dict *dict = newest_dict(r);
+    return dict ? dict->nmeta : 0;
 }
 
 int mh_reader_meta_get(const mh_reader *r, size_t i, const char **key,
                        const char **value) {
     if (!r || !key || !value || i >= mh_reader_meta_count(r))
         return MH_EINVAL;
-    *key = r->dict->meta[i].key;
-    *value = r->dict->meta[i].value;
+    const mh_dict *dict = newest_dict(r);
+    *key = dict->meta[i].key;
+    *value = dict->meta[i].value;
     return MH_OK;
 }
 
 const char *mh_reader_meta_find(const mh_reader *r, const char *key) {
     if (!r || !key)
         return NULL;
+    const mh_dict *dict = newest_dict(r);
     const char *found = NULL;
-    for (size_t i = 0; i < mh_reader_meta_count(r); i++)
-        if (strcmp(r->dict->meta[i].key, key) == 0)
-            found = r->dict->meta[i].value; /* the last one wins */
+    for (size_t i = 0; dict && i < dict->nmeta; i++)
+        if (strcmp(dict->meta[i].key, key) == 0)
+            found = dict->meta[i].value; /* the last one wins */
     return found;
 }
 
@@ -223,12 +375,22 @@ static int bad_arg(const mh_reader *r, const char *fmt, ...) {
 
 size_t mh_reader_segment_count(const mh_reader *r) { return r ? r->nsegs : 0; }
 
+/* Segment i, opened; a failed open is kept as r's detail. */
+static int seg_or_fail(const mh_reader *r, size_t i, const mh_seg **out) {
+    mh_diag d = {0, 0, ""};
+    int rc = mh_reader_seg(r, i, out, &d);
+    if (rc != MH_OK)
+        mh_reader_set_error(r, &d);
+    return rc;
+}
+
 int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     if (mh_struct_out_ok(o, MH_SEGMENT_INFO_SIZE_1) != MH_OK)
         return bad_arg(r, "mh_reader_segment_info: NULL out or struct_size too small");
     if (!r || i >= r->nsegs)
         return bad_arg(r, "mh_reader_segment_info: segment index out of range");
-    const mh_seg *s = &r->segs[i];
+    const mh_seg *s;
+    MH_TRY(seg_or_fail(r, i, &s));
     mh_segment_info full, *dst = o;
     memset(&full, 0, sizeof full);
     o = &full;
@@ -253,6 +415,11 @@ int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     o->index_bytes = (uint64_t)s->nslices * s->slice_recsz +
                      (uint64_t)s->nchunks * s->chunk_recsz +
                      (uint64_t)s->nblocks * s->block_recsz;
+    o->streams = s->dict.has_stream_table ? (uint32_t)s->dict.nstreams : 0;
+    o->windows = (uint32_t)s->dict.nwindows;
+    const mh_section *sum;
+    o->summary_bytes = mh_seg_section(s, 6, &sum) == MH_OK ? sum->size : 0;
+    o->has_pc = s->dict.has_pc_col ? 1 : 0;
     return MH_STRUCT_OUT(dst, o, MH_SEGMENT_INFO_SIZE_1);
 }
 
@@ -260,12 +427,14 @@ int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
                          mh_slice_info *o) {
     if (mh_struct_out_ok(o, MH_SLICE_INFO_SIZE_1) != MH_OK)
         return bad_arg(r, "mh_reader_slice_info: NULL out or struct_size too small");
-    if (!r || seg >= r->nsegs || slice >= r->segs[seg].nslices)
-        return bad_arg(r, "mh_reader_slice_info: %s",
-                       seg >= (r ? r->nsegs : 0) ? "segment index out of range"
-                                                 : "slice index out of range");
+    if (!r || seg >= r->nsegs)
+        return bad_arg(r, "mh_reader_slice_info: segment index out of range");
+    const mh_seg *sg;
+    MH_TRY(seg_or_fail(r, seg, &sg));
+    if (slice >= sg->nslices)
+        return bad_arg(r, "mh_reader_slice_info: slice index out of range");
     mh_slice s;
-    mh_seg_slice(&r->segs[seg], (uint32_t)slice, &s);
+    mh_seg_slice(sg, (uint32_t)slice, &s);
     mh_slice_info full, *dst = o;
     memset(&full, 0, sizeof full);
     o = &full;
@@ -279,6 +448,7 @@ int mh_reader_slice_info(const mh_reader *r, size_t seg, size_t slice,
     o->chunks = s.chunk_count;
     o->block_first = s.block_first;
     o->blocks = s.block_count;
+    o->stream_mask = s.stream_mask;
     return MH_STRUCT_OUT(dst, o, MH_SLICE_INFO_SIZE_1);
 }
 
@@ -286,11 +456,12 @@ int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
                          mh_chunk_info *o) {
     if (mh_struct_out_ok(o, MH_CHUNK_INFO_SIZE_1) != MH_OK)
         return bad_arg(r, "mh_reader_chunk_info: NULL out or struct_size too small");
-    if (!r || seg >= r->nsegs || chunk >= r->segs[seg].nchunks)
-        return bad_arg(r, "mh_reader_chunk_info: %s",
-                       seg >= (r ? r->nsegs : 0) ? "segment index out of range"
-                                                 : "chunk index out of range");
-    const mh_seg *sg = &r->segs[seg];
+    if (!r || seg >= r->nsegs)
+        return bad_arg(r, "mh_reader_chunk_info: segment index out of range");
+    const mh_seg *sg;
+    MH_TRY(seg_or_fail(r, seg, &sg));
+    if (chunk >= sg->nchunks)
+        return bad_arg(r, "mh_reader_chunk_info: chunk index out of range");
     /* find the slice holding the chunk, and check it before trusting it */
     uint32_t lo = 0, hi = sg->nslices;
     mh_slice s;
@@ -326,30 +497,371 @@ int mh_reader_chunk_info(const mh_reader *r, size_t seg, size_t chunk,
     o->row_first = c.row_first;
     o->accesses = c.row_count;
     o->op = c.op;
+    o->stream_mask = c.stream_mask;
     return MH_STRUCT_OUT(dst, o, MH_CHUNK_INFO_SIZE_1);
 }
 
 size_t mh_reader_string_count(const mh_reader *r) {
-    return r && r->dict ? r->dict->nstrings : 0;
+    const mh_dict *dict = newest_dict(r);
+    return dict ? dict->nstrings : 0;
 }
 
 const char *mh_reader_string(const mh_reader *r, size_t i) {
-    return i < mh_reader_string_count(r) ? r->dict->strings[i] : NULL;
+    const mh_dict *dict = newest_dict(r);
+    return dict && i < dict->nstrings ? dict->strings[i] : NULL;
 }
 
 size_t mh_reader_column_count(const mh_reader *r) {
-    return r && r->dict ? r->dict->ncolumns : 0;
+    const mh_dict *dict = newest_dict(r);
+    return dict ? dict->ncolumns : 0;
 }
 
 int mh_reader_column(const mh_reader *r, size_t i, mh_column_info *out) {
     MH_TRY(mh_struct_out_ok(out, MH_COLUMN_INFO_SIZE_1));
-    if (i >= mh_reader_column_count(r))
+    const mh_dict *dict = newest_dict(r);
+    if (!dict || i >= dict->ncolumns)
         return MH_EINVAL;
-    return MH_STRUCT_OUT(out, &r->dict->columns[i], MH_COLUMN_INFO_SIZE_1);
+    return MH_STRUCT_OUT(out, &dict->columns[i], MH_COLUMN_INFO_SIZE_1);
 }
 
 const char *mh_reader_op_name(const mh_reader *r, unsigned op) {
     if (op >= MH_OP_COUNT)
         return NULL;
-    return r && r->dict ? r->dict->op_names[op] : mh_op_name(op);
+    if (!r || r->nsegs == 0)
+        return mh_op_name(op);
+    const mh_dict *dict = newest_dict(r);
+    return dict ? dict->op_names[op] : NULL;
+}
+
+/* ---- streams, windows and sections (since 1.2) ----------------------- */
+
+#define STREAM_INFO_SIZE_1 MH_SIZE_UPTO(mh_stream_info, transition_last)
+#define WINDOW_INFO_SIZE_1 MH_SIZE_UPTO(mh_window_info, transition_last)
+#define SECTION_INFO_SIZE_1 MH_SIZE_UPTO(mh_section_info, size)
+
+/* A stream with no description: kind other, nothing known (what
+ * mh_stream_info_init gives; that one is the writer's, in its own file). */
+static void stream_unknown(mh_stream_info *o, uint32_t id) {
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->id = id;
+    o->kind = MH_STREAM_OTHER;
+    o->parent = MH_NONE32;
+    o->pid = MH_NONE64;
+    o->tid = MH_NONE64;
+    o->cpu = MH_NONE32;
+}
+
+static mh_rstream *find_rstream(mh_reader *r, uint32_t id) {
+    size_t lo = 0, hi = r->nstreams;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->streams[mid].info.id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->nstreams && r->streams[lo].info.id == id ? &r->streams[lo]
+                                                            : NULL;
+}
+
+/* The store's streams (design: the newest segment's descriptions and
+ * stream metadata; accesses summed over segments, transition range over
+ * the segments where the stream has accesses). */
+static int build_streams(mh_reader *r, mh_diag *d) {
+    /* a build that ran out of memory is tried again: start afresh */
+    free(r->streams);
+    r->streams = NULL;
+    r->nstreams = 0;
+    MH_TRY(open_all(r, d));
+    if (r->nsegs == 0) { /* stream 0 exists in every store */
+        r->streams = calloc(1, sizeof *r->streams);
+        if (!r->streams)
+            return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for streams");
+        stream_unknown(&r->streams[0].info, 0);
+        r->nstreams = 1;
+        return MH_OK;
+    }
+    const mh_dict *nd = &r->segs[r->nsegs - 1].dict;
+    r->streams = calloc(nd->nstreams ? nd->nstreams : 1, sizeof *r->streams);
+    if (!r->streams)
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for streams");
+    r->nstreams = nd->nstreams;
+    for (size_t i = 0; i < nd->nstreams; i++) {
+        const mh_dict_stream *ds = &nd->streams[i];
+        mh_stream_info *o = &r->streams[i].info;
+        stream_unknown(o, ds->id);
+        o->kind = ds->kind;
+        o->parent = ds->parent;
+        o->pid = ds->pid;
+        o->tid = ds->tid;
+        o->cpu = ds->cpu;
+        o->name = ds->name;
+    }
+    /* stream metadata: runs of the newest dictionary's (sorted by stream) */
+    for (size_t k = 0; k < nd->nstream_meta; k++) {
+        mh_rstream *rs = find_rstream(r, nd->stream_meta[k].stream);
+        if (!rs)
+            return mh_diag_fail(d, MH_ECORRUPT, 0,
+                                "%s: metadata of stream %u, which is not "
+                                "declared", r->segs[r->nsegs - 1].name,
+                                nd->stream_meta[k].stream);
+        if (rs->nmeta == 0)
+            rs->meta_first = k;
+        rs->nmeta++;
+    }
+    for (size_t i = 0; i < r->nsegs; i++) {
+        const mh_seg *s = &r->segs[i];
+        uint64_t total = 0;
+        for (size_t k = 0; k < s->dict.nstreams; k++) {
+            const mh_dict_stream *ds = &s->dict.streams[k];
+            /* a segment carries every stream declared when it was sealed:
+             * the newest one carries them all */
+            mh_rstream *rs = find_rstream(r, ds->id);
+            if (!rs)
+                return mh_diag_fail(d, MH_ECORRUPT, 0,
+                                    "%s: stream %u is not in the newest "
+                                    "segment's stream table", s->name, ds->id);
+            total += ds->count;
+            if (ds->count == 0)
+                continue;
+            mh_stream_info *o = &rs->info;
+            if (o->accesses == 0 || ds->t_first < o->transition_first)
+                o->transition_first = ds->t_first;
+            if (o->accesses == 0 || ds->t_last > o->transition_last)
+                o->transition_last = ds->t_last;
+            o->accesses += ds->count;
+        }
+        if (total != s->count)
+            return mh_diag_fail(d, MH_ECORRUPT, 0,
+                                "%s: its streams hold %llu accesses, its header "
+                                "%llu", s->name, (unsigned long long)total,
+                                (unsigned long long)s->count);
+    }
+    return MH_OK;
+}
+
+/* The store's windows: each segment's parts merged by window id. A window
+ * in two segments must end the first and begin the next, its ids going on. */
+static int build_windows(mh_reader *r, mh_diag *d) {
+    free(r->windows);
+    r->windows = NULL;
+    r->nwindows = 0;
+    MH_TRY(open_all(r, d));
+    size_t total = 0;
+    for (size_t i = 0; i < r->nsegs; i++)
+        total += r->segs[i].dict.nwindows;
+    r->windows = calloc(total ? total : 1, sizeof *r->windows);
+    if (!r->windows)
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for windows");
+    size_t n = 0;
+    for (size_t i = 0; i < r->nsegs; i++) {
+        const mh_seg *s = &r->segs[i];
+        for (size_t k = 0; k < s->dict.nwindows; k++) {
+            const mh_window_part *p = &s->dict.windows[k];
+            if (p->id_first < s->id_first || p->count > s->count ||
+                p->id_first - s->id_first > s->count - p->count)
+                return mh_diag_fail(d, MH_ECORRUPT, 0,
+                                    "%s: window %llu (ids %llu + %llu) lies "
+                                    "outside the segment's ids", s->name,
+                                    (unsigned long long)p->window,
+                                    (unsigned long long)p->id_first,
+                                    (unsigned long long)p->count);
+            mh_window_info *last = n ? &r->windows[n - 1] : NULL;
+            uint64_t last_end = last ? last->id_first + last->accesses : 0;
+            if (last && last->window == p->window) {
+                if (k != 0 || p->id_first != last_end)
+                    return mh_diag_fail(d, MH_ECORRUPT, 0,
+                                        "%s: window %llu goes on from an "
+                                        "earlier segment without continuing "
+                                        "its ids", s->name,
+                                        (unsigned long long)p->window);
+            } else if (last && (p->window < last->window || p->id_first < last_end)) {
+                return mh_diag_fail(d, MH_ECORRUPT, 0,
+                                    "%s: window %llu comes after window %llu "
+                                    "(ids from %llu, the last ending at %llu)",
+                                    s->name, (unsigned long long)p->window,
+                                    (unsigned long long)last->window,
+                                    (unsigned long long)p->id_first,
+                                    (unsigned long long)last_end);
+            } else {
+                last = &r->windows[n++];
+                memset(last, 0, sizeof *last);
+                last->struct_size = sizeof *last;
+                last->window = p->window;
+                last->id_first = p->id_first;
+            }
+            if (p->count) {
+                if (last->accesses == 0)
+                    last->transition_first = p->t_first;
+                last->transition_last = p->t_last;
+                last->accesses += p->count;
+            }
+        }
+    }
+    r->nwindows = n;
+    return MH_OK;
+}
+
+static int streams_ready(const mh_reader *r) {
+    if (!r)
+        return MH_EINVAL;
+    mh_diag d = {0, 0, ""};
+    int rc = table_once(r, &((mh_reader *)r)->streams_state, 1, build_streams, &d);
+    if (rc != MH_OK)
+        mh_reader_set_error(r, &d);
+    return rc;
+}
+
+static int windows_ready(const mh_reader *r, mh_diag *d) {
+    return table_once(r, &((mh_reader *)r)->windows_state, 2, build_windows, d);
+}
+
+size_t mh_reader_stream_count(const mh_reader *r) {
+    return streams_ready(r) == MH_OK ? r->nstreams : 0;
+}
+
+int mh_reader_stream_info(const mh_reader *r, size_t i, mh_stream_info *out) {
+    if (mh_struct_out_ok(out, STREAM_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_stream_info: NULL out or struct_size too small");
+    MH_TRY(streams_ready(r));
+    if (i >= r->nstreams)
+        return bad_arg(r, "mh_reader_stream_info: stream index out of range");
+    return mh_struct_out(out, &r->streams[i].info, STREAM_INFO_SIZE_1,
+                         sizeof r->streams[i].info);
+}
+
+int mh_reader_stream_find(const mh_reader *r, uint32_t id, size_t *i) {
+    if (!i)
+        return bad_arg(r, "mh_reader_stream_find: NULL i");
+    MH_TRY(streams_ready(r));
+    const mh_rstream *rs = find_rstream((mh_reader *)r, id);
+    if (!rs) {
+        mh_diag d = {0, 0, ""};
+        mh_diag_fail(&d, MH_ENOTFOUND, 0, "no stream %u in the store", id);
+        mh_reader_set_error(r, &d);
+        return MH_ENOTFOUND;
+    }
+    *i = (size_t)(rs - r->streams);
+    return MH_OK;
+}
+
+size_t mh_reader_stream_meta_count(const mh_reader *r, size_t i) {
+    if (streams_ready(r) != MH_OK || i >= r->nstreams)
+        return 0;
+    return r->streams[i].nmeta;
+}
+
+int mh_reader_stream_meta_get(const mh_reader *r, size_t i, size_t k,
+                              const char **key, const char **value) {
+    if (!key || !value)
+        return bad_arg(r, "mh_reader_stream_meta_get: NULL key or value");
+    MH_TRY(streams_ready(r));
+    if (i >= r->nstreams || k >= r->streams[i].nmeta)
+        return bad_arg(r, "mh_reader_stream_meta_get: index out of range");
+    const mh_stream_kv *kv =
+        &r->segs[r->nsegs - 1].dict.stream_meta[r->streams[i].meta_first + k];
+    *key = kv->key;
+    *value = kv->value;
+    return MH_OK;
+}
+
+int mh_reader_window_get(const mh_reader *r, uint64_t window,
+                         mh_window_info *out, mh_diag *d) {
+    MH_TRY(windows_ready(r, d));
+    size_t lo = 0, hi = r->nwindows;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->windows[mid].window < window)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == r->nwindows || r->windows[lo].window != window)
+        return mh_diag_fail(d, MH_ENOTFOUND, 0, "no window %llu in the store",
+                            (unsigned long long)window);
+    *out = r->windows[lo];
+    return MH_OK;
+}
+
+size_t mh_reader_window_count(const mh_reader *r) {
+    if (!r)
+        return 0;
+    mh_diag d = {0, 0, ""};
+    if (windows_ready(r, &d) != MH_OK) {
+        mh_reader_set_error(r, &d);
+        return 0;
+    }
+    return r->nwindows;
+}
+
+int mh_reader_window_info(const mh_reader *r, size_t i, mh_window_info *out) {
+    if (mh_struct_out_ok(out, WINDOW_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_window_info: NULL out or struct_size too small");
+    if (!r)
+        return MH_EINVAL;
+    mh_diag d = {0, 0, ""};
+    int rc = windows_ready(r, &d);
+    if (rc != MH_OK) {
+        mh_reader_set_error(r, &d);
+        return rc;
+    }
+    if (i >= r->nwindows)
+        return bad_arg(r, "mh_reader_window_info: window index out of range");
+    return mh_struct_out(out, &r->windows[i], WINDOW_INFO_SIZE_1,
+                         sizeof r->windows[i]);
+}
+
+int mh_reader_window_find(const mh_reader *r, uint64_t window,
+                          mh_window_info *out) {
+    if (mh_struct_out_ok(out, WINDOW_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_window_find: NULL out or struct_size too small");
+    if (!r)
+        return MH_EINVAL;
+    mh_diag d = {0, 0, ""};
+    mh_window_info w;
+    int rc = mh_reader_window_get(r, window, &w, &d);
+    if (rc != MH_OK) {
+        mh_reader_set_error(r, &d);
+        return rc;
+    }
+    return mh_struct_out(out, &w, WINDOW_INFO_SIZE_1, sizeof w);
+}
+
+/* SPEC.md section types */
+static const char *section_name(uint32_t type) {
+    static const char *const names[] = {NULL, "data", "dictionary", "slices",
+                                        "chunks", "blocks", "address summary"};
+    return type >= 1 && type < sizeof names / sizeof names[0] ? names[type]
+                                                             : "unknown";
+}
+
+size_t mh_reader_section_count(const mh_reader *r, size_t seg) {
+    const mh_seg *s;
+    if (!r || seg >= r->nsegs || seg_or_fail(r, seg, &s) != MH_OK)
+        return 0;
+    return s->nsections;
+}
+
+int mh_reader_section_info(const mh_reader *r, size_t seg, size_t i,
+                           mh_section_info *out) {
+    if (mh_struct_out_ok(out, SECTION_INFO_SIZE_1) != MH_OK)
+        return bad_arg(r, "mh_reader_section_info: NULL out or struct_size too small");
+    if (!r || seg >= r->nsegs)
+        return bad_arg(r, "mh_reader_section_info: segment index out of range");
+    const mh_seg *s;
+    MH_TRY(seg_or_fail(r, seg, &s));
+    if (i >= s->nsections)
+        return bad_arg(r, "mh_reader_section_info: section index out of range");
+    const mh_section *x = &s->sections[i];
+    mh_section_info full;
+    memset(&full, 0, sizeof full);
+    full.struct_size = sizeof full;
+    full.type = x->type;
+    full.name = section_name(x->type);
+    full.flags = x->flags;
+    full.records = x->recsz ? x->count : 0;
+    full.offset = x->offset;
+    full.size = x->size;
+    return mh_struct_out(out, &full, SECTION_INFO_SIZE_1, sizeof full);
 }

@@ -472,7 +472,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         if (rc == MH_OK) {
             rc = w->cfg.summary->serialize((const uint64_t *)w->skeys.p,
                                            (const uint32_t *)w->skey_first.p,
-                                           (uint32_t)nsl, &summary);
+                                           (uint32_t)nsl, w->count, &summary);
             w->skey_first.n -= sizeof end;
         }
         if (rc != MH_OK) {

@@ -94,6 +94,10 @@ static void form_chunks(mh_builder *w, const mh_rec *a, uint32_t m,
             nint++;
         }
     }
+    /* the address summary's keys come from these exact ranges, before the
+     * gap merge below widens them (summary_build.c) */
+    if (w->summary && w->summary->ranges && m)
+        w->summary->ranges(w, a[w->val[0]].op, lo, hi, nint);
     uint32_t limit = m / (w->chunk_min_accesses ? w->chunk_min_accesses : 1);
     if (limit < 1)
         limit = 1;
@@ -198,13 +202,10 @@ static int put_block(mh_builder *w, const mh_rec *a, const uint32_t *rows,
 
 /* The streams present in the slice, their mask and per-stream figures.
  * The single-stream case (every row stream 0, the common one) costs one
- * pass with no table. */
-static int slice_streams(mh_builder *w, const mh_rec *a, uint32_t n) {
-    uint32_t any = 0, pc = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        any |= a[i].stream;
-        pc |= a[i].has_pc;
-    }
+ * nothing past the caller's pass (any: the OR of the streams, pc: of the
+ * has_pc flags). */
+static int slice_streams(mh_builder *w, const mh_rec *a, uint32_t n,
+                         uint32_t any, uint32_t pc) {
     w->has_stream = any != 0;
     w->has_pc = pc != 0;
     if (w->streams_cap == 0) {
@@ -272,12 +273,15 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
     w->chunks.n = w->blocks.n = w->data.n = 0;
     w->raw_total = 0;
     w->sum_keys.n = 0;
-    MH_TRY(slice_streams(w, a, n));
+    uint32_t op_n[MHF_OP_COUNT] = {0}, any = 0, pc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        op_n[a[i].op]++;
+        any |= a[i].stream;
+        pc |= a[i].has_pc;
+    }
+    MH_TRY(slice_streams(w, a, n, any, pc));
     if (w->summary && w->summary->slice_keys)
         MH_TRY(w->summary->slice_keys(w, a, n));
-    uint32_t op_n[MHF_OP_COUNT] = {0};
-    for (uint32_t i = 0; i < n; i++)
-        op_n[a[i].op]++;
     /* group rows by operation (ids ascending inside each group) */
     uint32_t op_start[MHF_OP_COUNT + 1] = {0};
     for (unsigned o = 0; o < MHF_OP_COUNT; o++)

@@ -58,10 +58,58 @@ static void report(vctx *v, int code, const char *file, uint64_t off,
     v->fn(v->arg, &p);
 }
 
+/* What fsck adds up over a segment's rows to hold against its tables:
+ * per stream of the streams table, count and transition range. */
+typedef struct seg_tally {
+    uint64_t *count, *t_first, *t_last; /* per entry of dict.streams */
+    uint64_t unknown;                   /* rows of a stream not in the table */
+    uint32_t unknown_id;
+} seg_tally;
+
+static size_t stream_index(const mh_dict *dc, uint32_t id) {
+    size_t lo = 0, hi = dc->nstreams;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (dc->streams[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < dc->nstreams && dc->streams[lo].id == id ? lo : SIZE_MAX;
+}
+
+/* Window parts against the transitions of their first and last ids that
+ * lie in slice s (t_by_id holds the slice's, by id offset). */
+static void check_windows(vctx *v, const mh_seg *seg, const mh_slice *s,
+                          uint32_t si, const uint64_t *t_by_id) {
+    const mh_dict *dc = &seg->dict;
+    for (size_t i = 0; i < dc->nwindows; i++) {
+        const mh_window_part *w = &dc->windows[i];
+        if (w->count == 0)
+            continue;
+        uint64_t last = w->id_first + w->count - 1;
+        if (w->id_first >= s->id_first && w->id_first - s->id_first < s->count &&
+            t_by_id[w->id_first - s->id_first] != w->t_first)
+            report(v, MH_ECORRUPT, seg->name, seg->dict_off,
+                   "window %llu: first transition %llu, its first access "
+                   "(slice %u) has %llu", (unsigned long long)w->window,
+                   (unsigned long long)w->t_first, si,
+                   (unsigned long long)t_by_id[w->id_first - s->id_first]);
+        if (last >= s->id_first && last - s->id_first < s->count &&
+            t_by_id[last - s->id_first] != w->t_last)
+            report(v, MH_ECORRUPT, seg->name, seg->dict_off,
+                   "window %llu: last transition %llu, its last access "
+                   "(slice %u) has %llu", (unsigned long long)w->window,
+                   (unsigned long long)w->t_last, si,
+                   (unsigned long long)t_by_id[last - s->id_first]);
+    }
+}
+
 /* Checks the rows of one slice against its chunks, blocks and record. */
 static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
                          mh_rows *rows, uint8_t *scratch, uint8_t *seen,
-                         uint64_t *t_by_id) {
+                         uint64_t *t_by_id, seg_tally *tl, uint32_t *cmask,
+                         mh_sum_fsck *sum) {
     mh_slice s;
     mh_diag d = {0, 0, ""};
     mh_seg_slice(seg, si, &s);
@@ -69,9 +117,14 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
     if (rc != MH_OK) {
         /* the message names the slice and byte, as a query's detail does */
         report(v, rc, seg->name, d.offset, "%s", d.msg);
+        sum->on = 0; /* its rows unread: the summary's totals cannot add up */
         return;
     }
     memset(seen, 0, s.count);
+    memset(cmask, 0, (size_t)s.chunk_count * sizeof *cmask);
+    uint32_t smask = 0;
+    if (mh_sum_fsck_slice_begin(sum, s.count) != MH_OK)
+        report(v, MH_ENOMEM, seg->name, 0, "out of memory checking the address summary");
     uint32_t R = seg->rows_per_block;
     uint64_t expect_off = 0;
     int ok_all = 1;
@@ -94,8 +147,21 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
             continue;
         }
         uint64_t pmin = UINT64_MAX, pmax = 0;
+        uint32_t bmask = 0;
         for (uint32_t k = 0; k < rows->n; k++) {
             uint32_t row = b * R + k, id = rows->id_off[k];
+            uint32_t st = rows->stream[k], bit = 1u << (st & 31u);
+            bmask |= bit;
+            size_t sx = stream_index(&seg->dict, st);
+            if (sx == SIZE_MAX) {
+                if (!tl->unknown++)
+                    tl->unknown_id = st;
+            } else {
+                if (!tl->count[sx]++ || rows->t[k] < tl->t_first[sx])
+                    tl->t_first[sx] = rows->t[k];
+                if (rows->t[k] > tl->t_last[sx])
+                    tl->t_last[sx] = rows->t[k];
+            }
             uint64_t end = rows->phy[k] + (rows->size[k] - 1u);
             if (rows->phy[k] < pmin)
                 pmin = rows->phy[k];
@@ -123,6 +189,10 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
             }
             mh_chunk c;
             mh_seg_chunk(seg, &s, lo, &c, NULL);
+            cmask[lo - s.chunk_first] |= bit;
+            if (sum->on && mh_sumset_add(&sum->set, rows->phy[k], rows->size[k],
+                                         c.op) != MH_OK)
+                sum->on = 0; /* out of memory: the summary goes unchecked */
             if (rows->phy[k] < c.phy_first || end > c.phy_last ||
                 rows->t[k] < c.t_first || rows->t[k] > c.t_last ||
                 id < c.id_first || id > c.id_last ||
@@ -149,10 +219,35 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
                    seg->block_off + (uint64_t)(s.block_first + b) * seg->block_recsz,
                    "block %u: address range differs from its rows",
                    s.block_first + b);
+        if (bmask != bl.stream_mask)
+            report(v, MH_ECORRUPT, seg->name,
+                   seg->block_off + (uint64_t)(s.block_first + b) * seg->block_recsz +
+                       MHF2_BLOCK_STREAM_MASK,
+                   "block %u: stream mask %08x, its rows make %08x",
+                   s.block_first + b, bl.stream_mask, bmask);
+        smask |= bmask;
         v->res->accesses += rows->n;
     }
+    rc = mh_sum_fsck_slice_end(sum, si, ok_all, &d);
+    if (rc != MH_OK)
+        report(v, rc, seg->name, d.offset, "%s", d.msg);
     if (!ok_all)
         return;
+    for (uint32_t k = 0; k < s.chunk_count; k++) {
+        mh_chunk c;
+        mh_seg_chunk(seg, &s, s.chunk_first + k, &c, NULL);
+        if (c.stream_mask != cmask[k])
+            report(v, MH_ECORRUPT, seg->name,
+                   seg->chunk_off + (uint64_t)(s.chunk_first + k) * seg->chunk_recsz +
+                       MHF2_CHUNK_STREAM_MASK,
+                   "chunk %u: stream mask %08x, its rows make %08x",
+                   s.chunk_first + k, c.stream_mask, cmask[k]);
+    }
+    if (smask != s.stream_mask)
+        report(v, MH_ECORRUPT, seg->name,
+               seg->slice_off + (uint64_t)si * seg->slice_recsz + MHF2_SLICE_STREAM_MASK,
+               "slice %u: stream mask %08x, its rows make %08x", si,
+               s.stream_mask, smask);
     for (uint32_t i = 0; i < s.count; i++) {
         if (i > 0 && t_by_id[i] < t_by_id[i - 1]) {
             report(v, MH_ECORRUPT, seg->name,
@@ -166,6 +261,52 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
         report(v, MH_ECORRUPT, seg->name,
                seg->slice_off + (uint64_t)si * seg->slice_recsz,
                "slice %u: transition range differs from its accesses", si);
+    check_windows(v, seg, &s, si, t_by_id);
+}
+
+/* The section sums a reader leaves to fsck: data (and the block records'
+ * own sums are the decoder's), chunks, blocks and any section this version
+ * does not know (the address summary's is mh_sum_fsck_begin's). */
+static void verify_sections(vctx *v, const mh_seg *seg) {
+    for (uint32_t i = 0; i < seg->nsections; i++) {
+        const mh_section *x = &seg->sections[i];
+        if (seg->major < 2 && x->type == MHF_SECT_DATA)
+            continue; /* 1.0 has no data sum */
+        if (x->type == MHF_SECT_DICT || x->type == MHF_SECT_SLICES)
+            continue; /* checked when the segment was opened */
+        if (x->type == MHF_SECT_SUMMARY)
+            continue; /* mh_sum_fsck_begin checks it, with the reader's line */
+        uint64_t sum = mh_hash(seg->base + x->offset, (size_t)x->size);
+        if (sum != x->sum)
+            report(v, MH_ECHECKSUM, seg->name, x->offset,
+                   "section type %u (%llu bytes at byte %llu) checksum "
+                   "mismatch: stored 0x%016llx, computed 0x%016llx", x->type,
+                   (unsigned long long)x->size, (unsigned long long)x->offset,
+                   (unsigned long long)x->sum, (unsigned long long)sum);
+    }
+}
+
+/* The streams table against the rows: every row's stream is in the table,
+ * each entry's count and transition range are exact. */
+static void verify_streams(vctx *v, const mh_seg *seg, const seg_tally *tl) {
+    const mh_dict *dc = &seg->dict;
+    if (tl->unknown)
+        report(v, MH_ECORRUPT, seg->name, seg->dict_off,
+               "%llu accesses of streams not in the streams table (first: %u)",
+               (unsigned long long)tl->unknown, tl->unknown_id);
+    for (size_t i = 0; i < dc->nstreams; i++) {
+        const mh_dict_stream *x = &dc->streams[i];
+        uint64_t tf = tl->count[i] ? tl->t_first[i] : 0;
+        uint64_t tt = tl->count[i] ? tl->t_last[i] : 0;
+        if (x->count != tl->count[i] || x->t_first != tf || x->t_last != tt)
+            report(v, MH_ECORRUPT, seg->name, seg->dict_off,
+                   "stream %u: table says %llu accesses in [%llu, %llu], its "
+                   "rows are %llu in [%llu, %llu]", x->id,
+                   (unsigned long long)x->count, (unsigned long long)x->t_first,
+                   (unsigned long long)x->t_last,
+                   (unsigned long long)tl->count[i], (unsigned long long)tf,
+                   (unsigned long long)tt);
+    }
 }
 
 /* Verifies one segment file; rec is its manifest record or NULL. Returns
@@ -186,6 +327,8 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         report(v, MH_ECHECKSUM, name, seg.chunk_off, "chunk array checksum mismatch");
     if (mh_hash(seg.blocks, (size_t)seg.nblocks * seg.block_recsz) != seg.block_sum)
         report(v, MH_ECHECKSUM, name, seg.block_off, "block array checksum mismatch");
+    if (seg.major >= 2)
+        verify_sections(v, &seg);
     if (rec && (rc = mh_store_seg_check(&seg, rec, 0, &d)) != MH_OK)
         report(v, rc, name, d.offset, "%s", d.msg);
     char expect[MHF_SEGMENT_NAME_LEN + 1];
@@ -203,15 +346,28 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         if (s.count > maxc)
             maxc = s.count;
     }
+    mh_sum_fsck sum;
+    rc = mh_sum_fsck_begin(&sum, &seg, &d);
+    if (rc != MH_OK)
+        report(v, rc, name, d.offset, "%s", d.msg);
     uint8_t *seen = malloc(maxc);
     uint64_t *tby = malloc((size_t)maxc * sizeof *tby);
-    if (!scratch || !seen || !tby ||
-        mh_rows_reserve(&rows, seg.rows_per_block) != MH_OK) {
+    uint32_t *cmask = malloc((size_t)maxc * sizeof *cmask);
+    size_t nst = seg.dict.nstreams ? seg.dict.nstreams : 1;
+    seg_tally tl = {calloc(nst, 8), calloc(nst, 8), calloc(nst, 8), 0, 0};
+    if (!scratch || !seen || !tby || !cmask || !tl.count || !tl.t_first ||
+        !tl.t_last || mh_rows_reserve(&rows, seg.rows_per_block) != MH_OK) {
         report(v, MH_ENOMEM, name, 0, "out of memory verifying the segment");
     } else {
         uint64_t prev_data_end = seg.data_off;
+        uint64_t before_slices = v->res->problems;
         for (uint32_t i = 0; i < seg.nslices; i++)
-            verify_slice(v, &seg, i, &rows, scratch, seen, tby);
+            verify_slice(v, &seg, i, &rows, scratch, seen, tby, &tl, cmask, &sum);
+        /* a count is only worth comparing when every row was read */
+        if (v->res->problems == before_slices)
+            verify_streams(v, &seg, &tl);
+        if ((rc = mh_sum_fsck_end(&sum, &d)) != MH_OK)
+            report(v, rc, name, d.offset, "%s", d.msg);
         if (seg.nblocks) {
             mh_block last;
             const uint8_t *p = seg.blocks + (size_t)(seg.nblocks - 1) * seg.block_recsz;
@@ -220,13 +376,19 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
             prev_data_end = last.offset + last.comp_size;
         }
         if (prev_data_end != seg.data_off + seg.data_size)
-            report(v, MH_ECORRUPT, name, MHF_SEG_DATA_SIZE,
+            report(v, MH_ECORRUPT, name,
+                   seg.major >= 2 ? seg.data_off + seg.data_size : MHF_SEG_DATA_SIZE,
                    "data section holds bytes no block covers");
     }
+    mh_sum_fsck_free(&sum);
     mh_rows_free(&rows);
     free(scratch);
     free(seen);
     free(tby);
+    free(cmask);
+    free(tl.count);
+    free(tl.t_first);
+    free(tl.t_last);
     if (keep && v->res->problems == before)
         *keep = seg; /* the caller closes what verified */
     else

@@ -6,72 +6,20 @@
  * then replace the MANIFEST atomically.
  *
  * Memory bound: (threads + 1) slice buffers of 2 * slice_accesses records
- * (mh_rec, 32 bytes each), the builder's scratch (about 60 bytes per access
- * of one slice), and the index records of the segment being written (at most 56 bytes per
- * chunk and per block, 64 per slice) until the next commit.
+ * (mh_rec, 48 bytes each), the builder's scratch (about 60 bytes per access
+ * of one slice), the index records of the segment being written (at most
+ * 56 bytes per chunk and per block, 72 per slice) until the next commit,
+ * and with producers open their rings (merge.c).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-#define MAX_BUILDERS 8
-
-/* What a builder thread is started with. Kept in the writer, not on the
- * heap: a process that forks while a thread has not started yet must not
- * hold an allocation that only that thread would free. */
-typedef struct builder_arg {
-    mh_writer *w;
-    int index;
-} builder_arg;
-
-typedef struct job {
-    mh_rec *buf;
-    uint32_t n;
-    uint64_t id_base, seq;
-} job;
-
-struct mh_writer {
-    char *dir;
-    int lock_fd;
-    mh_writer_options opt;
-    mh_manifest man;          /* committed state */
-    mh_kv *meta;
-    size_t nmeta;
-    int meta_dirty;
-    mh_rec *buf;              /* slice being filled (ids implied: the
-                                 first is next_id - n) */
-    uint32_t n, cap;
-    uint64_t next_id;
-    uint64_t last_t;          /* transition of the last access kept */
-    int has_last;
-    mh_segw *segw;            /* segment being written, or NULL */
-    int failed;
-    /* builders: builder[0] works in the appending thread when nthreads = 0 */
-    int nthreads;
-    mh_builder *builder[MAX_BUILDERS];
-    pthread_t thread[MAX_BUILDERS];
-    builder_arg barg[MAX_BUILDERS];
-    int mu_ready;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    job queue[MAX_BUILDERS + 1]; /* slices waiting for a builder, in order */
-    size_t qhead, qlen;
-    mh_rec *pool[MAX_BUILDERS + 1]; /* free slice buffers */
-    size_t npool;
-    uint64_t jobs_sent, jobs_done; /* slices handed out / appended */
-    int job_rc;
-    int job_errno;            /* errno of the builder that failed */
-    mh_diag job_diag;         /* its detail (under mu) */
-    int stop;
-    mh_diag err;              /* detail of the last failed call; code 0 at
-                                 the start of each call */
-    mh_diag failed_diag;      /* detail of the failure that failed w */
-};
+#include "writer_int.h"
 
 /* Clears the code (not the message) of w's detail at the start of a call:
  * mh_diag_code then knows whether the failure was described. */
@@ -88,6 +36,7 @@ void mh_writer_options_init(mh_writer_options *opt) {
     opt->lz4_acceleration = 1;
     opt->commit_accesses = (uint64_t)1 << 24;
     opt->background = 2;
+    opt->reorder_window = (uint64_t)1 << 20;
 }
 
 /* A builder thread: builds queued slices, then appends them to the segment
@@ -155,6 +104,8 @@ static int fail(mh_writer *w, int rc) {
     return rc;
 }
 
+int mh_writer_fail(mh_writer *w, int rc) { return fail(w, rc); }
+
 static int refuse_failed(mh_writer *w) {
     return mh_diag_fail(&w->err, MH_ESTATE, 0,
                         "writer failed earlier (%s: %s); only close or abandon "
@@ -172,6 +123,7 @@ static int ensure_segment(mh_writer *w) {
         .rows_per_block = w->opt.block_accesses,
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
+        .summary = mh_summary_hooks_default(),
     };
     return mh_segw_create(&cfg, &w->segw, &w->err);
 }
@@ -186,6 +138,8 @@ static int close_slice(mh_writer *w) {
     if (rc != MH_OK)
         return fail(w, rc);
     uint64_t id_base = w->next_id - w->n;
+    if (id_base == w->man.access_count)
+        w->seg_t_first = w->buf[0].transition; /* the segment's first slice */
     if (w->nthreads) {
         pthread_mutex_lock(&w->mu);
         while (w->npool == 0 && w->job_rc == MH_OK)
@@ -220,71 +174,56 @@ static int close_slice(mh_writer *w) {
     return MH_OK;
 }
 
-/* The last 8 bytes of an mh_access: op, has_linear, then has_pc and the
- * reserved bytes, which format 1.x requires to be 0. */
-_Static_assert(offsetof(mh_access, has_linear) == offsetof(mh_access, op) + 1 &&
-                   offsetof(mh_access, has_pc) == offsetof(mh_access, op) + 2 &&
-                   offsetof(mh_access, reserved) == offsetof(mh_access, op) + 3 &&
-                   offsetof(mh_access, op) + 8 == sizeof(mh_access),
-               "mh_access tail");
-
-/* On the append path of every access: one 8-byte load and one test for
- * the flag bytes (the byte-by-byte form cost ~18 instructions an access):
- * has_linear (second byte) may only have its low bit set, has_pc and the
- * reserved bytes none. Branch-free, so that a batch checks with no branch
- * per access. */
-static inline int access_bad(const mh_access *a) {
-    static const uint8_t flag_mask[8] = {0, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    uint64_t tail, mask;
-    memcpy(&tail, &a->op, sizeof tail);
-    memcpy(&mask, flag_mask, sizeof mask);
-    /* format 1.x has no stream or pc column: refused, never dropped */
-    return (a->size == 0) | (a->op >= MH_OP_COUNT) |
-           (a->physical + (a->size - 1u) < a->physical) | (a->stream != 0) |
-           ((tail & mask) != 0);
+static inline int stream_bad(const mh_writer *w, uint32_t s) {
+    return !mh_writer_stream_declared(w, s);
 }
 
-static inline int access_ok(const mh_access *a) { return !access_bad(a); }
-
-/* Checks one access: access_ok() on the hot path, then, only for a bad one,
+/* Checks one access: mh_access_bad() on the hot path, then, only for a bad one,
  * the detail naming the access by id (and by index in a batch when batch is
  * set) and what is wrong with it. */
-static int check_access(const mh_access *a, uint64_t id, int batch, size_t i,
-                        mh_diag *d) {
-    if (access_ok(a))
+static int check_access(const mh_writer *w, const mh_access *a, uint64_t id,
+                        int batch, size_t i, mh_diag *d) {
+    if (!mh_access_bad(a) && !stream_bad(w, a->stream))
         return MH_OK;
-    /* format 1.x has no stream or pc column: refused, never dropped */
     unsigned res = 0;
     for (size_t k = 0; k < sizeof a->reserved; k++)
         res |= a->reserved[k];
     const char *why = a->size == 0                ? "size 0"
                       : a->op >= MH_OP_COUNT      ? "unknown operation"
                       : a->has_linear > 1         ? "has_linear not 0 or 1"
+                      : a->has_pc > 1             ? "has_pc not 0 or 1"
                       : a->physical + (a->size - 1u) < a->physical
                           ? "address range wraps"
-                      : a->stream != 0 || a->has_pc != 0
-                          ? "stream or pc set (format 1.x stores neither)"
                       : res != 0 ? "reserved bytes not zero"
                                  : NULL;
-    if (!why)
-        return MH_OK;
+    int code = MH_EINVAL;
+    char buf[64];
+    if (!why) {
+        /* only the stream is wrong */
+        code = MH_ENOSTREAM;
+        snprintf(buf, sizeof buf, "stream %u not declared", a->stream);
+        why = buf;
+    }
     if (batch)
-        return mh_diag_fail(d, MH_EINVAL, 0,
+        return mh_diag_fail(d, code, 0,
                             "access %zu of the batch (would be id %llu): %s "
-                            "(physical 0x%llx, size %u, op %u, has_linear %u)",
+                            "(physical 0x%llx, size %u, op %u, has_linear %u, "
+                            "stream %u, has_pc %u)",
                             i, (unsigned long long)id, why,
                             (unsigned long long)a->physical, a->size, a->op,
-                            a->has_linear);
-    return mh_diag_fail(d, MH_EINVAL, 0,
+                            a->has_linear, a->stream, a->has_pc);
+    return mh_diag_fail(d, code, 0,
                         "access (would be id %llu): %s (physical 0x%llx, size "
-                        "%u, op %u, has_linear %u)", (unsigned long long)id, why,
+                        "%u, op %u, has_linear %u, stream %u, has_pc %u)",
+                        (unsigned long long)id, why,
                         (unsigned long long)a->physical, a->size, a->op,
-                        a->has_linear);
+                        a->has_linear, a->stream, a->has_pc);
 }
 
 static int load_meta(mh_writer *w) {
     /* refuse to extend a store a reader would refuse: every listed segment
-     * must open (header, dictionary, slice array) */
+     * must open (header, dictionary, slice array); the largest window id
+     * begun so far bounds the next */
     for (size_t i = 0; i + 1 < w->man.nrecs; i++) {
         char seg_name[MHF_SEGMENT_NAME_LEN + 1];
         mh_segment_name(seg_name, w->man.recs[i].seq);
@@ -292,9 +231,10 @@ static int load_meta(mh_writer *w) {
         int rc = mh_store_seg_open(w->dir, seg_name, &other, 1, &w->err);
         if (rc != MH_OK)
             return rc;
+        mh_writer_window_seen(w, &other);
         mh_seg_close(&other);
     }
-    /* carry the metadata of the newest segment forward */
+    /* carry the metadata and streams of the newest segment forward */
     if (w->man.nrecs == 0)
         return MH_OK;
     char name[MHF_SEGMENT_NAME_LEN + 1];
@@ -303,6 +243,7 @@ static int load_meta(mh_writer *w) {
     int rc = mh_store_seg_open(w->dir, name, &seg, 1, &w->err);
     if (rc != MH_OK)
         return rc;
+    mh_writer_window_seen(w, &seg);
     w->meta = calloc(seg.dict.nmeta ? seg.dict.nmeta : 1, sizeof *w->meta);
     if (!w->meta)
         rc = MH_ENOMEM;
@@ -313,13 +254,16 @@ static int load_meta(mh_writer *w) {
         if (!w->meta[i].key || !w->meta[i].value)
             rc = MH_ENOMEM;
     }
-    mh_seg_close(&seg);
     if (rc != MH_OK)
         mh_diag_fail(&w->err, rc, 0, "out of memory for the metadata of %s", name);
+    else
+        rc = mh_writer_streams_load(w, &seg);
+    mh_seg_close(&seg);
     return rc;
 }
 
 static void free_writer(mh_writer *w) {
+    mh_merge_destroy(w);
     if (w->mu_ready) {
         pthread_mutex_lock(&w->mu);
         w->stop = 1;
@@ -345,6 +289,9 @@ static void free_writer(mh_writer *w) {
     for (size_t i = 0; i < w->npool; i++)
         free(w->pool[i]);
     free(w->dir);
+    mh_writer_streams_free(w);
+    if (w->wmu_ready)
+        pthread_mutex_destroy(&w->wmu);
     free(w);
 }
 
@@ -353,6 +300,7 @@ static int start_builders(mh_writer *w) {
         .rows_per_block = w->opt.block_accesses,
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
+        .summary = mh_summary_hooks_default(),
     };
     int nb = w->opt.background ? w->opt.background : 1;
     for (int i = 0; i < nb; i++)
@@ -446,6 +394,9 @@ static int open_store(mh_writer *w, const char *path, unsigned flags) {
         return errno == EEXIST
                    ? mh_diag_fail(d, MH_EEXIST, 0, "%s appeared meanwhile", path)
                    : mh_diag_os(d, 0, "cannot create directory", path);
+    rc = mh_writer_streams_init(w);
+    if (rc != MH_OK)
+        return mh_diag_fail(d, rc, 0, "out of memory for the writer");
     rc = mh_store_lock(path, &w->lock_fd, d);
     if (rc == MH_OK && is_store) {
         rc = mh_store_manifest_load(path, &w->man, 1, d);
@@ -507,7 +458,12 @@ int mh_writer_open_ex(const char *path, unsigned flags,
         w->dir = strdup(path);
         w->cap = opt.slice_accesses * 2;
         w->buf = malloc((size_t)w->cap * sizeof *w->buf);
-        int rc = open_store(w, path, flags);
+        int rc = pthread_mutex_init(&w->wmu, NULL) == 0
+                     ? MH_OK
+                     : mh_diag_fail(&w->err, MH_ENOMEM, 0, "cannot create a mutex");
+        w->wmu_ready = rc == MH_OK;
+        if (rc == MH_OK)
+            rc = open_store(w, path, flags);
         if (rc == MH_OK) {
             *out = w;
             return MH_OK;
@@ -529,13 +485,29 @@ int mh_writer_open(const char *path, unsigned flags,
 }
 
 size_t mh_writer_errmsg(const mh_writer *w, char *buf, size_t size) {
-    return mh_diag_copy(w ? &w->err : NULL, buf, size);
+    if (!w)
+        return mh_diag_copy(NULL, buf, size);
+    /* wmu: the merge thread writes the detail when it fails w */
+    mh_writer *mw = (mh_writer *)w;
+    pthread_mutex_lock(&mw->wmu);
+    size_t n = mh_diag_copy(&w->err, buf, size);
+    pthread_mutex_unlock(&mw->wmu);
+    return n;
 }
+
+static int set_meta(mh_writer *w, const char *key, const char *value);
 
 int mh_writer_set_meta(mh_writer *w, const char *key, const char *value) {
     if (!w)
         return MH_EINVAL;
+    pthread_mutex_lock(&w->wmu); /* a commit of the merge thread reads meta */
     call_start(w);
+    int rc = set_meta(w, key, value);
+    pthread_mutex_unlock(&w->wmu);
+    return rc;
+}
+
+static int set_meta(mh_writer *w, const char *key, const char *value) {
     if (!key || !value || !*key)
         return mh_diag_fail(&w->err, MH_EINVAL, 0,
                             "mh_writer_set_meta: NULL or empty key, or NULL value");
@@ -572,12 +544,13 @@ int mh_writer_set_meta(mh_writer *w, const char *key, const char *value) {
     return MH_OK;
 }
 
-/* The compact record of a checked access. */
+/* The compact record of a checked access. A pc without has_pc is ignored
+ * (memhist.h) and stored 0, so the file does not depend on it. */
 static inline void to_rec(mh_rec *r, const mh_access *a) {
     r->transition = a->transition;
     r->physical = a->physical;
     r->linear = a->linear;
-    r->pc = a->pc;
+    r->pc = a->pc & (0 - (uint64_t)a->has_pc);
     r->size = a->size;
     r->stream = a->stream;
     r->op = a->op;
@@ -607,6 +580,11 @@ static uint32_t close_point(const mh_writer *w, uint32_t from, uint32_t end) {
  * accesses: the slices they fill are closed, what follows the last close
  * moves to the front of the next buffer. */
 static int settle(mh_writer *w, uint32_t n) {
+    if (w->win_need_t && n) {
+        /* the first access of the window begun last */
+        w->wins[w->nwins - 1].t_begin = w->buf[w->n].transition;
+        w->win_need_t = 0;
+    }
     uint32_t from = w->n, end = w->n + n;
     uint64_t base = w->next_id - w->n; /* id of buf[0] */
     for (;;) {
@@ -646,6 +624,26 @@ static int take(mh_writer *w, const mh_access *a, size_t n) {
     }
     w->last_t = a[n - 1].transition;
     w->has_last = 1;
+    w->fast_stream = a[n - 1].stream;
+    return MH_OK;
+}
+
+int mh_writer_take_recs(mh_writer *w, const mh_rec *r, size_t n) {
+    if (w->failed)
+        return w->failed;
+    size_t i = 0;
+    while (i < n) {
+        uint32_t m = w->cap - w->n;
+        if (m > n - i)
+            m = (uint32_t)(n - i);
+        memcpy(w->buf + w->n, r + i, (size_t)m * sizeof *r);
+        i += m;
+        MH_TRY(settle(w, m));
+    }
+    if (n) {
+        w->last_t = r[n - 1].transition;
+        w->has_last = 1;
+    }
     return MH_OK;
 }
 
@@ -662,15 +660,26 @@ static int order_fail(mh_writer *w, const mh_access *a, uint64_t prev,
                         (unsigned long long)a->transition, (unsigned long long)prev);
 }
 
+/* While producers exist the merge thread owns the slice buffer: the
+ * writer's own appends, windows and discards are refused while one is
+ * open and wait for the merge to finish with closed ones (one load on the
+ * hot path). */
+#define PRODUCERS_CHECK(w, what)                                               \
+    do {                                                                       \
+        if (mh_writer_has_producers(w))                                        \
+            MH_TRY(mh_writer_producers_check((w), (what)));                    \
+    } while (0)
+
 int mh_writer_append(mh_writer *w, const mh_access *a) {
     if (!w)
         return MH_EINVAL;
+    PRODUCERS_CHECK(w, "mh_writer_append");
     call_start(w);
     if (!a)
         return mh_diag_fail(&w->err, MH_EINVAL, 0, "mh_writer_append: NULL access");
     if (w->failed)
         return refuse_failed(w);
-    MH_TRY(check_access(a, w->next_id, 0, 0, &w->err));
+    MH_TRY(check_access(w, a, w->next_id, 0, 0, &w->err));
     if (w->has_last && a->transition < w->last_t)
         return order_fail(w, a, w->last_t, 0, 0);
     return take(w, a, 1);
@@ -682,11 +691,12 @@ int mh_writer_append(mh_writer *w, const mh_access *a) {
 static int batch_fail(mh_writer *w, const mh_access *a, size_t n, uint64_t prev,
                       size_t *bad) {
     size_t i = 0;
-    while (i < n && !access_bad(&a[i]) && a[i].transition >= prev)
+    while (i < n && !mh_access_bad(&a[i]) && !stream_bad(w, a[i].stream) &&
+           a[i].transition >= prev)
         prev = a[i++].transition;
     int rc = MH_EINVAL; /* unreachable when n holds a bad access */
     if (i < n) {
-        rc = check_access(&a[i], w->next_id + i, 1, i, &w->err);
+        rc = check_access(w, &a[i], w->next_id + i, 1, i, &w->err);
         if (rc == MH_OK)
             rc = order_fail(w, &a[i], prev, 1, i);
     } else {
@@ -701,6 +711,7 @@ int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
                            size_t *bad) {
     if (!w)
         return MH_EINVAL;
+    PRODUCERS_CHECK(w, "mh_writer_append_batch");
     call_start(w);
     if (!a && n)
         return mh_diag_fail(&w->err, MH_EINVAL, 0,
@@ -711,6 +722,10 @@ int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
         return MH_OK;
     uint64_t prev0 = w->has_last ? w->last_t : 0, prev = prev0;
     int bad_seen = 0;
+    /* streams: every access is compared with the stream of the last access
+     * appended (one xor and one or); only a batch where some differs has
+     * its streams looked up in the declared bitmap */
+    uint32_t fast = w->fast_stream, other = 0;
     /* what fits the buffer's room is checked and copied in one pass, behind
      * the accesses kept (w->n moves only once all n are good); the rest of
      * a longer batch is checked here and copied by take(). The checks
@@ -719,14 +734,19 @@ int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
     mh_rec *r = w->buf + w->n;
     for (size_t i = 0; i < m; i++) {
         const mh_access *x = &a[i];
-        bad_seen |= access_bad(x) | (x->transition < prev);
+        bad_seen |= mh_access_bad(x) | (x->transition < prev);
+        other |= x->stream ^ fast;
         to_rec(&r[i], x);
         prev = x->transition;
     }
     for (size_t i = m; i < n; i++) {
-        bad_seen |= access_bad(&a[i]) | (a[i].transition < prev);
+        bad_seen |= mh_access_bad(&a[i]) | (a[i].transition < prev);
+        other |= a[i].stream ^ fast;
         prev = a[i].transition;
     }
+    if (other)
+        for (size_t i = 0; i < n; i++)
+            bad_seen |= stream_bad(w, a[i].stream);
     if (bad_seen)
         return batch_fail(w, a, n, prev0, bad);
     MH_TRY(settle(w, (uint32_t)m));
@@ -734,13 +754,30 @@ int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
         return take(w, a + m, n - m);
     w->last_t = prev;
     w->has_last = 1;
+    w->fast_stream = a[n - 1].stream;
     return MH_OK;
 }
 
-uint64_t mh_writer_next_id(const mh_writer *w) { return w ? w->next_id : 0; }
+uint64_t mh_writer_next_id(const mh_writer *w) {
+    if (!w)
+        return 0;
+    mh_writer *mw = (mh_writer *)w; /* wmu: the merge thread moves it */
+    if (!atomic_load(&mw->nopen))
+        mh_merge_drain(mw); /* closed producers: their accesses count */
+    pthread_mutex_lock(&mw->wmu);
+    uint64_t v = w->next_id;
+    pthread_mutex_unlock(&mw->wmu);
+    return v;
+}
 
 uint64_t mh_writer_committed(const mh_writer *w) {
-    return w ? w->man.access_count : 0;
+    if (!w)
+        return 0;
+    mh_writer *mw = (mh_writer *)w;
+    pthread_mutex_lock(&mw->wmu);
+    uint64_t v = w->man.access_count;
+    pthread_mutex_unlock(&mw->wmu);
+    return v;
 }
 
 static int commit_locked(mh_writer *w) {
@@ -766,8 +803,14 @@ static int commit_locked(mh_writer *w) {
     rc = ensure_segment(w);
     mh_manrec rec;
     mh_seal_info si = {.meta = w->meta, .nmeta = w->nmeta};
+    mh_window_part *parts = NULL;
+    uint64_t id_first = w->man.access_count;
+    uint64_t id_end = rc == MH_OK ? mh_segw_next_id(w->segw) : id_first;
+    if (rc == MH_OK)
+        rc = mh_writer_seal_info(w, id_first, id_end, &si, &parts);
     if (rc == MH_OK)
         rc = mh_segw_seal(w->segw, &si, &rec, &w->err);
+    free(parts);
     if (rc != MH_OK)
         return fail(w, rc);
     mh_manifest next = w->man;
@@ -791,21 +834,29 @@ static int commit_locked(mh_writer *w) {
     mh_segw_destroy(w->segw);
     w->segw = NULL;
     w->meta_dirty = 0;
+    if (si.nstreams)
+        w->streams_table = 1;
+    mh_writer_windows_sealed(w, id_end);
     return MH_OK;
 }
+
+int mh_writer_commit_locked(mh_writer *w) { return commit_locked(w); }
 
 int mh_writer_commit(mh_writer *w) {
     if (!w)
         return MH_EINVAL;
+    /* wmu: the merge thread may be putting accesses into the buffer */
+    pthread_mutex_lock(&w->wmu);
     call_start(w);
-    if (w->failed)
-        return refuse_failed(w);
-    return commit_locked(w);
+    int rc = w->failed ? refuse_failed(w) : commit_locked(w);
+    pthread_mutex_unlock(&w->wmu);
+    return rc;
 }
 
 int mh_writer_discard_from(mh_writer *w, uint64_t t) {
     if (!w)
         return MH_EINVAL;
+    PRODUCERS_CHECK(w, "mh_writer_discard_from");
     call_start(w);
     if (w->failed)
         return refuse_failed(w);
@@ -857,13 +908,18 @@ int mh_writer_discard_from(mh_writer *w, uint64_t t) {
                 break;
             }
     }
+    mh_writer_windows_discarded(w);
     return MH_OK;
 }
 
 int mh_writer_close(mh_writer *w) {
     if (!w)
         return MH_OK;
-    int rc = w->failed ? MH_ESTATE : commit_locked(w);
+    int rc = MH_ESTATE;
+    if (!atomic_load(&w->nopen)) {
+        mh_merge_drain(w);
+        rc = w->failed ? MH_ESTATE : commit_locked(w);
+    }
     free_writer(w);
     return rc;
 }

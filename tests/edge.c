@@ -827,9 +827,11 @@ static void flip(const char *path, uint64_t off) {
 static uint64_t block_data_off(const char *path, uint32_t b) {
     size_t len = 0;
     unsigned char *p = tu_read_file(path, &len);
-    CHECK(p != NULL && len >= MHF_SEG_HEADER_SIZE);
-    CHECK(b < mhf_load_u32(p + MHF_SEG_BLOCK_COUNT));
-    uint64_t rec = mhf_load_u64(p + MHF_SEG_BLOCK_OFF) + (uint64_t)b * MHF_BLOCK_SIZE;
+    uint64_t so = 0, ss = 0;
+    uint32_t sn = 0;
+    CHECK(p != NULL && mhf_seg_find(p, len, MHF_SECT_BLOCKS, &so, &ss, &sn));
+    CHECK(b < sn);
+    uint64_t rec = so + (uint64_t)b * MHF_BLOCK_SIZE;
     CHECK(rec + MHF_BLOCK_SIZE <= len);
     uint64_t off = mhf_load_u64(p + rec + MHF_BLOCK_OFFSET);
     uint32_t comp = mhf_load_u32(p + rec + MHF_BLOCK_COMP_SIZE);
@@ -841,9 +843,11 @@ static uint64_t block_data_off(const char *path, uint32_t b) {
 static uint64_t chunk_rec_off(const char *path, uint32_t k) {
     size_t len = 0;
     unsigned char *p = tu_read_file(path, &len);
-    CHECK(p != NULL && len >= MHF_SEG_HEADER_SIZE);
-    CHECK(k < mhf_load_u32(p + MHF_SEG_CHUNK_COUNT));
-    uint64_t off = mhf_load_u64(p + MHF_SEG_CHUNK_OFF) + (uint64_t)k * MHF_CHUNK_SIZE;
+    uint64_t so = 0, ss = 0;
+    uint32_t sn = 0;
+    CHECK(p != NULL && mhf_seg_find(p, len, MHF_SECT_CHUNKS, &so, &ss, &sn));
+    CHECK(k < sn);
+    uint64_t off = so + (uint64_t)k * MHF_CHUNK_SIZE;
     free(p);
     return off;
 }

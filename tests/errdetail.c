@@ -38,54 +38,87 @@
 typedef struct place {
     const char *variant;
     int open_rc;        /* mh_reader_open_ex's code; MH_OK: the scan fails */
-    int scan_rc;        /* code of the full scan, when the open succeeds */
+    int scan_rc;        /* code of the scan, when the open succeeds */
     const char *where[3]; /* substrings the detail must hold */
+    int narrow;         /* scan [0, 0xffff] (the address summary's range) */
 } place;
 
+/* The open reads the MANIFEST only: a segment's damage is found by the
+ * first call that needs the segment (SPEC.md 4), here the scan. */
+#define SEG0 "seg-0000000000000000.mhs: "
+#define SEG1 "seg-0000000000000001.mhs: "
 static const place places[] = {
     {"manifest-bad-magic", MH_ENOTSTORE, 0,
-     {"MANIFEST: ", "does not start with the memhist manifest magic", NULL}},
-    {"manifest-major-2", MH_EVERSION, 0,
-     {"MANIFEST: byte ", "version 2.0", NULL}},
+     {"MANIFEST: ", "does not start with the memhist manifest magic", NULL}, 0},
+    {"manifest-major-3", MH_EVERSION, 0, {"MANIFEST: byte 8: ", "version 3.0", NULL}, 0},
+    {"manifest-generation-0", MH_ECORRUPT, 0,
+     {"MANIFEST: byte 32: ", "generation 0", NULL}, 0},
+    {"manifest-header-size-72", MH_ECORRUPT, 0,
+     {"MANIFEST: byte 16: ", "header size 72", NULL}, 0},
     {"manifest-bad-checksum", MH_ECHECKSUM, 0,
-     {"MANIFEST: byte ", "MANIFEST checksum mismatch: stored 0x", ", computed 0x"}},
+     {"MANIFEST: byte ", "MANIFEST checksum mismatch: stored 0x", ", computed 0x"}, 0},
     {"manifest-trailing-garbage", MH_ECORRUPT, 0,
-     {"MANIFEST: byte ", "8 bytes of trailing garbage", NULL}},
+     {"MANIFEST: byte ", "8 bytes of trailing garbage", NULL}, 0},
     {"manifest-truncated", MH_ETRUNCATED, 0,
-     {"MANIFEST: byte ", "its header announces", NULL}},
-    {"segment-bad-magic", MH_ENOTSTORE, 0,
-     {"seg-0000000000000000.mhs: byte 0: ", "bad magic", NULL}},
-    {"segment-major-2", MH_EVERSION, 0,
-     {"seg-0000000000000000.mhs: byte ", "version 2.0", NULL}},
-    {"segment-byte-order", MH_EVERSION, 0,
-     {"seg-0000000000000000.mhs: byte ", "byte-order mark", NULL}},
-    {"segment-incompatible-flag", MH_EVERSION, 0,
-     {"seg-0000000000000000.mhs: byte ", "incompatible features", NULL}},
-    {"segment-header-flip", MH_ECHECKSUM, 0,
-     {"seg-0000000000000001.mhs: byte ", "header checksum mismatch: stored 0x",
-      ", computed 0x"}},
-    {"segment-truncated", MH_ETRUNCATED, 0,
-     {"seg-0000000000000001.mhs: byte ", "its header announces", NULL}},
-    {"segment-missing", MH_ECORRUPT, 0,
-     {"seg-0000000000000001.mhs: ", "segment listed in MANIFEST is missing", NULL}},
-    {"dictionary-flip", MH_ECHECKSUM, 0,
-     {"seg-0000000000000000.mhs: byte ", "dictionary checksum mismatch: stored 0x",
-      NULL}},
-    {"slice-array-flip", MH_ECHECKSUM, 0,
-     {"seg-0000000000000000.mhs: byte ", "slice array checksum mismatch: stored 0x",
-      NULL}},
+     {"MANIFEST: byte ", "its header announces", NULL}, 0},
+    {"manifest-short", MH_ETRUNCATED, 0,
+     {"MANIFEST: byte 20: ", "shorter than its header", NULL}, 0},
+    {"segment-bad-magic", MH_OK, MH_ENOTSTORE, {SEG0 "byte 0: ", "bad magic", NULL}, 0},
+    {"segment-major-3", MH_OK, MH_EVERSION, {SEG0 "byte 8: ", "version 3.0", NULL}, 0},
+    {"segment-byte-order", MH_OK, MH_EVERSION, {SEG0 "byte 12: ", "byte-order mark", NULL}, 0},
+    {"segment-incompatible-flag", MH_OK, MH_EVERSION,
+     {SEG0 "byte 20: ", "incompatible features", NULL}, 0},
+    {"segment-header-flip", MH_OK, MH_ECHECKSUM,
+     {SEG1 "byte 248: ", "header checksum mismatch: stored 0x", ", computed 0x"}, 0},
+    {"segment-truncated", MH_OK, MH_ETRUNCATED, {SEG1 "byte ", "its header announces", NULL}, 0},
+    {"segment-missing", MH_OK, MH_ECORRUPT,
+     {SEG1, "segment listed in MANIFEST is missing", NULL}, 0},
+    {"directory-flip", MH_OK, MH_ECHECKSUM,
+     {SEG0 "byte 112: ", "directory checksum mismatch: stored 0x", ", computed 0x"}, 0},
+    {"directory-gap", MH_OK, MH_ECORRUPT,
+     {SEG0 "byte ", "directory entry 2: section at byte ", "(sections tile the file)"}, 0},
+    {"directory-overlap", MH_OK, MH_ECORRUPT,
+     {SEG0 "byte ", "directory entry 2: section at byte ", "(sections tile the file)"}, 0},
+    {"directory-duplicate", MH_OK, MH_ECORRUPT,
+     {SEG0 "byte ", "directory entry 2: section type 2 appears twice", NULL}, 0},
+    {"section-unknown-required", MH_OK, MH_EVERSION,
+     {SEG0 "byte ", "section type 100 is required and unknown to this reader", NULL}, 0},
+    {"dictionary-flip", MH_OK, MH_ECHECKSUM,
+     {SEG0 "byte ", "dictionary checksum mismatch: stored 0x", NULL}, 0},
+    {"dict-table-header", MH_OK, MH_ECORRUPT,
+     {SEG0 "byte ", "table type 2: record size 9, this reader knows 8", NULL}, 0},
+    {"stream-table-order", MH_OK, MH_ECORRUPT, {SEG0 "byte ", "ids not increasing", NULL}, 0},
+    {"window-table-order", MH_OK, MH_ECORRUPT,
+     {SEG0 "byte ", "window part 1: window ids not increasing", NULL}, 0},
+    {"window-overlap", MH_OK, MH_ECORRUPT,
+     {SEG0 "byte ", "window 2 overlaps the previous window part", NULL}, 0},
+    {"slice-array-flip", MH_OK, MH_ECHECKSUM,
+     {SEG0 "byte ", "slice array checksum mismatch: stored 0x", NULL}, 0},
     {"chunk-record-flip", MH_OK, MH_ECHECKSUM,
-     {"seg-0000000000000000.mhs: slice 0 at byte ",
-      "index checksum mismatch", "stored 0x"}},
+     {SEG0 "slice 0 at byte ", "index checksum mismatch", "stored 0x"}, 0},
     {"block-flip", MH_OK, MH_ECHECKSUM,
-     {"seg-0000000000000000.mhs: slice 0, block 0 at byte ",
-      "block checksum mismatch: stored 0x", ", computed 0x"}},
+     {SEG0 "slice 0, block 0 at byte ", "block checksum mismatch: stored 0x", ", computed 0x"},
+     0},
     {"block-raw-size", MH_OK, MH_ECORRUPT,
-     {"seg-0000000000000000.mhs: slice 0, block 0 at byte ",
-      "does not decompress to the declared", NULL}},
-    {"chunk-row-outside", MH_OK, MH_ECORRUPT,
-     {"seg-0000000000000000.mhs: slice ", ", block ", "lies outside its chunk"}},
+     {SEG0 "slice 0, block 0 at byte ", "does not decompress to the declared", NULL}, 0},
+    {"chunk-row-outside", MH_OK, MH_ECORRUPT, {SEG0 "slice ", ", block ", "lies outside its chunk"},
+     0},
+    {"stream-mask-wrong", MH_OK, MH_ECORRUPT,
+     {SEG0 "slice 0 at byte ", "stream mask 00000002 not inside its slice's 00000001", NULL}, 0},
+    {"pc-truncated", MH_OK, MH_ECORRUPT,
+     {SEG0 "slice 0, block 0 at byte ", "bad varint in pc column", NULL}, 0},
+    {"summary-order", MH_OK, MH_ECORRUPT,
+     {SEG0 "address summary at byte ", "does not follow entry 0 in (granule, op) order", NULL}, 1},
+    {"summary-posting", MH_OK, MH_ECORRUPT,
+     {SEG0 "address summary at byte ", "slice 3 of a segment of 3 slices", NULL}, 1},
+    {"manifest-major-1", MH_OK, MH_ECORRUPT,
+     {SEG0, "format 2 segment listed in a format 1 MANIFEST", NULL}, 0},
 };
+/* The last FSCK_GAPS variants above: SPEC.md 11 gives fsck their damage to
+ * find, src/verify.c does not yet (a segment of another major than its
+ * MANIFEST). Their detail is checked
+ * against the reader's words only; this fails the day fsck reports them. */
+#define FSCK_GAPS 1
 
 typedef struct problems {
     size_t n;
@@ -111,7 +144,10 @@ static void collect(void *ctx, const mh_problem *p) {
 
 /* The detail is fsck's line for a problem of the same code: the same file,
  * the same words, and (open path) the same byte. */
+static int g_fsck_gap; /* the variant is one of the FSCK_GAPS */
 static void check_like_fsck(const char *detail, int code, const problems *ps) {
+    if (g_fsck_gap)
+        return;
     for (size_t i = 0; i < ps->n; i++) {
         if (ps->p[i].code != code)
             continue;
@@ -140,14 +176,24 @@ static void check_variant(const char *dir, const place *x) {
     problems ps;
     memset(&ps, 0, sizeof ps);
     mh_verify_result vr = {.struct_size = sizeof vr};
-    CHECK_RC(mh_verify(dir, 0, collect, &ps, &vr), MH_ECORRUPT);
-    CHECK(ps.n > 0);
+    int vrc = mh_verify(dir, 0, collect, &ps, &vr);
+    g_fsck_gap = x - places >= (ptrdiff_t)(sizeof places / sizeof places[0] - FSCK_GAPS);
+    if (g_fsck_gap) {
+        CHECKF(vrc == MH_OK, "fsck now reports %s: move it above FSCK_GAPS", x->variant);
+    } else {
+        CHECK_RC(vrc, MH_ECORRUPT);
+        CHECK(ps.n > 0);
+    }
 
+    /* the open reads the MANIFEST only (issue 10): a segment's damage is
+     * found by the first call that needs the segment, with the code and
+     * the detail an eager open gave */
+    int open_rc = x->open_rc, scan_rc = x->scan_rc;
     char err[MH_ERRMSG_MAX];
     memset(err, 'x', sizeof err);
     mh_reader *r = NULL;
     int rc = mh_reader_open_ex(dir, NULL, &r, err, sizeof err);
-    CHECK_RC(rc, x->open_rc);
+    CHECK_RC(rc, open_rc);
     if (rc != MH_OK) {
         CHECK(r == NULL);
         CHECK(memchr(err, '\0', sizeof err) != NULL);
@@ -163,6 +209,8 @@ static void check_variant(const char *dir, const place *x) {
     mh_query q;
     mh_query_init(&q);
     q.ops = MH_OPS_ALL;
+    if (x->narrow)
+        q.addr_last = 0xffff;
     mh_cursor *c = NULL;
     CHECK_OK(mh_cursor_open(r, &q, &c));
     mh_access out[64];
@@ -171,24 +219,24 @@ static void check_variant(const char *dir, const place *x) {
     do
         rc = mh_cursor_next(c, out, 64, &n);
     while (rc == MH_OK && n > 0);
-    CHECK_RC(rc, x->scan_rc);
+    CHECK_RC(rc, scan_rc);
     char cdetail[MH_ERRMSG_MAX];
     size_t clen = mh_cursor_errmsg(c, cdetail, sizeof cdetail);
     CHECK(clen == strlen(cdetail) && clen > 0);
     check_where(x, cdetail);
     check_like_fsck(cdetail, rc, &ps);
     /* the cursor stays at its error, with the same detail */
-    CHECK_RC(mh_cursor_next(c, out, 64, &n), x->scan_rc);
+    CHECK_RC(mh_cursor_next(c, out, 64, &n), scan_rc);
     CHECK(mh_cursor_errmsg(c, buf, sizeof buf) == clen && strcmp(buf, cdetail) == 0);
     mh_cursor_close(c);
     CHECK(mh_reader_errmsg(r, buf, sizeof buf) == 0);
 
     /* mh_query_run records its detail in the reader */
-    CHECK_RC(mh_query_run(r, &q, out, 64, &n), x->scan_rc);
+    CHECK_RC(mh_query_run(r, &q, out, 64, &n), scan_rc);
     size_t len = mh_reader_errmsg(r, buf, sizeof buf);
     CHECK(len == strlen(buf) && len > 0);
     check_where(x, buf);
-    check_like_fsck(buf, x->scan_rc, &ps);
+    check_like_fsck(buf, scan_rc, &ps);
     CHECKF(strcmp(buf, cdetail) == 0, "query '%s' and cursor '%s' differ", buf, cdetail);
 
     /* a query that succeeds (backward from 0: nothing) keeps the detail */
@@ -240,10 +288,17 @@ static void check_record_mismatch(const char *golden, unsigned field) {
     memset(&ps, 0, sizeof ps);
     mh_verify_result vr = {.struct_size = sizeof vr};
     CHECK_RC(mh_verify(dir, 0, collect, &ps, &vr), MH_ECORRUPT);
+    /* the open reads the MANIFEST only: the first query meets the segment */
     char err[MH_ERRMSG_MAX];
     mh_reader *r = NULL;
-    CHECK_RC(mh_reader_open_ex(dir, NULL, &r, err, sizeof err), MH_ECORRUPT);
-    CHECK(r == NULL);
+    CHECK_OK(mh_reader_open_ex(dir, NULL, &r, err, sizeof err));
+    mh_query q;
+    mh_query_init(&q);
+    mh_access out[4];
+    size_t n = 0;
+    CHECK_RC(mh_query_run(r, &q, out, 4, &n), MH_ECORRUPT);
+    mh_reader_errmsg(r, err, sizeof err);
+    mh_reader_close(r);
     CHECKF(strcmp(err, "seg-0000000000000000.mhs: segment differs from its "
                        "MANIFEST record") == 0, "'%s'", err);
     check_like_fsck(err, MH_ECORRUPT, &ps);

@@ -1,9 +1,12 @@
 /*
  * golden.c - the committed golden stores of format/golden.
  *
- * (a) tiny.store, as committed, reads back as exactly the accesses,
- *     slicing and metadata of tiny_input.h (the generator's input, not its
- *     output), and answers queries like the oracle;
+ * (a) tiny.store (format 2.0), as committed, reads back as exactly the
+ *     accesses (with their streams and pcs), slicing, column table and
+ *     metadata of tiny_input.h (the generator's input, not its output), and
+ *     answers queries like the oracle; v1/tiny.store, the format 1.0 store
+ *     kept as committed, reads back as the same accesses with stream 0 and
+ *     no pc (a 2.0 reader answers 1.0 stores as a 1.0 reader did);
  * (b) gen_golden, run now into a scratch directory, writes byte for byte the
  *     committed files: an accidental format change fails here;
  * (c) each corrupt/<variant>.store fails with exactly the error code SPEC.md
@@ -24,7 +27,8 @@
 
 static mh_access g_all[TINY_COUNT];
 
-static void load_expected(void) {
+/* v2: the 2.0 input (streams and pcs); else what the 1.0 store holds */
+static void load_expected(int v2) {
     for (size_t i = 0; i < TINY_COUNT; i++) {
         const tiny_access *t = &tiny_accesses[i];
         mh_access *a = &g_all[i];
@@ -36,12 +40,170 @@ static void load_expected(void) {
         a->op = t->op;
         a->has_linear = t->has_linear;
         a->linear = t->linear;
+        a->stream = v2 ? tiny_streams[i] : 0;
+        a->has_pc = v2 && tiny_pcs[i] != 0;
+        a->pc = a->has_pc ? tiny_pcs[i] : 0;
     }
 }
 
+/* oracle_same_access and the 2.0 fields */
+static int same_access(const mh_access *a, const mh_access *b) {
+    return oracle_same_access(a, b) && a->stream == b->stream && a->has_pc == b->has_pc &&
+           (!a->has_pc || a->pc == b->pc);
+}
+
+/* Stream mask (SPEC.md 2.0 section 2) of ids [first, first + n). */
+static uint32_t mask_of(uint64_t first, uint64_t n) {
+    uint32_t m = 0;
+    for (uint64_t i = first; i < first + n; i++)
+        m |= 1u << (g_all[i].stream % 32);
+    return m;
+}
+
 /* ---- (a) the committed store reads back as its input ---------------------- */
-static void check_tiny(const char *store) {
+
+/* The store's stream and window tables (SPEC.md 8) and the queries that
+ * filter on them (8.3), against tiny_input.h. */
+static void check_streams_windows(const mh_reader *r, int v2) {
+    size_t ns = mh_reader_stream_count(r);
+    CHECKF(ns == (v2 ? TINY_STREAMS : 1u), "%zu streams", ns);
+    for (size_t i = 0; i < ns; i++) {
+        mh_stream_info si;
+        mh_stream_info_init(&si);
+        CHECK_OK(mh_reader_stream_info(r, i, &si));
+        uint64_t n = 0, t0 = 0, t1 = 0;
+        for (size_t k = 0; k < TINY_COUNT; k++)
+            if (g_all[k].stream == si.id) {
+                if (n++ == 0)
+                    t0 = g_all[k].transition;
+                t1 = g_all[k].transition;
+            }
+        CHECKF(si.id == (uint32_t)i && si.accesses == n && si.transition_first == t0 &&
+                   si.transition_last == t1,
+               "stream %u: %llu accesses in %llu .. %llu, expected %llu in %llu .. %llu",
+               si.id, (unsigned long long)si.accesses,
+               (unsigned long long)si.transition_first,
+               (unsigned long long)si.transition_last, (unsigned long long)n,
+               (unsigned long long)t0, (unsigned long long)t1);
+        if (v2) { /* the newest segment's descriptions */
+            const tiny_stream *t = &tiny_stream_decl[i];
+            CHECK(si.kind == t->kind && si.parent == t->parent && si.pid == t->pid &&
+                  si.tid == t->tid && si.cpu == t->cpu && si.name &&
+                  !strcmp(si.name, t->name));
+        } else { /* SPEC.md 7.6: no streams table, one stream 0 */
+            CHECK(si.kind == MH_STREAM_OTHER && si.name == NULL && si.parent == MH_NONE32 &&
+                  si.pid == MH_NONE64 && si.tid == MH_NONE64 && si.cpu == MH_NONE32);
+        }
+        size_t want_meta = 0;
+        for (size_t k = 0; v2 && k < TINY_STREAM_META; k++)
+            if (tiny_stream_meta[k].stream == si.id) {
+                const char *key = NULL, *value = NULL;
+                CHECK_OK(mh_reader_stream_meta_get(r, i, want_meta++, &key, &value));
+                CHECK(key && value && !strcmp(key, tiny_stream_meta[k].key) &&
+                      !strcmp(value, tiny_stream_meta[k].value));
+            }
+        CHECK(mh_reader_stream_meta_count(r, i) == want_meta);
+    }
+    /* windows: parts merged by id (window 2 has one in each segment) */
+    size_t nw = mh_reader_window_count(r);
+    CHECKF(nw == (v2 ? TINY_WINDOWS : 0u), "%zu windows", nw);
+    for (size_t i = 0; i < nw; i++) {
+        const tiny_window *t = &tiny_windows[i];
+        mh_window_info wi = {.struct_size = sizeof wi};
+        CHECK_OK(mh_reader_window_info(r, i, &wi));
+        uint64_t n = t->end - t->begin;
+        CHECKF(wi.window == t->window && wi.id_first == t->begin && wi.accesses == n &&
+                   wi.transition_first == (n ? g_all[t->begin].transition : 0) &&
+                   wi.transition_last == (n ? g_all[t->end - 1].transition : 0),
+               "window %llu: ids %llu + %llu", (unsigned long long)wi.window,
+               (unsigned long long)wi.id_first, (unsigned long long)wi.accesses);
+        /* a window filter is an id interval (SPEC.md 8.3) */
+        mh_query q;
+        mh_query_init(&q);
+        q.ops = MH_OPS_ALL;
+        q.filter = MH_FILTER_WINDOW;
+        q.window = t->window;
+        mh_access out[TINY_COUNT];
+        size_t got = 0;
+        CHECK_OK(mh_query_run(r, &q, out, TINY_COUNT, &got));
+        CHECK(got == n);
+        for (size_t k = 0; k < got; k++)
+            CHECK(same_access(&out[k], &g_all[t->begin + k]));
+    }
+    mh_window_info wi = {.struct_size = sizeof wi};
+    CHECK_RC(mh_reader_window_find(r, 99, &wi), MH_ENOTFOUND);
+    /* a stream set and a pc range */
+    for (uint32_t st = 0; st < 2; st++) {
+        mh_query q;
+        mh_query_init(&q);
+        q.ops = MH_OPS_ALL;
+        q.streams = &st;
+        q.nstreams = 1;
+        mh_access out[TINY_COUNT];
+        size_t got = 0, k = 0;
+        CHECK_OK(mh_query_run(r, &q, out, TINY_COUNT, &got));
+        for (size_t i = 0; i < TINY_COUNT; i++)
+            if (g_all[i].stream == st) {
+                CHECK(k < got && same_access(&out[k], &g_all[i]));
+                k++;
+            }
+        CHECKF(k == got, "stream %u: %zu accesses, expected %zu", st, got, k);
+    }
+    mh_query q;
+    mh_query_init(&q);
+    q.ops = MH_OPS_ALL;
+    q.filter = MH_FILTER_PC;
+    q.pc_first = 0x401000;
+    q.pc_last = 0x4010ff;
+    mh_access out[TINY_COUNT];
+    size_t got = 0, k = 0;
+    CHECK_OK(mh_query_run(r, &q, out, TINY_COUNT, &got));
+    for (size_t i = 0; i < TINY_COUNT; i++)
+        if (g_all[i].has_pc && g_all[i].pc >= q.pc_first && g_all[i].pc <= q.pc_last) {
+            CHECK(k < got && same_access(&out[k], &g_all[i]));
+            k++;
+        }
+    CHECKF(k == got && (v2 ? got > 0 : got == 0), "pc filter: %zu accesses, expected %zu",
+           got, k);
+    /* sections (SPEC.md 5.2; a 1.0 segment reports its fixed five) */
+    for (size_t seg = 0; seg < 2; seg++) {
+        /* the writer's order; a newer minor's unknown section (not
+         * required) is listed where it lies */
+        size_t n = mh_reader_section_count(r, seg);
+        uint64_t at = 256; /* sections tile the file from the header on */
+        uint32_t known = 0;
+        for (size_t i = 0; i < n; i++) {
+            mh_section_info x = {.struct_size = sizeof x};
+            CHECK_OK(mh_reader_section_info(r, seg, i, &x));
+            int is_known = x.type >= 1 && x.type <= 6;
+            CHECKF(x.offset == at && (!is_known || x.type == known + 1) &&
+                       x.flags == (x.type <= 5),
+                   "segment %zu section %zu: type %u at %llu flags %u", seg, i, x.type,
+                   (unsigned long long)x.offset, x.flags);
+            known += is_known;
+            at += x.size;
+        }
+        CHECKF(known == (v2 ? 6u : 5u), "segment %zu: %u known sections", seg, known);
+    }
+}
+
+/* The 1.2 fields of segment `seg`'s information: both 2.0 segments have
+ * pcs, carry both declared streams, two window parts (segment 0: windows 1
+ * and 2; segment 1: window 2's second part and window 3, which is empty)
+ * and an address summary; a 1.0 segment has none of those. */
+static void check_seg_info_12(const mh_segment_info *si, int v2, int seg) {
+    CHECKF(si->has_pc == (uint32_t)v2, "segment %d: has_pc %u", seg, si->has_pc);
+    /* entries of its streams table: a 1.0 segment has none (its one
+     * stream 0 is implied, SPEC.md 7.6) */
+    CHECKF(si->streams == (v2 ? 2u : 0u), "segment %d: %u streams", seg, si->streams);
+    CHECKF(si->windows == (v2 ? 2u : 0u), "segment %d: %u windows", seg, si->windows);
+    CHECKF(v2 ? si->summary_bytes > 0 : si->summary_bytes == 0,
+           "segment %d: address summary of %llu bytes", seg,
+           (unsigned long long)si->summary_bytes);
+}
+static void check_tiny(const char *store, int v2) {
     snprintf(tu_context, sizeof tu_context, "%.400s", store);
+    load_expected(v2);
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(store, &r));
     tu_check_stats(r, g_all, TINY_COUNT);
@@ -50,9 +212,31 @@ static void check_tiny(const char *store) {
     CHECK_OK(mh_reader_segment_info(r, 0, &si));
     CHECK(si.id_first == 0 && si.accesses == TINY_FIRST_COMMIT && si.seq == 0);
     CHECK(si.rows_per_block == TINY_BLOCK_ACCESSES);
-    CHECK(si.version_major == 1 && si.version_minor == 0);
+    CHECK(si.version_major == (v2 ? 2u : 1u) && si.version_minor == 0);
+    check_seg_info_12(&si, v2, 0);
     CHECK_OK(mh_reader_segment_info(r, 1, &si));
     CHECK(si.id_first == TINY_FIRST_COMMIT && si.accesses == TINY_COUNT - TINY_FIRST_COMMIT);
+    check_seg_info_12(&si, v2, 1);
+
+    /* the column table (SPEC.md 7.3) of the newest segment: segment 1 has
+     * stream 0 only but pcs, so the stream column too (it precedes pc) */
+    static const char *const cols2[] = {"id", "transition", "physical", "linear",
+                                        "size", "operation", "stream", "pc"};
+    static const char *const cols1[] = {"id", "transition", "physical", "linear",
+                                        "size", "operation"};
+    size_t ncols = v2 ? 8 : 6;
+    CHECKF(mh_reader_column_count(r) == ncols, "%zu columns, expected %zu",
+           mh_reader_column_count(r), ncols);
+    for (size_t i = 0; i < ncols && i < mh_reader_column_count(r); i++) {
+        mh_column_info ci = {.struct_size = sizeof ci};
+        CHECK_OK(mh_reader_column(r, i, &ci));
+        const char *want = v2 ? cols2[i] : cols1[i];
+        CHECKF(ci.name && !strcmp(ci.name, want), "column %zu is '%s', expected '%s'", i,
+               ci.name ? ci.name : "(null)", want);
+    }
+    static const char *const ops[] = {"read", "write", "execute"};
+    for (unsigned o = 0; o < 3; o++)
+        CHECK(mh_reader_op_name(r, o) && !strcmp(mh_reader_op_name(r, o), ops[o]));
 
     /* SPEC 7.2 on the input: a slice closes at the first new transition
      * once it holds 10 accesses, and at each commit */
@@ -74,6 +258,9 @@ static void check_tiny(const char *store) {
                "slice %zu.%zu: ids %llu + %u, expected %llu + %u", slices[i].seg,
                slices[i].slice, (unsigned long long)sl.id_first, sl.accesses,
                (unsigned long long)slices[i].id_first, slices[i].accesses);
+        uint32_t want = v2 ? mask_of(slices[i].id_first, slices[i].accesses) : 1u;
+        CHECKF(sl.stream_mask == want, "slice %zu.%zu: stream mask %x, expected %x",
+               slices[i].seg, slices[i].slice, sl.stream_mask, want);
     }
     /* the worked example of SPEC.md: ids 5, 6, 9 are the write chunk of slice 0 */
     int found = 0;
@@ -86,6 +273,8 @@ static void check_tiny(const char *store) {
             CHECK(ci.phy_first == 0x1000 && ci.phy_last == 0x1013 && ci.accesses == 3 &&
                   ci.id_first == 5 && ci.id_last == 9 && ci.transition_first == 100 &&
                   ci.transition_last == 103);
+            CHECKF(ci.stream_mask == (v2 ? 3u : 1u), "chunk stream mask %x (streams 1, 1, 0)",
+                   ci.stream_mask);
             found++;
         }
     }
@@ -105,7 +294,7 @@ static void check_tiny(const char *store) {
         CHECK(n == TINY_COUNT);
         for (size_t i = 0; i < n; i++) {
             const mh_access *want = &g_all[dir ? TINY_COUNT - 1 - i : i];
-            if (!oracle_same_access(&out[i], want)) {
+            if (!same_access(&out[i], want)) {
                 oracle_print_access(stderr, &out[i]);
                 fputc('\n', stderr);
                 oracle_print_access(stderr, want);
@@ -116,6 +305,8 @@ static void check_tiny(const char *store) {
         tu_check_cursor(r, g_all, TINY_COUNT, &q, TINY_COUNT + 1, &rng);
     }
     tu_random_queries(r, g_all, TINY_COUNT, 3000, 2024);
+
+    check_streams_windows(r, v2);
 
     /* metadata of the newest segment */
     CHECK(mh_reader_meta_count(r) == TINY_META_FINAL_COUNT);
@@ -129,6 +320,7 @@ static void check_tiny(const char *store) {
     CHECK_OK(mh_verify(store, 0, NULL, NULL, &res));
     CHECK(res.problems == 0 && res.accesses == TINY_COUNT && res.segments == 2);
     tu_context[0] = 0;
+    load_expected(1);
 }
 
 /* ---- (b) the generator still writes the committed bytes -------------------- */
@@ -219,34 +411,78 @@ static void regenerate(const char *golden, const char *gen) {
 }
 
 /* ---- (c) every corrupt variant fails as SPEC.md says ----------------------- */
+/* Codes of each variant (SPEC.md 2.0 sections 4.1, 11, 12.1). The open
+ * reads the MANIFEST only: a damaged segment fails the first call that
+ * reaches it, here the full scan (query), and a query that stays in the
+ * other segment (bounded by an end, or starting past the damage) answers. */
 typedef struct expect {
     const char *name;
     int open;   /* mh_reader_open */
-    int query;  /* a full scan (when open succeeds) */
+    int query;  /* a full scan forward (when open succeeds) */
+    int narrow; /* a query on [0, 0xffff], narrow enough to use the summary */
     int verify; /* a code mh_verify must report (MH_OK: the store is clean) */
+    int seg;    /* the damaged segment (the other must answer), or -1 */
+    int tables; /* not 0: the code of the store's stream and window tables */
 } expect;
 
 static const expect expects[] = {
-    {"manifest-bad-magic", MH_ENOTSTORE, 0, MH_ENOTSTORE},
-    {"manifest-major-2", MH_EVERSION, 0, MH_EVERSION},
-    {"manifest-bad-checksum", MH_ECHECKSUM, 0, MH_ECHECKSUM},
-    {"manifest-trailing-garbage", MH_ECORRUPT, 0, MH_ECORRUPT},
-    {"manifest-truncated", MH_ETRUNCATED, 0, MH_ETRUNCATED},
-    {"segment-bad-magic", MH_ENOTSTORE, 0, MH_ENOTSTORE},
-    {"segment-major-2", MH_EVERSION, 0, MH_EVERSION},
-    {"segment-byte-order", MH_EVERSION, 0, MH_EVERSION},
-    {"segment-incompatible-flag", MH_EVERSION, 0, MH_EVERSION},
-    {"segment-newer-minor", MH_OK, MH_OK, MH_OK},
-    {"segment-header-flip", MH_ECHECKSUM, 0, MH_ECHECKSUM},
-    {"segment-truncated", MH_ETRUNCATED, 0, MH_ETRUNCATED},
-    {"segment-missing", MH_ECORRUPT, 0, MH_ECORRUPT},
-    {"dictionary-flip", MH_ECHECKSUM, 0, MH_ECHECKSUM},
-    {"slice-array-flip", MH_ECHECKSUM, 0, MH_ECHECKSUM},
-    {"chunk-record-flip", MH_OK, MH_ECHECKSUM, MH_ECHECKSUM},
-    {"block-flip", MH_OK, MH_ECHECKSUM, MH_ECHECKSUM},
-    {"block-raw-size", MH_OK, MH_ECORRUPT, MH_ECORRUPT},
-    {"chunk-row-outside", MH_OK, MH_ECORRUPT, MH_ECORRUPT},
+    {"manifest-bad-magic", MH_ENOTSTORE, 0, 0, MH_ENOTSTORE, -1, 0},
+    {"manifest-major-3", MH_EVERSION, 0, 0, MH_EVERSION, -1, 0},
+    {"manifest-major-1", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, -1, 0},
+    {"manifest-generation-0", MH_ECORRUPT, 0, 0, MH_ECORRUPT, -1, 0},
+    {"manifest-header-size-72", MH_ECORRUPT, 0, 0, MH_ECORRUPT, -1, 0},
+    {"manifest-bad-checksum", MH_ECHECKSUM, 0, 0, MH_ECHECKSUM, -1, 0},
+    {"manifest-trailing-garbage", MH_ECORRUPT, 0, 0, MH_ECORRUPT, -1, 0},
+    {"manifest-truncated", MH_ETRUNCATED, 0, 0, MH_ETRUNCATED, -1, 0},
+    {"manifest-short", MH_ETRUNCATED, 0, 0, MH_ETRUNCATED, -1, 0},
+    {"segment-bad-magic", MH_OK, MH_ENOTSTORE, MH_ENOTSTORE, MH_ENOTSTORE, 0, 0},
+    {"segment-major-3", MH_OK, MH_EVERSION, MH_EVERSION, MH_EVERSION, 0, 0},
+    {"segment-byte-order", MH_OK, MH_EVERSION, MH_EVERSION, MH_EVERSION, 0, 0},
+    {"segment-incompatible-flag", MH_OK, MH_EVERSION, MH_EVERSION, MH_EVERSION, 0, 0},
+    {"segment-newer-minor", MH_OK, MH_OK, MH_OK, MH_OK, -1, 0},
+    {"segment-header-flip", MH_OK, MH_ECHECKSUM, MH_ECHECKSUM, MH_ECHECKSUM, 1, 0},
+    {"segment-truncated", MH_OK, MH_ETRUNCATED, MH_ETRUNCATED, MH_ETRUNCATED, 1, 0},
+    {"segment-missing", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 1, 0},
+    {"directory-flip", MH_OK, MH_ECHECKSUM, MH_ECHECKSUM, MH_ECHECKSUM, 0, 0},
+    {"directory-gap", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    {"directory-overlap", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    {"directory-duplicate", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    {"section-unknown-required", MH_OK, MH_EVERSION, MH_EVERSION, MH_EVERSION, 0, 0},
+    {"dictionary-flip", MH_OK, MH_ECHECKSUM, MH_ECHECKSUM, MH_ECHECKSUM, 0, 0},
+    {"dict-table-header", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    {"stream-table-order", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    {"window-table-order", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    {"window-overlap", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    /* each segment sound, the store's tables not (SPEC.md 8) */
+    {"stream-not-in-newest", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, -1, MH_ECORRUPT},
+    {"window-parts-gap", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, -1, MH_ECORRUPT},
+    {"slice-array-flip", MH_OK, MH_ECHECKSUM, MH_ECHECKSUM, MH_ECHECKSUM, 0, 0},
+    {"chunk-record-flip", MH_OK, MH_ECHECKSUM, MH_ECHECKSUM, MH_ECHECKSUM, 0, 0},
+    {"block-flip", MH_OK, MH_ECHECKSUM, MH_ECHECKSUM, MH_ECHECKSUM, 0, 0},
+    {"block-raw-size", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    {"chunk-row-outside", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    {"stream-mask-wrong", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    {"pc-truncated", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    /* the summary is read only by a query narrow enough to use it */
+    {"summary-order", MH_OK, MH_OK, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    {"summary-posting", MH_OK, MH_OK, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    /* valid: a 2.1 writer's additions, skipped by this reader */
+    {"future-minor", MH_OK, MH_OK, MH_OK, MH_OK, -1, 0},
 };
+
+/* Variants whose damage SPEC.md 11 gives fsck to find and src/verify.c
+ * does not find yet: a segment of another major than its MANIFEST, the
+ * store-level stream and window tables. The reader refuses each (checked
+ * above). */
+static const char *const k_fsck_gaps[] = {"manifest-major-1", "stream-not-in-newest",
+                                          "window-parts-gap"};
+
+static int fsck_gap(const char *name) {
+    for (size_t i = 0; i < sizeof k_fsck_gaps / sizeof k_fsck_gaps[0]; i++)
+        if (!strcmp(name, k_fsck_gaps[i]))
+            return 1;
+    return 0;
+}
 
 typedef struct problems {
     int codes[64];
@@ -261,6 +497,15 @@ static void collect(void *ctx, const mh_problem *p) {
         ps->codes[ps->n++] = p->code;
 }
 
+/* The accesses a query of [a, b], all ops, forward from 0, must return. */
+static size_t expected_in(uint64_t a, uint64_t b, mh_access *out) {
+    size_t n = 0;
+    for (size_t i = 0; i < TINY_COUNT; i++)
+        if (g_all[i].physical <= b && g_all[i].physical + (g_all[i].size - 1) >= a)
+            out[n++] = g_all[i];
+    return n;
+}
+
 static void check_variant(const char *dir, const expect *x) {
     snprintf(tu_context, sizeof tu_context, "corrupt variant %s", x->name);
     mh_reader *r = NULL;
@@ -269,9 +514,13 @@ static void check_variant(const char *dir, const expect *x) {
         mh_query q;
         mh_query_init(&q);
         q.ops = MH_OPS_ALL;
-        mh_access out[TINY_COUNT];
+        mh_access out[TINY_COUNT], want[TINY_COUNT];
         size_t n = 0;
         CHECK_RC(mh_query_run(r, &q, out, TINY_COUNT, &n), x->query);
+        if (x->query == MH_OK)
+            CHECK(n == TINY_COUNT);
+        for (size_t i = 0; x->query == MH_OK && i < n; i++)
+            CHECK(same_access(&out[i], &g_all[i]));
         /* a cursor stops at the error too, and stays there */
         mh_cursor *c = NULL;
         CHECK_OK(mh_cursor_open(r, &q, &c));
@@ -285,23 +534,61 @@ static void check_variant(const char *dir, const expect *x) {
         if (rc != MH_OK)
             CHECK_RC(mh_cursor_next(c, out, 3, &n), x->query);
         mh_cursor_close(c);
-        if (x->query == MH_OK) {
+        if (x->tables) {
+            mh_stream_info si;
+            mh_stream_info_init(&si);
+            mh_window_info wi = {.struct_size = sizeof wi};
+            int src = mh_reader_stream_info(r, 0, &si), wrc = mh_reader_window_info(r, 0, &wi);
+            CHECKF(src == x->tables || wrc == x->tables, "stream table %s, window table %s",
+                   mh_error_name(src), mh_error_name(wrc));
+        } else if (x->query == MH_OK) {
             CHECK(total == TINY_COUNT);
             tu_check_stats(r, g_all, TINY_COUNT);
-        } else {
+            if (x->verify == MH_OK) /* valid: newer minors read as the same store */
+                check_streams_windows(r, 1);
+        }
+        /* a query narrow enough for the address summary */
+        mh_query nq;
+        mh_query_init(&nq);
+        nq.ops = MH_OPS_ALL;
+        nq.addr_first = 0;
+        nq.addr_last = 0xffff;
+        CHECK_RC(mh_query_run(r, &nq, out, TINY_COUNT, &n), x->narrow);
+        if (x->narrow == MH_OK) {
+            size_t nw = expected_in(0, 0xffff, want);
+            CHECKF(n == nw, "narrow query: %zu accesses, expected %zu", n, nw);
+            for (size_t i = 0; i < n && i < nw; i++)
+                CHECK(same_access(&out[i], &want[i]));
+        }
+        if (x->seg == 0) {
             /* the damage is in segment 0: segment 1 still answers */
             q.start = tiny_accesses[TINY_FIRST_COMMIT].transition;
             CHECK_OK(mh_query_run(r, &q, out, TINY_COUNT, &n));
             CHECK(n == TINY_COUNT - TINY_FIRST_COMMIT);
             for (size_t i = 0; i < n; i++)
-                CHECK(oracle_same_access(&out[i], &g_all[TINY_FIRST_COMMIT + i]));
+                CHECK(same_access(&out[i], &g_all[TINY_FIRST_COMMIT + i]));
+        } else if (x->seg == 1) {
+            /* the damage is in segment 1: a query that ends before it never
+             * opens it */
+            q.start = 0;
+            q.end_kind = MH_END_ID;
+            q.end = TINY_FIRST_COMMIT - 1;
+            CHECK_OK(mh_query_run(r, &q, out, TINY_COUNT, &n));
+            CHECK(n == TINY_FIRST_COMMIT);
+            for (size_t i = 0; i < n; i++)
+                CHECK(same_access(&out[i], &g_all[i]));
         }
         mh_reader_close(r);
     }
     problems ps = {{0}, 0};
     mh_verify_result res = {.struct_size = sizeof res};
     int vrc = mh_verify(dir, 0, collect, &ps, &res);
-    if (x->verify == MH_OK) {
+    if (fsck_gap(x->name)) {
+        /* known gap: SPEC.md 11 says fsck reports it, src/verify.c does not
+         * yet; this fails the day it does, to take the name off the list */
+        CHECKF(vrc == MH_OK, "fsck now reports %s: remove it from k_fsck_gaps", x->name);
+        printf("  known fsck gap: %s not reported (SPEC.md 11)\n", x->name);
+    } else if (x->verify == MH_OK) {
         CHECK_RC(vrc, MH_OK);
         CHECK(res.problems == 0 && ps.n == 0 && res.accesses == TINY_COUNT);
     } else {
@@ -356,6 +643,13 @@ static void copy_golden(const char *golden, const char *work) {
     tu_join(a, sizeof a, golden, "tiny.store");
     tu_join(b, sizeof b, work, "tiny.store");
     copy_store_dir(a, b);
+    char va[4096], vb[4096];
+    tu_join(va, sizeof va, golden, "v1");
+    tu_join(vb, sizeof vb, work, "v1");
+    CHECKF(mkdir(vb, 0755) == 0, "cannot create %s", vb);
+    tu_join(a, sizeof a, va, "tiny.store");
+    tu_join(b, sizeof b, vb, "tiny.store");
+    copy_store_dir(a, b);
     char ca[4096], cb[4096];
     tu_join(ca, sizeof ca, golden, "corrupt");
     tu_join(cb, sizeof cb, work, "corrupt");
@@ -381,14 +675,18 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: golden [GOLDEN_DIR [GEN_GOLDEN]]\n");
         return 2;
     }
-    load_expected();
+    load_expected(1);
     /* the committed files are fixtures in the source tree, maybe read-only:
      * read and verify copies of them */
     char work[4096], tiny[4096];
     tu_mkdtemp(work, sizeof work, "golden-copy");
     copy_golden(golden, work);
     tu_join(tiny, sizeof tiny, work, "tiny.store");
-    check_tiny(tiny);
+    check_tiny(tiny, 1);
+    char v1[4096];
+    tu_join(v1, sizeof v1, work, "v1");
+    tu_join(tiny, sizeof tiny, v1, "tiny.store");
+    check_tiny(tiny, 0);
     regenerate(golden, gen);
     check_corrupt(work);
     tu_rmtree(work);

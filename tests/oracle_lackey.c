@@ -4,10 +4,13 @@
  * Records PROGRAM with `valgrind --tool=lackey --trace-mem=yes`, reads the
  * log with a small lackey reader of its own (the semantics of issue 2: the
  * k-th I line starts transition k and is an execute access; L read, S write,
- * M read then write; linear = physical = address), writes it into stores
- * with small and with default writer options, and compares thousands of
- * random queries with oracle_answer() (oracle.h). When the production parser (mh_import) is
- * built, its output must equal this reader's access for access.
+ * M read then write; linear = physical = address; format 2.0: the pc of
+ * every access is the address of the I line of its transition), writes it
+ * into stores with small and with default writer options, in windows, and
+ * compares thousands of random queries with the oracle (oracle.h), plain
+ * and with stream, pc and window filters. When the production parser
+ * (mh_import) is built, its output must equal this reader's access for
+ * access (its pc too once it stores one).
  *
  * Usage: oracle_lackey PROGRAM [QUERIES] records PROGRAM; exit 77 (skipped)
  * when valgrind is not installed. oracle_lackey --log LACKEY_LOG [QUERIES]
@@ -107,7 +110,8 @@ static void read_lackey(const char *log, vec *out) {
     char line[512];
     size_t lineno = 0;
     uint64_t instr = 0; /* I lines seen */
-    uint64_t t = 0;
+    uint64_t t = 0, pc = 0;
+    int have_pc = 0; /* accesses before the first I line have none */
     while (fgets(line, sizeof line, f)) {
         lineno++;
         CHECKF(strchr(line, '\n') != NULL || feof(f), "line %zu too long", lineno);
@@ -121,6 +125,8 @@ static void read_lackey(const char *log, vec *out) {
             a.transition = t;
             parse_addr_size(line + 3, lineno, &a.physical, &a.size);
             a.op = MH_OP_EXEC;
+            pc = a.physical;
+            have_pc = 1;
         } else if (!strncmp(line, " L ", 3) || !strncmp(line, " S ", 3) ||
                    !strncmp(line, " M ", 3)) {
             parse_addr_size(line + 3, lineno, &a.physical, &a.size);
@@ -129,6 +135,8 @@ static void read_lackey(const char *log, vec *out) {
             tu_fail(__FILE__, __LINE__, "%s line %zu: unexpected: %s", log, lineno, line);
         }
         a.linear = a.physical;
+        a.has_pc = (uint8_t)have_pc;
+        a.pc = have_pc ? pc : 0;
         push(out, &a);
         if (line[1] == 'M') { /* modify: the read above, then a write */
             a.op = MH_OP_WRITE;
@@ -165,8 +173,15 @@ static void cross_check(const char *log, const vec *mine) {
     free(data);
     CHECKF(theirs.n == mine->n, "mh_import read %zu accesses, this test %zu", theirs.n,
            mine->n);
+    /* an importer that stores no pc yet is compared without it */
+    int with_pc = 0;
+    for (size_t i = 0; i < theirs.n && !with_pc; i++)
+        with_pc = theirs.a[i].has_pc;
     for (size_t i = 0; i < mine->n; i++) {
-        if (!oracle_same_access(&theirs.a[i], &mine->a[i])) {
+        mh_access m = mine->a[i];
+        if (!with_pc)
+            m.has_pc = 0;
+        if (!oracle_same_access(&theirs.a[i], &m)) {
             oracle_print_access(stderr, &theirs.a[i]);
             fputc('\n', stderr);
             oracle_print_access(stderr, &mine->a[i]);
@@ -175,7 +190,8 @@ static void cross_check(const char *log, const vec *mine) {
         }
     }
     free(theirs.a);
-    printf("mh_import's lackey parser agrees on %zu accesses\n", mine->n);
+    printf("mh_import's lackey parser agrees on %zu accesses%s\n", mine->n,
+           with_pc ? ", pc included" : " (it stores no pc)");
 }
 #endif
 
@@ -193,12 +209,29 @@ static void store_and_query(const char *dir, const char *name, const vec *v, int
     mh_writer *w = NULL;
     CHECK_OK(mh_writer_open(store, MH_CREATE, &opt, &w));
     CHECK_OK(mh_writer_set_meta(w, "tracer", "valgrind lackey"));
-    /* commits at a third and two thirds: three segments */
+    /* commits at a third and two thirds: three segments; windows of a
+     * seventh of the trace each, every third one followed by a gap, so
+     * that windows span segments */
     size_t cuts[] = {v->n / 3, 2 * v->n / 3, v->n};
-    size_t pos = 0;
+    size_t pos = 0, wlen = v->n / 7 + 1, nwin = 0;
+    oracle_window win[16];
     for (int i = 0; i < 3; i++) {
         while (pos < cuts[i]) {
+            if (pos % wlen == 0 && nwin < 16) {
+                if (nwin % 3 == 2) {
+                    CHECK_OK(mh_writer_window_end(w));
+                } else {
+                    CHECK_OK(mh_writer_window_begin(w, 100 + 10 * nwin));
+                    win[nwin] = (oracle_window){100 + 10 * nwin, pos, 0};
+                }
+                if (nwin && (nwin - 1) % 3 != 2)
+                    win[nwin - 1].count = pos - win[nwin - 1].id_first;
+                nwin++;
+            }
+            size_t next = (pos / wlen + 1) * wlen;
             size_t k = cuts[i] - pos < 4096 ? cuts[i] - pos : 4096;
+            if (pos + k > next)
+                k = next - pos;
             size_t bad = 0;
             CHECK_OK(mh_writer_append_batch(w, v->a + pos, k, &bad));
             pos += k;
@@ -206,10 +239,21 @@ static void store_and_query(const char *dir, const char *name, const vec *v, int
         CHECK_OK(mh_writer_commit(w));
     }
     CHECK_OK(mh_writer_close(w));
+    if (nwin && (nwin - 1) % 3 != 2)
+        win[nwin - 1].count = v->n - win[nwin - 1].id_first;
+    /* the window list without the gaps' entries */
+    size_t nw = 0;
+    for (size_t i = 0; i < nwin; i++)
+        if (i % 3 != 2)
+            win[nw++] = win[i];
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(store, &r));
     tu_check_stats(r, v->a, v->n);
+    CHECK(mh_reader_window_count(r) == nw);
     tu_random_queries(r, v->a, v->n, queries, seed);
+    size_t hits = tu_random_filtered_queries(r, v->a, v->n, win, nw, queries, seed + 1);
+    printf("%s: %zu filtered queries with matches\n", name, hits);
+    CHECK(hits > queries / 10);
     mh_reader_close(r);
 }
 

@@ -117,6 +117,23 @@ void tu_check_stats(const mh_reader *r, const mh_access *all, size_t n);
 void tu_random_query(tu_rng *rng, const mh_access *all, size_t n, mh_query *q,
                      size_t *max);
 
+/* Adds random format 2.0 filters to q: a stream set half of the time
+ * (streams of all[], ids that alias them modulo 32, an id likely never
+ * declared, one above MH_STREAM_MAX), a pc range around the pc of an access
+ * a third of the time, a window of win[] (or one past the last) a third of
+ * the time. set: room for the stream list q->streams then points to. */
+void tu_random_filters(tu_rng *rng, const mh_access *all, size_t n,
+                       const oracle_window *win, size_t nwin, mh_query *q,
+                       uint32_t set[8]);
+
+/* Runs count random queries with random filters (tu_random_query, then
+ * tu_random_filters) against oracle_query_from: plain runs, resume chains
+ * and cursors to the end; refused ones (an absent window) must be refused
+ * alike. Returns how many filtered queries had matches. */
+size_t tu_random_filtered_queries(const mh_reader *r, const mh_access *all, size_t n,
+                                  const oracle_window *win, size_t nwin, size_t count,
+                                  uint64_t seed);
+
 /* Runs count random queries on r against the oracle: plain runs, resume
  * chains and cursors, plus whole-trace scans in both directions. */
 void tu_random_queries(const mh_reader *r, const mh_access *all, size_t n,

@@ -188,8 +188,10 @@ static void queries(const mh_reader *r) {
 static void block_at(const char *path, uint32_t block, size_t *data, size_t *rec) {
     size_t len = 0;
     unsigned char *f = tu_read_file(path, &len);
-    CHECK(f && len > MHF_SEG_BLOCK_OFF + 8);
-    *rec = (size_t)mhf_load_u64(f + MHF_SEG_BLOCK_OFF) + (size_t)block * MHF_BLOCK_SIZE;
+    uint64_t so = 0, ss = 0;
+    uint32_t sn = 0;
+    CHECK(f && mhf_seg_find(f, len, MHF_SECT_BLOCKS, &so, &ss, &sn) && block < sn);
+    *rec = (size_t)so + (size_t)block * MHF_BLOCK_SIZE;
     CHECK(*rec + MHF_BLOCK_SIZE <= len);
     *data = (size_t)mhf_load_u64(f + *rec + MHF_BLOCK_OFFSET) +
             mhf_load_u32(f + *rec + MHF_BLOCK_COMP_SIZE) / 2;

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -87,6 +88,49 @@ int cli_parse_range(const char *s, uint64_t *a, uint64_t *b) {
     memcpy(first, s, n);
     first[n] = '\0';
     return (cli_parse_u64(first, a) == 0 && cli_parse_u64(colon + 1, b) == 0) ? 0 : -1;
+}
+
+int cli_parse_streams(const char *s, uint32_t **ids, uint32_t *n) {
+    /* a list has at most one id per two characters ("1,2,3"), and duplicates
+     * are caught by a bitmap of every possible id (8 KiB) */
+    size_t cap = strlen(s) / 2 + 1, count = 0;
+    uint32_t *v = malloc(cap * sizeof *v);
+    uint8_t *seen = calloc((MH_STREAM_MAX + 1) / 8, 1);
+    int rc = 0;
+    if (v == NULL || seen == NULL) {
+        rc = -2;
+        goto done;
+    }
+    for (const char *p = s;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char num[32];
+        uint64_t id;
+        if (len == 0 || len >= sizeof num) {
+            rc = -1;
+            goto done;
+        }
+        memcpy(num, p, len);
+        num[len] = '\0';
+        if (cli_parse_u64(num, &id) || id > MH_STREAM_MAX || (seen[id / 8] >> (id % 8)) & 1) {
+            rc = -1;
+            goto done;
+        }
+        seen[id / 8] |= (uint8_t)(1u << (id % 8));
+        v[count++] = (uint32_t)id;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+done:
+    free(seen);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *ids = v;
+    *n = (uint32_t)count;
+    return 0;
 }
 
 unsigned cli_parse_ops(const char *s) {
@@ -220,7 +264,7 @@ const char *cli_store_error(int rc) {
     switch (rc) {
     case MH_ENOENT: return "no such store";
     case MH_ENOTSTORE: return "not a memhist store";
-    case MH_EVERSION: return "unsupported format version (written by a newer memhist?)";
+    case MH_EVERSION: return "unsupported format version"; /* the detail says which */
     default: return cli_errstr(rc);
     }
 }

@@ -50,6 +50,12 @@ int cli_parse_u64(const char *s, uint64_t *v);
  * A <= B: the caller reports that separately. */
 int cli_parse_range(const char *s, uint64_t *a, uint64_t *b);
 
+/* Parses a comma-separated list of stream ids ("0,3,12"; each as
+ * cli_parse_u64, at most MH_STREAM_MAX, none twice, at least one) into a
+ * malloc'ed array *ids of *n entries (the caller frees it). Returns 0, -1
+ * when bad, -2 when out of memory. */
+int cli_parse_streams(const char *s, uint32_t **ids, uint32_t *n);
+
 /* Parses an operation set made of the letters r, w, x (each at most once,
  * any order, at least one). Returns the MH_OPS_* mask, or 0 when bad. */
 unsigned cli_parse_ops(const char *s);

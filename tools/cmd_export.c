@@ -21,9 +21,13 @@ static const char help[] =
     "  sqlite   the legacy tables slices/chunks/accesses with their indexes;\n"
     "           operation bits execute=1 write=2 read=4, linear NULL when absent,\n"
     "           access rowid = id + 1; 64-bit values as SQLite int8 bit patterns\n"
-    "  csv      the import format: transition,linear,physical,size,op (decimal)\n"
+    "  csv      the import format: transition,linear,physical,size,op (decimal),\n"
+    "           then stream when the store has a stream other than 0, pc when\n"
+    "           it has pc values (empty when absent), window when it has\n"
+    "           windows (empty outside them)\n"
     "  jsonl    one object per line: id, transition, linear (or null), physical,\n"
-    "           size, op\n\n"
+    "           size, op, stream, pc (or null), and window (or null) when the\n"
+    "           store has windows\n\n"
     "options:\n"
     "  -f, --format FMT   output format (required)\n"
     "      --force        overwrite OUT if it exists (csv, jsonl; sqlite never\n"
@@ -38,9 +42,52 @@ const cli_cmd cmd_export = {"export", synopsis, help, run};
 enum { FMT_NONE, FMT_SQLITE, FMT_CSV, FMT_JSONL };
 enum { OPT_FORCE = 256 };
 
+/* What the store has beyond the five base columns. */
+typedef struct export_cols {
+    int stream, pc;
+    size_t nwin;           /* windows, in id order = access id order */
+    mh_window_info *win;
+} export_cols;
+
+static int store_columns(const mh_reader *r, export_cols *c, char *err, size_t errlen) {
+    memset(c, 0, sizeof *c);
+    size_t ns = mh_reader_stream_count(r);
+    int rc = 0;
+    for (size_t i = 0; i < ns && rc == 0; i++) {
+        mh_stream_info si = {.struct_size = sizeof si};
+        rc = mh_reader_stream_info(r, i, &si);
+        c->stream |= rc == 0 && si.id != 0;
+    }
+    size_t nseg = mh_reader_segment_count(r);
+    for (size_t i = 0; i < nseg && rc == 0; i++) {
+        mh_segment_info si = {.struct_size = sizeof si};
+        rc = mh_reader_segment_info(r, i, &si);
+        c->pc |= rc == 0 && si.has_pc;
+    }
+    c->nwin = mh_reader_window_count(r);
+    if (rc == 0 && c->nwin) {
+        c->win = calloc(c->nwin, sizeof *c->win);
+        if (c->win == NULL)
+            return MH_ENOMEM;
+        for (size_t i = 0; i < c->nwin && rc == 0; i++) {
+            c->win[i].struct_size = sizeof c->win[i];
+            rc = mh_reader_window_info(r, i, &c->win[i]);
+        }
+    }
+    if (rc)
+        mh_reader_errmsg(r, err, errlen);
+    return rc;
+}
+
 /* A library failure leaves its detail in err (empty for a write error). */
 static int export_text(const mh_reader *r, FILE *out, int fmt, cli_progress *prog,
                        uint64_t *written, char *err, size_t errlen) {
+    export_cols cols;
+    int rc = store_columns(r, &cols, err, errlen);
+    if (rc) {
+        free(cols.win);
+        return rc;
+    }
     mh_query q;
     mh_query_init(&q);
     q.start = 0;
@@ -49,14 +96,18 @@ static int export_text(const mh_reader *r, FILE *out, int fmt, cli_progress *pro
     q.ops = MH_OPS_ALL;
     enum { N = 4096 };
     mh_access *buf = malloc(N * sizeof *buf);
-    if (buf == NULL)
+    if (buf == NULL) {
+        free(cols.win);
         return MH_ENOMEM;
+    }
     mh_cursor *cur = NULL;
-    int rc = mh_cursor_open(r, &q, &cur);
+    rc = mh_cursor_open(r, &q, &cur);
     if (rc)
         mh_reader_errmsg(r, err, errlen);
     if (rc == 0 && fmt == FMT_CSV)
-        fprintf(out, "%s\n", MH_CSV_HEADER);
+        fprintf(out, "%s%s%s%s\n", MH_CSV_HEADER, cols.stream ? ",stream" : "",
+                cols.pc ? ",pc" : "", cols.nwin ? ",window" : "");
+    size_t wi = 0; /* the window the next access may be in */
     while (rc == 0) {
         size_t n = 0;
         rc = mh_cursor_next(cur, buf, N, &n);
@@ -66,19 +117,43 @@ static int export_text(const mh_reader *r, FILE *out, int fmt, cli_progress *pro
             break;
         for (size_t i = 0; i < n; i++) {
             const mh_access *a = &buf[i];
-            char lin[24];
+            int csv = fmt == FMT_CSV;
+            char lin[24], pc[24], win[24];
             if (a->has_linear)
                 snprintf(lin, sizeof lin, "%" PRIu64, a->linear);
             else
-                strcpy(lin, fmt == FMT_CSV ? "" : "null");
-            if (fmt == FMT_CSV)
-                fprintf(out, "%" PRIu64 ",%s,%" PRIu64 ",%u,%c\n", a->transition, lin,
-                        a->physical, a->size, cli_op_letter(a->op));
+                strcpy(lin, csv ? "" : "null");
+            if (a->has_pc)
+                snprintf(pc, sizeof pc, "%" PRIu64, a->pc);
             else
+                strcpy(pc, csv ? "" : "null");
+            while (wi < cols.nwin && a->id >= cols.win[wi].id_first + cols.win[wi].accesses)
+                wi++;
+            if (wi < cols.nwin && a->id >= cols.win[wi].id_first)
+                snprintf(win, sizeof win, "%" PRIu64, cols.win[wi].window);
+            else
+                strcpy(win, csv ? "" : "null");
+            if (csv) {
+                fprintf(out, "%" PRIu64 ",%s,%" PRIu64 ",%u,%c", a->transition, lin,
+                        a->physical, a->size, cli_op_letter(a->op));
+                if (cols.stream)
+                    fprintf(out, ",%u", a->stream);
+                if (cols.pc)
+                    fprintf(out, ",%s", pc);
+                if (cols.nwin)
+                    fprintf(out, ",%s", win);
+                fputc('\n', out);
+            } else {
                 fprintf(out,
                         "{\"id\":%" PRIu64 ",\"transition\":%" PRIu64 ",\"linear\":%s,"
-                        "\"physical\":%" PRIu64 ",\"size\":%u,\"op\":\"%c\"}\n",
-                        a->id, a->transition, lin, a->physical, a->size, cli_op_letter(a->op));
+                        "\"physical\":%" PRIu64 ",\"size\":%u,\"op\":\"%c\",\"stream\":%u,"
+                        "\"pc\":%s",
+                        a->id, a->transition, lin, a->physical, a->size, cli_op_letter(a->op),
+                        a->stream, pc);
+                if (cols.nwin)
+                    fprintf(out, ",\"window\":%s", win);
+                fputs("}\n", out);
+            }
         }
         *written += n;
         if (ferror(out)) {
@@ -89,6 +164,7 @@ static int export_text(const mh_reader *r, FILE *out, int fmt, cli_progress *pro
     }
     mh_cursor_close(cur);
     free(buf);
+    free(cols.win);
     return rc;
 }
 

@@ -72,6 +72,8 @@ typedef struct import_ctx {
     uint64_t last_t;       /* transition of the last access appended */
     int report;
     int writer_rc;         /* the writer's error, when it failed (not the parser) */
+    int declared;          /* a stream was declared by sink(): last_declared */
+    uint32_t last_declared;
     cli_progress prog;
 } import_ctx;
 
@@ -93,7 +95,24 @@ static int sink(void *ctx, const mh_access *a, size_t n) {
         size_t take = n;
         if (c->commit_every && take > c->commit_every - c->since_commit)
             take = (size_t)(c->commit_every - c->since_commit);
-        int rc = mh_writer_append_batch(c->w, a, take, NULL);
+        size_t bad = take;
+        int rc = mh_writer_append_batch(c->w, a, take, &bad);
+        if (rc == MH_ENOSTREAM && bad < take &&
+            !(c->declared && c->last_declared == a[bad].stream)) {
+            /* the first access of a stream the store does not have yet:
+             * declare it (kind other, nothing known about it) and retry.
+             * Asking the writer, not a list of our own, keeps the
+             * descriptions of the streams an appended store has. */
+            mh_stream_info si;
+            mh_stream_info_init(&si);
+            si.id = a[bad].stream;
+            rc = mh_writer_stream_declare(c->w, &si);
+            if (rc)
+                return c->writer_rc = rc;
+            c->declared = 1; /* refused again after this: an error, not a loop */
+            c->last_declared = si.id;
+            continue;
+        }
         if (rc)
             return c->writer_rc = rc;
         c->appended += take;
@@ -111,6 +130,16 @@ static int sink(void *ctx, const mh_access *a, size_t n) {
     }
     cli_progress_update(&c->prog, c->appended);
     return cli_stop ? IMPORT_STOPPED : 0;
+}
+
+/* CSV window column: the parser handed every access before the change to
+ * sink() already. */
+static int window_sink(void *ctx, int in_window, uint64_t window) {
+    import_ctx *c = ctx;
+    int rc = in_window ? mh_writer_window_begin(c->w, window) : mh_writer_window_end(c->w);
+    if (rc)
+        return c->writer_rc = rc;
+    return 0;
 }
 
 /* Pushes the whole of in through a lackey or CSV parser, whole lines at a
@@ -312,6 +341,8 @@ static int run(int argc, char **argv) {
             lp = mh_lackey_new(exec ? MH_IMPORT_EXEC : 0, sink, &ctx);
         else
             cp = mh_csv_new(0, sink, &ctx);
+        if (cp)
+            mh_csv_set_window_fn(cp, window_sink);
         if (lp == NULL && cp == NULL) {
             cli_fail(cmd, "%s", mh_strerror(MH_ENOMEM));
             goto abandon;

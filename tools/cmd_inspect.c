@@ -15,17 +15,22 @@
 #include "commands.h"
 
 static const char synopsis[] =
-    "memhist inspect STORE [--dict] [--segments] [--slices] [--chunks] [--json]";
+    "memhist inspect STORE [--dict] [--segments] [--slices] [--chunks] [--windows] [--json]";
 static const char help[] =
     "Describes STORE: format version, metadata, counts (accesses per operation,\n"
     "transitions, segments, slices, chunks, blocks), bytes on disk, bytes per\n"
     "access, compression ratio, and distributions (accesses per chunk, chunk\n"
-    "address widths, slice transition spans: min/p50/p90/max).\n\n"
+    "address widths, slice transition spans: min/p50/p90/max), and its streams\n"
+    "(id, kind, name, pid, tid, cpu, parent, accesses, transition range and\n"
+    "key=value pairs; a format 1.0 store has one stream, 0).\n\n"
     "options:\n"
     "  -d, --dict       also the dictionary: strings, columns, operation names\n"
-    "  -s, --segments   also one line per segment\n"
+    "  -s, --segments   also one line per segment, and each segment's sections\n"
+    "                   (type, name, required, offset, size, records)\n"
     "      --slices     also every slice record\n"
     "      --chunks     also every chunk record\n"
+    "  -w, --windows    also every window (id, first access id, accesses,\n"
+    "                   transition range)\n"
     "  -j, --json       one JSON document instead of text\n"
     "  -h, --help       this help\n\n"
     "Exit status: 0 described, 1 the store cannot be read, 2 bad usage.\n";
@@ -34,6 +39,11 @@ static int run(int argc, char **argv);
 const cli_cmd cmd_inspect = {"inspect", synopsis, help, run};
 
 enum { OPT_SLICES = 256, OPT_CHUNKS };
+
+static const char *kind_name(uint32_t k) {
+    static const char *const names[] = {"other", "thread", "cpu", "process"};
+    return k < sizeof names / sizeof names[0] ? names[k] : "unknown";
+}
 
 typedef struct dist {
     uint64_t *v;
@@ -81,7 +91,7 @@ static const char *encoding_name(uint8_t e) {
 }
 
 typedef struct inspect_opts {
-    int dict, segments, slices, chunks, json;
+    int dict, segments, slices, chunks, windows, json;
 } inspect_opts;
 
 /* ---- JSON output --------------------------------------------------------- */
@@ -133,6 +143,33 @@ static int gather(const mh_reader *r, gathered *g) {
 
 /* ---- listings (text and JSON share the iteration) ------------------------ */
 
+/* The section directory of segment seg (synthesized for format 1.0). */
+static int list_sections(const mh_reader *r, size_t seg, int json) {
+    size_t n = mh_reader_section_count(r, seg);
+    if (!json)
+        printf("  %4s %-16s %8s %12s %12s %10s\n", "type", "name", "required", "offset", "size",
+               "records");
+    for (size_t i = 0; i < n; i++) {
+        mh_section_info sec = {.struct_size = sizeof sec};
+        int rc = mh_reader_section_info(r, seg, i, &sec);
+        if (rc)
+            return rc;
+        if (json) {
+            printf("%s{\"type\": %u, \"name\": ", i ? ", " : "", sec.type);
+            cli_json_string(stdout, sec.name);
+            printf(", \"required\": %s", sec.flags & 1 ? "true" : "false");
+            json_kv_u64("offset", sec.offset, 1);
+            json_kv_u64("size", sec.size, 1);
+            json_kv_u64("records", sec.records, 1);
+            printf("}");
+        } else {
+            printf("  %4u %-16s %8s %12" PRIu64 " %12" PRIu64 " %10u\n", sec.type, sec.name,
+                   sec.flags & 1 ? "yes" : "no", sec.offset, sec.size, sec.records);
+        }
+    }
+    return 0;
+}
+
 static int list_segments(const mh_reader *r, int json) {
     size_t nseg = mh_reader_segment_count(r);
     if (json)
@@ -165,7 +202,14 @@ static int list_segments(const mh_reader *r, int json) {
             json_kv_u64("raw_bytes", si.raw_bytes, 1);
             json_kv_u64("dict_bytes", si.dict_bytes, 1);
             json_kv_u64("index_bytes", si.index_bytes, 1);
-            printf("}");
+            json_kv_u64("streams", si.streams, 1);
+            json_kv_u64("windows", si.windows, 1);
+            json_kv_u64("summary_bytes", si.summary_bytes, 1);
+            printf(", \"has_pc\": %s, \"sections\": [", si.has_pc ? "true" : "false");
+            rc = list_sections(r, s, 1);
+            if (rc)
+                return rc;
+            printf("]}");
         } else {
             char tr[48], ver[16];
             snprintf(tr, sizeof tr, "%" PRIu64 "-%" PRIu64, si.transition_first, si.transition_last);
@@ -175,8 +219,21 @@ static int list_segments(const mh_reader *r, int json) {
                    si.blocks, si.file_bytes);
         }
     }
-    if (json)
+    if (json) {
         printf(nseg ? "\n  ]" : "]");
+        return 0;
+    }
+    for (size_t s = 0; s < nseg; s++) {
+        mh_segment_info si = {.struct_size = sizeof si};
+        int rc = mh_reader_segment_info(r, s, &si);
+        if (rc == 0) {
+            printf("\nsections of %s (streams %u, windows %u, pc column %s):\n", si.file_name,
+                   si.streams, si.windows, si.has_pc ? "yes" : "no");
+            rc = list_sections(r, s, 0);
+        }
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
@@ -326,6 +383,110 @@ static void print_dict_json(const mh_reader *r) {
     printf("]\n  }");
 }
 
+/* A u32/u64 "unknown" (MH_NONE32/64) is "-" in text, null in JSON. */
+static void opt_num(char *buf, size_t len, uint64_t v, uint64_t none, int json) {
+    if (v == none)
+        snprintf(buf, len, "%s", json ? "null" : "-");
+    else
+        snprintf(buf, len, "%" PRIu64, v);
+}
+
+static int list_streams(const mh_reader *r, int json) {
+    size_t n = mh_reader_stream_count(r);
+    if (json)
+        printf(",\n  \"streams\": [");
+    else
+        printf("streams:          %zu\n  %5s %-7s %-16s %8s %8s %5s %6s %12s %s\n", n, "id",
+               "kind", "name", "pid", "tid", "cpu", "parent", "accesses", "transitions");
+    for (size_t i = 0; i < n; i++) {
+        mh_stream_info si = {.struct_size = sizeof si};
+        int rc = mh_reader_stream_info(r, i, &si);
+        if (rc)
+            return rc;
+        char pid[24], tid[24], cpu[24], parent[24];
+        opt_num(pid, sizeof pid, si.pid, MH_NONE64, json);
+        opt_num(tid, sizeof tid, si.tid, MH_NONE64, json);
+        opt_num(cpu, sizeof cpu, si.cpu, MH_NONE32, json);
+        opt_num(parent, sizeof parent, si.parent, MH_NONE32, json);
+        size_t nm = mh_reader_stream_meta_count(r, i);
+        if (json) {
+            printf("%s\n    {\"id\": %u, \"kind\": \"%s\", \"name\": ", i ? "," : "", si.id,
+                   kind_name(si.kind));
+            if (si.name)
+                cli_json_string(stdout, si.name);
+            else
+                printf("null");
+            printf(", \"pid\": %s, \"tid\": %s, \"cpu\": %s, \"parent\": %s", pid, tid, cpu,
+                   parent);
+            json_kv_u64("accesses", si.accesses, 1);
+            json_kv_u64("transition_first", si.transition_first, 1);
+            json_kv_u64("transition_last", si.transition_last, 1);
+            printf(", \"metadata\": {");
+        } else {
+            char tr[48] = "none";
+            if (si.accesses)
+                snprintf(tr, sizeof tr, "%" PRIu64 " .. %" PRIu64, si.transition_first,
+                         si.transition_last);
+            printf("  %5u %-7s %-16s %8s %8s %5s %6s %12" PRIu64 " %s\n", si.id,
+                   kind_name(si.kind), si.name ? si.name : "-", pid, tid, cpu, parent,
+                   si.accesses, tr);
+        }
+        for (size_t k = 0; k < nm; k++) {
+            const char *key, *value;
+            rc = mh_reader_stream_meta_get(r, i, k, &key, &value);
+            if (rc)
+                return rc;
+            if (json) {
+                printf("%s", k ? ", " : "");
+                cli_json_string(stdout, key);
+                printf(": ");
+                cli_json_string(stdout, value);
+            } else {
+                printf("          %s = %s\n", key, value);
+            }
+        }
+        if (json)
+            printf("}}");
+    }
+    if (json)
+        printf(n ? "\n  ]" : "]");
+    return 0;
+}
+
+static int list_windows(const mh_reader *r, int json) {
+    size_t n = mh_reader_window_count(r);
+    if (json)
+        printf(",\n  \"window_list\": [");
+    else
+        printf("\nwindows:\n  %12s %12s %12s %s\n", "window", "id_first", "accesses",
+               "transitions");
+    for (size_t i = 0; i < n; i++) {
+        mh_window_info wi = {.struct_size = sizeof wi};
+        int rc = mh_reader_window_info(r, i, &wi);
+        if (rc)
+            return rc;
+        if (json) {
+            printf("%s\n    {", i ? "," : "");
+            json_kv_u64("window", wi.window, 0);
+            json_kv_u64("id_first", wi.id_first, 1);
+            json_kv_u64("accesses", wi.accesses, 1);
+            json_kv_u64("transition_first", wi.transition_first, 1);
+            json_kv_u64("transition_last", wi.transition_last, 1);
+            printf("}");
+        } else {
+            char tr[48] = "none";
+            if (wi.accesses)
+                snprintf(tr, sizeof tr, "%" PRIu64 " .. %" PRIu64, wi.transition_first,
+                         wi.transition_last);
+            printf("  %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %s\n", wi.window, wi.id_first,
+                   wi.accesses, tr);
+        }
+    }
+    if (json)
+        printf(n ? "\n  ]" : "]");
+    return 0;
+}
+
 static int describe(const char *store, const mh_reader *r, const inspect_opts *o) {
     mh_stats st = {.struct_size = sizeof st};
     mh_reader_stats(r, &st);
@@ -334,6 +495,23 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
     int rc = gather(r, &g);
     if (rc) {
         /* index records are verified lazily: print nothing half-checked */
+        free(g.per_chunk.v);
+        free(g.width.v);
+        free(g.span.v);
+        return rc;
+    }
+    /* the stream and window tables are built on first use from every
+     * segment: check them before printing anything, like the index */
+    size_t nstreams = mh_reader_stream_count(r), nwin = mh_reader_window_count(r);
+    for (size_t i = 0; i < nstreams && rc == 0; i++) {
+        mh_stream_info si = {.struct_size = sizeof si};
+        rc = mh_reader_stream_info(r, i, &si);
+    }
+    for (size_t i = 0; i < nwin && rc == 0; i++) {
+        mh_window_info wi = {.struct_size = sizeof wi};
+        rc = mh_reader_window_info(r, i, &wi);
+    }
+    if (rc) {
         free(g.per_chunk.v);
         free(g.width.v);
         free(g.span.v);
@@ -396,6 +574,8 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
             cli_json_string(stdout, v);
         }
         printf(nmeta ? "\n  }" : "}");
+        rc = list_streams(r, 1);
+        printf(",\n  \"windows\": %zu", nwin);
         printf(",\n  \"distributions\": {\n");
         json_dist("accesses_per_chunk", pc, g.per_chunk.n);
         printf(",\n");
@@ -432,6 +612,8 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
             if (mh_reader_meta_get(r, i, &k, &v) == 0)
                 printf("  %s = %s\n", k, v);
         }
+        rc = list_streams(r, 0);
+        printf("windows:          %zu\n", nwin);
         printf("distributions:    %9s %12s %12s %12s %12s\n", "count", "min", "p50", "p90", "max");
         printf("  accesses/chunk  %9zu %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
                g.per_chunk.n, pc[0], pc[1], pc[2], pc[3]);
@@ -451,6 +633,8 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
         rc = list_slices(r, o->json);
     if (rc == 0 && o->chunks)
         rc = list_chunks(r, o->json);
+    if (rc == 0 && o->windows)
+        rc = list_windows(r, o->json);
     if (o->json)
         printf("\n}\n");
     return rc;
@@ -462,19 +646,21 @@ static int run(int argc, char **argv) {
         {"segments", no_argument, NULL, 's'},
         {"slices", no_argument, NULL, OPT_SLICES},
         {"chunks", no_argument, NULL, OPT_CHUNKS},
+        {"windows", no_argument, NULL, 'w'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const cli_cmd *cmd = &cmd_inspect;
-    inspect_opts o = {0, 0, 0, 0, 0};
+    inspect_opts o = {0, 0, 0, 0, 0, 0};
     int c;
-    while ((c = cli_getopt(cmd, argc, argv, "dsjh", longopts)) != -1) {
+    while ((c = cli_getopt(cmd, argc, argv, "dswjh", longopts)) != -1) {
         switch (c) {
         case 'd': o.dict = 1; break;
         case 's': o.segments = 1; break;
         case OPT_SLICES: o.slices = 1; break;
         case OPT_CHUNKS: o.chunks = 1; break;
+        case 'w': o.windows = 1; break;
         case 'j': o.json = 1; break;
         case 'h': return cli_help(cmd);
         default: return CLI_USAGE;

@@ -15,6 +15,8 @@ extern const cli_cmd cmd_inspect;
 extern const cli_cmd cmd_fsck;
 extern const cli_cmd cmd_export;
 extern const cli_cmd cmd_record;
+extern const cli_cmd cmd_split;
+extern const cli_cmd cmd_upgrade;
 
 /* Returned by cli_getopt after it printed a usage error: exit CLI_USAGE. */
 #define CLI_OPT_BAD (-2)

@@ -48,8 +48,9 @@ int mh_import_writer_sink(void *ctx, const mh_access *batch, size_t n);
  *   " L ADDR,SIZE"     read      at the current transition
  *   " S ADDR,SIZE"     write     at the current transition
  *   " M ADDR,SIZE"     read, then write of the same bytes
- * ADDR is hexadecimal (no 0x), SIZE decimal >= 1; linear = physical = ADDR.
- * Accesses before the first I line get transition 0. Anything else, a size
+ * ADDR is hexadecimal (no 0x), SIZE decimal >= 1; linear = physical = ADDR;
+ * pc = the ADDR of the last I line (an execute access's own address).
+ * Accesses before the first I line get transition 0 and no pc. Anything else, a size
  * of 0 or a range that wraps past 2^64 is an error naming the line. */
 typedef struct mh_lackey_parser mh_lackey_parser;
 
@@ -75,14 +76,31 @@ uint64_t mh_lackey_lines(const mh_lackey_parser *p);
 void mh_lackey_free(mh_lackey_parser *p);
 
 /* ---- CSV --------------------------------------------------------------
- * First line exactly "transition,linear,physical,size,op"; then one access
- * per line: numbers decimal or 0x/0X hexadecimal, linear may be empty
- * (absent), op one of r, w, x. Transitions must not decrease. A trailing
- * '\r' on a line is tolerated; an empty file (no header) is an error. */
+ * First line "transition,linear,physical,size,op", optionally followed by
+ * any of ",stream", ",pc", ",window" (any order, each at most once); then
+ * one access per line with those fields: numbers decimal or 0x/0X
+ * hexadecimal, linear may be empty (absent), op one of r, w, x, stream a
+ * stream id <= MH_STREAM_MAX (the column absent: 0), pc may be empty
+ * (absent), window empty (in no window) or a window id. Transitions must
+ * not decrease; window ids must increase from one window to the next (a
+ * window that ended cannot resume). A trailing '\r' on a line is
+ * tolerated; an empty file (no header) is an error. */
 typedef struct mh_csv_parser mh_csv_parser;
+
+/* Called when the window column changes, after the accesses before the
+ * change were handed to the sink: in_window 1 starts window `window`
+ * (ending the current one), 0 ends the current one. Returns 0 or an MH_E*
+ * code, which stops the parser. */
+typedef int (*mh_import_window_fn)(void *ctx, int in_window, uint64_t window);
 
 mh_csv_parser *mh_csv_new(unsigned flags, mh_import_sink_fn fn, void *ctx);
 void mh_csv_set_batch(mh_csv_parser *p, size_t n);
+/* Sets the window callback (ctx is the sink's); NULL: changes are checked
+ * but not reported. */
+void mh_csv_set_window_fn(mh_csv_parser *p, mh_import_window_fn fn);
+/* Whether the header has the optional column name ("stream", "pc",
+ * "window"); 0 before the header is parsed. */
+int mh_csv_has_column(const mh_csv_parser *p, const char *name);
 int mh_csv_feed(mh_csv_parser *p, const char *buf, size_t len);
 int mh_csv_finish(mh_csv_parser *p);
 const char *mh_csv_error(const mh_csv_parser *p);

@@ -27,6 +27,7 @@ struct mh_lackey_parser {
     uint64_t line;     /* lines completed so far (= number of the current line - 1) */
     uint64_t instrs;   /* I lines seen */
     uint64_t cur_t;    /* current transition */
+    uint64_t cur_pc;   /* address of the last I line: the pc of what follows */
     size_t carry_len;
     char carry[LACKEY_MAX_LINE];
     char err[256];
@@ -103,6 +104,10 @@ static inline int emit(mh_lackey_parser *p, uint64_t addr, uint32_t size, uint8_
     a->size = size;
     a->op = op;
     a->has_linear = 1;
+    /* lackey prints an instruction's data accesses right after its I line,
+     * so that line's address is their pc; nothing precedes the first I */
+    a->pc = p->cur_pc;
+    a->has_pc = p->instrs > 0;
     return 0;
 }
 
@@ -167,6 +172,7 @@ static int parse_line(mh_lackey_parser *p, const char *s, const char *e) {
     switch (kind) {
     case 'I':
         p->cur_t = p->instrs++;
+        p->cur_pc = addr;
         if (p->flags & MH_IMPORT_EXEC)
             return emit(p, addr, (uint32_t)size, MH_OP_EXEC);
         return 0;

@@ -10,6 +10,7 @@
 
 static const cli_cmd *const commands[] = {
     &cmd_import, &cmd_query, &cmd_inspect, &cmd_fsck, &cmd_export, &cmd_record,
+    &cmd_split, &cmd_upgrade,
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -1,23 +1,26 @@
 /*
  * gen_golden.c - writes the golden stores of format/golden: tiny.store (the
- * accesses of tiny_input.h, two segments, metadata) and corrupt/<name>.store,
- * copies of it each damaged in one precise way. Built with the tests, never
- * run by them except to compare its output with the committed bytes: any
- * change of the format shows up as a difference.
+ * accesses of tiny_input.h in format 2.0: two segments, two streams, pcs,
+ * windows, metadata) and corrupt/<name>.store, copies of it each changed in
+ * one precise way (most damaged, a few valid: a newer minor). Built with the
+ * tests, never run by them except to compare its output with the committed
+ * bytes: any change of the format shows up as a difference. The 1.0 fixture
+ * format/golden/v1/tiny.store is not written here (a 2.0 writer writes 2.0
+ * only): it is kept as committed.
  *
  * Usage: gen_golden [--force] OUTDIR
  *   --force  replace OUTDIR/tiny.store and OUTDIR/corrupt if they exist
  * Exit status: 0 written, 1 failure, 2 usage.
  *
- * Variants whose damage is not meant to be a checksum mismatch get their
- * checksums recomputed as SPEC.md states them (header_sum, dict_sum,
- * slice_sum, index_sum, chunk_sum, block_sum, the MANIFEST record's copy of
- * header_sum and the MANIFEST checksum), so the reader must catch the damage
- * by the check meant for it. That recomputation is itself a check of SPEC.md:
- * the valid variant (newer minor, compatible flag) must open.
+ * Variants whose damage is not meant to be a checksum mismatch are rebuilt
+ * by seg_edit.c, which recomputes every checksum as SPEC.md states it, so
+ * the reader must catch the damage by the check meant for it. That rebuild
+ * is itself a check of SPEC.md: the valid variants (newer minor) must open
+ * and answer exactly as tiny.store does.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <lz4.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,58 +30,18 @@
 
 #include "memhist.h"
 #include "mh_format.h"
+#include "seg_edit.h"
 #include "tiny_input.h"
-
-static void die(const char *what, const char *detail) {
-    fprintf(stderr, "gen_golden: %s: %s\n", what, detail);
-    exit(1);
-}
 
 static void check(int rc, const char *what) {
     if (rc != MH_OK)
-        die(what, mh_strerror(rc));
+        se_die(what, mh_strerror(rc));
 }
 
 static void join(char *buf, size_t cap, const char *a, const char *b) {
     int k = snprintf(buf, cap, "%s/%s", a, b);
     if (k < 0 || (size_t)k >= cap)
-        die("path too long", a);
-}
-
-/* ---- files ------------------------------------------------------------------ */
-typedef struct file {
-    unsigned char *data;
-    size_t len;
-} file;
-
-static file load(const char *dir, const char *name) {
-    char path[4096];
-    join(path, sizeof path, dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        die("cannot open", path);
-    file r = {NULL, 0};
-    if (fseek(f, 0, SEEK_END) != 0)
-        die("cannot seek", path);
-    long len = ftell(f);
-    if (len < 0 || fseek(f, 0, SEEK_SET) != 0)
-        die("cannot size", path);
-    r.len = (size_t)len;
-    r.data = malloc(r.len + 64); /* room for appended garbage */
-    if (!r.data)
-        die("out of memory", path);
-    if (fread(r.data, 1, r.len, f) != r.len)
-        die("cannot read", path);
-    fclose(f);
-    return r;
-}
-
-static void save(const char *dir, const char *name, const file *f) {
-    char path[4096];
-    join(path, sizeof path, dir, name);
-    FILE *o = fopen(path, "wb");
-    if (!o || fwrite(f->data, 1, f->len, o) != f->len || fclose(o) != 0)
-        die("cannot write", path);
+        se_die("path too long", a);
 }
 
 static void remove_tree(const char *path) {
@@ -88,7 +51,7 @@ static void remove_tree(const char *path) {
     if (S_ISDIR(st.st_mode)) {
         DIR *d = opendir(path);
         if (!d)
-            die("cannot list", path);
+            se_die("cannot list", path);
         struct dirent *e;
         while ((e = readdir(d)) != NULL) {
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
@@ -99,31 +62,32 @@ static void remove_tree(const char *path) {
         }
         closedir(d);
         if (rmdir(path) != 0)
-            die("cannot remove", path);
+            se_die("cannot remove", path);
     } else if (unlink(path) != 0) {
-        die("cannot remove", path);
+        se_die("cannot remove", path);
     }
 }
 
 static void copy_store(const char *from, const char *to) {
     if (mkdir(to, 0755) != 0)
-        die("cannot create", to);
+        se_die("cannot create", to);
     DIR *d = opendir(from);
     if (!d)
-        die("cannot list", from);
+        se_die("cannot list", from);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.')
             continue;
-        file f = load(from, e->d_name);
-        save(to, e->d_name, &f);
-        free(f.data);
+        se_buf f = se_load(from, e->d_name);
+        se_save(to, e->d_name, &f);
+        free(f.p);
     }
     closedir(d);
 }
 
 /* ---- the tiny store ------------------------------------------------------- */
-static mh_access to_access(const tiny_access *t) {
+static mh_access to_access(size_t i) {
+    const tiny_access *t = &tiny_accesses[i];
     mh_access a;
     memset(&a, 0, sizeof a);
     a.transition = t->transition;
@@ -132,7 +96,27 @@ static mh_access to_access(const tiny_access *t) {
     a.op = t->op;
     a.has_linear = t->has_linear;
     a.linear = t->linear;
+    a.stream = tiny_streams[i];
+    a.has_pc = tiny_pcs[i] != 0;
+    a.pc = tiny_pcs[i];
     return a;
+}
+
+/* Window calls due before access i (begin/end of tiny_windows). */
+static void windows_before(mh_writer *w, size_t i) {
+    for (size_t k = 0; k < TINY_WINDOWS; k++) {
+        if (tiny_windows[k].begin == i)
+            check(mh_writer_window_begin(w, tiny_windows[k].window), "window_begin");
+        if (tiny_windows[k].end == i)
+            check(mh_writer_window_end(w), "window_end");
+    }
+}
+
+static int window_edge(size_t i) {
+    for (size_t k = 0; k < TINY_WINDOWS; k++)
+        if (tiny_windows[k].begin == i || tiny_windows[k].end == i)
+            return 1;
+    return 0;
 }
 
 static void write_tiny(const char *path) {
@@ -146,10 +130,28 @@ static void write_tiny(const char *path) {
     o.background = 0;
     mh_writer *w = NULL;
     check(mh_writer_open(path, MH_CREATE, &o, &w), path);
+    for (size_t i = 0; i < TINY_STREAMS; i++) {
+        const tiny_stream *t = &tiny_stream_decl[i];
+        mh_stream_info s;
+        mh_stream_info_init(&s);
+        s.id = t->id;
+        s.kind = t->kind;
+        s.parent = t->parent;
+        s.pid = t->pid;
+        s.tid = t->tid;
+        s.cpu = t->cpu;
+        s.name = t->name;
+        check(mh_writer_stream_declare(w, &s), "stream_declare");
+    }
+    for (size_t i = 0; i < TINY_STREAM_META; i++)
+        check(mh_writer_stream_set_meta(w, tiny_stream_meta[i].stream, tiny_stream_meta[i].key,
+                                        tiny_stream_meta[i].value),
+              "stream_set_meta");
     for (size_t i = 0; i < sizeof tiny_meta_first / sizeof tiny_meta_first[0]; i++)
         check(mh_writer_set_meta(w, tiny_meta_first[i][0], tiny_meta_first[i][1]), "meta");
     for (size_t i = 0; i < TINY_FIRST_COMMIT; i++) { /* one at a time ... */
-        mh_access a = to_access(&tiny_accesses[i]);
+        windows_before(w, i);
+        mh_access a = to_access(i);
         check(mh_writer_append(w, &a), "append");
     }
     check(mh_writer_commit(w), "commit");
@@ -157,81 +159,17 @@ static void write_tiny(const char *path) {
         check(mh_writer_set_meta(w, tiny_meta_second[i][0], tiny_meta_second[i][1]), "meta");
     mh_access batch[TINY_COUNT];
     size_t n = 0;
-    for (size_t i = TINY_FIRST_COMMIT; i < TINY_COUNT; i++) /* ... then as a batch */
-        batch[n++] = to_access(&tiny_accesses[i]);
-    check(mh_writer_append_batch(w, batch, n, NULL), "append_batch");
-    check(mh_writer_close(w), "close");
-}
-
-/* ---- checksums as SPEC.md states them ------------------------------------- */
-static uint64_t ld64(const file *f, size_t off) {
-    if (off + 8 > f->len)
-        die("offset outside the file", "segment");
-    return mhf_load_u64(f->data + off);
-}
-static uint32_t ld32(const file *f, size_t off) {
-    if (off + 4 > f->len)
-        die("offset outside the file", "segment");
-    return mhf_load_u32(f->data + off);
-}
-
-static void fix_segment(file *s) {
-    unsigned char *b = s->data;
-    uint64_t dict_off = ld64(s, MHF_SEG_DICT_OFF), dict_size = ld64(s, MHF_SEG_DICT_SIZE);
-    uint64_t slice_off = ld64(s, MHF_SEG_SLICE_OFF);
-    uint32_t nslices = ld32(s, MHF_SEG_SLICE_COUNT);
-    uint64_t chunk_off = ld64(s, MHF_SEG_CHUNK_OFF);
-    uint32_t nchunks = ld32(s, MHF_SEG_CHUNK_COUNT);
-    uint64_t block_off = ld64(s, MHF_SEG_BLOCK_OFF);
-    uint32_t nblocks = ld32(s, MHF_SEG_BLOCK_COUNT);
-    if (dict_off + dict_size > s->len || slice_off + 64ull * nslices > s->len ||
-        chunk_off + 56ull * nchunks > s->len || block_off + 56ull * nblocks > s->len)
-        die("sections outside the file", "segment");
-    for (uint32_t i = 0; i < nslices; i++) {
-        unsigned char *sl = b + slice_off + 64ull * i;
-        uint32_t c0 = mhf_load_u32(sl + MHF_SLICE_CHUNK_FIRST);
-        uint32_t cn = mhf_load_u32(sl + MHF_SLICE_CHUNK_COUNT);
-        uint32_t b0 = mhf_load_u32(sl + MHF_SLICE_BLOCK_FIRST);
-        uint32_t bn = mhf_load_u32(sl + MHF_SLICE_BLOCK_COUNT);
-        if ((uint64_t)c0 + cn > nchunks || (uint64_t)b0 + bn > nblocks)
-            die("slice records outside the arrays", "segment");
-        uint64_t seed = XXH3_64bits(b + block_off + 56ull * b0, 56ull * bn);
-        uint64_t idx = XXH3_64bits_withSeed(b + chunk_off + 56ull * c0, 56ull * cn, seed);
-        mhf_store_u64(sl + 56, idx); /* SPEC 5.2: index_sum */
-    }
-    mhf_store_u64(b + MHF_SEG_DICT_SUM, XXH3_64bits(b + dict_off, dict_size));
-    mhf_store_u64(b + MHF_SEG_SLICE_SUM, XXH3_64bits(b + slice_off, 64ull * nslices));
-    mhf_store_u64(b + MHF_SEG_CHUNK_SUM, XXH3_64bits(b + chunk_off, 56ull * nchunks));
-    mhf_store_u64(b + MHF_SEG_BLOCK_SUM, XXH3_64bits(b + block_off, 56ull * nblocks));
-    mhf_store_u64(b + MHF_SEG_HEADER_SUM, XXH3_64bits(b, MHF_SEG_HEADER_SUM));
-}
-
-/* Points the MANIFEST records at the segments as they now are. */
-static void fix_manifest(const char *store) {
-    file m = load(store, MHF_MANIFEST_NAME);
-    uint32_t n = ld32(&m, MHF_MAN_SEG_COUNT);
-    for (uint32_t i = 0; i < n; i++) {
-        size_t rec = MHF_MAN_HEADER_SIZE + (size_t)MHF_MAN_REC_SIZE * i;
-        char name[64];
-        snprintf(name, sizeof name, "seg-%016llx.mhs",
-                 (unsigned long long)ld64(&m, rec + MHF_MREC_SEQ));
-        char path[4096];
-        join(path, sizeof path, store, name);
-        if (access(path, F_OK) != 0)
-            continue;
-        file s = load(store, name);
-        if (s.len >= MHF_SEG_HEADER_SIZE) {
-            mhf_store_u64(m.data + rec + MHF_MREC_HEADER_SUM, ld64(&s, MHF_SEG_HEADER_SUM));
-            mhf_store_u64(m.data + rec + MHF_MREC_FILE_SIZE, s.len);
+    for (size_t i = TINY_FIRST_COMMIT; i < TINY_COUNT; i++) { /* ... then in batches */
+        if (window_edge(i) && n) {
+            check(mh_writer_append_batch(w, batch, n, NULL), "append_batch");
+            n = 0;
         }
-        free(s.data);
+        windows_before(w, i);
+        batch[n++] = to_access(i);
     }
-    size_t body = MHF_MAN_HEADER_SIZE + (size_t)MHF_MAN_REC_SIZE * n;
-    if (body + 8 > m.len)
-        die("MANIFEST shorter than its records", store);
-    mhf_store_u64(m.data + body, XXH3_64bits(m.data, body));
-    save(store, MHF_MANIFEST_NAME, &m);
-    free(m.data);
+    check(mh_writer_append_batch(w, batch, n, NULL), "append_batch");
+    windows_before(w, TINY_COUNT);
+    check(mh_writer_close(w), "close");
 }
 
 /* ---- the damage ------------------------------------------------------------ */
@@ -239,141 +177,459 @@ static void fix_manifest(const char *store) {
 #define SEG1 "seg-0000000000000001.mhs"
 
 typedef void (*mutate_fn)(const char *store);
+typedef void (*seg_fn)(se_seg *s);
+
+/* Loads segment `name`, lets fn change it, writes it back with every
+ * checksum right, and points the MANIFEST record at it. */
+static void edit_segment(const char *store, const char *name, seg_fn fn) {
+    se_buf f = se_load(store, name);
+    se_seg s;
+    se_seg_parse(&f, &s);
+    free(f.p);
+    fn(&s);
+    se_buf out = se_seg_emit(&s);
+    se_save(store, name, &out);
+    free(out.p);
+    se_seg_free(&s);
+    se_manifest_fix(store);
+}
+
+typedef void (*dict_fn)(se_dict *d);
+static void edit_dict(se_seg *s, dict_fn fn) {
+    se_section *x = se_seg_find(s, MHF_SECT_DICT);
+    se_dict d;
+    se_dict_parse(&x->data, &d);
+    fn(&d);
+    se_dict_emit(&d, &x->data);
+    se_dict_free(&d);
+}
+
+/* Offset in the segment file of section `type` (from its directory). */
+static size_t section_offset(const char *store, const char *name, uint32_t type) {
+    se_buf f = se_load(store, name);
+    uint32_t n = mhf_load_u32(f.p + 92), rsz = mhf_load_u32(f.p + 104);
+    uint64_t dir = mhf_load_u64(f.p + 96);
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *e = f.p + dir + (size_t)i * rsz;
+        if (mhf_load_u32(e) == type) {
+            size_t off = (size_t)mhf_load_u64(e + 8);
+            free(f.p);
+            return off;
+        }
+    }
+    se_die("no such section", name);
+    return 0;
+}
 
 static void flip(const char *store, const char *name, size_t off, unsigned char mask) {
-    file f = load(store, name);
+    se_buf f = se_load(store, name);
     if (off >= f.len)
-        die("flip outside the file", name);
-    f.data[off] ^= mask;
-    save(store, name, &f);
-    free(f.data);
+        se_die("flip outside the file", name);
+    f.p[off] ^= mask;
+    se_save(store, name, &f);
+    free(f.p);
 }
 
-static void set_segment_u16(const char *store, const char *name, size_t off, uint16_t v) {
-    file f = load(store, name);
-    mhf_store_u16(f.data + off, v);
-    fix_segment(&f);
-    save(store, name, &f);
-    free(f.data);
-    fix_manifest(store);
+/* Sets a header field of a segment, every checksum recomputed. */
+static void set_header(const char *store, const char *name, size_t off, unsigned width,
+                       uint64_t v) {
+    se_buf f = se_load(store, name);
+    if (width == 2)
+        mhf_store_u16(f.p + off, (uint16_t)v);
+    else if (width == 4)
+        mhf_store_u32(f.p + off, (uint32_t)v);
+    else
+        mhf_store_u64(f.p + off, v);
+    mhf_store_u64(f.p + MHF_SEG_HEADER_SUM, XXH3_64bits(f.p, MHF_SEG_HEADER_SUM));
+    se_save(store, name, &f);
+    free(f.p);
+    se_manifest_fix(store);
 }
 
-static void set_segment_u32(const char *store, const char *name, size_t off, uint32_t v) {
-    file f = load(store, name);
-    mhf_store_u32(f.data + off, v);
-    fix_segment(&f);
-    save(store, name, &f);
-    free(f.data);
-    fix_manifest(store);
+static void set_manifest(const char *store, size_t off, unsigned width, uint64_t v) {
+    se_buf m = se_load(store, MHF_MANIFEST_NAME);
+    if (width == 2)
+        mhf_store_u16(m.p + off, (uint16_t)v);
+    else if (width == 4)
+        mhf_store_u32(m.p + off, (uint32_t)v);
+    else
+        mhf_store_u64(m.p + off, v);
+    se_save(store, MHF_MANIFEST_NAME, &m);
+    free(m.p);
+    se_manifest_fix(store);
 }
 
+/* -- MANIFEST -- */
 static void m_manifest_magic(const char *s) { flip(s, MHF_MANIFEST_NAME, 0, 0x20); }
-static void m_manifest_major(const char *s) {
-    file m = load(s, MHF_MANIFEST_NAME);
-    mhf_store_u16(m.data + MHF_MAN_MAJOR, 2);
-    save(s, MHF_MANIFEST_NAME, &m);
-    free(m.data);
-    fix_manifest(s);
-}
+static void m_manifest_major(const char *s) { set_manifest(s, MHF_MAN_MAJOR, 2, 3); }
+static void m_manifest_major_1(const char *s) { set_manifest(s, MHF_MAN_MAJOR, 2, 1); }
+static void m_manifest_generation_0(const char *s) { set_manifest(s, MHF_MAN_GENERATION, 8, 0); }
 static void m_manifest_checksum(const char *s) {
-    file m = load(s, MHF_MANIFEST_NAME);
-    m.data[m.len - 1] ^= 0x01;
-    save(s, MHF_MANIFEST_NAME, &m);
-    free(m.data);
+    se_buf m = se_load(s, MHF_MANIFEST_NAME);
+    m.p[m.len - 1] ^= 0x01;
+    se_save(s, MHF_MANIFEST_NAME, &m);
+    free(m.p);
 }
 static void m_manifest_trailing(const char *s) {
-    file m = load(s, MHF_MANIFEST_NAME);
-    memset(m.data + m.len, 0, 8);
+    se_buf m = se_load(s, MHF_MANIFEST_NAME);
+    memset(m.p + m.len, 0, 8);
     m.len += 8;
-    save(s, MHF_MANIFEST_NAME, &m);
-    free(m.data);
+    se_save(s, MHF_MANIFEST_NAME, &m);
+    free(m.p);
 }
 static void m_manifest_truncated(const char *s) {
-    file m = load(s, MHF_MANIFEST_NAME);
+    se_buf m = se_load(s, MHF_MANIFEST_NAME);
     m.len -= 10;
-    save(s, MHF_MANIFEST_NAME, &m);
-    free(m.data);
+    se_save(s, MHF_MANIFEST_NAME, &m);
+    free(m.p);
 }
+static void m_manifest_short(const char *s) {
+    /* the magic and a little more: once the magic matched, truncated */
+    se_buf m = se_load(s, MHF_MANIFEST_NAME);
+    m.len = 20;
+    se_save(s, MHF_MANIFEST_NAME, &m);
+    free(m.p);
+}
+/* Rewrites the MANIFEST with header and record size hsz/rsz (the extra
+ * bytes filled with pad) and minor version `minor`. */
+static void rewrite_manifest(const char *s, uint32_t hsz, uint32_t rsz, uint16_t minor,
+                             unsigned char pad) {
+    se_buf m = se_load(s, MHF_MANIFEST_NAME);
+    uint32_t n = mhf_load_u32(m.p + MHF_MAN_SEG_COUNT);
+    se_buf out = {calloc(1, hsz + (size_t)n * rsz + 8), hsz + (size_t)n * rsz + 8};
+    if (!out.p)
+        se_die("out of memory", s);
+    memset(out.p, pad, out.len);
+    memcpy(out.p, m.p, MHF_MAN_HEADER_SIZE);
+    for (uint32_t i = 0; i < n; i++)
+        memcpy(out.p + hsz + (size_t)i * rsz, m.p + MHF_MAN_HEADER_SIZE + (size_t)i * 64, 64);
+    mhf_store_u32(out.p + MHF_MAN_HEADER_SIZE_OFF, hsz);
+    mhf_store_u32(out.p + MHF_MAN_RECSZ, rsz);
+    mhf_store_u16(out.p + MHF_MAN_MINOR, minor);
+    se_save(s, MHF_MANIFEST_NAME, &out);
+    free(out.p);
+    free(m.p);
+    se_manifest_fix(s);
+}
+static void m_manifest_header_72(const char *s) { rewrite_manifest(s, 72, 64, 0, 0); }
+
+/* -- segment header -- */
 static void m_segment_magic(const char *s) { flip(s, SEG0, 0, 0x20); }
-static void m_segment_major(const char *s) { set_segment_u16(s, SEG0, MHF_SEG_MAJOR, 2); }
+static void m_segment_major(const char *s) { set_header(s, SEG0, MHF_SEG_MAJOR, 2, 3); }
 static void m_segment_byte_order(const char *s) {
-    set_segment_u32(s, SEG0, MHF_SEG_BOM, MHF_BYTE_ORDER_SWAPPED);
+    set_header(s, SEG0, MHF_SEG_BOM, 4, MHF_BYTE_ORDER_SWAPPED);
 }
-static void m_segment_incompat_flag(const char *s) { set_segment_u32(s, SEG0, MHF_SEG_FLAGS, 1); }
+static void m_segment_incompat_flag(const char *s) { set_header(s, SEG0, MHF_SEG_FLAGS, 4, 1); }
 static void m_segment_newer_minor(const char *s) {
-    set_segment_u16(s, SEG0, MHF_SEG_MINOR, 1);
-    set_segment_u32(s, SEG0, MHF_SEG_FLAGS, 1u << 16); /* a compatible flag */
+    set_header(s, SEG0, MHF_SEG_MINOR, 2, 1);
+    set_header(s, SEG0, MHF_SEG_FLAGS, 4, 1u << 16); /* a compatible flag */
 }
 static void m_segment_header_flip(const char *s) { flip(s, SEG1, MHF_SEG_COUNT, 0x01); }
 static void m_segment_truncated(const char *s) {
-    file f = load(s, SEG1);
+    se_buf f = se_load(s, SEG1);
     f.len /= 2;
-    save(s, SEG1, &f);
-    free(f.data);
+    se_save(s, SEG1, &f);
+    free(f.p);
 }
 static void m_segment_missing(const char *s) {
     char path[4096];
     join(path, sizeof path, s, SEG1);
     if (unlink(path) != 0)
-        die("cannot remove", path);
+        se_die("cannot remove", path);
 }
-static void m_dictionary_flip(const char *s) {
-    file f = load(s, SEG0);
-    size_t off = (size_t)ld64(&f, MHF_SEG_DICT_OFF) + MHF_DICT_HEADER_SIZE + 2;
-    free(f.data);
-    flip(s, SEG0, off, 0x40);
-}
-static void m_slice_flip(const char *s) {
-    file f = load(s, SEG0);
-    size_t off = (size_t)ld64(&f, MHF_SEG_SLICE_OFF) + 64 + MHF_SLICE_COUNT;
-    free(f.data);
+
+/* -- directory -- */
+static void m_directory_flip(const char *s) {
+    se_buf f = se_load(s, SEG0);
+    size_t off = (size_t)mhf_load_u64(f.p + 96) + 48 + 16; /* entry 1's size */
+    free(f.p);
     flip(s, SEG0, off, 0x01);
 }
+static void dir_unknown_required(se_seg *g) {
+    static const char body[] = "a section a 2.0 reader cannot do without";
+    se_seg_insert(g, 3, 100, MHF_SECT_REQUIRED, body, sizeof body);
+}
+static void m_section_unknown_required(const char *s) {
+    edit_segment(s, SEG0, dir_unknown_required);
+}
+static void dir_duplicate(se_seg *g) {
+    se_section *x = se_seg_find(g, MHF_SECT_DICT);
+    se_seg_insert(g, (size_t)(x - g->s) + 1, MHF_SECT_DICT, MHF_SECT_REQUIRED, x->data.p,
+                  x->data.len);
+}
+static void m_directory_duplicate(const char *s) { edit_segment(s, SEG0, dir_duplicate); }
+
+/* The directory's entries written by hand, so that offsets can disagree
+ * with the sizes (seg_edit always tiles). */
+static void shift_entry_offset(const char *s, uint32_t entry, int64_t delta) {
+    se_buf f = se_load(s, SEG0);
+    uint64_t dir = mhf_load_u64(f.p + 96);
+    uint32_t n = mhf_load_u32(f.p + 92), rsz = mhf_load_u32(f.p + 104);
+    unsigned char *e = f.p + dir + (size_t)entry * rsz;
+    mhf_store_u64(e + 8, mhf_load_u64(e + 8) + (uint64_t)delta);
+    /* the entry's sum covers its new range, so only tiling is wrong */
+    uint64_t off = mhf_load_u64(e + 8), size = mhf_load_u64(e + 16);
+    if (off + size <= dir)
+        mhf_store_u64(e + 32, XXH3_64bits(f.p + off, (size_t)size));
+    mhf_store_u64(f.p + 112, XXH3_64bits(f.p + dir, (size_t)n * rsz));
+    mhf_store_u64(f.p + MHF_SEG_HEADER_SUM, XXH3_64bits(f.p, MHF_SEG_HEADER_SUM));
+    se_save(s, SEG0, &f);
+    free(f.p);
+    se_manifest_fix(s);
+}
+static void m_directory_gap(const char *s) { shift_entry_offset(s, 2, 8); }
+static void m_directory_overlap(const char *s) { shift_entry_offset(s, 2, -8); }
+
+/* -- dictionary -- */
+static void m_dictionary_flip(const char *s) {
+    /* a byte of the first string (the table header is 16 + 24 bytes in) */
+    flip(s, SEG0, section_offset(s, SEG0, MHF_SECT_DICT) + 16 + 24 + 4, 0x40);
+}
+static void dict_table_header(se_dict *d) {
+    se_table *t = se_dict_find(d, 2); /* columns: record_size 8 -> 9 */
+    t->recsz = 9;
+}
+static void seg_dict_table_header(se_seg *g) { edit_dict(g, dict_table_header); }
+static void m_dict_table_header(const char *s) { edit_segment(s, SEG0, seg_dict_table_header); }
+
+static void swap_records(se_table *t, uint32_t a, uint32_t b) {
+    if (!t || a >= t->count || b >= t->count)
+        se_die("no such records", "swap");
+    unsigned char tmp[256];
+    memcpy(tmp, t->data.p + (size_t)a * t->recsz, t->recsz);
+    memcpy(t->data.p + (size_t)a * t->recsz, t->data.p + (size_t)b * t->recsz, t->recsz);
+    memcpy(t->data.p + (size_t)b * t->recsz, tmp, t->recsz);
+}
+static void dict_stream_order(se_dict *d) { swap_records(se_dict_find(d, 5), 0, 1); }
+static void seg_stream_order(se_seg *g) { edit_dict(g, dict_stream_order); }
+static void m_stream_table_order(const char *s) { edit_segment(s, SEG0, seg_stream_order); }
+static void dict_window_order(se_dict *d) { swap_records(se_dict_find(d, 7), 0, 1); }
+static void seg_window_order(se_seg *g) { edit_dict(g, dict_window_order); }
+static void m_window_table_order(const char *s) { edit_segment(s, SEG0, seg_window_order); }
+static void dict_window_overlap(se_dict *d) {
+    /* window 2's part starts inside window 1's (ids 3 .. 14) */
+    se_table *t = se_dict_find(d, 7);
+    if (!t || t->count < 2)
+        se_die("fewer than two window parts", "overlap");
+    mhf_store_u64(t->data.p + t->recsz + 8, 14);
+}
+static void seg_window_overlap(se_seg *g) { edit_dict(g, dict_window_overlap); }
+static void m_window_overlap(const char *s) { edit_segment(s, SEG0, seg_window_overlap); }
+
+/* -- store-level tables (SPEC.md 8): each segment valid on its own -- */
+static void dict_drop_stream_1(se_dict *d) {
+    /* segment 1 forgets stream 1 (count 0 there) and its metadata */
+    se_table *t = se_dict_find(d, 5);
+    if (!t || t->count != 2 || mhf_load_u32(t->data.p + t->recsz) != 1 ||
+        mhf_load_u64(t->data.p + t->recsz + 40) != 0)
+        se_die("segment 1 should list streams 0 and 1, 1 without accesses", "drop");
+    t->count = 1;
+    t->data.len = t->recsz;
+    for (size_t i = 0; i < d->ntables; i++)
+        if (d->t[i].type == 6) {
+            free(d->t[i].data.p);
+            memmove(&d->t[i], &d->t[i + 1], (d->ntables - i - 1) * sizeof d->t[0]);
+            d->ntables--;
+            break;
+        }
+}
+static void seg_drop_stream_1(se_seg *g) { edit_dict(g, dict_drop_stream_1); }
+static void m_stream_not_in_newest(const char *s) { edit_segment(s, SEG1, seg_drop_stream_1); }
+static void dict_window_gap(se_dict *d) {
+    /* window 2's part in segment 1 starts one id late (ids 25 .. 29 instead
+     * of 24 .. 29; ids 24 and 25 share their transition) */
+    se_table *t = se_dict_find(d, 7);
+    if (!t || mhf_load_u64(t->data.p) != 2 || mhf_load_u64(t->data.p + 8) != 24)
+        se_die("segment 1's first window part is not window 2 at id 24", "gap");
+    mhf_store_u64(t->data.p + 8, 25);
+    mhf_store_u64(t->data.p + 16, mhf_load_u64(t->data.p + 16) - 1);
+}
+static void seg_window_gap(se_seg *g) { edit_dict(g, dict_window_gap); }
+static void m_window_parts_gap(const char *s) { edit_segment(s, SEG1, seg_window_gap); }
+
+/* -- slices, chunks, blocks -- */
+static void m_slice_flip(const char *s) {
+    flip(s, SEG0, section_offset(s, SEG0, MHF_SECT_SLICES) + 72 + MHF_SLICE_COUNT, 0x01);
+}
 static void m_chunk_flip(const char *s) {
-    file f = load(s, SEG0);
-    size_t off = (size_t)ld64(&f, MHF_SEG_CHUNK_OFF) + MHF_CHUNK_PHY_LAST;
-    free(f.data);
-    flip(s, SEG0, off, 0x04);
+    flip(s, SEG0, section_offset(s, SEG0, MHF_SECT_CHUNKS) + MHF_CHUNK_PHY_LAST, 0x04);
 }
 static void m_block_flip(const char *s) {
-    file f = load(s, SEG0);
-    size_t rec = (size_t)ld64(&f, MHF_SEG_BLOCK_OFF);
-    size_t off = (size_t)ld64(&f, rec + MHF_BLOCK_OFFSET) + ld32(&f, rec + MHF_BLOCK_COMP_SIZE) / 2;
-    free(f.data);
+    se_buf f = se_load(s, SEG0);
+    size_t rec = section_offset(s, SEG0, MHF_SECT_BLOCKS);
+    size_t off = (size_t)mhf_load_u64(f.p + rec + MHF_BLOCK_OFFSET) +
+                 mhf_load_u32(f.p + rec + MHF_BLOCK_COMP_SIZE) / 2;
+    free(f.p);
     flip(s, SEG0, off, 0x10);
 }
-static void m_block_raw_size(const char *s) {
-    /* every checksum right, but the block cannot decompress to raw_size */
-    file f = load(s, SEG0);
-    size_t rec = (size_t)ld64(&f, MHF_SEG_BLOCK_OFF);
-    mhf_store_u32(f.data + rec + MHF_BLOCK_RAW_SIZE, ld32(&f, rec + MHF_BLOCK_RAW_SIZE) + 1);
-    mhf_store_u64(f.data + MHF_SEG_RAW_SIZE, ld64(&f, MHF_SEG_RAW_SIZE) + 1);
-    fix_segment(&f);
-    save(s, SEG0, &f);
-    free(f.data);
-    fix_manifest(s);
+static void block_raw_size(se_seg *g) {
+    /* every checksum right, but block 0 cannot decompress to raw_size */
+    se_section *b = se_seg_find(g, MHF_SECT_BLOCKS);
+    mhf_store_u32(b->data.p + MHF_BLOCK_RAW_SIZE,
+                  mhf_load_u32(b->data.p + MHF_BLOCK_RAW_SIZE) + 1);
+    mhf_store_u64(g->hdr + 128, mhf_load_u64(g->hdr + 128) + 1);
 }
-static void m_chunk_row_outside(const char *s) {
-    /* every checksum right, but the widest chunk of segment 0 ends one byte
-     * before the end of its last-reaching row */
-    file f = load(s, SEG0);
-    size_t arr = (size_t)ld64(&f, MHF_SEG_CHUNK_OFF), best = 0;
+static void m_block_raw_size(const char *s) { edit_segment(s, SEG0, block_raw_size); }
+static void chunk_row_outside(se_seg *g) {
+    /* the widest chunk of segment 0 ends one byte before the end of its
+     * last-reaching row */
+    se_section *c = se_seg_find(g, MHF_SECT_CHUNKS);
+    unsigned char *best = NULL;
     uint64_t width = 0;
-    for (uint32_t k = 0; k < ld32(&f, MHF_SEG_CHUNK_COUNT); k++) {
-        size_t rec = arr + (size_t)k * MHF_CHUNK_SIZE;
-        uint64_t w = ld64(&f, rec + MHF_CHUNK_PHY_LAST) - ld64(&f, rec + MHF_CHUNK_PHY_FIRST);
+    for (uint32_t k = 0; k < c->count; k++) {
+        unsigned char *r = c->data.p + (size_t)k * c->recsz;
+        uint64_t w = mhf_load_u64(r + MHF_CHUNK_PHY_LAST) - mhf_load_u64(r + MHF_CHUNK_PHY_FIRST);
         if (w > width) {
             width = w;
-            best = rec;
+            best = r;
         }
     }
-    if (width == 0)
-        die("no chunk wider than one byte", s);
-    mhf_store_u64(f.data + best + MHF_CHUNK_PHY_LAST, ld64(&f, best + MHF_CHUNK_PHY_LAST) - 1);
-    fix_segment(&f);
-    save(s, SEG0, &f);
-    free(f.data);
-    fix_manifest(s);
+    if (!best)
+        se_die("no chunk wider than one byte", "chunk-row-outside");
+    mhf_store_u64(best + MHF_CHUNK_PHY_LAST, mhf_load_u64(best + MHF_CHUNK_PHY_LAST) - 1);
+}
+static void m_chunk_row_outside(const char *s) { edit_segment(s, SEG0, chunk_row_outside); }
+static void stream_mask_wrong(se_seg *g) {
+    /* slice 0 holds streams 0 and 1 (mask 3); say stream 0 only: still a
+     * subset of the segment's streams, so only the rows show it wrong */
+    se_section *sl = se_seg_find(g, MHF_SECT_SLICES);
+    if (mhf_load_u32(sl->data.p + 64) != 3)
+        se_die("slice 0's stream mask is not 3", "stream-mask");
+    mhf_store_u32(sl->data.p + 64, 1);
+}
+static void m_stream_mask_wrong(const char *s) { edit_segment(s, SEG0, stream_mask_wrong); }
+static void pc_truncated(se_seg *g) {
+    /* block 0's last column (pc) loses its last byte, and its length says so */
+    se_seg_decode_blocks(g);
+    se_buf *raw = &g->raw[0];
+    size_t at = 0, last = 0;
+    for (int k = 0; k < 7; k++) { /* id .. size, stream, pc */
+        last = at;
+        uint64_t len = 0;
+        unsigned shift = 0;
+        while (raw->p[at] & 0x80)
+            len |= (uint64_t)(raw->p[at++] & 0x7f) << shift, shift += 7;
+        len |= (uint64_t)raw->p[at++] << shift;
+        at += (size_t)len;
+    }
+    if (at != raw->len || raw->p[last] == 0 || raw->p[last] >= 0x80)
+        se_die("block 0 is not seven columns ending with a short pc column", "pc");
+    raw->p[last]--;
+    raw->len--;
+    mhf_store_u64(g->hdr + 128, mhf_load_u64(g->hdr + 128) - 1);
+}
+static void m_pc_truncated(const char *s) { edit_segment(s, SEG0, pc_truncated); }
+
+/* -- address summary -- */
+static se_section *summary(se_seg *g) { return se_seg_find(g, MHF_SECT_SUMMARY); }
+static void summary_order(se_seg *g) {
+    /* entries 0 and 1 swap their keys (granule, op), not their postings,
+     * so the postings still tile and only the order is wrong */
+    unsigned char *e = summary(g)->data.p + 32, tmp[8];
+    memcpy(tmp, e, 8);
+    memcpy(e, e + 24, 8);
+    memcpy(e + 24, tmp, 8);
+    unsigned char op = e[20];
+    e[20] = e[24 + 20];
+    e[24 + 20] = op;
+}
+static void m_summary_order(const char *s) { edit_segment(s, SEG0, summary_order); }
+static void summary_posting(se_seg *g) {
+    /* the last posting names slice `slice_count` */
+    se_section *x = summary(g);
+    uint32_t nslices = se_seg_find(g, MHF_SECT_SLICES)->count;
+    mhf_store_u32(x->data.p + x->data.len - 4, nslices);
+}
+static void m_summary_posting(const char *s) { edit_segment(s, SEG0, summary_posting); }
+
+/* -- a newer minor: everything 2.0 lets a 2.1 writer add ------------------- */
+static void future_dict(se_dict *d) {
+    d->reserved = 0x2121; /* reserved fields of 2.0 given a meaning */
+    se_table *st = se_dict_find(d, 5);
+    if (st) {
+        for (uint32_t i = 0; i < st->count; i++) {
+            unsigned char *r = st->data.p + (size_t)i * st->recsz;
+            r[5] = 0x21;                     /* reserved after kind */
+            mhf_store_u32(r + 36, 0x21212121); /* reserved after cpu */
+        }
+        se_widen(&st->data, &st->recsz, st->count, 72, 0x5a); /* longer stream records */
+    }
+    se_table *ops = se_dict_find(d, 3);
+    for (uint32_t i = 0; i < ops->count; i++) /* SPEC-NOTES 5 */
+        mhf_store_u16(ops->data.p + (size_t)i * ops->recsz + 6, 0x2121);
+    /* an unknown column, not required, stored in every block (below) */
+    uint32_t name = se_dict_add_string(d, "future column");
+    se_table *cols = se_dict_find(d, 2);
+    unsigned char col[8] = {0, 0, 0, 0, 1, 8, 3, 0};
+    mhf_store_u32(col, name);
+    se_append(&cols->data, col, 8);
+    cols->count++;
+    /* an unknown table, not required */
+    static const char body[] = "a table 2.0 readers skip";
+    if (d->ntables == SE_MAX_TABLES)
+        se_die("too many tables", "future");
+    se_table *t = &d->t[d->ntables++];
+    memset(t, 0, sizeof *t);
+    t->type = 100;
+    t->data.p = malloc(sizeof body);
+    if (!t->data.p)
+        se_die("out of memory", "future");
+    memcpy(t->data.p, body, sizeof body);
+    t->data.len = sizeof body;
+}
+static void future_segment(se_seg *g) {
+    mhf_store_u16(g->hdr + MHF_SEG_MINOR, 1);
+    mhf_store_u32(g->hdr + MHF_SEG_FLAGS, 1u << 17); /* a compatible flag */
+    mhf_store_u32(g->hdr + 108, 0x21212121);          /* reserved0 */
+    memset(g->hdr + 136, 0x21, 112);                  /* reserved1 */
+    g->dir_recsz = 56;                                /* longer directory entries */
+    g->dir_pad = 0xd1;
+    /* the unknown column's bytes in every block: one varint 7 per row */
+    se_seg_decode_blocks(g);
+    for (size_t b = 0; b < g->nblocks; b++) {
+        se_append_varint(&g->raw[b], g->rows[b]);
+        for (uint32_t i = 0; i < g->rows[b]; i++)
+            se_append_varint(&g->raw[b], 7);
+    }
+    edit_dict(g, future_dict);
+    /* longer records, with their 2.0 reserved fields set */
+    se_section *sl = se_seg_find(g, MHF_SECT_SLICES);
+    for (uint32_t i = 0; i < sl->count; i++)
+        mhf_store_u32(sl->data.p + (size_t)i * sl->recsz + 68, 0x21212121);
+    se_widen(&sl->data, &sl->recsz, sl->count, 80, 0xa5);
+    se_section *ch = se_seg_find(g, MHF_SECT_CHUNKS);
+    for (uint32_t i = 0; i < ch->count; i++)
+        memset(ch->data.p + (size_t)i * ch->recsz + 49, 0x21, 3);
+    se_widen(&ch->data, &ch->recsz, ch->count, 64, 0xa5);
+    se_section *bl = se_seg_find(g, MHF_SECT_BLOCKS);
+    se_widen(&bl->data, &bl->recsz, bl->count, 64, 0xa5);
+    /* a longer summary entry */
+    se_section *sm = summary(g);
+    uint32_t ne = mhf_load_u32(sm->data.p + 4), esz = 24;
+    se_buf e = {malloc((size_t)ne * 24 + 1), (size_t)ne * 24};
+    if (!e.p)
+        se_die("out of memory", "future");
+    memcpy(e.p, sm->data.p + 32, e.len);
+    se_widen(&e, &esz, ne, 32, 0x77);
+    se_buf nsum = {NULL, 0};
+    se_append(&nsum, sm->data.p, 32);
+    mhf_store_u32(nsum.p + 8, 32);
+    mhf_store_u32(nsum.p + 12, 0x21212121);
+    se_append(&nsum, e.p, e.len);
+    se_append(&nsum, sm->data.p + 32 + (size_t)ne * 24, sm->data.len - 32 - (size_t)ne * 24);
+    free(e.p);
+    free(sm->data.p);
+    sm->data = nsum;
+    /* an unknown section, not required, between two known ones */
+    static const char body[] = "a section 2.0 readers skip";
+    se_seg_insert(g, 3, 100, 0, body, sizeof body);
+}
+static void m_future_minor(const char *s) {
+    edit_segment(s, SEG0, future_segment);
+    edit_segment(s, SEG1, future_segment);
+    rewrite_manifest(s, 72, 80, 1, 0x21);
+    set_manifest(s, MHF_MAN_FLAGS, 4, 1u << 16);
+    set_manifest(s, MHF_MAN_RESERVED, 8, 0x2121212121212121ull);
 }
 
 static const struct {
@@ -381,24 +637,44 @@ static const struct {
     mutate_fn fn;
 } variants[] = {
     {"manifest-bad-magic", m_manifest_magic},
-    {"manifest-major-2", m_manifest_major},
+    {"manifest-major-3", m_manifest_major},
+    {"manifest-major-1", m_manifest_major_1},
+    {"manifest-generation-0", m_manifest_generation_0},
+    {"manifest-header-size-72", m_manifest_header_72},
     {"manifest-bad-checksum", m_manifest_checksum},
     {"manifest-trailing-garbage", m_manifest_trailing},
     {"manifest-truncated", m_manifest_truncated},
+    {"manifest-short", m_manifest_short},
     {"segment-bad-magic", m_segment_magic},
-    {"segment-major-2", m_segment_major},
+    {"segment-major-3", m_segment_major},
     {"segment-byte-order", m_segment_byte_order},
     {"segment-incompatible-flag", m_segment_incompat_flag},
     {"segment-newer-minor", m_segment_newer_minor},
     {"segment-header-flip", m_segment_header_flip},
     {"segment-truncated", m_segment_truncated},
     {"segment-missing", m_segment_missing},
+    {"directory-flip", m_directory_flip},
+    {"directory-gap", m_directory_gap},
+    {"directory-overlap", m_directory_overlap},
+    {"directory-duplicate", m_directory_duplicate},
+    {"section-unknown-required", m_section_unknown_required},
     {"dictionary-flip", m_dictionary_flip},
+    {"dict-table-header", m_dict_table_header},
+    {"stream-table-order", m_stream_table_order},
+    {"window-table-order", m_window_table_order},
+    {"window-overlap", m_window_overlap},
+    {"stream-not-in-newest", m_stream_not_in_newest},
+    {"window-parts-gap", m_window_parts_gap},
     {"slice-array-flip", m_slice_flip},
     {"chunk-record-flip", m_chunk_flip},
     {"block-flip", m_block_flip},
     {"block-raw-size", m_block_raw_size},
     {"chunk-row-outside", m_chunk_row_outside},
+    {"stream-mask-wrong", m_stream_mask_wrong},
+    {"pc-truncated", m_pc_truncated},
+    {"summary-order", m_summary_order},
+    {"summary-posting", m_summary_posting},
+    {"future-minor", m_future_minor},
 };
 
 int main(int argc, char **argv) {
@@ -424,7 +700,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (mkdir(out, 0755) != 0 && errno != EEXIST)
-        die("cannot create", out);
+        se_die("cannot create", out);
     char tiny[4096], corrupt[4096];
     join(tiny, sizeof tiny, out, "tiny.store");
     join(corrupt, sizeof corrupt, out, "corrupt");
@@ -440,7 +716,7 @@ int main(int argc, char **argv) {
     }
     write_tiny(tiny);
     if (mkdir(corrupt, 0755) != 0)
-        die("cannot create", corrupt);
+        se_die("cannot create", corrupt);
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
         char path[4096], name[256];
         snprintf(name, sizeof name, "%s.store", variants[i].name);

@@ -13,6 +13,14 @@
  * the writes of SPEC.md's worked example (one chunk, transitions 100, 100,
  * 103, physical 0x1000, 0x1008, 0x1010, linear = physical + 0x10000 for the
  * first two and absent for the third, sizes 8, 8, 4).
+ *
+ * Format 2.0 adds, per access, a stream and a pc (tiny_streams, tiny_pcs),
+ * two declared streams, stream metadata and windows. Segment 0 holds both
+ * streams and pcs; segment 1 holds stream 0 only (so no stream column, and
+ * stream 1 with count 0 in its table) and pcs; window 2 crosses the commit
+ * (two parts to merge) and window 3 holds no access. The 1.0 fixture
+ * format/golden/v1/tiny.store holds the same accesses with stream 0 and no
+ * pc, no streams table and no windows.
  */
 #ifndef MH_TINY_INPUT_H
 #define MH_TINY_INPUT_H
@@ -108,5 +116,63 @@ static const char *const tiny_meta_final[][2] = {
     {"note", "second segment"},
 };
 #define TINY_META_FINAL_COUNT 4
+
+/* ---- format 2.0 additions ------------------------------------------------ */
+
+/* Stream of each access: 0 or 1; segment 1 (ids 24 ..) has stream 0 only.
+ * Ids 5, 6, 9 (SPEC.md's worked example) are in streams 1, 1, 0. */
+static const uint32_t tiny_streams[] = {
+    0, 0, 1, 1, 0, 1, 1, 0, 1, 0, /* slice 0 */
+    1, 1, 0, 0, 1, 1, 1, 0, 1, 0, /* slice 1 */
+    1, 0, 0, 1,                   /* slice 2 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* segment 1 */
+};
+/* pc of each access, 0 for none. Ids 5, 6, 9 have 0x401000, none,
+ * 0x40100c (the worked example); the last access has a pc of 2^64 - 4 so
+ * the pc delta wraps around 2^64. */
+static const uint64_t tiny_pcs[] = {
+    0x400000, 0x401100, 0, 0x401108, 0x400004, 0x401000, 0, 0x400007, 0x401004, 0x40100c,
+    0x400008, 0x40000c, 0, 0x401200, 0x401204, 0, 0x401208, 0x40000e, 0x400010, 0x401300,
+    0x401400, 0x401404, 0, 0x401408,
+    0x400020, 0x401500, 0x401500, 0x401504, 0, 0x400027, 0x401508, 0x401600, 0, 0x401700,
+    0x401704, 0x400030, 0, 0x401800, 0xfffffffffffffffc, 0x10,
+};
+
+/* The streams, declared before the first access (stream 0 is implicit but
+ * gets its description too). */
+typedef struct tiny_stream {
+    uint32_t id, kind, parent;
+    uint64_t pid, tid;
+    uint32_t cpu;
+    const char *name;
+} tiny_stream;
+static const tiny_stream tiny_stream_decl[] = {
+    {0, 1 /* thread */, 0xFFFFFFFFu, 4242, 4242, 0xFFFFFFFFu, "main"},
+    {1, 1 /* thread */, 0, 4242, 4243, 3, "worker"},
+};
+#define TINY_STREAMS 2
+static const struct {
+    uint32_t stream;
+    const char *key, *value;
+} tiny_stream_meta[] = {
+    {1, "role", "producer"},
+};
+#define TINY_STREAM_META 1
+
+/* Windows: begun before access `begin`, ended before access `end` (so they
+ * hold ids [begin, end)); window 3 is begun and ended before id 35. */
+typedef struct tiny_window {
+    uint64_t window;
+    uint64_t begin, end;
+} tiny_window;
+static const tiny_window tiny_windows[] = {
+    {1, 3, 15},  /* ids 3 .. 14: crosses slices 0 and 1 */
+    {2, 20, 30}, /* ids 20 .. 29: crosses the commit, a part in each segment */
+    {3, 35, 35}, /* no access */
+};
+#define TINY_WINDOWS 3
+
+_Static_assert(sizeof tiny_streams / sizeof tiny_streams[0] == TINY_COUNT, "one stream per access");
+_Static_assert(sizeof tiny_pcs / sizeof tiny_pcs[0] == TINY_COUNT, "one pc per access");
 
 #endif

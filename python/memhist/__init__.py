@@ -16,6 +16,12 @@ Quick tour::
         for a in r.cursor(0x1000, 0x103f, ops="rwx"):  # every match, lazily
             ...
         r.to_pandas(0x1000, 0x103f, until=900)       # as a DataFrame
+        r.streams(), r.windows()                     # threads/CPUs; recorded windows
+        r.query(ops="rwx", streams=[1, 2], pc=(0x401000, 0x4010ff), window=3)
+
+Streams (format 2.0): w.declare_stream(1, "thread", name="main", tid=...)
+before the first access with stream=1; w.window_begin(K)/w.window_end()
+group the next accesses into window K.
 
 Queries return a numpy structured array of ACCESS_DTYPE (byte for byte the
 C struct mh_access) when numpy is installed, else a list of Access tuples.
@@ -39,25 +45,27 @@ from ._access import (ACCESS_DTYPE, OP_EXEC, OP_NAMES, OP_READ, OP_WRITE,
 from ._lib import REPORT_FN, lib, mh_verify_result
 from .errors import (ChecksumError, CommittedError, CorruptError, Error,
                      ExistsError, InputOutputError, InvalidArgumentError,
-                     LockedError, NoSpaceError, NotFoundError, NotStoreError,
-                     OrderError, OutOfMemoryError, StateError, TruncatedError,
+                     LateError, LockedError, NoSpaceError, NoStreamError,
+                     NoSuchError, NotFoundError, NotStoreError, OrderError,
+                     OutOfMemoryError, StateError, TruncatedError,
                      VersionError, error)
-from .reader import Cursor, Reader, SegmentInfo, Stats, make_query, parse_ops
+from .reader import (STREAM_KINDS, Cursor, Reader, SegmentInfo, Stats, Stream,
+                     Window, make_query, parse_ops)
 from .writer import Writer
 
 __all__ = [
     "Access", "ACCESS_DTYPE", "Reader", "Writer", "Cursor", "Stats",
-    "SegmentInfo", "make_query", "parse_ops", "to_pandas", "verify",
+    "SegmentInfo", "Stream", "Window", "STREAM_KINDS", "make_query", "parse_ops", "to_pandas", "verify",
     "Problem", "VerifyResult", "library_version", "library_path",
     "OP_READ", "OP_WRITE", "OP_EXEC", "OPS_READ", "OPS_WRITE", "OPS_EXEC",
     "OP_NAMES", "Error", "InputOutputError", "OutOfMemoryError",
     "InvalidArgumentError", "NotStoreError", "VersionError", "CorruptError",
     "ChecksumError", "TruncatedError", "LockedError", "ExistsError",
     "NotFoundError", "CommittedError", "OrderError", "NoSpaceError",
-    "StateError", "error",
+    "StateError", "NoStreamError", "LateError", "NoSuchError", "error",
 ]
 
-__version__ = "1.0.0"
+__version__ = "1.2.0"
 
 #: Version of the loaded C library ("1.0.0").
 library_version: str = lib.mh_version_string().decode()

@@ -35,14 +35,19 @@ class mh_query(Structure):
     _fields_ = [("struct_size", u32), ("start_kind", u32), ("direction", u32),
                 ("ops", u32), ("start", u64), ("addr_first", u64),
                 ("addr_last", u64), ("end_kind", u32), ("reserved", u32),
-                ("end", u64)]
+                ("end", u64),
+                # since 1.2
+                ("streams", POINTER(u32)), ("nstreams", u32), ("filter", u32),
+                ("pc_first", u64), ("pc_last", u64), ("window", u64)]
 
 
 class mh_writer_options(Structure):
     _fields_ = [("struct_size", u32), ("slice_accesses", u32),
                 ("block_accesses", u32), ("chunk_min_accesses", u32),
                 ("lz4_acceleration", c_int32), ("commit_accesses", u64),
-                ("background", c_int32), ("reserved", c_int32)]
+                ("background", c_int32), ("reserved", c_int32),
+                # since 1.2
+                ("reorder_window", u64)]
 
 
 class mh_reader_options(Structure):
@@ -65,7 +70,22 @@ class mh_segment_info(Structure):
                 ("slices", u32), ("chunks", u32), ("blocks", u32),
                 ("rows_per_block", u32), ("file_bytes", u64),
                 ("compressed_bytes", u64), ("raw_bytes", u64),
-                ("dict_bytes", u64), ("index_bytes", u64)]
+                ("dict_bytes", u64), ("index_bytes", u64),
+                # since 1.2
+                ("streams", u32), ("windows", u32), ("summary_bytes", u64),
+                ("has_pc", u32)]
+
+
+class mh_stream_info(Structure):
+    _fields_ = [("struct_size", u32), ("id", u32), ("kind", u32), ("parent", u32),
+                ("pid", u64), ("tid", u64), ("cpu", u32), ("reserved", u32),
+                ("name", c_char_p), ("accesses", u64), ("transition_first", u64),
+                ("transition_last", u64)]
+
+
+class mh_window_info(Structure):
+    _fields_ = [("struct_size", u32), ("window", u64), ("id_first", u64),
+                ("accesses", u64), ("transition_first", u64), ("transition_last", u64)]
 
 
 class mh_problem(Structure):
@@ -81,7 +101,8 @@ class mh_verify_result(Structure):
 #: Every structure the package passes to the library, by its C name.
 STRUCTS = {cls.__name__: cls for cls in (
     mh_access, mh_query, mh_writer_options, mh_reader_options, mh_stats,
-    mh_segment_info, mh_problem, mh_verify_result)}
+    mh_segment_info, mh_problem, mh_verify_result, mh_stream_info,
+    mh_window_info)}
 
 REPORT_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(mh_problem))
 
@@ -100,6 +121,11 @@ _PROTOTYPES = [
     ("mh_writer_append_batch", c_int, [c_void_p, c_void_p, c_size_t,
                                        POINTER(c_size_t)]),
     ("mh_writer_next_id", u64, [c_void_p]),
+    ("mh_stream_info_init", None, [POINTER(mh_stream_info)]),
+    ("mh_writer_stream_declare", c_int, [c_void_p, POINTER(mh_stream_info)]),
+    ("mh_writer_stream_set_meta", c_int, [c_void_p, u32, c_char_p, c_char_p]),
+    ("mh_writer_window_begin", c_int, [c_void_p, u64]),
+    ("mh_writer_window_end", c_int, [c_void_p]),
     ("mh_writer_discard_from", c_int, [c_void_p, u64]),
     ("mh_writer_commit", c_int, [c_void_p]),
     ("mh_writer_committed", u64, [c_void_p]),
@@ -118,6 +144,13 @@ _PROTOTYPES = [
     ("mh_reader_segment_count", c_size_t, [c_void_p]),
     ("mh_reader_segment_info", c_int, [c_void_p, c_size_t,
                                        POINTER(mh_segment_info)]),
+    ("mh_reader_stream_count", c_size_t, [c_void_p]),
+    ("mh_reader_stream_info", c_int, [c_void_p, c_size_t, POINTER(mh_stream_info)]),
+    ("mh_reader_stream_meta_count", c_size_t, [c_void_p, c_size_t]),
+    ("mh_reader_stream_meta_get", c_int, [c_void_p, c_size_t, c_size_t,
+                                          POINTER(c_char_p), POINTER(c_char_p)]),
+    ("mh_reader_window_count", c_size_t, [c_void_p]),
+    ("mh_reader_window_info", c_int, [c_void_p, c_size_t, POINTER(mh_window_info)]),
     ("mh_query_init", None, [POINTER(mh_query)]),
     # out is a void pointer so that a numpy buffer's address passes as is.
     ("mh_query_run", c_int, [c_void_p, POINTER(mh_query), c_void_p, c_size_t,

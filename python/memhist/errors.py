@@ -111,6 +111,21 @@ class StateError(Error):
     code = -15
 
 
+class NoStreamError(Error):
+    """MH_ENOSTREAM: an access or call names a stream that was not declared."""
+    code = -16
+
+
+class LateError(Error):
+    """MH_ELATE: an access older than the merge's reorder window allows."""
+    code = -17
+
+
+class NoSuchError(Error, LookupError):
+    """MH_ENOTFOUND: no such stream or window in the store (also a LookupError)."""
+    code = -18
+
+
 #: Exception class of every code, by code.
 BY_CODE: Dict[int, Type[Error]] = {
     cls.code: cls for cls in Error.__subclasses__()}

@@ -5,15 +5,20 @@ import ctypes
 import os
 import weakref
 from ctypes import addressof, byref, c_char_p, c_size_t, c_void_p
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Union
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from . import _access
 from ._access import Access, np
 from ._lib import (errbuf, errmsg, lib, mh_access, mh_query, mh_reader_options,
-                   mh_segment_info, mh_stats)
+                   mh_segment_info, mh_stats, mh_stream_info, mh_window_info, u32)
 from .errors import Error, InvalidArgumentError, error
 
 U64_MAX = (1 << 64) - 1
+U32_NONE = (1 << 32) - 1
+STREAM_MAX = 65535
+MH_FILTER_PC, MH_FILTER_WINDOW = 1, 2
+#: Stream kinds by code (enum mh_stream_kind).
+STREAM_KINDS = ("other", "thread", "cpu", "process")
 PathLike = Union[str, bytes, os.PathLike]
 
 _OP_LETTERS = {"r": 1, "w": 2, "x": 4}
@@ -62,7 +67,10 @@ def _u64(name: str, v: Any) -> int:
 def make_query(first: int = 0, last: int = U64_MAX, *, start: Optional[int] = None,
                after: Optional[int] = None, before: Optional[int] = None,
                backward: bool = False, ops: Union[str, int] = "rw",
-               until: Optional[int] = None, to_id: Optional[int] = None) -> mh_query:
+               until: Optional[int] = None, to_id: Optional[int] = None,
+               streams: Optional[Iterable[int]] = None,
+               pc: Optional[Tuple[int, int]] = None,
+               window: Optional[int] = None) -> mh_query:
     """Builds the C query (see Reader.query for the parameters)."""
     q = mh_query()
     lib.mh_query_init(byref(q))
@@ -88,7 +96,65 @@ def make_query(first: int = 0, last: int = U64_MAX, *, start: Optional[int] = No
         q.end_kind, q.end = 1, _u64("until", until)
     elif to_id is not None:
         q.end_kind, q.end = 2, _u64("to_id", to_id)
+    if streams is not None:
+        if isinstance(streams, (int, str, bytes)):
+            raise InvalidArgumentError(detail="streams must be a collection of stream ids, "
+                                       "not %r" % (streams,))
+        ids = [_u64("stream", v) for v in streams]
+        if not ids:
+            raise InvalidArgumentError(detail="streams is empty (None means every stream)")
+        bad = [v for v in ids if v > STREAM_MAX]
+        if bad:
+            raise InvalidArgumentError(detail="stream %d is above %d" % (bad[0], STREAM_MAX))
+        arr = (u32 * len(ids))(*ids)
+        # the query points into arr: keep it alive as long as q
+        q._streams_buf = arr
+        q.streams = ctypes.cast(arr, ctypes.POINTER(u32))
+        q.nstreams = len(ids)
+    if pc is not None:
+        try:
+            pc_first, pc_last = pc
+        except (TypeError, ValueError):
+            raise InvalidArgumentError(detail="pc must be a (first, last) pair, not %r"
+                                       % (pc,)) from None
+        q.pc_first, q.pc_last = _u64("pc first", pc_first), _u64("pc last", pc_last)
+        if q.pc_first > q.pc_last:
+            raise InvalidArgumentError(detail="pc range %#x > %#x" % (q.pc_first, q.pc_last))
+        q.filter |= MH_FILTER_PC
+    if window is not None:
+        q.window = _u64("window", window)
+        q.filter |= MH_FILTER_WINDOW
     return q
+
+
+class Stream(NamedTuple):
+    """One stream of a store (mh_stream_info and its key/values).
+
+    kind is "other", "thread", "cpu" or "process"; parent, pid, tid, cpu
+    and name are None when unknown; accesses and the transition range are
+    over the whole store (0, 0 when it has no access).
+    """
+    id: int
+    kind: str
+    name: Optional[str]
+    parent: Optional[int]
+    pid: Optional[int]
+    tid: Optional[int]
+    cpu: Optional[int]
+    accesses: int
+    transition_first: int
+    transition_last: int
+    meta: Dict[str, str]
+
+
+class Window(NamedTuple):
+    """One window of a store (mh_window_info): its accesses are the ids
+    id_first .. id_first + accesses - 1."""
+    window: int
+    id_first: int
+    accesses: int
+    transition_first: int
+    transition_last: int
 
 
 class Stats(NamedTuple):
@@ -127,6 +193,10 @@ class SegmentInfo(NamedTuple):
     raw_bytes: int
     dict_bytes: int
     index_bytes: int
+    streams: int = 0
+    windows: int = 0
+    summary_bytes: int = 0
+    has_pc: bool = False
 
 
 class Reader:
@@ -160,13 +230,10 @@ class Reader:
             raise error(rc, eb.value.decode("utf-8", "replace"))
         self._h = h
         self._cursors: "weakref.WeakSet[Cursor]" = weakref.WeakSet()
-        st = mh_stats()
-        st.struct_size = ctypes.sizeof(st)
-        self._check(lib.mh_reader_stats(h, byref(st)))
-        self._stats = Stats(st.accesses, *st.op_counts, st.transition_first,
-                            st.transition_last, st.segments, st.slices,
-                            st.chunks, st.blocks, st.file_bytes,
-                            st.compressed_bytes, st.raw_bytes)
+        # Opening reads the MANIFEST only; the totals read every segment,
+        # so they wait until asked for (a damaged segment then fails the
+        # call that needs it, and a query elsewhere still answers).
+        self._stats: Optional[Stats] = None
         self._run = lib.mh_query_run
 
     # -- lifetime -------------------------------------------------------
@@ -201,15 +268,25 @@ class Reader:
 
     # -- description ----------------------------------------------------
     def __len__(self) -> int:
-        return self._stats.accesses
+        return self.stats.accesses
 
     def __repr__(self) -> str:
-        return "<memhist.Reader %r: %d accesses%s>" % (
-            self.path, self._stats.accesses, "" if self._h is not None else ", closed")
+        return "<memhist.Reader %r: %s accesses%s>" % (
+            self.path, self._stats.accesses if self._stats else "?",
+            "" if self._h is not None else ", closed")
 
     @property
     def stats(self) -> Stats:
-        """Totals of the store (fixed when the reader was opened)."""
+        """Totals of the store (the committed content the reader sees),
+        read from every segment on first use."""
+        if self._stats is None:
+            st = mh_stats()
+            st.struct_size = ctypes.sizeof(st)
+            self._check(lib.mh_reader_stats(self._handle(), byref(st)))
+            self._stats = Stats(st.accesses, *st.op_counts, st.transition_first,
+                                st.transition_last, st.segments, st.slices,
+                                st.chunks, st.blocks, st.file_bytes,
+                                st.compressed_bytes, st.raw_bytes)
         return self._stats
 
     @property
@@ -237,7 +314,44 @@ class Reader:
                 s.id_first, s.accesses, tuple(s.op_counts), s.transition_first,
                 s.transition_last, s.slices, s.chunks, s.blocks, s.rows_per_block,
                 s.file_bytes, s.compressed_bytes, s.raw_bytes, s.dict_bytes,
-                s.index_bytes))
+                s.index_bytes, s.streams, s.windows, s.summary_bytes, bool(s.has_pc)))
+        return out
+
+    def streams(self) -> List[Stream]:
+        """Every stream of the store, in increasing id (a format 1.0 store
+        has one: stream 0, kind "other")."""
+        h = self._handle()
+        out = []
+        k, v = c_char_p(), c_char_p()
+        for i in range(lib.mh_reader_stream_count(h)):
+            s = mh_stream_info()
+            s.struct_size = ctypes.sizeof(s)
+            self._check(lib.mh_reader_stream_info(h, i, byref(s)))
+            meta = {}
+            for j in range(lib.mh_reader_stream_meta_count(h, i)):
+                self._check(lib.mh_reader_stream_meta_get(h, i, j, byref(k), byref(v)))
+                meta[k.value.decode("utf-8", "replace")] = v.value.decode("utf-8", "replace")
+
+            def opt(x: int, none: int) -> Optional[int]:
+                return None if x == none else x
+            out.append(Stream(
+                s.id, STREAM_KINDS[s.kind] if s.kind < len(STREAM_KINDS) else "unknown",
+                None if s.name is None else s.name.decode("utf-8", "replace"),
+                opt(s.parent, U32_NONE), opt(s.pid, U64_MAX), opt(s.tid, U64_MAX),
+                opt(s.cpu, U32_NONE), s.accesses, s.transition_first, s.transition_last,
+                meta))
+        return out
+
+    def windows(self) -> List[Window]:
+        """Every window of the store, in increasing window id."""
+        h = self._handle()
+        out = []
+        for i in range(lib.mh_reader_window_count(h)):
+            w = mh_window_info()
+            w.struct_size = ctypes.sizeof(w)
+            self._check(lib.mh_reader_window_info(h, i, byref(w)))
+            out.append(Window(w.window, w.id_first, w.accesses, w.transition_first,
+                              w.transition_last))
         return out
 
     # -- queries --------------------------------------------------------
@@ -245,7 +359,9 @@ class Reader:
               after: Optional[int] = None, before: Optional[int] = None,
               backward: bool = False, ops: Union[str, int] = "rw",
               max: Optional[int] = None, until: Optional[int] = None,
-              to_id: Optional[int] = None) -> _access.Accesses:
+              to_id: Optional[int] = None, streams: Optional[Iterable[int]] = None,
+              pc: Optional[Tuple[int, int]] = None,
+              window: Optional[int] = None) -> _access.Accesses:
         """The accesses whose bytes overlap [first, last], in query order.
 
         Where to start (one of):
@@ -258,6 +374,11 @@ class Reader:
         max: at most this many (None: all).
         until=T: stop after the last access with transition <= T (forward)
             or >= T (backward); to_id=X: stop at id X inclusive.
+        streams: only the accesses of these stream ids (None: every stream;
+            an id the store does not have matches nothing).
+        pc=(A, B): only accesses with a pc in [A, B] (none without a pc).
+        window=K: only the accesses of window K (NoSuchError if the store
+            has no window K).
 
         Returns a numpy structured array of ACCESS_DTYPE (ascending ids
         forward, descending backward), or a list of Access without numpy.
@@ -265,7 +386,8 @@ class Reader:
         Raises InvalidArgumentError, CorruptError, ChecksumError, ...
         """
         q = make_query(first, last, start=start, after=after, before=before,
-                       backward=backward, ops=ops, until=until, to_id=to_id)
+                       backward=backward, ops=ops, until=until, to_id=to_id,
+                       streams=streams, pc=pc, window=window)
         return self.run(q, max)
 
     def run(self, q: mh_query, max: Optional[int] = None) -> _access.Accesses:
@@ -275,8 +397,9 @@ class Reader:
         if h is None:
             raise InvalidArgumentError(detail="reader is closed")
         # No more than the store holds can match: the buffer for an unbounded
-        # query is sized by it, untouched pages cost nothing.
-        total = self._stats.accesses
+        # query is sized by it when the totals are known (untouched pages
+        # cost nothing); otherwise the answer is gathered as it comes.
+        total = self._stats.accesses if self._stats is not None else U64_MAX
         if max is None:
             cap = total
         else:
@@ -337,7 +460,8 @@ class Reader:
             self._check(rc)
         try:
             size = ctypes.sizeof(mh_access)
-            buf = np.empty(_BIG, _access.ACCESS_DTYPE)
+            # from a small start: with unknown totals, cap may be 2**64-1
+            buf = np.empty(min(cap, 4096), _access.ACCESS_DTYPE)
             filled, n = 0, c_size_t()
             while filled < cap:
                 if filled == len(buf):
@@ -358,12 +482,15 @@ class Reader:
                after: Optional[int] = None, before: Optional[int] = None,
                backward: bool = False, ops: Union[str, int] = "rw",
                until: Optional[int] = None, to_id: Optional[int] = None,
+               streams: Optional[Iterable[int]] = None,
+               pc: Optional[Tuple[int, int]] = None, window: Optional[int] = None,
                batch: int = 4096) -> "Cursor":
         """A Cursor over every match of the query (parameters as query()).
 
         batch is how many accesses each library call fetches."""
         q = make_query(first, last, start=start, after=after, before=before,
-                       backward=backward, ops=ops, until=until, to_id=to_id)
+                       backward=backward, ops=ops, until=until, to_id=to_id,
+                       streams=streams, pc=pc, window=window)
         c = Cursor(self, q, batch)
         self._cursors.add(c)
         return c

@@ -7,15 +7,15 @@ from typing import Any, Iterable, Mapping, Optional, Union
 
 from . import _access
 from ._access import FIELDS, np
-from ._lib import errbuf, errmsg, lib, mh_access, mh_writer_options
+from ._lib import errbuf, errmsg, lib, mh_access, mh_stream_info, mh_writer_options
 from .errors import InvalidArgumentError, error
-from .reader import PathLike
+from .reader import STREAM_KINDS, STREAM_MAX, PathLike, _u64
 
 MH_CREATE, MH_APPEND = 1, 2
 _MODES = {"create": MH_CREATE, "append": MH_APPEND, "create_or_append": MH_CREATE | MH_APPEND}
 _OPS = {"r": 0, "read": 0, "w": 1, "write": 1, "x": 2, "exec": 2, "execute": 2}
 _OPTIONS = ("slice_accesses", "block_accesses", "chunk_min_accesses",
-            "lz4_acceleration", "commit_accesses", "background")
+            "lz4_acceleration", "commit_accesses", "background", "reorder_window")
 _REQUIRED = ("transition", "physical", "size", "op")
 
 
@@ -39,7 +39,8 @@ class Writer:
         mode: "create" (ExistsError if it exists), "append" (NotFoundError if
             absent) or "create_or_append".
         **options: mh_writer_options fields: slice_accesses, block_accesses,
-            chunk_min_accesses, lz4_acceleration, commit_accesses, background.
+            chunk_min_accesses, lz4_acceleration, commit_accesses, background,
+            reorder_window.
 
     Raises ExistsError, NotFoundError, LockedError, InvalidArgumentError and
     the reader's errors (appending to a damaged store).
@@ -118,13 +119,63 @@ class Writer:
         """Sets a metadata key (saved with the next commit)."""
         self._check(lib.mh_writer_set_meta(self._handle(), key.encode(), value.encode()))
 
+    def declare_stream(self, id: int, kind: Union[str, int] = "other", *,
+                       name: Optional[str] = None, parent: Optional[int] = None,
+                       pid: Optional[int] = None, tid: Optional[int] = None,
+                       cpu: Optional[int] = None,
+                       meta: Optional[Mapping[str, str]] = None) -> None:
+        """Declares stream id (0 .. 65535), or replaces the description of a
+        declared one; kind is "other", "thread", "cpu", "process" or its
+        code; None means unknown. meta: key/values of the stream. Stream 0
+        exists without being declared; any other must be declared before
+        its first access (else NoStreamError)."""
+        h = self._handle()
+        s = mh_stream_info()
+        lib.mh_stream_info_init(byref(s))
+        if isinstance(kind, str):
+            if kind not in STREAM_KINDS:
+                raise InvalidArgumentError(detail="stream kind %r: use one of %s"
+                                           % (kind, ", ".join(STREAM_KINDS)))
+            kind = STREAM_KINDS.index(kind)
+        if _u64("id", id) > STREAM_MAX:
+            raise InvalidArgumentError(detail="stream id %d is above %d" % (id, STREAM_MAX))
+        s.id = id
+        if _u64("kind", kind) > 0xFFFFFFFF:  # the library refuses unknown kinds
+            raise InvalidArgumentError(detail="stream kind %d is out of range" % kind)
+        s.kind = kind
+        for field, v, top in (("parent", parent, 0xFFFFFFFE), ("cpu", cpu, 0xFFFFFFFE),
+                              ("pid", pid, (1 << 64) - 2), ("tid", tid, (1 << 64) - 2)):
+            if v is not None:
+                if _u64(field, v) > top:
+                    raise InvalidArgumentError(detail="stream %s=%d is out of range" % (field, v))
+                setattr(s, field, v)
+        name_b = None if name is None else name.encode()
+        s.name = name_b
+        self._check(lib.mh_writer_stream_declare(h, byref(s)))
+        for k, v in (meta or {}).items():
+            self._check(lib.mh_writer_stream_set_meta(h, s.id, k.encode(), v.encode()))
+
+    def window_begin(self, window: int) -> None:
+        """Starts window `window` at the next appended access (ending the
+        current one); window ids must increase over the store (OrderError)."""
+        self._check(lib.mh_writer_window_begin(self._handle(), _u64("window", window)))
+
+    def window_end(self) -> None:
+        """Ends the current window: the next accesses belong to no window."""
+        self._check(lib.mh_writer_window_end(self._handle()))
+
     def append_one(self, transition: int, physical: int, size: int, op: Union[int, str],
-                   linear: Optional[int] = None) -> int:
-        """Appends one access; op is 0/1/2 or 'r'/'w'/'x'. Returns its id."""
+                   linear: Optional[int] = None, *, stream: int = 0,
+                   pc: Optional[int] = None) -> int:
+        """Appends one access; op is 0/1/2 or 'r'/'w'/'x'; stream a declared
+        stream id; pc the instruction's address (None: absent). Returns its
+        id."""
         h = self._handle()
         a = self._one
         a.transition, a.physical, a.size, a.op = transition, physical, size, _op(op)
         a.linear, a.has_linear = (0, 0) if linear is None else (linear, 1)
+        a.stream = stream
+        a.pc, a.has_pc = (0, 0) if pc is None else (pc, 1)
         idx = lib.mh_writer_next_id(h)
         self._check(lib.mh_writer_append(h, byref(a)))
         return idx
@@ -208,6 +259,8 @@ class Writer:
             out[k] = v
         if "linear" in cols and "has_linear" not in cols:
             out["has_linear"] = 1
+        if "pc" in cols and "has_pc" not in cols:
+            out["has_pc"] = 1
         return out
 
     def _as_ctypes(self, data: Iterable[Any]) -> ctypes.Array:
@@ -238,6 +291,8 @@ class Writer:
                     raise InvalidArgumentError(detail="access %d: %s=%r is out of range" % (i, k, v))
             if "linear" in r and "has_linear" not in r:
                 a.has_linear = 1
+            if "pc" in r and "has_pc" not in r:
+                a.has_pc = 1
         return buf
 
     def discard_from(self, transition: int) -> None:

@@ -51,10 +51,11 @@ def parse_lackey(path):
     """The accesses of a lackey log, by the semantics of `memhist import
     --format lackey` (man page), written independently of the C parser:
     the k-th I line (0-based) starts transition k; L read, S write, M read
-    then write; linear = physical = address."""
+    then write; linear = physical = address; pc = the address of the last
+    I line (none before the first)."""
     from memhist import Access
     out = []
-    t, instrs = 0, 0
+    t, instrs, pc = 0, 0, 0
     with open(path) as f:
         for line in f:
             line = line.rstrip("\n")
@@ -64,11 +65,12 @@ def parse_lackey(path):
             addr_s, size_s = line[2:].strip().split(",")
             addr, size = int(addr_s, 16), int(size_s)
             if kind == "I":
-                t, instrs = instrs, instrs + 1
+                t, instrs, pc = instrs, instrs + 1, addr
                 continue
             ops = {"L": (0,), "S": (1,), "M": (0, 1)}[kind]
             for op in ops:
-                out.append(Access(len(out), t, addr, addr, 0, size, 0, op, 1, 0))
+                out.append(Access(len(out), t, addr, addr, pc, size, 0, op, 1,
+                                  int(instrs > 0)))
     return out
 
 

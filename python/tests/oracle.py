@@ -14,10 +14,20 @@ def rows(result):
 
 
 def oracle(acc, first=0, last=U64_MAX, *, start=None, after=None, before=None,
-           backward=False, ops="rw", max=None, until=None, to_id=None):
+           backward=False, ops="rw", max=None, until=None, to_id=None,
+           streams=None, pc=None, window=None, win_of=None):
+    """win_of: the window id of each access (None outside windows), by id;
+    needed with window=."""
     mask = ops if isinstance(ops, int) else sum({"r": 1, "w": 2, "x": 4}[c] for c in ops)
+    sset = None if streams is None else set(streams)
 
     def match(a):
+        if sset is not None and a.stream not in sset:
+            return False
+        if pc is not None and not (a.has_pc and pc[0] <= a.pc <= pc[1]):
+            return False
+        if window is not None and win_of[a.id] != window:
+            return False
         return (mask >> a.op) & 1 and a.physical <= last and a.physical + a.size - 1 >= first
 
     if after is not None:

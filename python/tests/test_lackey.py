@@ -48,3 +48,25 @@ def test_random_queries_on_the_recording(lackey_store):
             assert got[:len(want)] == want if "max" in kw else got == want
             nonempty += bool(want)
     assert nonempty > 60
+
+
+def test_pc_queries_on_the_recording(lackey_store):
+    # Every access after the first I line carries that line's address as
+    # its pc: query by the pc of real instructions (one, or a run of them)
+    # and compare with the oracle.
+    path, acc = lackey_store
+    assert sum(a.has_pc for a in acc) > len(acc) - 10
+    pcs = sorted({a.pc for a in acc if a.has_pc})
+    rnd = random.Random(78)
+    found = 0
+    with memhist.Reader(path) as r:
+        for i in range(60):
+            lo = rnd.choice(pcs)
+            hi = lo if i % 2 == 0 else lo + rnd.choice((16, 256, 4096))
+            kw = {"ops": rnd.choice(("r", "w", "rw")), "pc": (lo, hi)}
+            if i % 3 == 0:
+                kw["start"] = rnd.choice(acc).transition
+            got = rows(r.query(**kw))
+            assert got == oracle(acc, **kw), kw
+            found += len(got)
+    assert found > 0

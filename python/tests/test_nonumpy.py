@@ -1,4 +1,4 @@
-"""The core without numpy: the round-trip and error tests run again in a
+"""The core without numpy: the round-trip, error and stream tests run again in a
 child interpreter where numpy and pandas cannot be imported."""
 import os
 import subprocess
@@ -14,7 +14,8 @@ def test_core_without_numpy():
     env = dict(os.environ, MEMHIST_TEST_NO_NUMPY="1", PYTHONPATH=pkg_root)
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                         os.path.join(HERE, "test_roundtrip.py"),
-                        os.path.join(HERE, "test_errors.py")],
+                        os.path.join(HERE, "test_errors.py"),
+                        os.path.join(HERE, "test_streams.py")],
                        env=env, capture_output=True, text=True, cwd=HERE)
     assert r.returncode == 0, r.stdout + r.stderr
     assert " passed" in r.stdout and "failed" not in r.stdout

@@ -90,3 +90,20 @@ u64_at() {
     done
     echo "$v"
 }
+
+# Offset of the section of type $2 in segment file $1 (format 2.0: the
+# directory at the u64 at byte 96 holds dir_count = the u32 at byte 92
+# entries of 48 bytes: u32 type, u32 flags, u64 offset, ...).
+section_offset() {
+    local dir count i
+    dir=$(u64_at "$1" 96)
+    count=$(( $(u64_at "$1" 88) >> 32 ))
+    for ((i = 0; i < count; i++)); do
+        if [ "$(( $(u64_at "$1" $((dir + 48 * i))) & 0xffffffff ))" = "$2" ]; then
+            u64_at "$1" $((dir + 48 * i + 8))
+            return 0
+        fi
+    done
+    echo "section_offset: no section of type $2 in $1" >&2
+    return 1
+}

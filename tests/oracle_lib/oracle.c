@@ -17,6 +17,38 @@ void oracle_query_wrap(oracle_query *oq, const mh_query *q) {
     oq->q = *q;
 }
 
+int oracle_query_from(oracle_query *oq, const mh_query *q, const oracle_window *w,
+                      size_t nw) {
+    oracle_query_wrap(oq, q);
+    if ((q->streams == NULL) != (q->nstreams == 0) || q->nstreams > 65536u ||
+        (q->filter & ~(MH_FILTER_PC | MH_FILTER_WINDOW)) ||
+        ((q->filter & MH_FILTER_PC) && q->pc_first > q->pc_last))
+        return MH_EINVAL;
+    oq->streams = q->streams;
+    oq->nstreams = q->nstreams;
+    if (q->filter & MH_FILTER_PC) {
+        oq->has_pc = 1;
+        oq->pc_first = q->pc_first;
+        oq->pc_last = q->pc_last;
+    }
+    if (q->filter & MH_FILTER_WINDOW) {
+        size_t i = 0;
+        while (i < nw && w[i].window != q->window)
+            i++;
+        if (i == nw)
+            return MH_ENOTFOUND;
+        oq->has_window = 1;
+        if (w[i].count == 0) {
+            /* no access of a trace has id UINT64_MAX: nothing matches */
+            oq->id_first = oq->id_last = UINT64_MAX;
+        } else {
+            oq->id_first = w[i].id_first;
+            oq->id_last = w[i].id_first + w[i].count - 1;
+        }
+    }
+    return MH_OK;
+}
+
 int oracle_query_check(const oracle_query *oq) {
     const mh_query *q = &oq->q;
     if (q->addr_first > q->addr_last || q->ops == 0 || (q->ops & ~MH_OPS_ALL) ||
@@ -180,7 +212,9 @@ void oracle_resume(mh_query *q, const mh_access *last) {
 int oracle_same_access(const mh_access *a, const mh_access *b) {
     return a->id == b->id && a->transition == b->transition &&
            a->physical == b->physical && a->size == b->size && a->op == b->op &&
-           a->has_linear == b->has_linear && (!a->has_linear || a->linear == b->linear);
+           a->has_linear == b->has_linear && (!a->has_linear || a->linear == b->linear) &&
+           a->stream == b->stream && a->has_pc == b->has_pc &&
+           (!a->has_pc || a->pc == b->pc);
 }
 
 int oracle_equal(const mh_access *a, size_t na, const mh_access *b, size_t nb,

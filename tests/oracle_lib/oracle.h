@@ -42,8 +42,24 @@ typedef struct oracle_query {
     uint64_t id_first, id_last;
 } oracle_query;
 
-/* oq = q with no stream, pc or window filter. */
+/* oq = q with no stream, pc or window filter (q's 1.2 fields ignored). */
 void oracle_query_wrap(oracle_query *oq, const mh_query *q);
+
+/* A window as the test wrote it: its accesses are ids [id_first,
+ * id_first + count) (count 0: it began at id_first and holds none). */
+typedef struct oracle_window {
+    uint64_t window, id_first, count;
+} oracle_window;
+
+/* oq = q with the filters q itself asks for (format 2.0): the stream set
+ * q->streams[0 .. nstreams), MH_FILTER_PC's [pc_first, pc_last] and
+ * MH_FILTER_WINDOW's window q->window, looked up in w[0 .. nw). Returns
+ * MH_OK; MH_EINVAL for 1.2 fields mh_query_run refuses (streams NULL with
+ * nstreams > 0 or set with 0, nstreams above 65536, unknown filter bits,
+ * pc_first > pc_last under MH_FILTER_PC); MH_ENOTFOUND when the window is
+ * not in w. */
+int oracle_query_from(oracle_query *oq, const mh_query *q, const oracle_window *w,
+                      size_t nw);
 
 /* MH_OK, or MH_EINVAL for a query mh_query_run refuses (A > B, empty or
  * unknown ops, unknown start kind, direction or end kind, reserved set;
@@ -83,9 +99,10 @@ size_t oracle_upper_bound(const mh_access *all, size_t n, uint64_t t);
 void oracle_resume(mh_query *q, const mh_access *last);
 
 /* ---- comparing answers --------------------------------------------------- */
-/* Equal as the API returns them: id, transition, physical, size, op and
- * has_linear; linear only when has_linear (pc, stream, reserved are not
- * compared: format 1.x stores return 0 for them). */
+/* Equal as the API returns them: id, transition, physical, size, op,
+ * has_linear, stream and has_pc; linear only when has_linear, pc only when
+ * has_pc (reserved is not compared). Format 1.x stores return stream 0 and
+ * has_pc 0, which is what a trace they accepted holds. */
 int oracle_same_access(const mh_access *a, const mh_access *b);
 
 /* 1 when a[0 .. na) and b[0 .. nb) are equal (oracle_same_access); else 0

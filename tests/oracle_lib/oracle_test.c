@@ -311,16 +311,21 @@ static void test_compare(void) {
     size_t at = 99;
     CHECKF(oracle_equal(a, 3, b, 3, &at) && at == 3, "equal lists");
     CHECKF(oracle_equal(a, 0, b, 0, NULL), "empty lists");
+    CHECKF(!a[0].has_linear && a[0].has_pc && !a[2].has_pc, "the trace changed");
     b[0].linear ^= 1; /* has_linear 0: not compared */
-    b[0].pc = 5;
-    b[0].stream = 9;
-    CHECKF(oracle_equal(a, 3, b, 3, &at), "absent linear, pc, stream ignored");
+    b[2].pc ^= 5;     /* has_pc 0: not compared */
+    b[1].reserved[0] = 1;
+    CHECKF(oracle_equal(a, 3, b, 3, &at), "absent linear, absent pc, reserved ignored");
+    b[0].pc ^= 1; /* has_pc 1 */
+    CHECKF(!oracle_equal(a, 3, b, 3, &at) && at == 0, "pc at 0: %zu", at);
+    memcpy(b, a, sizeof b);
     b[1].linear ^= 1; /* has_linear 1 */
     CHECKF(!oracle_equal(a, 3, b, 3, &at) && at == 1, "linear at 1: %zu", at);
     b[1] = a[1];
     static const size_t offs[] = {offsetof(mh_access, id), offsetof(mh_access, transition),
                                   offsetof(mh_access, physical), offsetof(mh_access, size),
-                                  offsetof(mh_access, op), offsetof(mh_access, has_linear)};
+                                  offsetof(mh_access, op), offsetof(mh_access, has_linear),
+                                  offsetof(mh_access, stream), offsetof(mh_access, has_pc)};
     for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
         memcpy(b, a, sizeof b);
         ((unsigned char *)&b[2])[offs[i]] ^= 1;
@@ -433,12 +438,64 @@ static void test_bounds_against_scan(void) {
     }
 }
 
+/* oracle_query_from: mh_query's own 1.2 fields, refused as mh_query_run
+ * refuses them. */
+static void test_from(void) {
+    static const oracle_window w[] = {{3, 1, 2}, {7, 4, 0}, {9, 4, 2}};
+    static const uint32_t one[] = {1};
+    mh_query q = query(MH_FROM_TRANSITION, MH_FORWARD, 0);
+    oracle_query oq;
+    CHECKF(oracle_query_from(&oq, &q, w, 3) == MH_OK, "plain");
+    EXPECT_Q(oq, 16, "0,1,2,3,4,5");
+    q.streams = one;
+    q.nstreams = 1;
+    CHECKF(oracle_query_from(&oq, &q, w, 3) == MH_OK, "streams");
+    EXPECT_Q(oq, 16, "1,3");
+    q.filter = MH_FILTER_PC;
+    q.pc_first = 0x400;
+    q.pc_last = 0x400;
+    CHECKF(oracle_query_from(&oq, &q, w, 3) == MH_OK, "pc");
+    EXPECT_Q(oq, 16, "1");
+    q.streams = NULL;
+    q.nstreams = 0;
+    q.filter = MH_FILTER_WINDOW;
+    q.window = 3;
+    CHECKF(oracle_query_from(&oq, &q, w, 3) == MH_OK, "window 3");
+    EXPECT_Q(oq, 16, "1,2");
+    q.window = 7; /* empty */
+    CHECKF(oracle_query_from(&oq, &q, w, 3) == MH_OK, "window 7");
+    EXPECT_Q(oq, 16, "");
+    q.window = 9;
+    q.direction = MH_BACKWARD;
+    q.start = UINT64_MAX;
+    CHECKF(oracle_query_from(&oq, &q, w, 3) == MH_OK, "window 9");
+    EXPECT_Q(oq, 16, "5,4");
+    q.window = 8;
+    CHECKF(oracle_query_from(&oq, &q, w, 3) == MH_ENOTFOUND, "window 8");
+    q.filter = 4;
+    CHECKF(oracle_query_from(&oq, &q, w, 3) == MH_EINVAL, "unknown filter bit");
+    q.filter = MH_FILTER_PC;
+    q.pc_first = 2;
+    q.pc_last = 1;
+    CHECKF(oracle_query_from(&oq, &q, w, 3) == MH_EINVAL, "pc_first > pc_last");
+    q.filter = 0; /* pc fields ignored without the filter */
+    CHECKF(oracle_query_from(&oq, &q, w, 3) == MH_OK, "pc off");
+    q.nstreams = 1;
+    CHECKF(oracle_query_from(&oq, &q, w, 3) == MH_EINVAL, "NULL streams, nstreams 1");
+    q.streams = one;
+    q.nstreams = 0;
+    CHECKF(oracle_query_from(&oq, &q, w, 3) == MH_EINVAL, "streams, nstreams 0");
+    q.nstreams = 65537;
+    CHECKF(oracle_query_from(&oq, &q, w, 3) == MH_EINVAL, "nstreams 65537");
+}
+
 int main(void) {
     make_trace();
     test_axes();
     test_ops_and_ranges();
     test_max();
     test_filters();
+    test_from();
     test_refused();
     test_matches();
     test_resume();

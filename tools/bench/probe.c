@@ -5,6 +5,7 @@
  *
  *   mh_probe [--size N] [--store DIR] [--slice N] [--queries N] [--reps N]
  *            [--max N] [--range BYTES] [--dir fwd|bwd] [--ops r|w|rw]
+ *            [--draw near|user|never] [--summary on|off|both]
  *
  * Generates the synthetic trace (tools/synth, seed 1, N accesses), writes
  * it to DIR unless DIR already holds a store (reporting the ingest rate),
@@ -14,6 +15,11 @@
  * untimed, then --reps times timed, and prints p50 / p99 / max in us.
  * With --reps 1 the figures are comparable to mh_bench's warm pass; with
  * more, every line the queries touch is hot in the CPU caches.
+ * --draw user / never draws as mh_bench's user and never-accessed classes
+ * (the latter proven untouched). --summary off runs the queries with the
+ * segments' address summaries ignored (the reader's internal switch),
+ * --summary both runs them both ways, interleaved query by query, compares
+ * the answers and prints the two lines side by side.
  *
  * Exit status: 0 done, 1 a failure, 2 bad usage.
  */
@@ -24,6 +30,7 @@
 #include <time.h>
 
 #include "draw.h"
+#include "internal.h" /* mh_reader.summary_off: the summary on and off */
 #include "memhist.h"
 #include "synth.h"
 
@@ -44,7 +51,8 @@ static int usage(const char *why, const char *what) {
     fprintf(stderr,
             "usage: mh_probe [--size N] [--store DIR] [--slice N] [--queries N]\n"
             "                [--reps N] [--max N] [--range BYTES] [--dir fwd|bwd]\n"
-            "                [--ops r|w|rw]\n");
+            "                [--ops r|w|rw] [--draw near|user|never]\n"
+            "                [--summary on|off|both]\n");
     return 2;
 }
 
@@ -61,6 +69,7 @@ int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
+    const char *draw = "near", *summary = "on";
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t *num = !strcmp(a, "--size")      ? &size
@@ -74,7 +83,8 @@ int main(int argc, char **argv) {
             usage(NULL, NULL);
             return 0;
         }
-        if (!num && strcmp(a, "--store") && strcmp(a, "--dir") && strcmp(a, "--ops"))
+        if (!num && strcmp(a, "--store") && strcmp(a, "--dir") && strcmp(a, "--ops") &&
+            strcmp(a, "--draw") && strcmp(a, "--summary"))
             return usage("unknown option", a);
         if (!v)
             return usage("missing value", a);
@@ -92,6 +102,14 @@ int main(int argc, char **argv) {
                   : !strcmp(v, "rw") ? MH_OPS_RW : 0;
             if (!ops)
                 return usage("--ops is r, w or rw", v);
+        } else if (!strcmp(a, "--draw")) {
+            if (strcmp(v, "near") && strcmp(v, "user") && strcmp(v, "never"))
+                return usage("--draw is near, user or never", v);
+            draw = v;
+        } else if (!strcmp(a, "--summary")) {
+            if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
+                return usage("--summary is on, off or both", v);
+            summary = v;
         }
     }
     if (size == 0 || nq == 0 || reps == 0 || max == 0 || max > 100000 || slice > (1u << 30) ||
@@ -153,17 +171,60 @@ int main(int argc, char **argv) {
     }
 
     uint64_t rng = 42;
-    for (size_t i = 0; i < nq; i++)
-        mhb_draw_query(t, n, ops, dir, range, &rng, &qs[i]);
-    size_t got = 0;
-    for (size_t i = 0; i < nq; i++) /* the warm pass */
-        if ((rc = mh_query_run(r, &qs[i], out, max, &got)) != MH_OK)
-            break;
+    mhb_trace_index ix;
+    if (strcmp(draw, "near") && mhb_trace_index_make(t, n, &ix) != MH_OK) {
+        fprintf(stderr, "mh_probe: out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < nq; i++) {
+        if (!strcmp(draw, "near")) {
+            mhb_draw_query(t, n, ops, dir, range, &rng, &qs[i]);
+        } else if (!strcmp(draw, "user")) {
+            mhb_draw_user(t, n, &ix, ops, dir, range, &rng, &qs[i]);
+        } else if (!mhb_draw_never(&ix, ops, dir, range ? range : 8, &rng, &qs[i])) {
+            fprintf(stderr, "mh_probe: no untouched %llu-byte range\n",
+                    (unsigned long long)range);
+            return 1;
+        }
+    }
+    if (strcmp(draw, "near"))
+        mhb_trace_index_free(&ix);
+    /* ways[k]: summary_off of way k */
+    int both = !strcmp(summary, "both");
+    int ways[2] = {!strcmp(summary, "off"), 1}, nways = both ? 2 : 1;
+    mh_access *out2 = malloc(max * sizeof *out2);
+    double *lat2 = malloc(nq * reps * sizeof *lat2);
+    if (!out2 || !lat2) {
+        fprintf(stderr, "mh_probe: out of memory\n");
+        return 1;
+    }
+    size_t got = 0, got2 = 0, results = 0;
+    for (int k = 0; k < nways; k++) { /* the warm pass */
+        r->summary_off = ways[k];
+        for (size_t i = 0; rc == MH_OK && i < nq; i++)
+            rc = mh_query_run(r, &qs[i], out, max, &got);
+    }
+    /* both ways: which goes first alternates, so neither always finds the
+     * blocks the other just decoded */
     for (size_t p = 0; rc == MH_OK && p < reps; p++)
         for (size_t i = 0; rc == MH_OK && i < nq; i++) {
-            double a = now();
-            rc = mh_query_run(r, &qs[i], out, max, &got);
-            lat[p * nq + i] = (now() - a) * 1e6;
+            size_t gots[2] = {0, 0};
+            for (int j = 0; j < nways && rc == MH_OK; j++) {
+                int k = both ? (int)((i + p + (size_t)j) % 2) : 0;
+                r->summary_off = ways[k];
+                double a = now();
+                rc = mh_query_run(r, &qs[i], k ? out2 : out, max, &gots[k]);
+                (k ? lat2 : lat)[p * nq + i] = (now() - a) * 1e6;
+            }
+            got = gots[0];
+            got2 = gots[1];
+            results += got;
+            if (both && rc == MH_OK &&
+                (got != got2 || memcmp(out, out2, got * sizeof *out))) {
+                fprintf(stderr, "mh_probe: query %zu: %zu accesses with the summary, "
+                                "%zu without, or different ones\n", i, got, got2);
+                return 1;
+            }
         }
     mh_reader_close(r);
     if (rc != MH_OK) {
@@ -171,10 +232,17 @@ int main(int argc, char **argv) {
         return 1;
     }
     size_t m = nq * reps;
-    qsort(lat, m, sizeof *lat, cmp_double);
-    printf("%zu queries x %llu: p50 %.2f us, p99 %.2f us, max %.2f us\n", (size_t)nq,
-           (unsigned long long)reps, lat[(m - 1) / 2], lat[(m * 99 + 99) / 100 - 1],
-           lat[m - 1]);
+    for (int k = 0; k < nways; k++) {
+        double *l = k ? lat2 : lat;
+        qsort(l, m, sizeof *l, cmp_double);
+        printf("%zu queries x %llu%s: p50 %.2f us, p99 %.2f us, max %.2f us, "
+               "%.2f results\n", (size_t)nq, (unsigned long long)reps,
+               !both ? "" : ways[k] ? " (summary off)" : " (summary on) ",
+               l[(m - 1) / 2], l[(m * 99 + 99) / 100 - 1], l[m - 1],
+               (double)results / (double)m);
+    }
+    free(out2);
+    free(lat2);
     free(t);
     free(out);
     free(qs);

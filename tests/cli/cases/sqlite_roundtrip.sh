@@ -6,4 +6,5 @@ same_answers s t
 memhist import -q --format lackey "$DATA/small.lackey" l
 memhist export -q l --format sqlite l.db
 memhist import -q --format sqlite l.db l2
-cmp <(memhist query l --from 0 --all --op rwx --format csv) <(memhist query l2 --from 0 --all --op rwx --format csv) && echo same
+# the legacy layout has no pc: the rest is the same
+cmp <(memhist query l --from 0 --all --op rwx --format csv | cut -d, -f1-7) <(memhist query l2 --from 0 --all --op rwx --format csv | cut -d, -f1-7) && echo same

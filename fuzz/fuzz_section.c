@@ -1,0 +1,206 @@
+/*
+ * fuzz_section.c - one section of a real format 2.0 segment replaced by
+ * arbitrary bytes: the dictionary (its typed tables: strings, columns,
+ * operations, metadata, streams, stream metadata, windows), the slice array
+ * (stream masks), the address summary, or a section of a type the reader
+ * does not know (required or not) added to the directory.
+ *
+ * At start-up the writer builds FUZZ_STORE_STREAMS (fuzz_build.c: three
+ * streams, pcs, windows across two commits); its full answer is kept. For
+ * each input the chosen segment gets the section (the directory laid out
+ * again, every checksum and the MANIFEST record fixed: fuzz_segfix.c), so
+ * the parsers behind the checksums are reached in a normal build too.
+ *
+ * Checks: open succeeds (it reads the MANIFEST only); every call fails with
+ * a named data error or succeeds; fsck agrees with the reader both ways;
+ * when fsck calls the store clean, every query answer (the exercise of
+ * fuzz_check.c, stream-set and window filters) equals the brute-force
+ * answer over the full scan, and the stream and window tables describe it.
+ * When fsck finds a problem, answers may be incomplete (a summary that lies
+ * consistently is only fsck's to find, SPEC.md 9) but every call still
+ * fails cleanly.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_build.h"
+#include "fuzz_check.h"
+#include "fuzz_data_producer.h"
+#include "fuzz_helpers.h"
+#include "fuzz_segfix.h"
+#include "fuzz_store.h"
+#include "internal.h"
+
+#define QUERY_LIMIT 4096
+
+static uint8_t *g_seg[2], *g_man;
+static size_t g_seg_size[2], g_man_size;
+
+static void init(void) {
+    if (g_man)
+        return;
+    char fixture[FUZZ_PATH_MAX], path[FUZZ_PATH_MAX], name[32];
+    fuzz_join(fixture, sizeof fixture, fuzz_workdir(), "sect-fixture");
+    fuzz_rmtree(fixture);
+    fuzz_build_store(fixture, FUZZ_STORE_STREAMS, NULL);
+    for (int i = 0; i < 2; i++) {
+        fuzz_segment_name(name, (uint64_t)i);
+        fuzz_join(path, sizeof path, fixture, name);
+        g_seg[i] = fuzz_read_file(path, &g_seg_size[i]);
+        FUZZ_ASSERT_MSG(g_seg[i] != NULL, "the streams fixture has two segments");
+    }
+    fuzz_join(path, sizeof path, fixture, "MANIFEST");
+    g_man = fuzz_read_file(path, &g_man_size);
+    FUZZ_ASSERT(g_man != NULL && g_man_size == MHF_MAN_HEADER_SIZE + 2 * MHF_MAN_REC_SIZE + 8);
+    fuzz_rmtree(fixture);
+}
+
+/* Filter queries against the full scan (SPEC.md 8.3). */
+static void check_filters(const mh_reader *r, const fuzz_vec *all, int *err) {
+    size_t nw = mh_reader_window_count(r);
+    for (size_t i = 0; i < nw && i < 8; i++) {
+        mh_window_info wi = {.struct_size = sizeof wi};
+        int rc = mh_reader_window_info(r, i, &wi);
+        FUZZ_ASSERT_NAMED(rc);
+        if (rc != MH_OK) {
+            *err = *err ? *err : rc;
+            continue;
+        }
+        mh_query q;
+        mh_query_init(&q);
+        q.ops = MH_OPS_ALL;
+        q.filter = MH_FILTER_WINDOW;
+        q.window = wi.window;
+        fuzz_vec got = {0};
+        int done = 0;
+        rc = fuzz_cursor_scan(r, &q, QUERY_LIMIT, 7, &got, &done);
+        FUZZ_ASSERT_NAMED(rc);
+        if (rc == MH_OK && done && all && !fuzz_lenient()) {
+            FUZZ_ASSERT_MSG(got.n == wi.accesses, "a window filter disagrees with its table");
+            for (size_t k = 0; k < got.n; k++)
+                fuzz_assert_same(&got.v[k], &all->v[wi.id_first + k], "window filter", k);
+        }
+        if (rc != MH_OK && !*err)
+            *err = rc;
+        fuzz_vec_free(&got);
+    }
+    for (uint32_t s = 0; s < 4; s++) { /* stream 3 is not declared: nothing */
+        mh_query q;
+        mh_query_init(&q);
+        q.ops = MH_OPS_ALL;
+        q.streams = &s;
+        q.nstreams = 1;
+        fuzz_vec got = {0}, want = {0};
+        int done = 0;
+        int rc = fuzz_cursor_scan(r, &q, QUERY_LIMIT, 11 + s, &got, &done);
+        FUZZ_ASSERT_NAMED(rc);
+        if (rc == MH_OK && done && all && !fuzz_lenient()) {
+            for (size_t k = 0; k < all->n; k++)
+                if (all->v[k].stream == s)
+                    fuzz_vec_push(&want, &all->v[k]);
+            fuzz_assert_equal(&got, &want, "stream filter vs full scan", &q);
+        }
+        if (rc != MH_OK && !*err)
+            *err = rc;
+        fuzz_vec_free(&got);
+        fuzz_vec_free(&want);
+    }
+}
+
+/* The full scan, when it succeeds whole (else an empty vector). */
+static int full_scan(const mh_reader *r, fuzz_vec *all) {
+    mh_query q;
+    mh_query_init(&q);
+    q.ops = MH_OPS_ALL;
+    int done = 0;
+    int rc = fuzz_cursor_scan(r, &q, QUERY_LIMIT, 3, all, &done);
+    FUZZ_ASSERT_NAMED(rc);
+    if (rc != MH_OK || !done)
+        all->n = 0;
+    return rc;
+}
+
+static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const uint8_t *data,
+                size_t len) {
+    static const uint32_t types[3] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY};
+    uint32_t t = which < 3 ? types[which] : type;
+    uint32_t f = which < 3 ? (t == MHF_SECT_SUMMARY ? 0 : MHF_SECT_REQUIRED) : flags;
+    size_t size = 0;
+    uint8_t *bytes = fuzz_segment_put_section(g_seg[seg], g_seg_size[seg], t, f, data, len, &size);
+    uint8_t *man = fuzz_malloc(g_man_size);
+    memcpy(man, g_man, g_man_size);
+    uint8_t *rec = man + MHF_MAN_HEADER_SIZE + (size_t)seg * MHF_MAN_REC_SIZE;
+    mhf_store_u64(rec + MHF_MREC_FILE_SIZE, size);
+    mhf_store_u64(rec + MHF_MREC_HEADER_SUM, mhf_load_u64(bytes + MHF_SEG_HEADER_SUM));
+    fuzz_manifest_fix(man, g_man_size);
+
+    char dir[FUZZ_PATH_MAX], name[32];
+    fuzz_join(dir, sizeof dir, fuzz_workdir(), "sect");
+    fuzz_rmtree(dir);
+    fuzz_mkdir(dir);
+    for (int i = 0; i < 2; i++) {
+        fuzz_segment_name(name, (uint64_t)i);
+        fuzz_write_file(dir, name, i == seg ? bytes : g_seg[i], i == seg ? size : g_seg_size[i]);
+    }
+    fuzz_write_file(dir, "MANIFEST", man, g_man_size);
+    free(bytes);
+    free(man);
+
+    mh_verify_result res = {.struct_size = sizeof res};
+    int vrc = fuzz_verify(dir, 0, &res);
+    fuzz_set_lenient(vrc != MH_OK);
+    mh_reader *r = NULL;
+    FUZZ_OK(mh_reader_open(dir, &r)); /* the MANIFEST is untouched */
+    int rc = fuzz_exercise_reader(r, QUERY_LIMIT);
+    fuzz_vec all = {0};
+    mh_stats st = {.struct_size = sizeof st};
+    if (mh_reader_stats(r, &st) != MH_OK) { /* a segment refused: exercise saw it */
+        FUZZ_ASSERT(rc != MH_OK);
+        mh_reader_close(r);
+        goto verdict;
+    }
+    int src = full_scan(r, &all);
+    if (rc == MH_OK)
+        rc = src;
+    check_filters(r, all.n ? &all : NULL, &rc);
+    /* the tables: named errors or a description of the scan */
+    size_t ns = mh_reader_stream_count(r);
+    for (size_t i = 0; i < ns && i < 8; i++) {
+        mh_stream_info si;
+        mh_stream_info_init(&si);
+        int irc = mh_reader_stream_info(r, i, &si);
+        FUZZ_ASSERT_NAMED(irc);
+        if (irc == MH_OK && all.n && !fuzz_lenient()) {
+            uint64_t n = 0;
+            for (size_t k = 0; k < all.n; k++)
+                n += all.v[k].stream == si.id;
+            FUZZ_ASSERT_MSG(n == si.accesses, "a stream's count disagrees with the scan");
+        }
+    }
+    mh_reader_close(r);
+verdict:
+    fuzz_vec_free(&all);
+    fuzz_set_lenient(0);
+    if (vrc == MH_OK)
+        FUZZ_ASSERT_MSG(rc == MH_OK, "fsck calls the store clean but reading it fails");
+    if (fuzz_is_data_error(rc))
+        FUZZ_ASSERT_MSG(vrc != MH_OK, "reading the store fails but fsck calls it clean");
+    fuzz_rmtree(dir);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    init();
+    fuzz_producer p;
+    fuzz_producer_init(&p, data, size);
+    const uint8_t *payload = data;
+    size_t len = fuzz_producer_reserve_payload(&p, 8);
+    uint32_t which = fuzz_producer_u32_range(&p, 0, 3);
+    int seg = fuzz_producer_bool(&p);
+    uint32_t type = fuzz_producer_u32_range(&p, 7, 0xffff);
+    uint32_t flags = fuzz_producer_u32_range(&p, 0, 1);
+    if (len > (1u << 20))
+        return 0;
+    run(which, seg, type, flags, payload, len);
+    return 0;
+}

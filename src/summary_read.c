@@ -1,0 +1,414 @@
+/*
+ * summary_read.c - the address summary's reading half: the section checked
+ * in place on a segment's first query that can use it, and the candidate
+ * slices of a query (SPEC.md "Address summary").
+ *
+ * A query on [A, B] that spans at most 64 granules looks up the entries
+ * (granule, op) of those granules and of its operations: at most 192, a
+ * contiguous run of the sorted entries found by one binary search. Its
+ * candidate slices are the union of their postings, merged lazily: the slice
+ * walk asks for the first candidate at or after (backward: at or before)
+ * where it stands, and each entry keeps the window of its postings still
+ * ahead, so a walk costs one binary search per entry and visited slice. A
+ * segment where no entry matches is skipped whole. A wider range, or a
+ * segment without the section, visits every slice as before.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Highest minor of 2.x this reader knows (the one reserved/size rule). */
+#define KNOWN_MINOR 0u
+
+/* The view of a section whose header is known to be good. */
+static void fill_view(const uint8_t *p, mh_sum_view *out) {
+    out->shift = mhf_load_u32(p + MHF_SUM_SHIFT);
+    out->nentries = mhf_load_u32(p + MHF_SUM_ENTRY_COUNT);
+    out->entry_size = mhf_load_u32(p + MHF_SUM_ENTRY_SIZE_OFF);
+    out->nposting = mhf_load_u64(p + MHF_SUM_POSTING_COUNT);
+    out->entries = p + MHF_SUM_HEADER_SIZE;
+    out->postings = out->entries + (size_t)out->nentries * out->entry_size;
+}
+
+int mh_summary_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
+                     uint16_t minor, uint32_t nslices, mh_sum_view *out,
+                     mh_diag *d) {
+    int later = minor > KNOWN_MINOR;
+    MH_CHECK(size >= MHF_SUM_HEADER_SIZE, MH_ECORRUPT, d, base_off,
+             "address summary: %llu bytes, less than its %u-byte header",
+             (unsigned long long)size, MHF_SUM_HEADER_SIZE);
+    uint32_t shift = mhf_load_u32(p + MHF_SUM_SHIFT);
+    uint32_t ne = mhf_load_u32(p + MHF_SUM_ENTRY_COUNT);
+    uint32_t esz = mhf_load_u32(p + MHF_SUM_ENTRY_SIZE_OFF);
+    uint64_t np = mhf_load_u64(p + MHF_SUM_POSTING_COUNT);
+    MH_CHECK(shift <= 63, MH_ECORRUPT, d, base_off + MHF_SUM_SHIFT,
+             "address summary: granule_shift %u above 63", shift);
+    MH_CHECK(later ? esz >= MHF_SUM_ENTRY_SIZE : esz == MHF_SUM_ENTRY_SIZE,
+             MH_ECORRUPT, d, base_off + MHF_SUM_ENTRY_SIZE_OFF,
+             "address summary: entry_size %u, expected %s%u", esz,
+             later ? "at least " : "", MHF_SUM_ENTRY_SIZE);
+    MH_CHECK(later || (mhf_load_u32(p + MHF_SUM_RESERVED0) == 0 &&
+                       mhf_load_u64(p + MHF_SUM_RESERVED1) == 0),
+             MH_ECORRUPT, d, base_off + MHF_SUM_RESERVED0,
+             "address summary: reserved header field not zero");
+    /* sizes in 64 bits: ne * esz < 2^64, np * 4 overflows only when np is
+     * already beyond any file */
+    uint64_t body = (uint64_t)ne * esz;
+    uint64_t room = size - MHF_SUM_HEADER_SIZE;
+    MH_CHECK(body <= room && np <= (room - body) / MHF_SUM_POSTING_SIZE,
+             MH_ECORRUPT, d, base_off,
+             "address summary: %u entries of %u bytes and %llu postings do "
+             "not fit in its %llu bytes", ne, esz, (unsigned long long)np,
+             (unsigned long long)size);
+    uint64_t need = MHF_SUM_HEADER_SIZE + body + np * MHF_SUM_POSTING_SIZE;
+    MH_CHECK(later || need == size, MH_ECORRUPT, d, base_off,
+             "address summary: %llu bytes, its header says %llu",
+             (unsigned long long)size, (unsigned long long)need);
+    const uint8_t *ent = p + MHF_SUM_HEADER_SIZE;
+    const uint8_t *post = ent + body;
+    uint64_t next_first = 0, prev_g = 0;
+    unsigned prev_op = 0;
+    uint64_t gmax = UINT64_MAX >> shift;
+    for (uint32_t i = 0; i < ne; i++) {
+        const uint8_t *e = ent + (size_t)i * esz;
+        uint64_t off = base_off + MHF_SUM_HEADER_SIZE + (uint64_t)i * esz;
+        uint64_t g = mhf_load_u64(e + MHF_SUM_E_GRANULE);
+        uint64_t pf = mhf_load_u64(e + MHF_SUM_E_POSTING_FIRST);
+        uint32_t pc = mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT);
+        unsigned op = e[MHF_SUM_E_OP];
+        MH_CHECK(op < MHF_OP_COUNT, MH_ECORRUPT, d, off + MHF_SUM_E_OP,
+                 "address summary: entry %u: unknown operation %u", i, op);
+        MH_CHECK(g <= gmax, MH_ECORRUPT, d, off,
+                 "address summary: entry %u: granule 0x%llx beyond the address "
+                 "space at shift %u", i, (unsigned long long)g, shift);
+        MH_CHECK(later || (e[MHF_SUM_E_RESERVED] | e[MHF_SUM_E_RESERVED + 1] |
+                           e[MHF_SUM_E_RESERVED + 2]) == 0,
+                 MH_ECORRUPT, d, off + MHF_SUM_E_RESERVED,
+                 "address summary: entry %u: reserved bytes not zero", i);
+        MH_CHECK(i == 0 || g > prev_g || (g == prev_g && op > prev_op),
+                 MH_ECORRUPT, d, off,
+                 "address summary: entry %u (granule 0x%llx, op %u) does not "
+                 "follow entry %u in (granule, op) order", i,
+                 (unsigned long long)g, op, i - 1);
+        prev_g = g;
+        prev_op = op;
+        MH_CHECK(pf == next_first && pc >= 1 && pc <= np - pf, MH_ECORRUPT, d,
+                 off + MHF_SUM_E_POSTING_FIRST,
+                 "address summary: entry %u: postings [%llu, +%u) do not follow "
+                 "the previous entry's (next is %llu of %llu)", i,
+                 (unsigned long long)pf, pc, (unsigned long long)next_first,
+                 (unsigned long long)np);
+        next_first = pf + pc;
+        const uint8_t *q = post + pf * MHF_SUM_POSTING_SIZE;
+        for (uint32_t k = 0; k < pc; k++) {
+            uint32_t s = mhf_load_u32(q + (size_t)k * MHF_SUM_POSTING_SIZE);
+            uint64_t poff =
+                base_off + (uint64_t)(q - p) + (uint64_t)k * MHF_SUM_POSTING_SIZE;
+            MH_CHECK(s < nslices, MH_ECORRUPT, d, poff,
+                     "address summary: entry %u: slice %u of a segment of %u "
+                     "slices", i, s, nslices);
+            MH_CHECK(k == 0 || s > mhf_load_u32(q + (size_t)(k - 1) *
+                                                      MHF_SUM_POSTING_SIZE),
+                     MH_ECORRUPT, d, poff,
+                     "address summary: entry %u: slice %u does not follow "
+                     "slice %u", i, s,
+                     mhf_load_u32(q + (size_t)(k - 1) * MHF_SUM_POSTING_SIZE));
+        }
+    }
+    MH_CHECK(next_first == np, MH_ECORRUPT, d, base_off + MHF_SUM_POSTING_COUNT,
+             "address summary: entries list %llu postings, its header %llu",
+             (unsigned long long)next_first, (unsigned long long)np);
+    fill_view(p, out);
+    return MH_OK;
+}
+
+int mh_summary_view(const mh_seg *seg, mh_sum_view *out, mh_diag *d) {
+    const mh_section *sec;
+    if (mh_seg_section(seg, MHF_SECT_SUMMARY, &sec) != MH_OK)
+        return MH_ENOTFOUND;
+    const uint8_t *p = seg->base + sec->offset;
+    /* checked once per reader; a segment that failed is checked again on
+     * each use, so each failing query says why */
+    if (atomic_load_explicit(&((mh_seg *)seg)->summary_ok,
+                             memory_order_acquire)) {
+        fill_view(p, out);
+        return MH_OK;
+    }
+    if (MH_CHECKSUMS_ENFORCED) {
+        uint64_t sum = mh_hash(p, sec->size);
+        MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
+                 "address summary at byte %llu: checksum mismatch: stored "
+                 "0x%016llx, computed 0x%016llx",
+                 (unsigned long long)sec->offset, (unsigned long long)sec->sum,
+                 (unsigned long long)sum);
+    }
+    int rc = mh_summary_parse(p, sec->size, sec->offset, seg->minor,
+                              seg->nslices, out, d);
+    if (rc != MH_OK) {
+        if (d)
+            mh_diag_prefix(d, "address summary at byte %llu",
+                           (unsigned long long)sec->offset);
+        return rc;
+    }
+    atomic_store_explicit(&((mh_seg *)seg)->summary_ok, 1,
+                              memory_order_release);
+    return MH_OK;
+}
+
+static inline uint32_t post_at(const uint8_t *post, uint32_t k) {
+    return mhf_load_u32(post + (size_t)k * MHF_SUM_POSTING_SIZE);
+}
+
+int mh_sum_iter_init(mh_sum_iter *it, const mh_sum_view *v, uint64_t a,
+                     uint64_t b, uint32_t ops) {
+    uint64_t ga = a >> v->shift, gb = b >> v->shift;
+    if (gb - ga >= MH_SUM_MAX_GRANULES)
+        return 0;
+    /* first entry of granule >= ga */
+    uint32_t lo = 0, hi = v->nentries;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const uint8_t *e = v->entries + (size_t)mid * v->entry_size;
+        if (mhf_load_u64(e + MHF_SUM_E_GRANULE) < ga)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    it->n = 0;
+    for (uint32_t i = lo; i < v->nentries; i++) {
+        const uint8_t *e = v->entries + (size_t)i * v->entry_size;
+        if (mhf_load_u64(e + MHF_SUM_E_GRANULE) > gb)
+            break;
+        if (!(ops >> e[MHF_SUM_E_OP] & 1u))
+            continue;
+        /* checked: at most one entry per (granule, op) of the range */
+        uint32_t n = mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT);
+        it->e[it->n].post =
+            v->postings +
+            (size_t)mhf_load_u64(e + MHF_SUM_E_POSTING_FIRST) * MHF_SUM_POSTING_SIZE;
+        it->e[it->n].count = n;
+        it->e[it->n].lo = 0;
+        it->e[it->n].hi = n;
+        it->n++;
+    }
+    return 1;
+}
+
+uint32_t mh_sum_next(mh_sum_iter *it, uint32_t s) {
+    uint32_t best = UINT32_MAX;
+    for (uint32_t i = 0; i < it->n;) {
+        const uint8_t *post = it->e[i].post;
+        uint32_t lo = it->e[i].lo, hi = it->e[i].hi;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (post_at(post, mid) < s)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == it->e[i].hi) { /* nothing left ahead: drop the entry */
+            it->e[i] = it->e[--it->n];
+            continue;
+        }
+        it->e[i].lo = lo;
+        uint32_t c = post_at(post, lo);
+        if (c < best)
+            best = c;
+        i++;
+    }
+    return best;
+}
+
+uint32_t mh_sum_prev(mh_sum_iter *it, uint32_t s) {
+    uint32_t best = UINT32_MAX;
+    for (uint32_t i = 0; i < it->n;) {
+        const uint8_t *post = it->e[i].post;
+        /* hi: one past the last posting <= s */
+        uint32_t lo = it->e[i].lo, hi = it->e[i].hi;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (post_at(post, mid) <= s)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == it->e[i].lo) {
+            it->e[i] = it->e[--it->n];
+            continue;
+        }
+        it->e[i].hi = lo;
+        uint32_t c = post_at(post, lo - 1);
+        if (best == UINT32_MAX || c > best)
+            best = c;
+        i++;
+    }
+    return best;
+}
+
+int mh_summary_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
+                     mh_sum_iter *it, mh_diag *d) {
+    const mh_section *sec;
+    if (mh_seg_section(seg, MHF_SECT_SUMMARY, &sec) != MH_OK)
+        return 0;
+    /* a range too wide for the summary does not read it (nor pay for its
+     * check): the shift is taken unchecked only to decide that */
+    if (sec->size >= MHF_SUM_HEADER_SIZE) {
+        uint32_t shift = mhf_load_u32(seg->base + sec->offset + MHF_SUM_SHIFT);
+        if (shift <= 63 && (b >> shift) - (a >> shift) >= MH_SUM_MAX_GRANULES)
+            return 0;
+    }
+    mh_sum_view v;
+    int rc = mh_summary_view(seg, &v, d);
+    if (rc == MH_ENOTFOUND)
+        return 0;
+    if (rc != MH_OK)
+        return rc;
+    return mh_sum_iter_init(it, &v, a, b, ops);
+}
+
+/* The entry of key (granule << 2 | op), or NULL. */
+static const uint8_t *find_entry(const mh_sum_view *v, uint64_t g, unsigned op) {
+    uint32_t lo = 0, hi = v->nentries;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const uint8_t *e = v->entries + (size_t)mid * v->entry_size;
+        uint64_t eg = mhf_load_u64(e + MHF_SUM_E_GRANULE);
+        if (eg < g || (eg == g && e[MHF_SUM_E_OP] < op))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == v->nentries)
+        return NULL;
+    const uint8_t *e = v->entries + (size_t)lo * v->entry_size;
+    return mhf_load_u64(e + MHF_SUM_E_GRANULE) == g && e[MHF_SUM_E_OP] == op
+               ? e
+               : NULL;
+}
+
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
+                           const uint64_t *keys, size_t n, uint64_t base_off,
+                           uint64_t *listed, mh_diag *d) {
+    MH_CHECK(v->shift >= MHF_SUM_GRANULE_SHIFT, MH_ECORRUPT, d, base_off,
+             "address summary: granule_shift %u below %u", v->shift,
+             MHF_SUM_GRANULE_SHIFT);
+    unsigned extra = v->shift - MHF_SUM_GRANULE_SHIFT;
+    uint64_t *own = NULL;
+    if (extra) { /* the keys at the section's coarser granules */
+        own = malloc(n * 8 + 8);
+        MH_CHECK(own, MH_ENOMEM, d, 0, "out of memory checking the address summary");
+        for (size_t i = 0; i < n; i++)
+            own[i] = (keys[i] >> 2 >> extra) << 2 | (keys[i] & 3);
+        qsort(own, n, 8, cmp_u64);
+        size_t u = 0;
+        for (size_t i = 0; i < n; i++)
+            if (u == 0 || own[i] != own[u - 1])
+                own[u++] = own[i];
+        n = u;
+        keys = own;
+    }
+    int rc = MH_OK;
+    for (size_t i = 0; i < n && rc == MH_OK; i++) {
+        uint64_t g = keys[i] >> 2;
+        unsigned op = (unsigned)(keys[i] & 3);
+        const uint8_t *e = find_entry(v, g, op);
+        if (!e) {
+            rc = mh_diag_fail(d, MH_ECORRUPT, base_off,
+                              "address summary: no entry for granule 0x%llx op "
+                              "%u, which slice %u meets", (unsigned long long)g,
+                              op, s);
+            break;
+        }
+        const uint8_t *post =
+            v->postings + (size_t)mhf_load_u64(e + MHF_SUM_E_POSTING_FIRST) *
+                              MHF_SUM_POSTING_SIZE;
+        uint32_t cnt = mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT);
+        uint32_t lo = 0, hi = cnt;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (post_at(post, mid) < s)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == cnt || post_at(post, lo) != s)
+            rc = mh_diag_fail(d, MH_ECORRUPT, base_off,
+                              "address summary: the entry of granule 0x%llx op "
+                              "%u does not list slice %u, which meets it",
+                              (unsigned long long)g, op, s);
+    }
+    free(own);
+    if (rc == MH_OK)
+        *listed = n;
+    return rc;
+}
+
+int mh_sum_fsck_begin(mh_sum_fsck *f, const mh_seg *seg, mh_diag *d) {
+    memset(f, 0, sizeof *f);
+    int rc = mh_summary_view(seg, &f->v, d);
+    if (rc == MH_ENOTFOUND)
+        return MH_OK;
+    if (rc != MH_OK)
+        return rc;
+    f->on = 1;
+    const mh_section *sec;
+    mh_seg_section(seg, MHF_SECT_SUMMARY, &sec);
+    f->off = sec->offset;
+    return MH_OK;
+}
+
+int mh_sum_fsck_slice_begin(mh_sum_fsck *f, uint32_t nrows) {
+    if (!f->on)
+        return MH_OK;
+    int rc = mh_sumset_begin(&f->set, &f->buf, nrows / 8);
+    if (rc != MH_OK)
+        f->on = 0;
+    return rc;
+}
+
+int mh_sum_fsck_slice_end(mh_sum_fsck *f, uint32_t si, int rows_ok,
+                          mh_diag *d) {
+    if (!f->on)
+        return MH_OK;
+    if (!rows_ok) {
+        f->on = 0; /* the rows are in doubt: the totals cannot be compared */
+        return MH_OK;
+    }
+    int rc = mh_sumset_end(&f->set, NULL);
+    if (rc != MH_OK) {
+        f->on = 0;
+        return mh_diag_fail(d, rc, 0, "out of memory checking the address summary");
+    }
+    const uint64_t *k = (const uint64_t *)(const void *)f->buf.p;
+    size_t n = f->buf.n / 8;
+    if (n == 1 && k[0] == MH_SUM_OVERFLOW) {
+        f->on = 0; /* too many granules to check at 64 KiB */
+        return MH_OK;
+    }
+    uint64_t listed = 0;
+    rc = mh_summary_check_slice(&f->v, si, k, n, f->off, &listed, d);
+    if (rc != MH_OK) {
+        f->on = 0; /* one report per segment */
+        return rc;
+    }
+    f->listed += listed;
+    return MH_OK;
+}
+
+int mh_sum_fsck_end(mh_sum_fsck *f, mh_diag *d) {
+    int on = f->on;
+    f->on = 0;
+    MH_CHECK(!on || f->listed == f->v.nposting, MH_ECORRUPT, d, f->off,
+             "address summary at byte %llu: %llu postings, the slices' rows "
+             "make %llu", (unsigned long long)f->off,
+             (unsigned long long)f->v.nposting, (unsigned long long)f->listed);
+    return MH_OK;
+}
+
+void mh_sum_fsck_free(mh_sum_fsck *f) { mh_buf_free(&f->buf); }

@@ -1,0 +1,91 @@
+/*
+ * store_copy.c - copying from a reader to a new store (store_copy.h).
+ */
+#include "store_copy.h"
+
+#include <stdlib.h>
+
+static int writer_fail(mh_writer *w, int rc, char *err, size_t errlen) {
+    if (mh_writer_errmsg(w, err, errlen) == 0)
+        snprintf(err, errlen, "%s", cli_errstr(rc));
+    return rc;
+}
+
+static int reader_fail(const mh_reader *r, int rc, char *err, size_t errlen) {
+    if (mh_reader_errmsg(r, err, errlen) == 0)
+        snprintf(err, errlen, "%s", cli_errstr(rc));
+    return rc;
+}
+
+int copy_meta_and_streams(const mh_reader *r, mh_writer *w, char *err, size_t errlen) {
+    size_t nmeta = mh_reader_meta_count(r);
+    for (size_t i = 0; i < nmeta; i++) {
+        const char *k, *v;
+        int rc = mh_reader_meta_get(r, i, &k, &v);
+        if (rc)
+            return reader_fail(r, rc, err, errlen);
+        rc = mh_writer_set_meta(w, k, v);
+        if (rc)
+            return writer_fail(w, rc, err, errlen);
+    }
+    size_t ns = mh_reader_stream_count(r);
+    for (size_t i = 0; i < ns; i++) {
+        mh_stream_info si = {.struct_size = sizeof si};
+        int rc = mh_reader_stream_info(r, i, &si);
+        if (rc)
+            return reader_fail(r, rc, err, errlen);
+        /* what the reader computed over the store is output only: the new
+         * store counts its own */
+        si.accesses = si.transition_first = si.transition_last = 0;
+        rc = mh_writer_stream_declare(w, &si);
+        if (rc)
+            return writer_fail(w, rc, err, errlen);
+        size_t nm = mh_reader_stream_meta_count(r, i);
+        for (size_t k = 0; k < nm; k++) {
+            const char *key, *value;
+            rc = mh_reader_stream_meta_get(r, i, k, &key, &value);
+            if (rc)
+                return reader_fail(r, rc, err, errlen);
+            rc = mh_writer_stream_set_meta(w, si.id, key, value);
+            if (rc)
+                return writer_fail(w, rc, err, errlen);
+        }
+    }
+    return 0;
+}
+
+int copy_accesses(const mh_reader *r, const mh_query *q, mh_writer *w, cli_progress *prog,
+                  uint64_t *copied, char *err, size_t errlen) {
+    enum { N = 4096 };
+    mh_access *buf = malloc(N * sizeof *buf);
+    if (buf == NULL) {
+        snprintf(err, errlen, "%s", mh_strerror(MH_ENOMEM));
+        return MH_ENOMEM;
+    }
+    mh_cursor *cur = NULL;
+    int rc = mh_cursor_open(r, q, &cur);
+    if (rc)
+        reader_fail(r, rc, err, errlen);
+    while (rc == 0) {
+        size_t n = 0;
+        rc = mh_cursor_next(cur, buf, N, &n);
+        if (rc) {
+            if (mh_cursor_errmsg(cur, err, errlen) == 0)
+                snprintf(err, errlen, "%s", cli_errstr(rc));
+            break;
+        }
+        if (n == 0)
+            break;
+        /* the writer gives the ids (from 0 in a new store) */
+        rc = mh_writer_append_batch(w, buf, n, NULL);
+        if (rc) {
+            writer_fail(w, rc, err, errlen);
+            break;
+        }
+        *copied += n;
+        cli_progress_update(prog, *copied);
+    }
+    mh_cursor_close(cur);
+    free(buf);
+    return rc;
+}
