@@ -14,6 +14,11 @@
  * are reused by later threads, so a slot is claimed when a vCPU starts and
  * given back when its thread exits, never kept per index.
  *
+ * In qemu-system-x86_64 (full-system mode, engine_qemu_system.c) the same
+ * rings carry each access's guest virtual AND physical address; nothing is
+ * instrumented until the guest executes the start marker (see "Full-system
+ * mode" below), so firmware and kernel boot run at TCG speed.
+ *
  * Only qemu_plugin_version and qemu_plugin_install are exported (the
  * library is built with -fvisibility=hidden; a ctest checks nm -D).
  */
@@ -51,7 +56,9 @@ typedef struct vcpu_state {
     mhq_record *ring;
     uint64_t head;      /* private copy of slot->head */
     uint64_t limit;     /* tail + capacity when last read: head may reach it */
-    uint64_t tb_t;      /* transition of instruction 0 of the current block */
+    uint32_t tid;       /* the owner's tid once known (0: not yet) */
+    uint64_t tb_t;      /* transition of instruction 0 of the current block;
+                           system mode: of the instruction in progress */
 } __attribute__((aligned(64))) vcpu_state;
 
 static vcpu_state vcpus[MAX_VCPUS];
@@ -62,6 +69,8 @@ static uint64_t mask;           /* capacity - 1 */
 static int record_exec;
 static int diag_fd = -1;        /* private dup of stderr: the guest may close 2 */
 static volatile int disabled;   /* set in a forked child: it is not traced */
+static int sys_mode;            /* qemu-system: ring.h's full-system protocol */
+static qemu_plugin_id_t plugin_id;
 
 /* One line on the private stderr, and the first failure into the header
  * for the consumer. */
@@ -104,10 +113,19 @@ static int claim(vcpu_state *v) {
             uint32_t used = atomic_load(&hdr->slots_used);
             while (used < i + 1 && !atomic_compare_exchange_weak(&hdr->slots_used, &used, i + 1)) {
             }
-            /* Before this thread takes any clock value (ring.h). */
-            atomic_store(&s->floor, atomic_load(&hdr->clock));
+            /* Before this thread takes any clock value (ring.h). System
+             * mode bounds the merge by the clock alone. */
+            atomic_store(&s->floor, sys_mode ? UINT64_MAX : atomic_load(&hdr->clock));
             v->head = atomic_load_explicit(&s->head, memory_order_relaxed);
             v->limit = atomic_load_explicit(&s->tail, memory_order_acquire) + mask + 1;
+            /* Who owns the slot, for the consumer's stream description,
+             * stored before any record is (head is stored with release).
+             * The tid is the running thread's only in system mode: in user
+             * mode a new thread's vCPU is initialised by its parent, so
+             * tb_exec stores it from the thread itself (v->tid = 0). */
+            v->tid = sys_mode ? (uint32_t)gettid() : 0;
+            atomic_store(&s->tid, v->tid);
+            atomic_store(&s->cpu, sys_mode ? (uint32_t)(v - vcpus) : UINT32_MAX);
             v->ring = rings + (uint64_t)i * (mask + 1);
             v->tb_t = 0;
             v->slot = s;
@@ -137,7 +155,8 @@ static void release(vcpu_state *v) {
  * to it, then wait for room. */
 static void __attribute__((noinline)) wait_room(vcpu_state *v, uint64_t t) {
     mhq_slot *s = v->slot;
-    atomic_store_explicit(&s->floor, t, memory_order_release);
+    if (!sys_mode)
+        atomic_store_explicit(&s->floor, t, memory_order_release);
     atomic_fetch_add_explicit(&s->waits, 1, memory_order_relaxed);
     for (unsigned spins = 0;; spins++) {
         uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
@@ -152,14 +171,15 @@ static void __attribute__((noinline)) wait_room(vcpu_state *v, uint64_t t) {
     }
 }
 
-static inline void push(vcpu_state *v, uint64_t t, uint64_t addr, uint64_t pc, uint32_t size,
-                        uint8_t op) {
+static inline void push(vcpu_state *v, uint64_t t, uint64_t addr, uint64_t phys, uint64_t pc,
+                        uint32_t size, uint8_t op) {
     uint64_t h = v->head;
     if (__builtin_expect(h == v->limit, 0))
         wait_room(v, t);
     mhq_record *r = &v->ring[h & mask];
     r->transition = t;
     r->addr = addr;
+    r->phys = phys;
     r->pc = pc;
     r->size = size;
     r->op = op;
@@ -180,6 +200,10 @@ static void tb_exec(unsigned int vcpu, void *ud) {
     vcpu_state *v = &vcpus[vcpu];
     if (v->slot == NULL && (disabled || !claim(v)))
         return;
+    if (__builtin_expect(v->tid == 0, 0)) {
+        v->tid = (uint32_t)gettid(); /* before this block's records */
+        atomic_store(&v->slot->tid, v->tid);
+    }
     uint64_t n = (uintptr_t)ud;
     uint64_t t = atomic_fetch_add_explicit(&hdr->clock, n, memory_order_acq_rel);
     v->tb_t = t;
@@ -194,7 +218,7 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t v
     if (v->slot == NULL)
         return;
     uintptr_t u = (uintptr_t)ud;
-    push(v, v->tb_t + UD_IDX(u), vaddr, UD_PC(u), 1u << qemu_plugin_mem_size_shift(info),
+    push(v, v->tb_t + UD_IDX(u), vaddr, vaddr, UD_PC(u), 1u << qemu_plugin_mem_size_shift(info),
          qemu_plugin_mem_is_store(info) ? MHQ_WRITE : MHQ_READ);
 }
 
@@ -205,7 +229,7 @@ static void insn_exec(unsigned int vcpu, void *ud) {
     if (v->slot == NULL)
         return;
     uintptr_t u = (uintptr_t)ud;
-    push(v, v->tb_t + UD_IDX(u), UD_PC(u), UD_PC(u), UD_LEN(u), MHQ_EXEC);
+    push(v, v->tb_t + UD_IDX(u), UD_PC(u), UD_PC(u), UD_PC(u), UD_LEN(u), MHQ_EXEC);
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
@@ -276,6 +300,133 @@ static void syscall_return(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, 
         atomic_store(&v->slot->floor, atomic_load(&hdr->clock));
 }
 
+/* ---- Full-system mode ----
+ *
+ * The guest says when to record by executing two marker instructions
+ * (engine_qemu_system.c writes them into tiny programs /init runs around
+ * the command): 8-byte NOPs `nopl DISP(%rax,%rax,1)`, 0f 1f 84 00 then
+ * the displacement "MHST" (start) or "MHSP" (stop). No compiler emits a
+ * NOP with such a displacement, and a NOP changes nothing in the guest.
+ *
+ * Phase 0 (boot): only marker instructions get a callback. Phase 1: the
+ * start marker resets the plugin (qemu_plugin_reset flushes the translated
+ * code), and the callback of the reset registers full instrumentation:
+ * an exec callback per instruction (the clock, counted one instruction at
+ * a time: per-block ranges let transitions go backwards around interrupt
+ * delivery and I/O re-execution) and a memory callback that asks for the
+ * physical address. Phase 2: after the stop marker the callbacks return at
+ * once and new translations are not instrumented (see sys_stop).
+ *
+ * qemu runs with -accel tcg,thread=single: every vCPU on one host thread,
+ * so the clock needs no atomic add (ring.h). */
+static const uint8_t mark_start[8] = {0x0f, 0x1f, 0x84, 0x00, 'M', 'H', 'S', 'T'};
+static const uint8_t mark_stop[8] = {0x0f, 0x1f, 0x84, 0x00, 'M', 'H', 'S', 'P'};
+
+static int is_mark(struct qemu_plugin_insn *insn, const uint8_t mark[8]) {
+    if (qemu_plugin_insn_size(insn) != 8)
+        return 0;
+    const void *data = qemu_plugin_insn_data(insn);
+    return data != NULL && memcmp(data, mark, 8) == 0;
+}
+
+static void sys_insn(unsigned int vcpu, void *ud) {
+    (void)ud;
+    if (vcpu >= MAX_VCPUS || atomic_load_explicit(&hdr->stopped, memory_order_relaxed))
+        return;
+    uint64_t t = atomic_load_explicit(&hdr->clock, memory_order_relaxed);
+    vcpus[vcpu].tb_t = t;
+    /* release: the previous instruction's records are visible before a
+     * consumer sees this clock value and merges up to it. */
+    atomic_store_explicit(&hdr->clock, t + 1, memory_order_release);
+}
+
+static void sys_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *ud) {
+    if (vcpu >= MAX_VCPUS)
+        return;
+    vcpu_state *v = &vcpus[vcpu];
+    if (v->slot == NULL || atomic_load_explicit(&hdr->stopped, memory_order_relaxed))
+        return;
+    struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+    if (hw == NULL) {
+        atomic_fetch_add_explicit(&hdr->unmapped, 1, memory_order_relaxed);
+        return;
+    }
+    if (qemu_plugin_hwaddr_is_io(hw)) {
+        /* A device register: its "physical address" is a device offset,
+         * not memory. Counted, not stored. */
+        atomic_fetch_add_explicit(&hdr->io_skipped, 1, memory_order_relaxed);
+        return;
+    }
+    push(v, v->tb_t, vaddr, qemu_plugin_hwaddr_phys_addr(hw), (uint64_t)(uintptr_t)ud,
+         1u << qemu_plugin_mem_size_shift(info),
+         qemu_plugin_mem_is_store(info) ? MHQ_WRITE : MHQ_READ);
+}
+
+/* No reset here, unlike at the start: QEMU 7.2 leaves a vCPU's pointer to
+ * the memory callbacks of the last instrumented instruction set when a
+ * block is left by an exception, and a reset frees them (the flush): a
+ * helper access later asserted in qemu_plugin_vcpu_mem_cb (seen once in
+ * six runs). Phase 0 registers no memory callback, so the start's reset
+ * has nothing to leave dangling. The callbacks stay and return at once. */
+static void sys_stop(unsigned int vcpu, void *ud) {
+    (void)vcpu, (void)ud;
+    atomic_store_explicit(&hdr->stopped, 1, memory_order_relaxed);
+}
+
+static void sys_trans_armed(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
+    (void)id;
+    if (atomic_load_explicit(&hdr->stopped, memory_order_relaxed))
+        return;
+    size_t n = qemu_plugin_tb_n_insns(tb);
+    for (size_t i = 0; i < n; i++) {
+        struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+        if (is_mark(insn, mark_stop)) {
+            /* Neither the marker nor anything after it is recorded. */
+            qemu_plugin_register_vcpu_insn_exec_cb(insn, sys_stop, QEMU_PLUGIN_CB_NO_REGS, NULL);
+            continue;
+        }
+        void *pc = (void *)(uintptr_t)qemu_plugin_insn_vaddr(insn);
+        qemu_plugin_register_vcpu_insn_exec_cb(insn, sys_insn, QEMU_PLUGIN_CB_NO_REGS, NULL);
+        qemu_plugin_register_vcpu_mem_cb(insn, sys_mem, QEMU_PLUGIN_CB_NO_REGS,
+                                         QEMU_PLUGIN_MEM_RW, pc);
+    }
+}
+
+static void sys_armed(qemu_plugin_id_t id, void *ud) {
+    (void)ud;
+    qemu_plugin_register_vcpu_tb_trans_cb(id, sys_trans_armed);
+}
+
+static void sys_start(unsigned int vcpu, void *ud) {
+    (void)vcpu, (void)ud;
+    uint32_t zero = 0;
+    if (atomic_compare_exchange_strong(&hdr->triggered, &zero, 1))
+        qemu_plugin_reset(plugin_id, sys_armed);
+}
+
+static void sys_trans_waiting(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
+    (void)id;
+    size_t n = qemu_plugin_tb_n_insns(tb);
+    for (size_t i = 0; i < n; i++) {
+        struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+        if (is_mark(insn, mark_start))
+            qemu_plugin_register_vcpu_insn_exec_cb(insn, sys_start, QEMU_PLUGIN_CB_NO_REGS,
+                                                   NULL);
+    }
+}
+
+/* System mode: every vCPU is created at boot, before the guest runs, and
+ * keeps its slot until qemu exits. */
+static void sys_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu) {
+    (void)id;
+    if (vcpu >= MAX_VCPUS) {
+        fail("vCPU index %u beyond %u: its accesses are lost", vcpu, MAX_VCPUS);
+        return;
+    }
+    if (vcpus[vcpu].slot == NULL)
+        claim(&vcpus[vcpu]);
+}
+
 /* fork: the child shares the rings with the parent and has no consumer of
  * its own: it stops recording (its callbacks return at once); the parent
  * counts the fork so `memhist record` can say a child ran untraced. */
@@ -326,10 +477,7 @@ static int check_header(const mhq_header *h, uint64_t size) {
 EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
                                char **argv) {
     diag_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 100);
-    if (info->system_emulation) {
-        fail("full-system emulation is not supported (user mode only)");
-        return -1;
-    }
+    plugin_id = id;
     uint64_t fd = UINT64_MAX, size = 0;
     for (int i = 0; i < argc; i++) {
         int r1 = arg_u64(argv[i], "fd", &fd), r2 = arg_u64(argv[i], "size", &size);
@@ -363,6 +511,22 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
     rings = (mhq_record *)((char *)map + hdr->rings_offset);
     mask = hdr->capacity - 1;
     record_exec = hdr->exec != 0;
+    if ((hdr->system != 0) != info->system_emulation) {
+        fail("the rings were made for %s mode, this qemu runs in %s mode",
+             hdr->system ? "full-system" : "user", info->system_emulation ? "full-system" : "user");
+        return -1;
+    }
+    if (info->system_emulation) {
+        if (record_exec) {
+            fail("execute accesses are not recorded in full-system mode");
+            return -1;
+        }
+        sys_mode = 1;
+        qemu_plugin_register_vcpu_init_cb(id, sys_vcpu_init);
+        qemu_plugin_register_vcpu_tb_trans_cb(id, sys_trans_waiting);
+        atomic_store(&hdr->attached, (uint32_t)getpid());
+        return 0;
+    }
     if (pthread_atfork(NULL, atfork_parent, atfork_child) != 0) {
         fail("pthread_atfork failed");
         return -1;

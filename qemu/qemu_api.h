@@ -90,7 +90,21 @@ struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+
 unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
 bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
+
+/* Full-system mode: the guest physical address of an access, valid only
+ * inside its memory callback (NULL in user mode). */
+struct qemu_plugin_hwaddr;
+struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info, uint64_t vaddr);
+bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
+uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr);
+
+/* Unregisters every callback of the plugin, flushes the translated code
+ * (so the next translations see the callbacks registered from now on) and
+ * calls cb once that is done, from a point where no vCPU runs. */
+void qemu_plugin_reset(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb);
 
 #endif /* MH_QEMU_API_H */

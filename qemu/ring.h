@@ -32,6 +32,16 @@
  *     record still to come, so records with transition <= W can be merged
  *     and handed to the writer in transition order (ring.h's consumer
  *     proof is in qemu/README.md).
+ *
+ * Full-system mode (system = 1, qemu-system-x86_64 run with
+ * -accel tcg,thread=single): one slot per vCPU, all vCPUs on one host
+ * thread. clock counts instructions one by one (an exec callback per
+ * instruction stores clock + 1, release, before the instruction's
+ * accesses), floors stay UINT64_MAX, and the consumer's bound is
+ * clock - 1: every record of an instruction before the one in progress is
+ * visible once clock is, and an instruction's records all go to one ring.
+ * Nothing is recorded (clock stays 0) until the guest runs the start
+ * marker instruction, nor after the stop marker (qemu/README.md).
  */
 #ifndef MH_QEMU_RING_H
 #define MH_QEMU_RING_H
@@ -40,7 +50,7 @@
 #include <stdint.h>
 
 #define MHQ_MAGIC 0x31474e4952514d48ull /* "HMQRING1" read as little-endian bytes */
-#define MHQ_VERSION 2u
+#define MHQ_VERSION 4u
 
 /* Slots: concurrent guest threads. A thread that finds none free waits for
  * the consumer to free one (a thread that exited and was drained). */
@@ -52,16 +62,17 @@
 enum mhq_state { MHQ_FREE = 0, MHQ_ACTIVE = 1, MHQ_DONE = 2 };
 enum mhq_op { MHQ_READ = 0, MHQ_WRITE = 1, MHQ_EXEC = 2 }; /* = enum mh_op */
 
-/* One access: 32 bytes. */
+/* One access: 40 bytes. */
 typedef struct mhq_record {
     uint64_t transition;
-    uint64_t addr; /* guest virtual = physical in user mode */
+    uint64_t addr; /* guest virtual address */
+    uint64_t phys; /* guest physical address (= addr in user mode) */
     uint64_t pc;   /* address of the instruction that made the access */
     uint32_t size; /* bytes (after TCG's split: 16-byte SSE = two 8-byte) */
     uint8_t op;    /* enum mhq_op */
     uint8_t pad[3];
 } mhq_record;
-_Static_assert(sizeof(mhq_record) == 32, "mhq_record is 32 bytes");
+_Static_assert(sizeof(mhq_record) == 40, "mhq_record is 40 bytes");
 
 /* Producer and consumer fields sit on separate cache lines: the producer's
  * per-record head store must not bounce the consumer's tail line. */
@@ -69,8 +80,10 @@ typedef struct mhq_slot {
     _Alignas(64) _Atomic uint64_t head;  /* producer: records written */
     _Atomic uint64_t floor;              /* producer: see above */
     _Atomic uint32_t state;              /* enum mhq_state */
-    _Atomic uint32_t tid;                /* host thread id of the owner (= guest tid) */
+    _Atomic uint32_t tid;                /* host thread id of the owner (= guest tid),
+                                            set at claim, before its first record */
     _Atomic uint64_t waits;              /* producer: times it found the ring full */
+    _Atomic uint32_t cpu;                /* system mode: the owner's vCPU index */
     _Alignas(64) _Atomic uint64_t tail;  /* consumer: records read */
 } mhq_slot;
 
@@ -86,6 +99,8 @@ typedef struct mhq_header {
     uint32_t record_size;  /* sizeof(mhq_record) */
     uint32_t nslots;
     uint32_t exec;         /* 1: also record instruction fetches */
+    uint32_t system;       /* 1: qemu-system (full-system mode, see below) */
+    uint32_t reserved;
     uint64_t capacity;     /* records per ring, a power of two */
     uint64_t slots_offset; /* byte offset of mhq_slot[nslots] */
     uint64_t rings_offset; /* byte offset of ring 0; ring i follows ring i-1 */
@@ -99,6 +114,11 @@ typedef struct mhq_header {
     _Atomic uint32_t forks;                   /* fork()s: children ran untraced */
     _Atomic uint32_t execs;                   /* execve attempts: replaced program untraced */
     _Atomic uint32_t failed;                  /* records were lost: see error */
+    /* Full-system mode only. */
+    _Atomic uint32_t triggered;               /* the guest's start marker ran */
+    _Atomic uint32_t stopped;                 /* the guest's stop marker ran */
+    _Atomic uint64_t io_skipped;              /* device (MMIO) accesses not recorded */
+    _Atomic uint64_t unmapped;                /* accesses without a physical address */
     char error[MHQ_ERROR_LEN];                /* first failure, NUL-terminated */
 } mhq_header;
 

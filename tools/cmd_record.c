@@ -29,7 +29,8 @@
 #include "record_relay.h"
 
 static const char synopsis[] =
-    "memhist record [-o STORE] [--engine valgrind|qemu|auto] [--exec] [--quiet] -- PROGRAM [ARGS...]";
+    "memhist record [-o STORE] [--engine valgrind|qemu|qemu-system|auto] [--kernel K] [--initrd I]\n"
+    "               [--trace-for N [--retrace-every M]] [--exec] [--quiet] -- PROGRAM [ARGS...]";
 static const char help[] =
     "Runs PROGRAM under a recording engine and stores every memory access it\n"
     "makes as it happens (the trace never exists as a text file).\n\n"
@@ -39,8 +40,19 @@ static const char help[] =
     "  -e, --engine ENGINE  valgrind: valgrind's lackey tool (its memory trace), with\n"
     "                       the mapping of 'memhist import --format lackey';\n"
     "                       qemu: qemu-x86_64 with the memhist plugin (when built in);\n"
+    "                       qemu-system: a whole Linux guest under qemu-system-x86_64\n"
+    "                       (kernel and user accesses, virtual and physical addresses;\n"
+    "                       PROGRAM must be static: it runs in a busybox initramfs);\n"
     "                       auto (default): the fastest available, qemu then valgrind\n"
+    "      --kernel K       qemu-system: the guest kernel (default $MEMHIST_KERNEL,\n"
+    "                       /var/cache/memhist/vmlinuz, the newest /boot/vmlinuz-*)\n"
+    "      --initrd I       qemu-system: an initramfs whose files the guest gets too\n"
     "  -x, --exec           also store instruction fetches as execute accesses\n"
+    "      --trace-for N    (qemu engines) store only windows of N transitions\n"
+    "      --retrace-every M  ... one every M (M >= N; default: only the first):\n"
+    "                       window k = transitions [k*M, k*M + N), begun at its\n"
+    "                       first access; the others are counted, not stored\n"
+    "                       (metadata window_dropped_accesses)\n"
     "  -q, --quiet          no progress, no summary\n"
     "  -h, --help           this help\n\n"
     "One process, one history: only PROGRAM's own process is traced, never its\n"
@@ -70,7 +82,7 @@ static const char help[] =
 static int run(int argc, char **argv);
 const cli_cmd cmd_record = {"record", synopsis, help, run};
 
-enum { ENGINE_AUTO, ENGINE_VALGRIND, ENGINE_QEMU };
+enum { ENGINE_AUTO, ENGINE_VALGRIND, ENGINE_QEMU, ENGINE_QEMU_SYSTEM };
 
 
 /* The command line as one string, arguments with spaces or quotes quoted
@@ -126,8 +138,10 @@ static int choose_engine(const cli_cmd *cmd, int *engine) {
         if (*engine == ENGINE_QEMU)
             return cli_fail(cmd, "the qemu engine is not available: %s", why);
     }
+    if (*engine == ENGINE_QEMU_SYSTEM)
+        return 0; /* the engine says what it misses */
 #else
-    if (*engine == ENGINE_QEMU)
+    if (*engine == ENGINE_QEMU || *engine == ENGINE_QEMU_SYSTEM)
         return cli_fail(cmd, "this memhist was built without the qemu engine");
 #endif
     *engine = ENGINE_VALGRIND;
@@ -139,12 +153,17 @@ static int run(int argc, char **argv) {
         {"output", required_argument, NULL, 'o'},
         {"engine", required_argument, NULL, 'e'},
         {"exec", no_argument, NULL, 'x'},
+        {"kernel", required_argument, NULL, 'K'},
+        {"initrd", required_argument, NULL, 'I'},
+        {"trace-for", required_argument, NULL, 'N'},
+        {"retrace-every", required_argument, NULL, 'M'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const cli_cmd *cmd = &cmd_record;
-    const char *store_opt = NULL;
+    const char *store_opt = NULL, *kernel = NULL, *initrd = NULL;
+    uint64_t trace_for = 0, retrace_every = 0;
     int exec = 0, quiet = 0, engine = ENGINE_AUTO, c;
     while ((c = cli_getopt(cmd, argc, argv, "+o:e:xqh", longopts)) != -1) {
         switch (c) {
@@ -154,12 +173,25 @@ static int run(int argc, char **argv) {
                 engine = ENGINE_VALGRIND;
             else if (strcmp(optarg, "qemu") == 0)
                 engine = ENGINE_QEMU;
+            else if (strcmp(optarg, "qemu-system") == 0)
+                engine = ENGINE_QEMU_SYSTEM;
             else if (strcmp(optarg, "auto") == 0)
                 engine = ENGINE_AUTO;
             else
-                return cli_usage_error(cmd, "unknown engine '%s' (valgrind, qemu or auto)", optarg);
+                return cli_usage_error(cmd, "unknown engine '%s' (valgrind, qemu, qemu-system or auto)", optarg);
             break;
         case 'x': exec = 1; break;
+        case 'K': kernel = optarg; break;
+        case 'I': initrd = optarg; break;
+        case 'N':
+        case 'M': {
+            uint64_t v;
+            if (cli_parse_u64(optarg, &v) != 0 || v == 0)
+                return cli_usage_error(cmd, "--%s wants a positive number, not '%s'",
+                                       c == 'N' ? "trace-for" : "retrace-every", optarg);
+            *(c == 'N' ? &trace_for : &retrace_every) = v;
+            break;
+        }
         case 'q': quiet = 1; break;
         case 'h': return cli_help(cmd);
         default: return CLI_USAGE;
@@ -171,8 +203,18 @@ static int run(int argc, char **argv) {
         return cli_usage_error(cmd, "empty STORE name");
     char **prog_argv = argv + optind;
     int prog_argc = argc - optind;
+    if (retrace_every && !trace_for)
+        return cli_usage_error(cmd, "--retrace-every goes with --trace-for");
+    if (retrace_every && retrace_every < trace_for)
+        return cli_usage_error(cmd, "--retrace-every M must be at least --trace-for N");
+    if (trace_for && engine == ENGINE_VALGRIND)
+        return cli_usage_error(cmd, "--trace-for works with the qemu engines");
+    if ((kernel || initrd) && engine != ENGINE_QEMU_SYSTEM)
+        return cli_usage_error(cmd, "--kernel and --initrd go with --engine qemu-system");
     if (choose_engine(cmd, &engine))
         return CLI_FAIL;
+    if (trace_for && engine == ENGINE_VALGRIND)
+        return cli_fail(cmd, "--trace-for needs a qemu engine, and none is available");
 
     char *prog_path = engine_find_in_path(prog_argv[0]);
     if (prog_path == NULL)
@@ -208,7 +250,8 @@ static int run(int argc, char **argv) {
 
     time_t start = time(NULL);
     rec_relay *relay = rec_relay_start(!quiet);
-    engine_opts eo = {.exec = exec, .quiet = quiet, .tool = NULL,
+    engine_opts eo = {.exec = exec, .quiet = quiet, .tool = NULL, .kernel = kernel, .initrd = initrd,
+                      .trace_for = trace_for, .retrace_every = retrace_every,
                       .progress = on_progress, .warn = on_warn, .ctx = relay};
     engine_result res;
     const char *engine_name = "valgrind";
@@ -216,6 +259,9 @@ static int run(int argc, char **argv) {
     if (engine == ENGINE_QEMU) {
         engine_name = "qemu";
         rc = engine_qemu_run(prog_argv, &eo, w, &cli_stop, &res);
+    } else if (engine == ENGINE_QEMU_SYSTEM) {
+        engine_name = "qemu-system";
+        rc = engine_qemu_system_run(prog_argv, &eo, w, &cli_stop, &res);
     } else
 #endif
         rc = engine_valgrind_run(prog_argv, &eo, w, &cli_stop, &res);
@@ -241,7 +287,14 @@ static int run(int argc, char **argv) {
     }
 
     int child_status = res.wait_status;
-    char exit_desc[64], pidbuf[32], when[64], intr[32] = "";
+    char exit_desc[64], pidbuf[32], when[64], intr[32] = "", tfor[32] = "", tevery[32] = "",
+         tdropped[32] = "";
+    if (trace_for) {
+        snprintf(tfor, sizeof tfor, "%" PRIu64, trace_for);
+        if (retrace_every)
+            snprintf(tevery, sizeof tevery, "%" PRIu64, retrace_every);
+        snprintf(tdropped, sizeof tdropped, "%" PRIu64, res.dropped);
+    }
     char *cmdline = join_command(prog_argv, prog_argc);
     if (WIFEXITED(child_status))
         snprintf(exit_desc, sizeof exit_desc, "exit %d", WEXITSTATUS(child_status));
@@ -268,6 +321,9 @@ static int run(int argc, char **argv) {
         {"architecture", arch},
         {"exec", exec ? "yes" : "no"},
         {"interrupted", intr},
+        {"trace_for", tfor},
+        {"retrace_every", tevery},
+        {"window_dropped_accesses", tdropped},
         {"record_error", rc ? res.error : ""},
     };
     int mrc = 0;

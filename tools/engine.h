@@ -56,6 +56,15 @@ typedef struct engine_opts {
     int exec;            /* also record instruction fetches (MH_OP_EXEC) */
     int quiet;           /* no progress line */
     const char *tool;    /* executable to use (valgrind, qemu-x86_64...); NULL: the engine's default */
+    const char *kernel;  /* qemu-system: the guest kernel; NULL: the engine's search */
+    const char *initrd;  /* qemu-system: an initramfs whose files the guest gets too */
+    /* Windows (drmemtrace's -trace_for_instrs / -retrace_every_instrs):
+     * with trace_for > 0, only accesses whose transition t lies in a
+     * window [k * retrace_every, k * retrace_every + trace_for) are stored,
+     * window k begun (mh_writer_window_begin) at its first stored access;
+     * the others are counted in res->dropped. retrace_every 0: one window,
+     * 0. trace_for 0: no windows, everything stored. */
+    uint64_t trace_for, retrace_every;
     /* Called as accesses are handed to w (at most every few thousand
      * accesses): done = accesses handed so far. */
     void (*progress)(void *ctx, uint64_t done);
@@ -70,6 +79,7 @@ typedef struct engine_result {
     int wait_status;     /* waitpid() status of the traced program, when it ended */
     int interrupted;     /* signal number that stopped the recording, or 0 */
     uint64_t accesses;   /* accesses handed to the writer (after any discard) */
+    uint64_t dropped;    /* accesses outside the windows (engine_opts.trace_for) */
     uint64_t pid;        /* pid of the traced program (0 if unknown) */
     char tracer[64];     /* metadata "tracer", e.g. "valgrind-lackey", "qemu-plugin" */
     char tracer_version[64];

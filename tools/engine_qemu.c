@@ -28,14 +28,13 @@
 
 #include "cli_util.h"
 #include "engine_qemu.h"
-#include "../qemu/ring.h"
+#include "engine_qemu_int.h"
 
 #define PLUGIN_NAME "libmemhist-qemu.so"
-#define BATCH 4096
 
 /* Seconds between forwarding the stop signal and SIGKILL, for a program
  * that ignores or handles it and keeps running. */
-#define STOP_GRACE_S 5.0
+#define STOP_GRACE_S ((double)ENGINE_GRACE_S)
 
 static void set_error(engine_result *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -59,7 +58,7 @@ static int readable(const char *p) { return access(p, R_OK) == 0; }
  * it (the build tree: build/tools/memhist -> build/qemu/), ../ from it
  * (build/qemu/tests/), ../LIBDIR/memhist/ from it (an installed tree
  * wherever its prefix), the configured install directory. A malloc'd path or NULL. */
-static char *find_plugin(void) {
+char *mhq_find_plugin(void) {
     const char *env = getenv("MEMHIST_QEMU_PLUGIN");
     if (env && *env)
         return readable(env) ? strdup(env) : NULL;
@@ -98,7 +97,7 @@ static char *find_plugin(void) {
 }
 
 int engine_qemu_available(char *why, size_t n) {
-    char *q = find_qemu(NULL), *p = find_plugin();
+    char *q = find_qemu(NULL), *p = mhq_find_plugin();
     int ok = q != NULL && p != NULL;
     if (why && n) {
         const char *env = getenv("MEMHIST_QEMU_PLUGIN");
@@ -119,7 +118,7 @@ int engine_qemu_available(char *why, size_t n) {
 /* qemu's version from the number on: "qemu-x86_64 version 7.2.22 (Debian
  * 1:7.2+dfsg-7)" gives "7.2.22 (Debian 1:7.2+dfsg-7)"; "unknown" if it did
  * not run. */
-static void qemu_version(const char *qemu, char *out, size_t len) {
+void mhq_qemu_version(const char *qemu, char *out, size_t len) {
     char line[256];
     if (engine_tool_version(qemu, line, sizeof line) != 0) {
         snprintf(out, len, "unknown");
@@ -131,7 +130,7 @@ static void qemu_version(const char *qemu, char *out, size_t len) {
 
 /* The plugin argument: "file=PATH,fd=N,size=S" with commas in PATH doubled
  * (QEMU's option syntax). */
-static char *plugin_arg(const char *plugin, int fd, uint64_t size) {
+char *mhq_plugin_arg(const char *plugin, int fd, uint64_t size) {
     size_t cap = 2 * strlen(plugin) + 80;
     char *s = malloc(cap), *p = s;
     if (s == NULL)
@@ -146,28 +145,10 @@ static char *plugin_arg(const char *plugin, int fd, uint64_t size) {
     return s;
 }
 
-typedef struct consumer {
-    mhq_header *h;
-    mhq_slot *slots;
-    mhq_record *rings;
-    uint64_t mask;
-    uint64_t tail[MHQ_SLOTS]; /* private copies of slot tails */
-    mh_writer *w;
-    mh_access batch[BATCH];
-    size_t n;
-    uint64_t last_t;    /* transition of the last access handed out */
-    uint64_t clamped;   /* accesses that came later than the bound said */
-    uint64_t accesses;
-    int overrun;        /* a ring's head passed its tail by more than a ring */
-    cli_progress prog;  /* used when the caller gives no progress callback */
-    const engine_opts *o;
-} consumer;
 
 /* A warning for the user: through record's relay when it gave one (so it
  * never lands inside the program's output lines), else on stderr. */
-static void warn_user(const engine_opts *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void warn_user(const engine_opts *o, const char *fmt, ...) {
+void mhq_warn_user(const engine_opts *o, const char *fmt, ...) {
     if (o && o->quiet && !o->warn)
         return;
     char msg[512];
@@ -202,8 +183,40 @@ static int flush(consumer *c) {
     return 0;
 }
 
-static int emit(consumer *c, const mhq_record *r) {
-    mh_access *a = &c->batch[c->n];
+/* Declares the stream of slot i's current owner: "thread TID" (kind
+ * thread) in user mode, "cpu N" (kind cpu) in system mode. Stream ids
+ * follow the order in which owners' first records are merged, so the main
+ * thread (or vCPU 0) is stream 0. */
+static int declare_stream(consumer *c, uint32_t i) {
+    if (c->next_stream > MH_STREAM_MAX) {
+        c->too_many_streams = 1;
+        return ENGINE_EFAILED;
+    }
+    const mhq_slot *s = &c->slots[i];
+    uint32_t tid = atomic_load(&s->tid), cpu = atomic_load(&s->cpu);
+    char name[48];
+    mh_stream_info si;
+    mh_stream_info_init(&si);
+    si.id = c->next_stream;
+    si.pid = c->pid ? c->pid : MH_NONE64;
+    if (c->h->system) {
+        si.kind = MH_STREAM_CPU;
+        si.cpu = cpu;
+        snprintf(name, sizeof name, "cpu %u", cpu);
+    } else {
+        si.kind = MH_STREAM_THREAD;
+        si.tid = tid;
+        snprintf(name, sizeof name, "thread %u", tid);
+    }
+    si.name = name;
+    int rc = mh_writer_stream_declare(c->w, &si);
+    if (rc)
+        return rc;
+    c->stream_of[i] = c->next_stream++;
+    return 0;
+}
+
+static int emit(consumer *c, const mhq_record *r, uint32_t stream) {
     uint64_t t = r->transition;
     if (t < c->last_t) {
         /* Cannot happen under the floor protocol; if it does the store
@@ -213,18 +226,39 @@ static int emit(consumer *c, const mhq_record *r) {
         t = c->last_t;
     }
     c->last_t = t;
+    if (c->win_n) {
+        /* Window k = [k * M, k * M + N): outside, counted and dropped; the
+         * first access of a window begins it, after the batch of the
+         * previous window went to the writer. */
+        uint64_t k = c->win_m ? t / c->win_m : 0, off = c->win_m ? t % c->win_m : t;
+        if (off >= c->win_n) {
+            c->dropped++;
+            return 0;
+        }
+        if (!c->in_window || k != c->window) {
+            int rc = flush(c);
+            if (rc == 0)
+                rc = mh_writer_window_begin(c->w, k);
+            if (rc)
+                return rc;
+            c->in_window = 1;
+            c->window = k;
+        }
+    }
+    mh_access *a = &c->batch[c->n]; /* after the window's flush */
     uint32_t size = r->size ? r->size : 1;
     if (r->addr + (uint64_t)size - 1 < r->addr)
         size = (uint32_t)(0 - r->addr); /* last bytes of the address space */
     *a = (mh_access){.transition = t,
                      .linear = r->addr,
-                     .physical = r->addr,
+                     .physical = r->phys,
                      .size = size,
                      .op = r->op <= MHQ_EXEC ? r->op : MHQ_READ,
-                     .has_linear = 1};
-    /* r->pc is not passed on: format 1.x stores have no pc column and
-     * refuse has_pc = 1 (memhist.h); it goes into a.pc with format 2. */
-    if (++c->n == BATCH)
+                     .has_linear = 1,
+                     .stream = stream,
+                     .pc = r->pc,
+                     .has_pc = 1};
+    if (++c->n == MHQ_BATCH)
         return flush(c);
     return 0;
 }
@@ -233,6 +267,11 @@ static int emit(consumer *c, const mhq_record *r) {
 static int drain(consumer *c, int final, uint64_t *moved) {
     mhq_header *h = c->h;
     uint64_t bound = final ? UINT64_MAX : atomic_load(&h->clock);
+    /* Full-system mode (ring.h): the instruction in progress, clock - 1,
+     * may still add records, all to one ring; everything before it is
+     * visible. */
+    if (h->system && !final)
+        bound = bound ? bound - 1 : 0;
     uint32_t used = atomic_load(&h->slots_used);
     if (used > h->nslots)
         used = h->nslots;
@@ -274,8 +313,11 @@ static int drain(consumer *c, int final, uint64_t *moved) {
         uint64_t limit = second < bound ? second : bound;
         const mhq_record *ring = c->rings + (uint64_t)best * (c->mask + 1);
         uint64_t tl = c->tail[best];
+        if (c->stream_of[best] == MHQ_NO_STREAM && (rc = declare_stream(c, (uint32_t)best)) != 0)
+            break;
+        uint32_t stream = c->stream_of[best];
         do {
-            rc = emit(c, &ring[tl & c->mask]);
+            rc = emit(c, &ring[tl & c->mask], stream);
             tl++;
             taken++;
         } while (rc == 0 && tl < head[best] && ring[tl & c->mask].transition <= limit);
@@ -289,7 +331,8 @@ static int drain(consumer *c, int final, uint64_t *moved) {
         if (atomic_load(&c->slots[i].state) == MHQ_DONE &&
             atomic_load(&c->slots[i].head) == c->tail[i]) {
             uint32_t done = MHQ_DONE;
-            atomic_compare_exchange_strong(&c->slots[i].state, &done, MHQ_FREE);
+            if (atomic_compare_exchange_strong(&c->slots[i].state, &done, MHQ_FREE))
+                c->stream_of[i] = MHQ_NO_STREAM; /* a later thread is another stream */
         }
     }
     *moved = taken;
@@ -298,7 +341,8 @@ static int drain(consumer *c, int final, uint64_t *moved) {
 
 /* Creates the shared memory: a memfd (close-on-exec; the child clears the
  * flag on its copy for qemu) holding the header, slots and rings. */
-static int rings_create(int exec, int *fd_out, mhq_header **h_out, engine_result *res) {
+int mhq_rings_create(int exec, int system, int *fd_out, mhq_header **h_out,
+                     engine_result *res) {
     uint64_t cap = MHQ_DEFAULT_CAPACITY;
     const char *env = getenv("MEMHIST_QEMU_RING");
     if (env && *env) {
@@ -334,6 +378,7 @@ static int rings_create(int exec, int *fd_out, mhq_header **h_out, engine_result
     h->record_size = sizeof(mhq_record);
     h->nslots = MHQ_SLOTS;
     h->exec = exec ? 1 : 0;
+    h->system = system ? 1 : 0;
     h->capacity = cap;
     h->slots_offset = (sizeof(mhq_header) + 63) / 64 * 64;
     h->rings_offset = h->slots_offset + ((uint64_t)MHQ_SLOTS * sizeof(mhq_slot) + 4095) / 4096 * 4096;
@@ -351,67 +396,7 @@ static void wait_child(pid_t pid, int *status) {
     }
 }
 
-int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
-                    volatile sig_atomic_t *stop, engine_result *res) {
-    memset(res, 0, sizeof *res);
-    snprintf(res->tracer, sizeof res->tracer, "qemu-plugin");
-    snprintf(res->tracer_version, sizeof res->tracer_version, "unknown");
-    if (argv == NULL || argv[0] == NULL || w == NULL) {
-        set_error(res, "no program to run");
-        return ENGINE_EFAILED;
-    }
-    char *qemu = find_qemu(o), *plugin = NULL, *prog = NULL, *parg = NULL;
-    char **qargv = NULL;
-    consumer *c = NULL;
-    mhq_header *h = NULL;
-    int fd = -1, rc = ENGINE_EFAILED;
-    if (qemu == NULL) {
-        set_error(res, "%s not found: install it with apt-get install qemu-user",
-                  o && o->tool ? o->tool : "qemu-x86_64");
-        goto out;
-    }
-    plugin = find_plugin();
-    if (plugin == NULL) {
-        char why[256];
-        engine_qemu_available(why, sizeof why);
-        set_error(res, "%s", why);
-        goto out;
-    }
-    prog = engine_find_in_path(argv[0]);
-    if (prog == NULL) {
-        set_error(res, "program '%s' not found or not executable", argv[0]);
-        goto out;
-    }
-    qemu_version(qemu, res->tracer_version, sizeof res->tracer_version);
-    if ((rc = rings_create(o && o->exec, &fd, &h, res)) != 0)
-        goto out;
-    rc = ENGINE_EFAILED;
-    size_t argc = 0;
-    while (argv[argc])
-        argc++;
-    /* qemu takes the first non-option as the program: a path starting with
-     * '-' would be read as an option. */
-    char *progarg = prog;
-    char dotprog[PATH_MAX + 3];
-    if (prog[0] == '-') {
-        snprintf(dotprog, sizeof dotprog, "./%s", prog);
-        progarg = dotprog;
-    }
-    parg = plugin_arg(plugin, fd, h->total_size);
-    qargv = calloc(argc + 5, sizeof *qargv);
-    c = calloc(1, sizeof *c);
-    if (parg == NULL || qargv == NULL || c == NULL) {
-        rc = MH_ENOMEM;
-        set_error(res, "%s", mh_strerror(MH_ENOMEM));
-        goto out;
-    }
-    qargv[0] = qemu;
-    qargv[1] = "-plugin";
-    qargv[2] = parg;
-    qargv[3] = progarg;
-    for (size_t i = 1; i < argc; i++)
-        qargv[3 + i] = argv[i];
-
+void mhq_consumer_init(consumer *c, mhq_header *h, mh_writer *w, const engine_opts *o) {
     c->h = h;
     c->slots = (mhq_slot *)((char *)h + h->slots_offset);
     c->rings = (mhq_record *)((char *)h + h->rings_offset);
@@ -420,33 +405,22 @@ int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
     c->o = o;
     /* record's relay draws the progress when it gives a callback */
     cli_progress_init(&c->prog, "record:", (o && (o->quiet || o->progress)) ? 1 : 0);
+    for (uint32_t i = 0; i < MHQ_SLOTS; i++)
+        c->stream_of[i] = MHQ_NO_STREAM;
+    c->win_n = o ? o->trace_for : 0;
+    c->win_m = o && o->trace_for ? o->retrace_every : 0;
+}
 
-    fflush(NULL);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        set_error(res, "fork: %s", strerror(errno));
-        goto out;
-    }
-    if (pid == 0) {
-        /* qemu must not outlive memhist record (it would wait on a full
-         * ring for ever). */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        fcntl(fd, F_SETFD, 0);
-        execv(qemu, qargv);
-        fprintf(stderr, "memhist record: error: cannot run %s: %s\n", qemu, strerror(errno));
-        _exit(127);
-    }
-    res->pid = (uint64_t)pid;
-
+/* Drains the rings into c->w while qemu (pid) runs, forwards a stop
+ * signal (SIGKILL ENGINE_GRACE_S later), takes everything once qemu has
+ * exited, flushes. Fills res->wait_status, accesses, interrupted, error
+ * (waitpid). Returns 0, a negative MH_E* (writer) or ENGINE_EFAILED (a
+ * ring overrun: c->overrun). */
+int mhq_consume(consumer *c, pid_t pid, volatile sig_atomic_t *stop, engine_result *res) {
+    c->pid = (uint64_t)pid;
     int status = 0, exited = 0, forwarded = 0, killed = 0;
     double forwarded_at = 0;
-    unsigned iter = 0;
+    unsigned iter = 0, idle = 0;
     int drc = 0;
     while (!exited) {
         uint64_t moved = 0;
@@ -473,8 +447,13 @@ int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
                 exited = 1;
             }
         }
+        /* Idle for 10 ms (a full-system guest booting, a program blocked
+         * in read): poll every 1 ms instead of 100 us, sparing the CPU qemu
+         * needs. A producer waiting on a full ring is never kept waiting:
+         * its ring had records, so the last pass moved some. */
+        idle = moved ? 0 : idle + 1;
         if (!exited && moved < 1024) {
-            struct timespec ts = {0, 100 * 1000};
+            struct timespec ts = {0, idle > 100 ? 1000 * 1000 : 100 * 1000};
             nanosleep(&ts, NULL);
         }
     }
@@ -493,7 +472,98 @@ int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
     cli_progress_done(&c->prog);
     res->wait_status = status;
     res->accesses = c->accesses;
+    res->dropped = c->dropped;
     res->interrupted = forwarded;
+    return drc;
+}
+
+int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
+                    volatile sig_atomic_t *stop, engine_result *res) {
+    memset(res, 0, sizeof *res);
+    snprintf(res->tracer, sizeof res->tracer, "qemu-plugin");
+    snprintf(res->tracer_version, sizeof res->tracer_version, "unknown");
+    if (argv == NULL || argv[0] == NULL || w == NULL) {
+        set_error(res, "no program to run");
+        return ENGINE_EFAILED;
+    }
+    char *qemu = find_qemu(o), *plugin = NULL, *prog = NULL, *parg = NULL;
+    char **qargv = NULL;
+    consumer *c = NULL;
+    mhq_header *h = NULL;
+    int fd = -1, rc = ENGINE_EFAILED;
+    if (qemu == NULL) {
+        set_error(res, "%s not found: install it with apt-get install qemu-user",
+                  o && o->tool ? o->tool : "qemu-x86_64");
+        goto out;
+    }
+    plugin = mhq_find_plugin();
+    if (plugin == NULL) {
+        char why[256];
+        engine_qemu_available(why, sizeof why);
+        set_error(res, "%s", why);
+        goto out;
+    }
+    prog = engine_find_in_path(argv[0]);
+    if (prog == NULL) {
+        set_error(res, "program '%s' not found or not executable", argv[0]);
+        goto out;
+    }
+    mhq_qemu_version(qemu, res->tracer_version, sizeof res->tracer_version);
+    if ((rc = mhq_rings_create(o && o->exec, 0, &fd, &h, res)) != 0)
+        goto out;
+    rc = ENGINE_EFAILED;
+    size_t argc = 0;
+    while (argv[argc])
+        argc++;
+    /* qemu takes the first non-option as the program: a path starting with
+     * '-' would be read as an option. */
+    char *progarg = prog;
+    char dotprog[PATH_MAX + 3];
+    if (prog[0] == '-') {
+        snprintf(dotprog, sizeof dotprog, "./%s", prog);
+        progarg = dotprog;
+    }
+    parg = mhq_plugin_arg(plugin, fd, h->total_size);
+    qargv = calloc(argc + 5, sizeof *qargv);
+    c = calloc(1, sizeof *c);
+    if (parg == NULL || qargv == NULL || c == NULL) {
+        rc = MH_ENOMEM;
+        set_error(res, "%s", mh_strerror(MH_ENOMEM));
+        goto out;
+    }
+    qargv[0] = qemu;
+    qargv[1] = "-plugin";
+    qargv[2] = parg;
+    qargv[3] = progarg;
+    for (size_t i = 1; i < argc; i++)
+        qargv[3 + i] = argv[i];
+
+    mhq_consumer_init(c, h, w, o);
+
+    fflush(NULL);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        set_error(res, "fork: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0) {
+        /* qemu must not outlive memhist record (it would wait on a full
+         * ring for ever). */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        fcntl(fd, F_SETFD, 0);
+        execv(qemu, qargv);
+        fprintf(stderr, "memhist record: error: cannot run %s: %s\n", qemu, strerror(errno));
+        _exit(127);
+    }
+    res->pid = (uint64_t)pid;
+
+    int drc = mhq_consume(c, pid, stop, res);
     res->started = atomic_load(&h->clock) > 0;
 
     if (drc < 0) {
@@ -505,12 +575,17 @@ int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
         set_error(res, "a ring was overrun: records were lost");
         goto out;
     }
-    if (atomic_load(&h->attached) == 0) {
-        set_error(res, "%s did not load the plugin %s (exit status %d; its message is above)",
-                  qemu, plugin, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    if (c->too_many_streams) {
+        set_error(res, "more than %u threads: a store holds at most that many streams "
+                       "(the store keeps the accesses before)", MH_STREAM_MAX + 1);
         goto out;
     }
-    if (!res->started && !forwarded) {
+    if (atomic_load(&h->attached) == 0) {
+        set_error(res, "%s did not load the plugin %s (exit status %d; its message is above)",
+                  qemu, plugin, WIFEXITED(res->wait_status) ? WEXITSTATUS(res->wait_status) : -1);
+        goto out;
+    }
+    if (!res->started && !res->interrupted) {
         set_error(res, "%s could not run '%s' (its message is above)", qemu, argv[0]);
         goto out;
     }
@@ -527,18 +602,18 @@ int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
     if (forks) {
         snprintf(num, sizeof num, "%u", forks);
         mrc = mh_writer_set_meta(w, "qemu_untraced_forks", num);
-        warn_user(o, "'%s' forked %u time%s: the child%s ran untraced", argv[0], forks,
+        mhq_warn_user(o, "'%s' forked %u time%s: the child%s ran untraced", argv[0], forks,
                   forks == 1 ? "" : "s", forks == 1 ? "" : "ren");
     }
     if (execs && mrc == 0) {
         snprintf(num, sizeof num, "%u", execs);
         mrc = mh_writer_set_meta(w, "qemu_untraced_execs", num);
-        warn_user(o, "'%s' called execve: the program it ran is untraced", argv[0]);
+        mhq_warn_user(o, "'%s' called execve: the program it ran is untraced", argv[0]);
     }
     if (c->clamped && mrc == 0) {
         snprintf(num, sizeof num, "%" PRIu64, c->clamped);
         mrc = mh_writer_set_meta(w, "qemu_late_accesses", num);
-        warn_user(o, "%" PRIu64 " accesses arrived after later transitions and were given "
+        mhq_warn_user(o, "%" PRIu64 " accesses arrived after later transitions and were given "
                   "the previous one", c->clamped);
     }
     if (mrc) {

@@ -21,6 +21,7 @@
 #include "testutil.h"
 
 static const char *victim;
+static uint64_t trace_for, retrace_every; /* windows of the next record() */
 static char dir[512];
 static int counter;
 
@@ -49,7 +50,8 @@ static void record(run *r, int exec, volatile sig_atomic_t *stop, const char *a1
     dup2(fd, STDOUT_FILENO);
     close(fd);
     char *argv[] = {(char *)victim, (char *)a1, (char *)a2, NULL};
-    engine_opts o = {.exec = exec, .quiet = 1};
+    engine_opts o = {.exec = exec, .quiet = 1, .trace_for = trace_for,
+                     .retrace_every = retrace_every};
     r->rc = engine_qemu_run(argv, &o, w, stop, &r->res);
     dup2(saved, STDOUT_FILENO);
     close(saved);
@@ -456,6 +458,139 @@ static void test_vs_lackey(void) {
     free(qm);
 }
 
+/* Format 2.0 streams: each guest thread its own stream (kind thread, its
+ * tid, "thread TID"), main first; every access carries its pc, inside the
+ * victim's code for the victim's own stores; each thread's accesses, taken
+ * by a stream query, are its program order (thread i's 2000 updates of
+ * mh_shared at (7i + r) % 256, r = 0, 1, ...). */
+static void test_streams(void) {
+    run r;
+    const int T = 6;
+    record(&r, 0, NULL, "threads", "6");
+    CHECKF(r.rc == 0, "rc %d: %s", r.rc, r.res.error);
+    verify_clean(r.store);
+    uint64_t slots = addr_of(&r, "slots"), shared = addr_of(&r, "shared");
+    uint64_t text = addr_of(&r, "text"), etext = addr_of(&r, "etext");
+    mh_reader *rd;
+    CHECK_OK(mh_reader_open(r.store, &rd));
+    size_t ns = mh_reader_stream_count(rd);
+    CHECKF(ns == (size_t)T + 1, "%zu streams for %d threads and main", ns, T);
+    uint64_t tids[64];
+    int seen[64] = {0};
+    for (size_t k = 0; k < ns; k++) {
+        mh_stream_info si;
+        mh_stream_info_init(&si);
+        CHECK_OK(mh_reader_stream_info(rd, k, &si));
+        CHECK(si.id == k && si.kind == MH_STREAM_THREAD && si.pid == r.res.pid);
+        char want[48];
+        snprintf(want, sizeof want, "thread %llu", (unsigned long long)si.tid);
+        CHECKF(si.name && strcmp(si.name, want) == 0, "stream %zu named %s", k,
+               si.name ? si.name : "(none)");
+        CHECK(k == 0 || si.tid != tids[0]);
+        tids[k] = si.tid;
+        CHECK(si.accesses > 0);
+
+        /* This stream's accesses, in id order. */
+        uint32_t id = (uint32_t)k;
+        mh_query q;
+        mh_query_init(&q);
+        q.ops = MH_OPS_ALL;
+        q.streams = &id;
+        q.nstreams = 1;
+        mh_access *a = malloc(si.accesses * sizeof *a);
+        size_t got;
+        CHECK(a != NULL);
+        CHECK_OK(mh_query_run(rd, &q, a, si.accesses, &got));
+        CHECK(got == si.accesses);
+        int thread = -1;
+        uint64_t r_next = 0;
+        for (size_t j = 0; j < got; j++) {
+            CHECK(a[j].stream == id && a[j].has_pc == 1);
+            int in_slots = a[j].linear >= slots && a[j].linear < slots + 8 * 64;
+            int in_shared = a[j].linear >= shared && a[j].linear < shared + 8 * 256;
+            if (a[j].op != MH_OP_WRITE || !(in_slots || in_shared))
+                continue;
+            CHECKF(a[j].pc >= text && a[j].pc < etext, "store at 0x%llx from pc 0x%llx",
+                   (unsigned long long)a[j].linear, (unsigned long long)a[j].pc);
+            if (in_slots) {
+                CHECK(thread < 0);
+                thread = (int)((a[j].linear - slots) / 8);
+                CHECK(thread < T && !seen[thread]);
+                seen[thread] = 1;
+                continue;
+            }
+            CHECK(thread >= 0);
+            CHECKF(a[j].linear == shared + 8 * ((7 * (uint64_t)thread + r_next) % 256),
+                   "thread %d update %llu out of order", thread, (unsigned long long)r_next);
+            r_next++;
+        }
+        CHECKF(k == 0 ? thread < 0 : (thread >= 0 && r_next == 2000),
+               "stream %zu: thread %d, %llu updates", k, thread, (unsigned long long)r_next);
+        free(a);
+    }
+    mh_reader_close(rd);
+}
+
+/* --trace-for N --retrace-every M: the windowed recording of a
+ * deterministic run holds exactly the accesses of the full recording whose
+ * transition t has t mod M < N, the others are counted as dropped, and the
+ * store lists one window per k = t / M that has accesses, with their ids,
+ * counts and transition ranges. */
+static void test_windows(void) {
+    run full, win;
+    record(&full, 0, NULL, "work", "3");
+    CHECK(full.rc == 0);
+    const uint64_t N = 2000, M = 20000;
+    trace_for = N;
+    retrace_every = M;
+    record(&win, 0, NULL, "work", "3");
+    trace_for = retrace_every = 0;
+    CHECKF(win.rc == 0, "%s", win.res.error);
+    verify_clean(win.store);
+    size_t nf, nw;
+    mh_access *af = collect(full.store, 0, UINT64_MAX, MH_OPS_ALL, &nf);
+    mh_access *aw = collect(win.store, 0, UINT64_MAX, MH_OPS_ALL, &nw);
+    size_t j = 0;
+    uint64_t dropped = 0;
+    for (size_t i = 0; i < nf; i++) {
+        if (af[i].transition % M >= N) {
+            dropped++;
+            continue;
+        }
+        CHECKF(j < nw && aw[j].transition == af[i].transition && aw[j].linear == af[i].linear &&
+                   aw[j].size == af[i].size && aw[j].op == af[i].op,
+               "windowed access %zu differs from full access %zu", j, i);
+        j++;
+    }
+    CHECK(j == nw && nw > 0 && dropped > 0);
+    CHECK(win.res.dropped == dropped);
+    CHECK(win.res.accesses == nw);
+
+    mh_reader *rd;
+    CHECK_OK(mh_reader_open(win.store, &rd));
+    size_t nwin = mh_reader_window_count(rd), k = 0;
+    for (size_t i = 0; i < nw; k++) {
+        CHECKF(k < nwin, "accesses beyond the %zu windows listed", nwin);
+        mh_window_info wi = {.struct_size = sizeof wi};
+        CHECK_OK(mh_reader_window_info(rd, k, &wi));
+        uint64_t id = aw[i].transition / M;
+        size_t e = i;
+        while (e < nw && aw[e].transition / M == id)
+            e++;
+        CHECKF(wi.window == id && wi.id_first == aw[i].id && wi.accesses == e - i &&
+                   wi.transition_first == aw[i].transition &&
+                   wi.transition_last == aw[e - 1].transition,
+               "window %zu: id %llu first %llu count %llu", k, (unsigned long long)wi.window,
+               (unsigned long long)wi.id_first, (unsigned long long)wi.accesses);
+        i = e;
+    }
+    CHECKF(k == nwin, "%zu windows listed, %zu with accesses", nwin, k);
+    CHECK(nwin >= 3);
+    mh_reader_close(rd);
+    free(af);
+    free(aw);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_qemu_engine VICTIM\n");
@@ -480,6 +615,8 @@ int main(int argc, char **argv) {
     test_backpressure();
     test_errors();
     test_vs_lackey();
+    test_windows();
+    test_streams();
     tu_rmtree(dir);
     printf("qemu engine: all checks passed\n");
     return 0;

@@ -7,8 +7,9 @@
  *   global V     writes mh_target = V once, exits 0
  *   exit N       some work, exits N
  *   segv         writes mh_target = 0x5e9f, then dies of SIGSEGV
- *   threads N    N threads: thread i writes mh_slots[i] = i + 1 once and
- *                works on a shared array under a mutex; exits 0
+ *   threads N    N threads: thread i writes mh_slots[i] = i + 1 once, then
+ *                adds to mh_shared[(7i + r) % 256] for r = 0 .. 1999 under
+ *                a mutex; exits 0 (also prints text/etext: its code)
  *   fork         the child writes mh_child, the parent mh_target after the
  *                child ended
  *   spin         writes mh_target, prints "ready", then loops until killed
@@ -27,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+extern char __executable_start[], etext[]; /* GNU ld: start and end of the code */
 volatile uint64_t mh_target;
 volatile uint64_t mh_child;
 volatile uint64_t mh_slots[64];
@@ -91,6 +93,10 @@ int main(int argc, char **argv) {
     }
     if (strcmp(mode, "threads") == 0) {
         say("slots", mh_slots);
+        say("shared", mh_shared);
+        /* the program's code (non-PIE: where GNU ld put it) */
+        say("text", __executable_start);
+        say("etext", etext);
         pthread_t t[64];
         if (n < 1 || n > 64)
             return 2;
