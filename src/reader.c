@@ -48,12 +48,9 @@ int mh_reader_seg(const mh_reader *r, size_t i, const mh_seg **out,
             mh_seg *s = &m->segs[i];
             int rc = mh_store_seg_open(r->path, name, s, 1, &od);
             if (rc == MH_OK) {
+                /* also refuses a segment of another major than the
+                 * MANIFEST's, with fsck's words */
                 rc = mh_store_seg_check(s, &r->recs[i], 1, &od);
-                if (rc == MH_OK && s->major != r->major)
-                    rc = mh_diag_fail(&od, MH_ECORRUPT, 0,
-                                      "%s: format %u segment listed in a "
-                                      "format %u MANIFEST", s->name,
-                                      (unsigned)s->major, (unsigned)r->major);
                 if (rc != MH_OK)
                     mh_seg_close(s);
             }

@@ -474,7 +474,7 @@ static const expect expects[] = {
  * does not find yet: a segment of another major than its MANIFEST, the
  * store-level stream and window tables. The reader refuses each (checked
  * above). */
-static const char *const k_fsck_gaps[] = {"manifest-major-1", "stream-not-in-newest",
+static const char *const k_fsck_gaps[] = {"stream-not-in-newest",
                                           "window-parts-gap"};
 
 static int fsck_gap(const char *name) {
