@@ -14,9 +14,11 @@
 
 #include "internal.h"
 
-int mh_rows_reserve(mh_rows *r, uint32_t cap) {
-    if (cap <= r->cap)
+static int rows_alloc(mh_rows *r, uint32_t cap, int lazy) {
+    if (cap <= r->cap && r->lazy == lazy)
         return MH_OK;
+    if (cap < r->cap)
+        cap = r->cap;
     mh_rows n = {0};
     n.id_off = malloc((size_t)cap * sizeof *n.id_off);
     n.t = malloc((size_t)cap * sizeof *n.t);
@@ -24,17 +26,50 @@ int mh_rows_reserve(mh_rows *r, uint32_t cap) {
     n.lin = malloc((size_t)cap * sizeof *n.lin);
     n.size = malloc((size_t)cap * sizeof *n.size);
     n.has_lin = malloc((size_t)cap);
-    n.stream = calloc(cap, sizeof *n.stream);
-    n.pc = calloc(cap, sizeof *n.pc);
-    n.has_pc = calloc(cap, 1);
+    if (!lazy) {
+        n.stream = calloc(cap, sizeof *n.stream);
+        n.pc = calloc(cap, sizeof *n.pc);
+        n.has_pc = calloc(cap, 1);
+        n.opt_cap = cap;
+    }
     if (!n.id_off || !n.t || !n.phy || !n.lin || !n.size || !n.has_lin ||
-        !n.stream || !n.pc || !n.has_pc) {
+        (!lazy && (!n.stream || !n.pc || !n.has_pc))) {
         mh_rows_free(&n);
         return MH_ENOMEM;
     }
     mh_rows_free(r);
     n.cap = cap;
+    n.lazy = (uint8_t)lazy;
     *r = n;
+    return MH_OK;
+}
+
+int mh_rows_reserve(mh_rows *r, uint32_t cap) { return rows_alloc(r, cap, 0); }
+
+int mh_rows_reserve_lazy(mh_rows *r, uint32_t cap) {
+    return rows_alloc(r, cap, 1);
+}
+
+/* The stream and pc arrays of lazy rows, made when a block stores one. */
+static int rows_opt(mh_rows *r, mh_diag *d) {
+    if (r->opt_cap >= r->cap)
+        return MH_OK;
+    uint32_t *st = malloc((size_t)r->cap * sizeof *st);
+    uint64_t *pc = malloc((size_t)r->cap * sizeof *pc);
+    uint8_t *has = malloc(r->cap);
+    if (!st || !pc || !has) {
+        free(st);
+        free(pc);
+        free(has);
+        MH_FAIL(MH_ENOMEM, d, 0, "out of memory for a block's stream and pc");
+    }
+    free(r->stream);
+    free(r->pc);
+    free(r->has_pc);
+    r->stream = st;
+    r->pc = pc;
+    r->has_pc = has;
+    r->opt_cap = r->cap;
     return MH_OK;
 }
 
@@ -425,6 +460,8 @@ int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
                      "%s column of %llu bytes runs past the block's end",
                      k_col_names[k], (unsigned long long)len);
             const uint8_t *cend = p + len;
+            if (k == MH_COL_STREAM || k == MH_COL_PC)
+                MH_TRY(rows_opt(out, d));
             MH_TRY(dec_column(k, &p, cend, raw, n, t_base, out, d));
             MH_CHECK(p == cend, MH_ECORRUPT, d, p - raw,
                      "%zu bytes of trailing garbage in the %s column",
@@ -435,6 +472,12 @@ int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
     }
     MH_CHECK(p == end, MH_ECORRUPT, d, p - raw,
              "%zu bytes of trailing garbage in block", (size_t)(end - p));
+    out->no_stream = (uint8_t)!got_stream;
+    out->no_pc = (uint8_t)!got_pc;
+    if (out->lazy) { /* the flags say it: no zero-fill per decode */
+        out->n = n;
+        return MH_OK;
+    }
     if (!got_stream)
         memset(out->stream, 0, (size_t)n * sizeof *out->stream);
     if (!got_pc) {

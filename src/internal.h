@@ -143,14 +143,35 @@ typedef struct mh_rows {
     uint32_t *size;
     uint8_t *has_lin;
     /* format 2.0 columns; filled 0 (stream 0, no pc) when a block does not
-     * store them (1.0 blocks, 2.0 blocks of single-stream slices) */
+     * store them (1.0 blocks, 2.0 blocks of single-stream slices), except
+     * in lazy rows: there no_stream / no_pc say so and the arrays are left
+     * as they are (read them through mh_rows_stream / _pc / _has_pc) */
     uint32_t *stream;
     uint64_t *pc;
     uint8_t *has_pc;
+    uint32_t opt_cap; /* rows stream, pc and has_pc hold */
+    uint8_t lazy;     /* those arrays made by the decoder, on first need */
+    uint8_t no_stream, no_pc; /* the block decoded last stores no such column */
 } mh_rows;
 
+/* Room for cap rows, every column. */
 int mh_rows_reserve(mh_rows *r, uint32_t cap);
+/* Room for cap rows of the columns every block has; the stream and pc
+ * arrays come when a decoded block stores them. The query cache's rows: a
+ * decoded block of a store without pc or streams costs 33 bytes a row, not
+ * 46, and nothing is zero-filled per decode. */
+int mh_rows_reserve_lazy(mh_rows *r, uint32_t cap);
 void mh_rows_free(mh_rows *r);
+
+static inline uint32_t mh_rows_stream(const mh_rows *r, uint32_t i) {
+    return r->no_stream ? 0 : r->stream[i];
+}
+static inline uint8_t mh_rows_has_pc(const mh_rows *r, uint32_t i) {
+    return r->no_pc ? 0 : r->has_pc[i];
+}
+static inline uint64_t mh_rows_pc(const mh_rows *r, uint32_t i) {
+    return r->no_pc ? 0 : r->pc[i];
+}
 
 /* What a block column is, for the codec (a segment's stored columns in
  * table order; unknown non-required ones are skipped by their length). */

@@ -122,10 +122,16 @@ static int read_query(const mh_reader *r, const mh_query *in, qspec *spec,
     return MH_OK;
 }
 
-/* Bytes one decoded row takes in an mh_rows. */
+/* Bytes one decoded row takes in a cache entry (lazy mh_rows): the columns
+ * every block has, and the stream and pc arrays an entry gets once it
+ * decodes a block storing them (counted in c->held as they come). */
 #define ROW_BYTES                                                              \
-    (sizeof(uint32_t) + 3 * sizeof(uint64_t) + sizeof(uint32_t) + 1 +          \
-     sizeof(uint32_t) + sizeof(uint64_t) + 1)
+    (sizeof(uint32_t) + 3 * sizeof(uint64_t) + sizeof(uint32_t) + 1)
+#define ROW_OPT_BYTES (sizeof(uint32_t) + sizeof(uint64_t) + 1)
+
+static size_t entry_bytes(const mh_rows *r) {
+    return (size_t)r->cap * ROW_BYTES + (size_t)r->opt_cap * ROW_OPT_BYTES;
+}
 
 static int ctx_init(qctx *c, const mh_reader *r) {
     memset(c, 0, sizeof *c);
@@ -349,7 +355,9 @@ static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
         *out = &c->ent[e].rows;
         return MH_OK;
     }
-    if (c->nent < c->capent) {
+    /* a new entry while the entries held fit the budget, else the least
+     * recently used is reused */
+    if (c->nent < c->capent && (c->nent < 2 || c->held < c->r->cache_bytes)) {
         e = (int32_t)c->nent++;
         c->ent[e].seg = NULL;
     } else {
@@ -361,11 +369,13 @@ static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
     }
     centry *x = &c->ent[e];
     x->rows.n = 0;
-    int rc = mh_rows_reserve(&x->rows, seg->rows_per_block);
+    size_t was = entry_bytes(&x->rows);
+    int rc = mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
     if (rc == MH_OK)
         rc = mh_seg_decode_block(seg, s, b, c->scratch, &x->rows, &c->diag);
     else
         mh_diag_fail(&c->diag, rc, 0, "out of memory for a decoded block");
+    c->held = c->held - was + entry_bytes(&x->rows);
     if (rc == MH_OK)
         rc = mh_query_check_rows(seg, s, b, &x->rows, &c->diag);
     if (rc != MH_OK) {

@@ -23,6 +23,7 @@ typedef struct qctx {
     const mh_reader *r;
     centry *ent;
     uint32_t nent, capent; /* entries in use, entries allowed */
+    size_t held;           /* bytes the entries' rows take */
     int32_t *slot;         /* table of entry indexes, -1 empty */
     uint32_t mask;         /* table size - 1 */
     int32_t head, tail;    /* most and least recently used */
@@ -91,12 +92,12 @@ static inline int in_end(const qspec *q, uint64_t t, uint64_t id) {
 /* Do the stream and pc filters keep row i of rows? */
 static inline int row_keep(const qspec *q, const mh_rows *rows, uint32_t i) {
     if (q->sbits) {
-        uint32_t s = rows->stream[i];
+        uint32_t s = mh_rows_stream(rows, i);
         if (s > MH_STREAM_MAX || !(q->sbits[s >> 6] >> (s & 63) & 1))
             return 0;
     }
-    if (q->pc_on && (!rows->has_pc[i] || rows->pc[i] < q->pc_lo ||
-                     rows->pc[i] > q->pc_hi))
+    if (q->pc_on && (!mh_rows_has_pc(rows, i) || mh_rows_pc(rows, i) < q->pc_lo ||
+                     mh_rows_pc(rows, i) > q->pc_hi))
         return 0;
     return 1;
 }
@@ -140,12 +141,12 @@ static inline mh_access mhq_access(const mh_slice *s, const mh_rows *rows,
                        .transition = rows->t[i],
                        .linear = rows->lin[i],
                        .physical = rows->phy[i],
-                       .pc = rows->has_pc[i] ? rows->pc[i] : 0,
+                       .pc = mh_rows_has_pc(rows, i) ? mh_rows_pc(rows, i) : 0,
                        .size = rows->size[i],
-                       .stream = rows->stream[i],
+                       .stream = mh_rows_stream(rows, i),
                        .op = op,
                        .has_linear = rows->has_lin[i],
-                       .has_pc = rows->has_pc[i]};
+                       .has_pc = mh_rows_has_pc(rows, i)};
 }
 
 /* The decoded rows of segment-wide block `key` when c's cache holds them

@@ -146,7 +146,7 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
     if (s->count > (direct ? WIDE_MAX_DIRECT : WIDE_MAX_STAGED))
         return 0;
     if (reserve(c, s->count, direct) != MH_OK ||
-        mh_rows_reserve(&c->stream, seg->rows_per_block) != MH_OK)
+        mh_rows_reserve_lazy(&c->stream, seg->rows_per_block) != MH_OK)
         MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for a wide query");
     if (++c->epoch == 0) { /* marks of 2^32 slices ago look current: clear */
         memset(c->mark, 0, (size_t)c->capslice * sizeof *c->mark);

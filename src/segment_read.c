@@ -838,13 +838,13 @@ static int check_row_streams(const mh_seg *seg, const mh_slice *s, uint32_t b,
     for (uint32_t k = 0; k < out->n; k++, row++) {
         while (row - c.row_first >= c.row_count && lo + 1 < s->chunk_count)
             load_chunk(seg, s->chunk_first + ++lo, &c);
-        uint32_t bit = 1u << (out->stream[k] & 31u);
+        uint32_t bit = 1u << (mh_rows_stream(out, k) & 31u);
         if (!(bl->stream_mask & c.stream_mask & s->stream_mask & bit)) {
             uint32_t si = mh_seg_slice_of_block(seg, bi);
             MH_FAIL(MH_ECORRUPT, d, bl->offset,
                     "slice %u, block %u at byte %llu: row %u of stream %u "
                     "outside the stream masks of its block, chunk or slice",
-                    si, bi, (unsigned long long)bl->offset, k, out->stream[k]);
+                    si, bi, (unsigned long long)bl->offset, k, mh_rows_stream(out, k));
         }
     }
     return MH_OK;

@@ -167,6 +167,28 @@ static void read_all(const mh_seg *seg, mh_rec *out, size_t n) {
     }
     for (size_t i = 0; i < n; i++)
         CHECKF(seen[i], "id %zu missing", i);
+    /* the query cache's lazy rows, one buffer walked backward: blocks with
+     * pc and streams come before the plain prefix's blocks, whose rows must
+     * read stream 0 and no pc through the accessors, not what the arrays
+     * kept from the block before */
+    mh_rows lazy = {0};
+    CHECK_OK(mh_rows_reserve_lazy(&lazy, seg->rows_per_block));
+    for (uint32_t si = seg->nslices; si-- > 0;) {
+        mh_slice s;
+        mh_seg_slice(seg, si, &s);
+        for (uint32_t b = s.block_count; b-- > 0;) {
+            mh_diag d = {0, 0, ""};
+            CHECKF(mh_seg_decode_block(seg, &s, b, scratch, &lazy, &d) == MH_OK,
+                   "%s", d.msg);
+            for (uint32_t k = 0; k < lazy.n; k++) {
+                const mh_rec *x = &out[s.id_first - seg->id_first + lazy.id_off[k]];
+                CHECK(mh_rows_stream(&lazy, k) == x->stream);
+                CHECK(mh_rows_has_pc(&lazy, k) == x->has_pc);
+                CHECK(mh_rows_pc(&lazy, k) == x->pc);
+            }
+        }
+    }
+    mh_rows_free(&lazy);
     free(seen);
     free(scratch);
     mh_rows_free(&rows);
