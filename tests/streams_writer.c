@@ -101,7 +101,8 @@ static void load_store(const char *dir, storeview *v) {
         sv->nwindows = seg.dict.nwindows;
         sv->windows = calloc(sv->nwindows + 1, sizeof *sv->windows);
         CHECK(sv->windows);
-        memcpy(sv->windows, seg.dict.windows, sv->nwindows * sizeof *sv->windows);
+        if (sv->nwindows)
+            memcpy(sv->windows, seg.dict.windows, sv->nwindows * sizeof *sv->windows);
         for (uint32_t s = 0; s < seg.nslices; s++) {
             mh_slice sl;
             mh_seg_slice(&seg, s, &sl);
