@@ -22,7 +22,7 @@ case $secs in '' | *[!0-9]*) usage ;; esac
 
 root=$(cd "$(dirname "$0")/.." && pwd) || exit 2
 build=${MH_FUZZ_BUILD:-${TMPDIR:-/tmp}/memhist-fuzz-build}
-all="fuzz_segment_open fuzz_manifest fuzz_block_decode fuzz_differential fuzz_import_lackey fuzz_import_csv"
+all="fuzz_segment_open fuzz_manifest fuzz_block_decode fuzz_section fuzz_differential fuzz_import_lackey fuzz_import_csv"
 targets=${*:-$all}
 
 command -v clang >/dev/null 2>&1 || { echo "run.sh: clang not found" >&2; exit 2; }
