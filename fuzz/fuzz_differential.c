@@ -149,10 +149,11 @@ static int draw_access(fuzz_producer *p, uint64_t prev, mh_access *a,
     case 2: a->op = (uint8_t)fuzz_producer_u32_range(p, 3, 255); return MH_EINVAL;
     case 3: a->has_linear = (uint8_t)fuzz_producer_u32_range(p, 2, 255); return MH_EINVAL;
     case 4:
-        /* fields format 1.x has no column for, and reserved bytes */
+        /* a stream never declared (this model declares none), a has_pc
+         * that is not 0/1, and reserved bytes */
         switch (fuzz_producer_u32_range(p, 0, 2)) {
-        case 0: a->stream = fuzz_producer_u32_range(p, 1, UINT32_MAX); break;
-        case 1: a->has_pc = (uint8_t)fuzz_producer_u32_range(p, 1, 255); break;
+        case 0: a->stream = fuzz_producer_u32_range(p, 1, UINT32_MAX); return MH_ENOSTREAM;
+        case 1: a->has_pc = (uint8_t)fuzz_producer_u32_range(p, 2, 255); break;
         default:
             a->reserved[fuzz_producer_u32_range(p, 0, 4)] =
                 (uint8_t)fuzz_producer_u32_range(p, 1, 255);
