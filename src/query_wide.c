@@ -124,6 +124,140 @@ static int disagree(qctx *c, const mh_seg *seg, uint32_t si, uint64_t a,
             (unsigned long long)b);
 }
 
+/* What the row loop of a wide slice reads, in locals of its own: the
+ * compiler cannot keep q's fields in registers across the stores to the
+ * staged accesses (uint64_t stores may alias them), and that reload per row
+ * was most of what 2.0 added to a whole-space max1000 query (callgrind). */
+typedef struct wide_ctx {
+    uint64_t a, b;       /* [A, B] */
+    uint64_t t_lo, t_hi; /* partial slices: the start (and window) as */
+    uint64_t i_lo, i_hi; /*   transition and absolute id bounds */
+    uint64_t id_first;
+    uint32_t count;
+    int partial, direct, fwd;
+    mh_access *place;
+    uint32_t *mark, ep;
+    uint32_t id_min, id_max;
+    uint64_t dup; /* the absolute id found twice (wide_rows returned SIZE_MAX) */
+} wide_ctx;
+
+static void wide_ctx_init(wide_ctx *w, const qspec *q, const mh_slice *s, int partial,
+                          mh_access *place, int direct, uint32_t *mark, uint32_t ep) {
+    w->a = q->a;
+    w->b = q->b;
+    /* in_range as bounds: forward, id >= id_lo and (t >= start, or id >
+     * start); backward, id <= id_hi and (t <= start, or id < start) */
+    w->t_lo = 0;
+    w->t_hi = UINT64_MAX;
+    w->i_lo = 0;
+    w->i_hi = UINT64_MAX;
+    if (q->dir == MH_FORWARD) {
+        w->i_lo = q->id_lo;
+        if (q->kind == MH_FROM_TRANSITION)
+            w->t_lo = q->start;
+        else if (q->start == UINT64_MAX)
+            w->i_hi = 0, w->i_lo = 1; /* nothing lies after the last id */
+        else if (q->start + 1 > w->i_lo)
+            w->i_lo = q->start + 1;
+    } else {
+        w->i_hi = q->id_hi;
+        if (q->kind == MH_FROM_TRANSITION)
+            w->t_hi = q->start;
+        else if (q->start == 0)
+            w->i_hi = 0, w->i_lo = 1; /* nothing lies before id 0 */
+        else if (q->start - 1 < w->i_hi)
+            w->i_hi = q->start - 1;
+    }
+    w->id_first = s->id_first;
+    w->count = s->count;
+    w->partial = partial;
+    w->direct = direct;
+    w->fwd = q->dir == MH_FORWARD;
+    w->place = place;
+    w->mark = mark;
+    w->ep = ep;
+    w->id_min = UINT32_MAX;
+    w->id_max = 0;
+    w->dup = 0;
+}
+
+/* Rows [k0, k1) of one chunk (operation op) of a decoded block: each one
+ * that meets [A, B] (and the start, and the stream and pc filters) is
+ * marked and placed by its id offset. Returns how many were placed, or
+ * SIZE_MAX when an id was placed before (w->dup). plain: no filter and no
+ * stream or pc column, the single-stream case, whose accesses are built
+ * without looking at those columns; a constant at each call, so the
+ * compiler makes the loop twice. */
+static inline size_t wide_rows_body(wide_ctx *w, const mh_rows *rows, uint32_t k0,
+                                    uint32_t k1, uint8_t op, int filtered, const qspec *q,
+                                    const int plain) {
+    const uint32_t *col_id = rows->id_off, *col_size = rows->size;
+    const uint64_t *col_t = rows->t, *col_phy = rows->phy, *col_lin = rows->lin;
+    const uint8_t *col_hl = rows->has_lin;
+    const uint32_t *col_s = rows->no_stream ? NULL : rows->stream;
+    const uint64_t *col_pc = rows->no_pc ? NULL : rows->pc;
+    const uint8_t *col_hpc = rows->no_pc ? NULL : rows->has_pc;
+    const uint64_t a = w->a, b = w->b, id_first = w->id_first;
+    const uint64_t t_lo = w->t_lo, t_hi = w->t_hi, i_lo = w->i_lo, i_hi = w->i_hi;
+    const int partial = w->partial, direct = w->direct, fwd = w->fwd;
+    const uint32_t ep = w->ep, count = w->count;
+    uint32_t *mark = w->mark;
+    mh_access *place = w->place;
+    uint32_t id_min = w->id_min, id_max = w->id_max;
+    size_t placed = 0;
+    for (uint32_t i = k0; i < k1; i++) {
+        uint64_t phy = col_phy[i];
+        if (phy > b || phy + (col_size[i] - 1u) < a)
+            continue;
+        uint32_t id = col_id[i]; /* < count: mh_seg_decode_block */
+        uint64_t abs = id_first + id;
+        if (partial && (col_t[i] < t_lo || col_t[i] > t_hi || abs < i_lo || abs > i_hi))
+            continue;
+        if (!plain && filtered && !row_keep(q, rows, i))
+            continue;
+        if (mark[id] == ep) {
+            w->dup = abs;
+            return SIZE_MAX;
+        }
+        mark[id] = ep;
+        id_min = id < id_min ? id : id_min;
+        id_max = id > id_max ? id : id_max;
+        placed++;
+        mh_access *x = &place[direct ? (fwd ? id : count - 1 - id) : id];
+        if (plain) {
+            *x = (mh_access){.id = abs,
+                             .transition = col_t[i],
+                             .linear = col_lin[i],
+                             .physical = phy,
+                             .size = col_size[i],
+                             .op = op,
+                             .has_linear = col_hl[i]};
+        } else {
+            uint8_t hpc = col_hpc ? col_hpc[i] : 0;
+            *x = (mh_access){.id = abs,
+                             .transition = col_t[i],
+                             .linear = col_lin[i],
+                             .physical = phy,
+                             .pc = hpc ? col_pc[i] : 0,
+                             .size = col_size[i],
+                             .stream = col_s ? col_s[i] : 0,
+                             .op = op,
+                             .has_linear = col_hl[i],
+                             .has_pc = hpc};
+        }
+    }
+    w->id_min = id_min;
+    w->id_max = id_max;
+    return placed;
+}
+
+static size_t wide_rows(wide_ctx *w, const mh_rows *rows, uint32_t k0, uint32_t k1,
+                        uint8_t op, int filtered, const qspec *q) {
+    if (!filtered && rows->no_stream && rows->no_pc)
+        return wide_rows_body(w, rows, k0, k1, op, 0, q, 1);
+    return wide_rows_body(w, rows, k0, k1, op, filtered, q, 0);
+}
+
 int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
                   const qspec *q, size_t want, mh_access *out, size_t *got) {
     int fwd = q->dir == MH_FORWARD;
@@ -168,8 +302,9 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
         }
     }
     const uint32_t R = seg->rows_per_block;
-    mh_access *place = direct ? out : c->stage;
-    uint32_t id_min = UINT32_MAX, id_max = 0;
+    wide_ctx wr;
+    wide_ctx_init(&wr, q, s, partial, direct ? out : c->stage, direct, mark, ep);
+    const int filtered = row_filtered(q);
     uint64_t matched = 0;
     int64_t prev_b = -2; /* the block decoded last, and its last row */
     uint64_t prev_id = 0, prev_t = 0;
@@ -192,9 +327,8 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
             MH_TRY(mh_query_check_rows(seg, s, b, &c->stream, &c->diag));
             rows = &c->stream;
         }
-        const uint32_t *col_id = rows->id_off, *col_size = rows->size;
-        const uint64_t *col_t = rows->t, *col_phy = rows->phy;
-        const int filtered = row_filtered(q);
+        const uint32_t *col_id = rows->id_off;
+        const uint64_t *col_t = rows->t;
         /* the chunk holding the block's first row (chunks tile the rows) */
         uint32_t lo = s->chunk_first, hi = s->chunk_first + s->chunk_count - 1;
         while (lo < hi) {
@@ -226,25 +360,10 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
             if (!(q->ops & (1u << ch.op)) || ch.phy_last < q->a ||
                 ch.phy_first > q->b || !mask_meets(q, ch.stream_mask))
                 continue;
-            for (uint32_t i = k0; i < k1; i++) {
-                uint64_t phy = col_phy[i];
-                if (phy > q->b || phy + (col_size[i] - 1u) < q->a)
-                    continue;
-                uint32_t id = col_id[i]; /* < count: mh_seg_decode_block */
-                if (partial && !in_range(q, col_t[i], s->id_first + id))
-                    continue;
-                if (filtered && !row_keep(q, rows, i))
-                    continue;
-                if (mark[id] == ep)
-                    return disagree(c, seg, si, s->id_first + id,
-                                    s->id_first + id);
-                mark[id] = ep;
-                id_min = id < id_min ? id : id_min;
-                id_max = id > id_max ? id : id_max;
-                matched++;
-                mh_access *a = &place[direct ? (fwd ? id : s->count - 1 - id) : id];
-                *a = mhq_access(s, rows, i, ch.op);
-            }
+            size_t placed = wide_rows(&wr, rows, k0, k1, ch.op, filtered, q);
+            if (placed == SIZE_MAX)
+                return disagree(c, seg, si, wr.dup, wr.dup);
+            matched += placed;
         }
         prev_b = b;
         prev_id = s->id_first + col_id[rows->n - 1];
@@ -265,8 +384,8 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
     } else if (matched) {
         /* read the marks in query order across the matched span */
         uint64_t last_t = 0, last_id = 0;
-        for (uint32_t j = 0; j <= id_max - id_min && n < want; j++) {
-            uint32_t id = fwd ? id_min + j : id_max - j;
+        for (uint32_t j = 0; j <= wr.id_max - wr.id_min && n < want; j++) {
+            uint32_t id = fwd ? wr.id_min + j : wr.id_max - j;
             if (mark[id] != ep)
                 continue;
             const mh_access *a = &c->stage[id];
