@@ -84,7 +84,7 @@ static void usage(FILE *f)
             "                uniform over the transitions, range on an accessed\n"
             "                address or near one, plus never-accessed ranges) or\n"
             "                near (every query has an answer, the older draw)\n"
-            "  --repeat K    each --lackey trace is written K times, copy r with its\n"
+            "  --repeat K    each --lackey and --store trace is written K times, copy r with its\n"
             "                transitions shifted past copy r-1 (the 10^9-access store\n"
             "                from a real trace; SQLite is skipped, the scan checks)\n"
             "  --no-sqlite-design  skip the second SQLite store, the design's own\n"
@@ -1003,15 +1003,17 @@ int main(int argc, char **argv)
             snprintf(w[k].name, sizeof w[k].name, "lackey-%s", base ? base + 1 : path);
             fprintf(stderr, "mh_bench: reading %s\n", path);
             rc = mhb_load_lackey(path, &t);
-            if (rc == MH_OK && o.repeat > 1 && t.n > 0) {
-                /* copy r starts one transition after copy r - 1 ends */
-                t.reps = o.repeat;
-                t.shift = t.a[t.n - 1].transition - t.a[0].transition + 1;
-                if (t.a[t.n - 1].transition > UINT64_MAX - (o.repeat - 1) * t.shift)
-                    rc = MH_EINVAL; /* transitions would wrap */
-                size_t len = strlen(w[k].name);
-                snprintf(w[k].name + len, sizeof w[k].name - len, "-x%" PRIu64, o.repeat);
-            }
+        }
+        int real = k >= o.nsizes && (k < o.nsizes + o.nlackey || kk < o.nstore);
+        if (rc == MH_OK && real && o.repeat > 1 && t.n > 0) {
+            /* copy r starts one transition after copy r - 1 ends */
+            t.reps = o.repeat;
+            t.shift = t.a[t.n - 1].transition - t.a[0].transition + 1;
+            if (t.shift > UINT64_MAX / o.repeat ||
+                t.a[t.n - 1].transition > UINT64_MAX - (o.repeat - 1) * t.shift)
+                rc = MH_EINVAL; /* transitions would wrap */
+            size_t len = strlen(w[k].name);
+            snprintf(w[k].name + len, sizeof w[k].name - len, "-x%" PRIu64, o.repeat);
         }
         if (rc == MH_OK && k < o.nsizes + o.nlackey)
             rc = mhb_trace_streams(&t);
