@@ -12,13 +12,24 @@
  *       DIR/queries.bin;
  *   mh_abprof run LIB STORE QUERIES [CLASS_SUBSTRING]
  *       opens STORE with LIB and runs every query of the classes whose
- *       name contains CLASS_SUBSTRING (all without it) twice, class by
+ *       name contains CLASS_SUBSTRING (all without it; "=NAME": the class
+ *       NAME only) twice, class by
  *       class: a warm pass, then again in abprof_run_class(): run it under
  *         valgrind --tool=callgrind --toggle-collect=abprof_run_class ...
  *       and the instructions counted are those of the queries alone (the
  *       library's and libc's they call). Prints each class's query count
  *       and the accesses returned (the same on both libraries, or a wrong
  *       answer: the prep step's mh_abtest-like warm pass is mh_abtest's job).
+ *   mh_abprof dump SRC_STORE N FILE
+ *       writes the first N accesses of SRC_STORE (streams and pcs kept) to
+ *       FILE as raw mh_access records, so that
+ *   mh_abprof ingest LIB FILE STORE
+ *       can write them with LIB (default options: background threads on)
+ *       in abprof_ingest(), without loading a store under valgrind:
+ *         valgrind --tool=callgrind --toggle-collect=abprof_ingest ...
+ *       counts the writer's instructions, every thread's, per access. A
+ *       multi-stream trace would need its streams declared: FILE must hold
+ *       stream 0 only (checked).
  */
 #include "bench.h"
 
@@ -228,7 +239,8 @@ static int run(int argc, char **argv)
             rc = MH_EIO;
             break;
         }
-        if (strstr(c.name, want) != NULL) {
+        /* "=NAME": that class only; else every class whose name holds it */
+        if (want[0] == '=' ? !strcmp(c.name, want + 1) : strstr(c.name, want) != NULL) {
             /* once uncounted first: mh_abtest times the best of its passes,
              * after a warm pass, so the reader's block cache is warm */
             for (size_t i = 0; i < c.nq && rc == MH_OK; i++) {
@@ -248,6 +260,79 @@ static int run(int argc, char **argv)
     return rc != MH_OK;
 }
 
+static int dump(int argc, char **argv)
+{
+    if (argc < 5)
+        return 2;
+    mhb_trace t;
+    memset(&t, 0, sizeof t);
+    int rc = mhb_load_store(argv[2], &t);
+    if (rc != MH_OK) {
+        fprintf(stderr, "mh_abprof: %s: %s\n", argv[2], mh_strerror(rc));
+        return 1;
+    }
+    size_t n = (size_t)strtod(argv[3], NULL);
+    if (n > t.n)
+        n = t.n;
+    FILE *f = fopen(argv[4], "wb");
+    int bad = f == NULL || fwrite(t.a, sizeof *t.a, n, f) != n;
+    if (f != NULL && fclose(f) != 0)
+        bad = 1;
+    printf("mh_abprof: %zu of %zu accesses written to %s\n", n, t.n, argv[4]);
+    mhb_trace_free(&t);
+    return bad;
+}
+
+/* Everything callgrind counts (--toggle-collect=abprof_ingest). */
+__attribute__((noinline)) int abprof_ingest(const lib *l, const char *store,
+                                            const mh_access *a, size_t n)
+{
+    mh_writer *w = NULL;
+    int rc = l->writer_open(store, MH_CREATE, NULL, &w);
+    for (size_t i = 0; rc == MH_OK && i < n; i += 65536)
+        rc = l->append_batch(w, a + i, n - i < 65536 ? n - i : 65536, NULL);
+    if (w != NULL) {
+        int rc2 = l->writer_close(w);
+        if (rc == MH_OK)
+            rc = rc2;
+    }
+    return rc;
+}
+
+static int ingest(int argc, char **argv)
+{
+    if (argc < 5)
+        return 2;
+    lib l;
+    memset(&l, 0, sizeof l);
+    if (lib_load(argv[2], &l))
+        return 1;
+    FILE *f = fopen(argv[3], "rb");
+    if (f == NULL)
+        return 1;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    size_t n = len > 0 ? (size_t)len / sizeof(mh_access) : 0;
+    mh_access *a = malloc(n * sizeof *a + 1);
+    int bad = a == NULL || fread(a, sizeof *a, n, f) != n;
+    fclose(f);
+    for (size_t i = 0; !bad && i < n; i++)
+        bad = a[i].stream != 0;
+    if (bad) {
+        fprintf(stderr, "mh_abprof: %s: unreadable, or a stream other than 0\n", argv[3]);
+        free(a);
+        return 1;
+    }
+    double t0 = mhb_now();
+    int rc = abprof_ingest(&l, argv[4], a, n);
+    double dt = mhb_now() - t0;
+    printf("mh_abprof: %zu accesses written in %.3f s (%.2f M/s): %s\n", n, dt,
+           (double)n / dt / 1e6, mh_strerror(rc));
+    free(a);
+    return rc != MH_OK;
+}
+
 int main(int argc, char **argv)
 {
     int rc = 2;
@@ -255,9 +340,15 @@ int main(int argc, char **argv)
         rc = prep(argc, argv);
     else if (argc > 1 && !strcmp(argv[1], "run"))
         rc = run(argc, argv);
+    else if (argc > 1 && !strcmp(argv[1], "dump"))
+        rc = dump(argc, argv);
+    else if (argc > 1 && !strcmp(argv[1], "ingest"))
+        rc = ingest(argc, argv);
     if (rc == 2)
         fprintf(stderr, "usage: mh_abprof prep BASE_LIB NEW_LIB SRC_STORE DIR [--queries N] "
                         "[--seed N]\n"
-                        "       mh_abprof run LIB STORE QUERIES [CLASS_SUBSTRING]\n");
+                        "       mh_abprof run LIB STORE QUERIES [CLASS_SUBSTRING]\n"
+                        "       mh_abprof dump SRC_STORE N FILE\n"
+                        "       mh_abprof ingest LIB FILE STORE\n");
     return rc;
 }
