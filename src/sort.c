@@ -89,24 +89,38 @@ static void rank_undo(const mh_sort_scratch *m, uint64_t *key, size_t n) {
         key[i] = m->sorted[key[i] >> RANK_SHIFT] << RANK_SHIFT | (key[i] & low);
 }
 
-/* The LSD passes over the byte positions where the keys differ. */
+/* The LSD passes over the byte positions where the keys differ, among the
+ * low nbytes (4 or 8): every key is below 2^(8 nbytes). */
 static void lsd_sort(uint32_t (*hist)[256], uint64_t *key, uint32_t *val,
-                     uint64_t *tmpk, uint32_t *tmpv, size_t n) {
-    memset(hist, 0, 8 * sizeof *hist);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = key[i];
-        hist[0][k & 0xff]++;
-        hist[1][(k >> 8) & 0xff]++;
-        hist[2][(k >> 16) & 0xff]++;
-        hist[3][(k >> 24) & 0xff]++;
-        hist[4][(k >> 32) & 0xff]++;
-        hist[5][(k >> 40) & 0xff]++;
-        hist[6][(k >> 48) & 0xff]++;
-        hist[7][k >> 56]++;
+                     uint64_t *tmpk, uint32_t *tmpv, size_t n, unsigned nbytes) {
+    memset(hist, 0, nbytes * sizeof *hist);
+    if (nbytes == 4) {
+        /* ranked keys (< RANK_MAX << RANK_SHIFT): the four high histograms
+         * would count zeros, 16 of the ~120 instructions per access the
+         * sort took on gzip's qemu trace (callgrind) */
+        for (size_t i = 0; i < n; i++) {
+            uint64_t k = key[i];
+            hist[0][k & 0xff]++;
+            hist[1][(k >> 8) & 0xff]++;
+            hist[2][(k >> 16) & 0xff]++;
+            hist[3][(k >> 24) & 0xff]++;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t k = key[i];
+            hist[0][k & 0xff]++;
+            hist[1][(k >> 8) & 0xff]++;
+            hist[2][(k >> 16) & 0xff]++;
+            hist[3][(k >> 24) & 0xff]++;
+            hist[4][(k >> 32) & 0xff]++;
+            hist[5][(k >> 40) & 0xff]++;
+            hist[6][(k >> 48) & 0xff]++;
+            hist[7][k >> 56]++;
+        }
     }
     uint64_t *sk = key, *dk = tmpk;
     uint32_t *sv = val, *dv = tmpv;
-    for (unsigned d = 0; d < 8; d++) {
+    for (unsigned d = 0; d < nbytes; d++) {
         uint32_t *h = hist[d];
         unsigned shift = d * 8;
         if (h[(key[0] >> shift) & 0xff] == n)
@@ -144,7 +158,9 @@ void mh_radix_sort(mh_sort_scratch *s, uint64_t *key, uint32_t *val,
     int ranked = n >= 4 * RANK_MAX && rank_build(s, key, n);
     if (ranked)
         rank_apply(s, key, n);
-    lsd_sort(s->hist, key, val, tmpk, tmpv, n);
+    _Static_assert((uint64_t)RANK_MAX << RANK_SHIFT <= (uint64_t)1 << 32,
+                   "ranked keys fit four bytes");
+    lsd_sort(s->hist, key, val, tmpk, tmpv, n, ranked ? 4u : 8u);
     if (ranked)
         rank_undo(s, key, n);
 }
