@@ -474,10 +474,7 @@ int mh_producer_open(mh_writer *w, uint32_t stream, mh_producer **out) {
     if (!out)
         rc = mh_diag_fail(d, MH_EINVAL, 0, "mh_producer_open: NULL out");
     else if (w->failed)
-        rc = mh_diag_fail(d, MH_ESTATE, 0,
-                          "writer failed earlier (%s: %s); only close or "
-                          "abandon are allowed", mh_error_name(w->failed),
-                          w->failed_diag.msg);
+        rc = mh_writer_refuse_failed(w);
     else if (!mh_writer_stream_declared(w, stream))
         rc = mh_diag_fail(d, MH_ENOSTREAM, 0,
                           "mh_producer_open: stream %u is not declared", stream);
