@@ -52,9 +52,10 @@ static void write_store(const char *dir, const mh_access *all, size_t n,
     CHECK_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
     size_t i = 0;
     if (discard_at) {
-        /* appended up to discard_at + 5000, then cut back to discard_at's
-         * transition: the segment's id map loses the cut slices' groups */
-        size_t upto = discard_at + 5000 < n ? discard_at + 5000 : n;
+        /* appended up to discard_at + 20000 (a slice past discard_at built
+         * into the segment), then cut back to discard_at's transition: the
+         * segment's id map loses the cut slices' groups */
+        size_t upto = discard_at + 20000 < n ? discard_at + 20000 : n;
         CHECK_OK(mh_writer_append_batch(w, all, upto, NULL));
         CHECK_OK(mh_writer_discard_from(w, all[discard_at].transition));
         i = discard_at;
@@ -367,7 +368,7 @@ int main(void) {
     /* u16 labels: thousands of chunks per slice, a discard mid-segment */
     gen_trace(&rng, all, n, 1u << 20);
     tu_mkdtemp(dir, sizeof dir, "idmap16");
-    write_store(dir, all, n, 30000, 1, 1, 47000);
+    write_store(dir, all, n, 20000, 1, 1, 25000);
     CHECK(check_labels(dir, &groups) == 2);
     pr = run_fsck(dir);
     CHECKF(pr.n == 0, "fsck: %s", pr.msg);
