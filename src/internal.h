@@ -486,6 +486,15 @@ int mh_store_seg_open(const char *dir, const char *name, mh_seg *seg,
 int mh_store_seg_check(const mh_seg *s, const mh_manrec *rec, int named,
                        mh_diag *d);
 
+/* ---- fsck across segments (verify_store.c) ---------------------------- */
+/* How verify_store.c hands verify.c a problem: code, file, byte, message. */
+typedef void (*mh_verify_line_fn)(void *ctx, int code, const char *file,
+                                  uint64_t off, const char *msg);
+/* The rules of SPEC.md 8 between the segments of MANIFEST m (the store's
+ * stream and window tables), each broken one reported through fn. */
+void mh_verify_store_tables(const char *dir, const mh_manifest *m,
+                            mh_verify_line_fn fn, void *ctx);
+
 /* ---- reader (reader.c) ---------------------------------------------- */
 /* Opening reads the MANIFEST only (issue 10: a cold open costs the same
  * for 1 segment or 10^5). A segment is mapped, validated and checked
