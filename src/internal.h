@@ -774,15 +774,17 @@ void mh_segw_destroy(mh_segw *w);
  * open-addressing table (buf's memory only: no other allocation kept). */
 typedef struct mh_sumset {
     mh_buf *buf;
+    mh_buf *wide; /* rows over several granules, as merged ranges at end */
     uint64_t *tab;
     uint32_t mask, shift_bits, n;
     int overflow;
     uint64_t last[MHF_OP_COUNT]; /* last key added per op: runs are free */
 } mh_sumset;
 
-/* Starts an empty set in buf (its contents are dropped); hint: how many
- * rows will be added. */
-int mh_sumset_begin(mh_sumset *s, mh_buf *buf, uint32_t hint);
+/* Starts an empty set in buf (its contents are dropped), with wide (also
+ * emptied) for the granule ranges of rows over more than one granule;
+ * hint: how many rows will be added. */
+int mh_sumset_begin(mh_sumset *s, mh_buf *buf, mh_buf *wide, uint32_t hint);
 /* Adds the keys of a row [phy, phy + size - 1] of operation op (size >= 1,
  * no wrap). */
 int mh_sumset_add_slow(mh_sumset *s, uint64_t key, uint64_t g_last,
@@ -860,7 +862,7 @@ int mh_summary_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                      mh_sum_iter *it, mh_diag *d);
 
 /* fsck: whether v lists slice s under each of the slice's keys keys[0..n)
- * (unique, made at MHF_SUM_GRANULE_SHIFT; taken to v's coarser granules
+ * (sorted, unique, made at MHF_SUM_GRANULE_SHIFT; taken to v's coarser granules
  * when its shift is larger); *listed gets how many postings that makes.
  * The caller checks that these add up to v->nposting over all slices,
  * which makes the correspondence exact. MH_ECORRUPT. */
@@ -877,7 +879,7 @@ typedef struct mh_sum_fsck {
     int on;
     mh_sum_view v;
     uint64_t off, listed;
-    mh_buf buf;
+    mh_buf buf, wide;
     mh_sumset set;
 } mh_sum_fsck;
 int mh_sum_fsck_begin(mh_sum_fsck *f, const mh_seg *seg, mh_diag *d);
