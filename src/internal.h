@@ -303,6 +303,11 @@ int mh_dict_parse(const uint8_t *p, size_t size, uint64_t base_off,
                   uint16_t major, uint16_t minor, mh_dict *out, mh_diag *d);
 void mh_dict_free(mh_dict *dict);
 
+/* Whether p[0..n) is valid UTF-8 as SPEC.md 7.2 has it (RFC 3629: no
+ * overlong form, surrogate or code point past U+10FFFF). The writer refuses
+ * what the reader would: a string it stores must read back. */
+int mh_utf8_valid(const uint8_t *p, size_t n);
+
 /* ---- files (fileio.c) ----------------------------------------------- */
 int mh_write_all(int fd, const void *buf, size_t n);
 int mh_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);

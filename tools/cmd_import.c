@@ -309,8 +309,11 @@ static int run(int argc, char **argv) {
     rc = mh_writer_set_meta(w, "importer", "memhist import");
     if (rc == 0)
         rc = mh_writer_set_meta(w, "import_format", fmt_names[fmt]);
-    if (rc == 0)
-        rc = mh_writer_set_meta(w, "import_source", strcmp(input, "-") ? input : "(stdin)");
+    if (rc == 0) { /* a file name is any bytes: stored as UTF-8 (SPEC.md 7.2) */
+        char *source = cli_utf8_fix(strcmp(input, "-") ? input : "(stdin)");
+        rc = source ? mh_writer_set_meta(w, "import_source", source) : MH_ENOMEM;
+        free(source);
+    }
     if (rc == 0 && fmt == FMT_LACKEY)
         rc = mh_writer_set_meta(w, "tracer", "valgrind-lackey");
     if (rc) {
