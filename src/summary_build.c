@@ -145,8 +145,8 @@ static size_t merge_wide(mh_buf *w) {
     qsort(r, n, 16, cmp_u64); /* by the pair's first u64 */
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        uint64_t *p = r + 2 * i, *q = r + 2 * (m - 1);
-        if (m && q[0] >> 62 == p[0] >> 62 && (p[0] & WIDE_G) <= q[1] + 1) {
+        uint64_t *p = r + 2 * i, *q = m ? r + 2 * (m - 1) : NULL;
+        if (q && q[0] >> 62 == p[0] >> 62 && (p[0] & WIDE_G) <= q[1] + 1) {
             if (p[1] > q[1])
                 q[1] = p[1];
             continue;
