@@ -106,7 +106,7 @@ static int fail(mh_writer *w, int rc) {
 
 int mh_writer_fail(mh_writer *w, int rc) { return fail(w, rc); }
 
-static int refuse_failed(mh_writer *w) {
+int mh_writer_refuse_failed(mh_writer *w) {
     return mh_diag_fail(&w->err, MH_ESTATE, 0,
                         "writer failed earlier (%s: %s); only close or abandon "
                         "are allowed", mh_error_name(w->failed),
@@ -520,7 +520,7 @@ static int set_meta(mh_writer *w, const char *key, const char *value) {
         return mh_diag_fail(&w->err, MH_EINVAL, 0,
                             "mh_writer_set_meta: key or value is not valid UTF-8");
     if (w->failed)
-        return refuse_failed(w);
+        return mh_writer_refuse_failed(w);
     for (size_t i = 0; i < w->nmeta; i++)
         if (strcmp(w->meta[i].key, key) == 0) {
             char *v = strdup(value);
@@ -682,7 +682,7 @@ int mh_writer_append(mh_writer *w, const mh_access *a) {
     if (!a)
         return mh_diag_fail(&w->err, MH_EINVAL, 0, "mh_writer_append: NULL access");
     if (w->failed)
-        return refuse_failed(w);
+        return mh_writer_refuse_failed(w);
     MH_TRY(check_access(w, a, w->next_id, 0, 0, &w->err));
     if (w->has_last && a->transition < w->last_t)
         return order_fail(w, a, w->last_t, 0, 0);
@@ -721,7 +721,7 @@ int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
         return mh_diag_fail(&w->err, MH_EINVAL, 0,
                             "mh_writer_append_batch: NULL accesses, n %zu", n);
     if (w->failed)
-        return refuse_failed(w);
+        return mh_writer_refuse_failed(w);
     if (n == 0)
         return MH_OK;
     uint64_t prev0 = w->has_last ? w->last_t : 0, prev = prev0;
@@ -852,7 +852,7 @@ int mh_writer_commit(mh_writer *w) {
     /* wmu: the merge thread may be putting accesses into the buffer */
     pthread_mutex_lock(&w->wmu);
     call_start(w);
-    int rc = w->failed ? refuse_failed(w) : commit_locked(w);
+    int rc = w->failed ? mh_writer_refuse_failed(w) : commit_locked(w);
     pthread_mutex_unlock(&w->wmu);
     return rc;
 }
@@ -863,7 +863,7 @@ int mh_writer_discard_from(mh_writer *w, uint64_t t) {
     PRODUCERS_CHECK(w, "mh_writer_discard_from");
     call_start(w);
     if (w->failed)
-        return refuse_failed(w);
+        return mh_writer_refuse_failed(w);
     for (size_t i = w->man.nrecs; i-- > 0;)
         if (w->man.recs[i].count) {
             if (w->man.recs[i].t_last >= t)

@@ -496,6 +496,27 @@ static int fsize_child(const char *store) {
                 mh_error_name(rc), e);
         return 13;
     }
+    /* the 2.0 calls (windows, streams, producers) refuse the same way */
+    mh_stream_info si;
+    mh_stream_info_init(&si);
+    si.id = 5;
+    mh_producer *p = NULL;
+    const char *what[] = {"window_begin", "window_end", "stream_declare",
+                          "stream_set_meta", "producer_open"};
+    for (int k = 0; k < 5; k++) {
+        rc = k == 0   ? mh_writer_window_begin(w, 1)
+             : k == 1 ? mh_writer_window_end(w)
+             : k == 2 ? mh_writer_stream_declare(w, &si)
+             : k == 3 ? mh_writer_stream_set_meta(w, 0, "k", "v")
+                      : mh_producer_open(w, 0, &p);
+        mh_writer_errmsg(w, e, sizeof e);
+        if (rc != MH_ESTATE || !strstr(e, "writer failed earlier (MH_ENOSPC") ||
+            !strstr(e, d) || p != NULL) {
+            fprintf(stderr, "%s after the failure: expected MH_ESTATE repeating '%s', "
+                    "got %s: '%s'\n", what[k], d, mh_error_name(rc), e);
+            return 14;
+        }
+    }
     mh_writer_abandon(w);
     return 0;
 }

@@ -207,6 +207,14 @@ static void same_rec(const mh_rec *a, const mh_rec *b, size_t i) {
               b->has_pc, (unsigned long long)b->pc);
 }
 
+/* Reads seg's n rows into back[] (cleared first): each must equal a[i]. */
+static void check_rows(const mh_seg *seg, const mh_rec *a, mh_rec *back, size_t n) {
+    memset(back, 0, n * sizeof *back);
+    read_all(seg, back, n);
+    for (size_t i = 0; i < n; i++)
+        same_rec(&a[i], &back[i], i);
+}
+
 static void open_seg(const built *b, mh_seg *seg, int expect) {
     mh_diag d = {0, 0, ""};
     int rc = mh_seg_open(b->dir, b->name, seg, &d);
@@ -251,9 +259,7 @@ static void test_round_trip(int plain_prefix, int with_pc_only) {
     open_seg(&b, &seg, MH_OK);
     CHECK(seg.major == 2 && seg.minor == 0);
     CHECK(seg.dict.has_stream_col == 1 && seg.dict.has_pc_col == 1);
-    read_all(&seg, back, n);
-    for (size_t i = 0; i < n; i++)
-        same_rec(&a[i], &back[i], i);
+    check_rows(&seg, a, back, n);
     /* the tables */
     const mh_dict *dc = &seg.dict;
     CHECK(dc->has_stream_table && dc->nstreams == si.nstreams);
@@ -324,9 +330,7 @@ static void test_plain(void) {
     CHECK(seg.dict.ncolumns == 6 && !seg.dict.has_stream_table);
     CHECK(seg.dict.nstreams == 1 && seg.dict.streams[0].id == 0 &&
           seg.dict.streams[0].count == n);
-    read_all(&seg, back, n);
-    for (size_t i = 0; i < n; i++)
-        same_rec(&a[i], &back[i], i);
+    check_rows(&seg, a, back, n);
     mh_seg_close(&seg);
     CHECK(fsck(b.dir) == 0);
     tu_rmtree(b.dir);
@@ -372,10 +376,7 @@ static void later_minor(const char *what, mh_seal_info *si, int expect) {
     snprintf(tu_context, sizeof tu_context, "%s", what);
     open_seg(&b, &seg, expect);
     if (expect == MH_OK) {
-        memset(back, 0, sizeof back);
-        read_all(&seg, back, n);
-        for (size_t i = 0; i < n; i++)
-            same_rec(&a[i], &back[i], i);
+        check_rows(&seg, a, back, n);
         mh_seg_close(&seg);
         CHECKF(fsck(b.dir) == 0, "%s: fsck finds problems", what);
     }
@@ -483,10 +484,7 @@ static void size_rule(const char *what, uint16_t minor, int reserved,
     mh_seg seg;
     open_seg(&b, &seg, expect);
     if (expect == MH_OK) {
-        memset(back, 0, sizeof back);
-        read_all(&seg, back, n);
-        for (size_t i = 0; i < n; i++)
-            same_rec(&a[i], &back[i], i);
+        check_rows(&seg, a, back, n);
         mh_seg_close(&seg);
     }
     /* the public reader agrees */

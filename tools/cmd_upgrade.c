@@ -68,28 +68,20 @@ static int run(int argc, char **argv) {
                             si.version_major, si.version_minor);
         }
     }
-    if (cli_exists(dst)) {
-        mh_reader_close(r);
-        return cli_fail(cmd, "'%s' already exists", dst);
-    }
     mh_stats st = {.struct_size = sizeof st};
     mh_reader_stats(r, &st);
     mh_writer *w = NULL;
-    rc = mh_writer_open_ex(dst, MH_CREATE, NULL, &w, err, sizeof err);
-    if (rc) {
+    if (store_copy_create(cmd, dst, &w)) {
         mh_reader_close(r);
-        return cli_fail(cmd, "cannot create store '%s': %s", dst, cli_open_error(rc, err));
+        return CLI_FAIL;
     }
-    int status = CLI_FAIL;
     cli_progress prog;
     cli_progress_init(&prog, "upgrade:", quiet);
     uint64_t copied = 0;
     rc = copy_meta_and_streams(r, w, err, sizeof err);
     if (rc == 0) {
         mh_query q;
-        mh_query_init(&q);
-        q.ops = MH_OPS_ALL;
-        q.addr_last = UINT64_MAX;
+        store_copy_query_all(&q);
         rc = copy_accesses(r, &q, w, &prog, &copied, err, sizeof err);
     }
     cli_progress_done(&prog);
@@ -98,27 +90,10 @@ static int run(int argc, char **argv) {
                  src, st.accesses, copied);
         rc = MH_ECORRUPT;
     }
-    if (rc == 0) {
-        rc = mh_writer_commit(w);
-        if (rc)
-            mh_writer_errmsg(w, err, sizeof err);
-    }
-    if (rc) {
-        cli_fail(cmd, "%s", cli_lib_error(rc, err));
-        mh_writer_abandon(w);
-        cli_remove_store(dst);
-    } else {
-        rc = mh_writer_close(w);
-        if (rc) {
-            cli_fail(cmd, "closing '%s' failed: %s", dst, cli_errstr(rc));
-            cli_remove_store(dst);
-        } else {
-            status = CLI_OK;
-            if (!quiet)
-                fprintf(stderr, "upgraded %s (format 1.0, %" PRIu64 " accesses) to %s (format %d.%d)\n",
-                        src, copied, dst, MH_FORMAT_MAJOR, MH_FORMAT_MINOR);
-        }
-    }
+    int status = store_copy_finish(cmd, w, dst, rc, err, sizeof err);
+    if (status == CLI_OK && !quiet)
+        fprintf(stderr, "upgraded %s (format 1.0, %" PRIu64 " accesses) to %s (format %d.%d)\n",
+                src, copied, dst, MH_FORMAT_MAJOR, MH_FORMAT_MINOR);
     mh_reader_close(r);
     return status;
 }

@@ -89,3 +89,41 @@ int copy_accesses(const mh_reader *r, const mh_query *q, mh_writer *w, cli_progr
     free(buf);
     return rc;
 }
+
+int store_copy_create(const cli_cmd *cmd, const char *out, mh_writer **w) {
+    if (cli_exists(out))
+        return cli_fail(cmd, "'%s' already exists", out);
+    char err[MH_ERRMSG_MAX] = "";
+    int rc = mh_writer_open_ex(out, MH_CREATE, NULL, w, err, sizeof err);
+    if (rc)
+        return cli_fail(cmd, "cannot create store '%s': %s", out, cli_open_error(rc, err));
+    return CLI_OK;
+}
+
+int store_copy_finish(const cli_cmd *cmd, mh_writer *w, const char *out, int rc, char *err,
+                      size_t errlen) {
+    if (rc == 0) {
+        rc = mh_writer_commit(w);
+        if (rc)
+            mh_writer_errmsg(w, err, errlen);
+    }
+    if (rc) {
+        cli_fail(cmd, "%s", cli_lib_error(rc, err));
+        mh_writer_abandon(w);
+        cli_remove_store(out);
+        return CLI_FAIL;
+    }
+    rc = mh_writer_close(w);
+    if (rc) {
+        cli_fail(cmd, "closing '%s' failed: %s", out, cli_errstr(rc));
+        cli_remove_store(out);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+void store_copy_query_all(mh_query *q) {
+    mh_query_init(q);
+    q->ops = MH_OPS_ALL;
+    q->addr_last = UINT64_MAX;
+}
