@@ -85,11 +85,8 @@ static int run(int argc, char **argv) {
     cli_progress_init(&prog, "upgrade:", quiet);
     uint64_t copied = 0;
     rc = copy_meta_and_streams(r, w, err, sizeof err);
-    if (rc == 0) {
-        mh_query q;
-        store_copy_query_all(&q);
-        rc = copy_accesses(r, &q, w, &prog, &copied, err, sizeof err);
-    }
+    if (rc == 0)
+        rc = copy_all_with_windows(r, w, &prog, &copied, err, sizeof err);
     cli_progress_done(&prog);
     if (rc == 0 && copied != st.accesses) {
         snprintf(err, sizeof err, "'%s' holds %" PRIu64 " accesses, the copy read %" PRIu64,

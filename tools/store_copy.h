@@ -21,6 +21,12 @@ int copy_meta_and_streams(const mh_reader *r, mh_writer *w, char *err, size_t er
 int copy_accesses(const mh_reader *r, const mh_query *q, mh_writer *w, cli_progress *prog,
                   uint64_t *copied, char *err, size_t errlen);
 
+/* Appends every access of r to w (a new store: the ids stay the same), with
+ * r's windows begun and ended around their accesses, so the copy has the
+ * same window table. Returns 0 or an MH_E* code with the detail in err. */
+int copy_all_with_windows(const mh_reader *r, mh_writer *w, cli_progress *prog,
+                          uint64_t *copied, char *err, size_t errlen);
+
 /* Creates OUT, a new store, for cmd's copy into it. OUT is checked first
  * so that a failure (which removes OUT) never removes someone else's
  * store. Returns CLI_OK with *w, or CLI_FAIL with the error reported. */
