@@ -303,6 +303,11 @@ int mh_dict_parse(const uint8_t *p, size_t size, uint64_t base_off,
                   uint16_t major, uint16_t minor, mh_dict *out, mh_diag *d);
 void mh_dict_free(mh_dict *dict);
 
+/* Whether p[0..n) is valid UTF-8 as SPEC.md 7.2 has it (RFC 3629: no
+ * overlong form, surrogate or code point past U+10FFFF). The writer refuses
+ * what the reader would: a string it stores must read back. */
+int mh_utf8_valid(const uint8_t *p, size_t n);
+
 /* ---- files (fileio.c) ----------------------------------------------- */
 int mh_write_all(int fd, const void *buf, size_t n);
 int mh_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);
@@ -383,6 +388,7 @@ typedef struct mh_seg {
     mh_dict dict;
     _Atomic uint8_t *slice_ok; /* per slice: index checksum verified */
     _Atomic int summary_ok; /* address summary checked (summary_read.c) */
+    _Atomic int idmap_ok;   /* id map checked (idmap_read.c) */
 } mh_seg;
 
 /* A validated slice record. */
@@ -485,6 +491,15 @@ int mh_store_seg_open(const char *dir, const char *name, mh_seg *seg,
  * accesses): MH_ECORRUPT at offset 0 when they differ. */
 int mh_store_seg_check(const mh_seg *s, const mh_manrec *rec, int named,
                        mh_diag *d);
+
+/* ---- fsck across segments (verify_store.c) ---------------------------- */
+/* How verify_store.c hands verify.c a problem: code, file, byte, message. */
+typedef void (*mh_verify_line_fn)(void *ctx, int code, const char *file,
+                                  uint64_t off, const char *msg);
+/* The rules of SPEC.md 8 between the segments of MANIFEST m (the store's
+ * stream and window tables), each broken one reported through fn. */
+void mh_verify_store_tables(const char *dir, const mh_manifest *m,
+                            mh_verify_line_fn fn, void *ctx);
 
 /* ---- reader (reader.c) ---------------------------------------------- */
 /* Opening reads the MANIFEST only (issue 10: a cold open costs the same
@@ -614,6 +629,7 @@ typedef struct mh_segw_config {
     uint32_t chunk_min_accesses;
     int32_t lz4_acceleration;
     const mh_summary_hooks *summary; /* NULL: no address summary */
+    uint32_t idmap_group_ids; /* ids per id map group (G); 0: no id map */
 } mh_segw_config;
 
 /* The writer's slice buffer keeps, per access, only what the format
@@ -656,6 +672,9 @@ struct mh_builder {
     mh_slice_stream *streams;      /* streams present, increasing id */
     uint32_t nstreams, streams_cap;
     mh_buf sum_keys;               /* u64 keys of slice_keys, if hooked */
+    uint32_t idmap_g;              /* id map group ids, 0: none */
+    mh_buf idmap_recs, idmap_data; /* the slice's id map groups (idmap_build.c) */
+    uint8_t *idmap_raw, *idmap_comp; /* scratch of G x 4 bytes and its bound */
     /* scratch, grown to the largest slice seen */
     uint32_t cap;
     uint64_t *key, *tmpk;
@@ -765,15 +784,17 @@ void mh_segw_destroy(mh_segw *w);
  * open-addressing table (buf's memory only: no other allocation kept). */
 typedef struct mh_sumset {
     mh_buf *buf;
+    mh_buf *wide; /* rows over several granules, as merged ranges at end */
     uint64_t *tab;
     uint32_t mask, shift_bits, n;
     int overflow;
     uint64_t last[MHF_OP_COUNT]; /* last key added per op: runs are free */
 } mh_sumset;
 
-/* Starts an empty set in buf (its contents are dropped); hint: how many
- * rows will be added. */
-int mh_sumset_begin(mh_sumset *s, mh_buf *buf, uint32_t hint);
+/* Starts an empty set in buf (its contents are dropped), with wide (also
+ * emptied) for the granule ranges of rows over more than one granule;
+ * hint: how many rows will be added. */
+int mh_sumset_begin(mh_sumset *s, mh_buf *buf, mh_buf *wide, uint32_t hint);
 /* Adds the keys of a row [phy, phy + size - 1] of operation op (size >= 1,
  * no wrap). */
 int mh_sumset_add_slow(mh_sumset *s, uint64_t key, uint64_t g_last,
@@ -851,7 +872,7 @@ int mh_summary_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                      mh_sum_iter *it, mh_diag *d);
 
 /* fsck: whether v lists slice s under each of the slice's keys keys[0..n)
- * (unique, made at MHF_SUM_GRANULE_SHIFT; taken to v's coarser granules
+ * (sorted, unique, made at MHF_SUM_GRANULE_SHIFT; taken to v's coarser granules
  * when its shift is larger); *listed gets how many postings that makes.
  * The caller checks that these add up to v->nposting over all slices,
  * which makes the correspondence exact. MH_ECORRUPT. */
@@ -868,7 +889,7 @@ typedef struct mh_sum_fsck {
     int on;
     mh_sum_view v;
     uint64_t off, listed;
-    mh_buf buf;
+    mh_buf buf, wide;
     mh_sumset set;
 } mh_sum_fsck;
 int mh_sum_fsck_begin(mh_sum_fsck *f, const mh_seg *seg, mh_diag *d);
@@ -876,5 +897,64 @@ int mh_sum_fsck_slice_begin(mh_sum_fsck *f, uint32_t nrows);
 int mh_sum_fsck_slice_end(mh_sum_fsck *f, uint32_t si, int rows_ok, mh_diag *d);
 int mh_sum_fsck_end(mh_sum_fsck *f, mh_diag *d);
 void mh_sum_fsck_free(mh_sum_fsck *f);
+
+/* ---- id map (idmap_build.c, idmap_read.c) -------------------------- */
+/* Section 7 of a 2.1 segment (SPEC.md "Id map"): per slice, for each id
+ * offset, the chunk (relative to the slice's chunk_first) holding that row,
+ * in groups of G ids, each an LZ4 block of u8/u16/u32 labels. Queries that
+ * want few rows of a wide range walk a slice in id order through it
+ * (query_idmap.c) instead of decoding one block per chunk. */
+#define MH_IDMAP_GROUP_IDS 8192u   /* the reference writer's G */
+#define MH_IDMAP_GROUP_MAX 65536u  /* largest G a reader accepts */
+/* Labels of the group of slice `slice` holding id offset x, decoded into labels[0 .. *n) as
+ * u32 chunk indexes relative to the slice (each checked < chunk_count); *first = the group's
+ * first id offset. labels must hold MH_IDMAP_GROUP_MAX entries. The section is checksummed and
+ * parsed on first use (remembered in the mh_seg, thread-safe like the summary's summary_ok).
+ * MH_ENOTFOUND (no detail needed) when the segment has no id map; MH_ECHECKSUM / MH_ECORRUPT /
+ * MH_EVERSION with detail otherwise. */
+int mh_idmap_labels(const mh_seg *seg, uint32_t slice, uint32_t x, uint32_t *labels,
+                    uint32_t *first, uint32_t *n, mh_diag *d);
+/* 1 when the segment has an id map section (no check, no decode). */
+int mh_idmap_present(const mh_seg *seg);
+
+/* Writer side. The builder's groups of one slice from chunk_of[0 .. n)
+ * (the chunk of each id offset, < nck): records as in the section with
+ * slice 0 and data_offset relative to b->idmap_data (mh_segw_append moves
+ * them). Nothing when b->idmap_g is 0. */
+int mh_idmap_build_slice(mh_builder *b, const uint32_t *chunk_of, uint32_t n,
+                         uint32_t nck);
+/* Section 7's bytes from the segment's group records (nrec, data_offset
+ * and slice final) and data area, appended to out. */
+int mh_idmap_serialize(uint32_t g, const uint8_t *recs, uint32_t nrec,
+                       const uint8_t *data, uint64_t data_bytes, mh_buf *out);
+
+/* A checked id map section, read in place (idmap_read.c). */
+typedef struct mh_idmap_view {
+    const uint8_t *recs, *data;
+    uint32_t g, ngroups, group_size;
+    uint64_t data_bytes, off; /* off: the section's file offset */
+} mh_idmap_view;
+/* Validates section bytes p[0..size) (file offset base_off) against the
+ * segment's slices: header, sizes, reserved fields (by the minor rule),
+ * every slice's groups in order with their counts and widths, data offsets
+ * tiling the data area. The checksum is the caller's (mh_idmap_view_get).
+ * MH_ECORRUPT. */
+int mh_idmap_parse(const mh_seg *seg, const uint8_t *p, uint64_t size,
+                   uint64_t base_off, mh_idmap_view *out, mh_diag *d);
+/* The segment's id map, checksummed and parsed on first use (seg->idmap_ok).
+ * MH_ENOTFOUND when none. */
+int mh_idmap_view_get(const mh_seg *seg, mh_idmap_view *out, mh_diag *d);
+/* Decodes group `grp` of v (of slice `slice` with chunk_count nck) into
+ * labels (MH_IDMAP_GROUP_MAX entries): LZ4 size exact, labels < nck. */
+int mh_idmap_decode(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
+                    uint32_t *labels, mh_diag *d);
+/* Index of the first group of slice s in v (records sorted by slice). */
+uint32_t mh_idmap_first_group(const mh_idmap_view *v, uint32_t s);
+/* fsck (verify_idmap.c): the segment's id map, when it has one, checked
+ * like a reader checks it and then every label against the chunk of its
+ * row (rows decoded from the blocks) and every chunk's label count against
+ * its row_count. Slices whose own records or blocks are damaged are not
+ * judged (verify.c reports them). The first problem in d. */
+int mh_idmap_fsck(const mh_seg *seg, mh_diag *d);
 
 #endif /* MH_INTERNAL_H */

@@ -193,6 +193,20 @@ static int floor_of(mh_merge *m, mh_producer *p, mkey *f) {
     return 0;
 }
 
+/* A producer whose ring looked empty at head: left alone when it is closed
+ * and merged to the end; else back into the heap when it holds accesses
+ * after all (floor_of), or its floor lowers *bound. */
+static void idle_producer(mh_merge *m, mh_producer *p, uint64_t head, mkey *bound) {
+    if (atomic_load_explicit(&p->closed, memory_order_acquire) &&
+        atomic_load_explicit(&p->tail, memory_order_acquire) == head)
+        return;
+    mkey f;
+    if (floor_of(m, p, &f))
+        heap_push(m, head_key(p, head), p);
+    else if (key_lt(f, *bound))
+        *bound = f;
+}
+
 /* Hands the staged records to the writer (wmu held). */
 static void flush_stage(mh_merge *m) {
     mh_writer *w = m->w;
@@ -229,14 +243,7 @@ static int merge_round(mh_merge *m) {
             heap_push(m, head_key(p, head), p);
             continue;
         }
-        if (atomic_load_explicit(&p->closed, memory_order_acquire) &&
-            atomic_load_explicit(&p->tail, memory_order_acquire) == head)
-            continue; /* done: removed below */
-        mkey f;
-        if (floor_of(m, p, &f))
-            heap_push(m, head_key(p, head), p);
-        else if (key_lt(f, bound))
-            bound = f;
+        idle_producer(m, p, head, &bound); /* closed and done: removed below */
     }
     for (;;) {
         if (m->nheap == 0)
@@ -256,14 +263,7 @@ static int merge_round(mh_merge *m) {
                 uint64_t head = atomic_load_explicit(&p->head, memory_order_relaxed);
                 if (p->in_heap)
                     continue;
-                if (atomic_load_explicit(&p->closed, memory_order_acquire) &&
-                    atomic_load_explicit(&p->tail, memory_order_acquire) == head)
-                    continue;
-                mkey f;
-                if (floor_of(m, p, &f))
-                    heap_push(m, head_key(p, head), p);
-                else if (key_lt(f, bound))
-                    bound = f;
+                idle_producer(m, p, head, &bound);
             }
             continue;
         }
@@ -298,14 +298,7 @@ static int merge_round(mh_merge *m) {
             heap_push(m, head_key(p, head), p);
             continue;
         }
-        if (atomic_load_explicit(&p->closed, memory_order_acquire) &&
-            atomic_load_explicit(&p->tail, memory_order_acquire) == head)
-            continue;
-        mkey f;
-        if (floor_of(m, p, &f))
-            heap_push(m, head_key(p, head), p);
-        else if (key_lt(f, bound))
-            bound = f;
+        idle_producer(m, p, head, &bound);
     }
     flush_stage(m);
     /* closed and merged to the end: the closer may free it */
@@ -474,10 +467,7 @@ int mh_producer_open(mh_writer *w, uint32_t stream, mh_producer **out) {
     if (!out)
         rc = mh_diag_fail(d, MH_EINVAL, 0, "mh_producer_open: NULL out");
     else if (w->failed)
-        rc = mh_diag_fail(d, MH_ESTATE, 0,
-                          "writer failed earlier (%s: %s); only close or "
-                          "abandon are allowed", mh_error_name(w->failed),
-                          w->failed_diag.msg);
+        rc = mh_writer_refuse_failed(w);
     else if (!mh_writer_stream_declared(w, stream))
         rc = mh_diag_fail(d, MH_ENOSTREAM, 0,
                           "mh_producer_open: stream %u is not declared", stream);

@@ -37,6 +37,7 @@ void mh_writer_options_init(mh_writer_options *opt) {
     opt->commit_accesses = (uint64_t)1 << 24;
     opt->background = 2;
     opt->reorder_window = (uint64_t)1 << 20;
+    opt->id_map = 1;
 }
 
 /* A builder thread: builds queued slices, then appends them to the segment
@@ -106,7 +107,7 @@ static int fail(mh_writer *w, int rc) {
 
 int mh_writer_fail(mh_writer *w, int rc) { return fail(w, rc); }
 
-static int refuse_failed(mh_writer *w) {
+int mh_writer_refuse_failed(mh_writer *w) {
     return mh_diag_fail(&w->err, MH_ESTATE, 0,
                         "writer failed earlier (%s: %s); only close or abandon "
                         "are allowed", mh_error_name(w->failed),
@@ -124,6 +125,7 @@ static int ensure_segment(mh_writer *w) {
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
         .summary = mh_summary_hooks_default(),
+        .idmap_group_ids = w->opt.id_map ? MH_IDMAP_GROUP_IDS : 0,
     };
     return mh_segw_create(&cfg, &w->segw, &w->err);
 }
@@ -301,6 +303,7 @@ static int start_builders(mh_writer *w) {
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
         .summary = mh_summary_hooks_default(),
+        .idmap_group_ids = w->opt.id_map ? MH_IDMAP_GROUP_IDS : 0,
     };
     int nb = w->opt.background ? w->opt.background : 1;
     for (int i = 0; i < nb; i++)
@@ -346,8 +349,10 @@ static const char *bad_option(const mh_writer_options *o) {
         return "lz4_acceleration below 1";
     if (o->background < 0 || o->background > MAX_BUILDERS)
         return "background out of range (0 .. 8)";
-    if (o->reserved != 0)
+    if (o->reserved != 0 || o->reserved2 != 0)
         return "reserved field not zero";
+    if (o->id_map > 1)
+        return "id_map is neither 0 nor 1";
     return NULL;
 }
 
@@ -515,8 +520,12 @@ static int set_meta(mh_writer *w, const char *key, const char *value) {
         return mh_diag_fail(&w->err, MH_EINVAL, 0,
                             "mh_writer_set_meta: key or value longer than 65535 "
                             "bytes (key %zu, value %zu)", strlen(key), strlen(value));
+    if (!mh_utf8_valid((const uint8_t *)key, strlen(key)) ||
+        !mh_utf8_valid((const uint8_t *)value, strlen(value)))
+        return mh_diag_fail(&w->err, MH_EINVAL, 0,
+                            "mh_writer_set_meta: key or value is not valid UTF-8");
     if (w->failed)
-        return refuse_failed(w);
+        return mh_writer_refuse_failed(w);
     for (size_t i = 0; i < w->nmeta; i++)
         if (strcmp(w->meta[i].key, key) == 0) {
             char *v = strdup(value);
@@ -704,7 +713,7 @@ int mh_writer_append(mh_writer *w, const mh_access *a) {
     if (!a)
         return mh_diag_fail(&w->err, MH_EINVAL, 0, "mh_writer_append: NULL access");
     if (w->failed)
-        return refuse_failed(w);
+        return mh_writer_refuse_failed(w);
     MH_TRY(check_access(w, a, w->next_id, 0, 0, &w->err));
     if (w->has_last && a->transition < w->last_t)
         return order_fail(w, a, w->last_t, 0, 0);
@@ -743,7 +752,7 @@ int mh_writer_append_batch(mh_writer *w, const mh_access *a, size_t n,
         return mh_diag_fail(&w->err, MH_EINVAL, 0,
                             "mh_writer_append_batch: NULL accesses, n %zu", n);
     if (w->failed)
-        return refuse_failed(w);
+        return mh_writer_refuse_failed(w);
     if (n == 0)
         return MH_OK;
     uint64_t prev0 = w->has_last ? w->last_t : 0, prev = prev0;
@@ -874,7 +883,7 @@ int mh_writer_commit(mh_writer *w) {
     /* wmu: the merge thread may be putting accesses into the buffer */
     pthread_mutex_lock(&w->wmu);
     call_start(w);
-    int rc = w->failed ? refuse_failed(w) : commit_locked(w);
+    int rc = w->failed ? mh_writer_refuse_failed(w) : commit_locked(w);
     pthread_mutex_unlock(&w->wmu);
     return rc;
 }
@@ -885,7 +894,7 @@ int mh_writer_discard_from(mh_writer *w, uint64_t t) {
     PRODUCERS_CHECK(w, "mh_writer_discard_from");
     call_start(w);
     if (w->failed)
-        return refuse_failed(w);
+        return mh_writer_refuse_failed(w);
     for (size_t i = w->man.nrecs; i-- > 0;)
         if (w->man.recs[i].count) {
             if (w->man.recs[i].t_last >= t)

@@ -145,6 +145,9 @@ static inline int mh_access_bad(const mh_access *a) {
 /* ---- writer.c, for merge.c ------------------------------------------ */
 /* Fails w for good (its detail in w->err kept for the MH_ESTATE after). */
 int mh_writer_fail(mh_writer *w, int rc);
+/* MH_ESTATE with the detail every call but close and abandon gives once
+ * w has failed: "writer failed earlier (CODE: DETAIL); ...". */
+int mh_writer_refuse_failed(mh_writer *w);
 /* Appends n checked records (the merge's output) behind the accesses kept,
  * closing slices and committing automatically as append does. Call with
  * wmu held. */

@@ -99,6 +99,8 @@ static const char *bad_stream(const mh_stream_info *s) {
         return "output fields (accesses, transition_first/last) not zero";
     if (s->name && strlen(s->name) > 65535)
         return "name longer than 65535 bytes";
+    if (s->name && !mh_utf8_valid((const uint8_t *)s->name, strlen(s->name)))
+        return "name is not valid UTF-8";
     return NULL;
 }
 
@@ -133,10 +135,7 @@ int mh_writer_stream_declare(mh_writer *w, const mh_stream_info *s_in) {
     else if ((why = bad_stream(&s)) != NULL)
         rc = mh_diag_fail(&w->err, MH_EINVAL, 0, "stream %u: %s", s.id, why);
     else if (w->failed)
-        rc = mh_diag_fail(&w->err, MH_ESTATE, 0,
-                          "writer failed earlier (%s: %s); only close or "
-                          "abandon are allowed", mh_error_name(w->failed),
-                          w->failed_diag.msg);
+        rc = mh_writer_refuse_failed(w);
     else if (put_stream(w, &s) != MH_OK)
         rc = mh_diag_fail(&w->err, MH_ENOMEM, 0, "out of memory for stream %u",
                           s.id);
@@ -162,15 +161,17 @@ int mh_writer_stream_set_meta(mh_writer *w, uint32_t stream, const char *key,
                           "mh_writer_stream_set_meta: key or value longer than "
                           "65535 bytes (key %zu, value %zu)", strlen(key),
                           strlen(value));
+    else if (!mh_utf8_valid((const uint8_t *)key, strlen(key)) ||
+             !mh_utf8_valid((const uint8_t *)value, strlen(value)))
+        rc = mh_diag_fail(&w->err, MH_EINVAL, 0,
+                          "mh_writer_stream_set_meta: key or value is not valid "
+                          "UTF-8");
     else if (!mh_writer_stream_declared(w, stream))
         rc = mh_diag_fail(&w->err, MH_ENOSTREAM, 0,
                           "mh_writer_stream_set_meta: stream %u is not declared",
                           stream);
     else if (w->failed)
-        rc = mh_diag_fail(&w->err, MH_ESTATE, 0,
-                          "writer failed earlier (%s: %s); only close or "
-                          "abandon are allowed", mh_error_name(w->failed),
-                          w->failed_diag.msg);
+        rc = mh_writer_refuse_failed(w);
     if (rc != MH_OK) {
         unlock_state(w);
         return rc;
@@ -272,6 +273,19 @@ void mh_writer_streams_free(mh_writer *w) {
 
 /* ---- windows ---------------------------------------------------------- */
 
+/* What every window call checks first: w given, no producer open (the
+ * merge thread owns the slice buffer then), w not failed. */
+static int window_call(mh_writer *w, const char *what) {
+    if (!w)
+        return MH_EINVAL;
+    if (mh_writer_has_producers(w))
+        MH_TRY(mh_writer_producers_check(w, what));
+    w->err.code = 0;
+    if (w->failed)
+        return mh_writer_refuse_failed(w);
+    return MH_OK;
+}
+
 /* Ends the open window, if any, before id next_id. */
 static void end_open(mh_writer *w) {
     if (!w->nwins || !w->wins[w->nwins - 1].open)
@@ -284,16 +298,7 @@ static void end_open(mh_writer *w) {
 }
 
 int mh_writer_window_begin(mh_writer *w, uint64_t window) {
-    if (!w)
-        return MH_EINVAL;
-    if (mh_writer_has_producers(w))
-        MH_TRY(mh_writer_producers_check(w, "mh_writer_window_begin"));
-    w->err.code = 0;
-    if (w->failed)
-        return mh_diag_fail(&w->err, MH_ESTATE, 0,
-                            "writer failed earlier (%s: %s); only close or "
-                            "abandon are allowed", mh_error_name(w->failed),
-                            w->failed_diag.msg);
+    MH_TRY(window_call(w, "mh_writer_window_begin"));
     if (w->has_window && window <= w->last_window)
         return mh_diag_fail(&w->err, MH_EORDER, 0,
                             "window %llu after window %llu: window ids strictly "
@@ -322,16 +327,7 @@ int mh_writer_window_begin(mh_writer *w, uint64_t window) {
 }
 
 int mh_writer_window_end(mh_writer *w) {
-    if (!w)
-        return MH_EINVAL;
-    if (mh_writer_has_producers(w))
-        MH_TRY(mh_writer_producers_check(w, "mh_writer_window_end"));
-    w->err.code = 0;
-    if (w->failed)
-        return mh_diag_fail(&w->err, MH_ESTATE, 0,
-                            "writer failed earlier (%s: %s); only close or "
-                            "abandon are allowed", mh_error_name(w->failed),
-                            w->failed_diag.msg);
+    MH_TRY(window_call(w, "mh_writer_window_end"));
     end_open(w);
     return MH_OK;
 }

@@ -9,7 +9,7 @@
  *     dictionary table or column without its required bit) and what it may
  *     not is refused (the same with the bit: MH_EVERSION);
  *   - the one reserved/size rule both ways (a longer slice record and a
- *     reserved header byte: MH_ECORRUPT at minor 0, read at minor 1);
+ *     reserved header byte: MH_ECORRUPT at minors 0 and 1, read at minor 2);
  *   - fsck finds nothing in a good segment and names a wrong stream mask
  *     and a wrong stream count.
  */
@@ -207,6 +207,14 @@ static void same_rec(const mh_rec *a, const mh_rec *b, size_t i) {
               b->has_pc, (unsigned long long)b->pc);
 }
 
+/* Reads seg's n rows into back[] (cleared first): each must equal a[i]. */
+static void check_rows(const mh_seg *seg, const mh_rec *a, mh_rec *back, size_t n) {
+    memset(back, 0, n * sizeof *back);
+    read_all(seg, back, n);
+    for (size_t i = 0; i < n; i++)
+        same_rec(&a[i], &back[i], i);
+}
+
 static void open_seg(const built *b, mh_seg *seg, int expect) {
     mh_diag d = {0, 0, ""};
     int rc = mh_seg_open(b->dir, b->name, seg, &d);
@@ -249,11 +257,9 @@ static void test_round_trip(int plain_prefix, int with_pc_only) {
     write_store(&b, a, n, 700, &si);
     mh_seg seg;
     open_seg(&b, &seg, MH_OK);
-    CHECK(seg.major == 2 && seg.minor == 0);
+    CHECK(seg.major == 2 && seg.minor == MHF_VERSION_MINOR);
     CHECK(seg.dict.has_stream_col == 1 && seg.dict.has_pc_col == 1);
-    read_all(&seg, back, n);
-    for (size_t i = 0; i < n; i++)
-        same_rec(&a[i], &back[i], i);
+    check_rows(&seg, a, back, n);
     /* the tables */
     const mh_dict *dc = &seg.dict;
     CHECK(dc->has_stream_table && dc->nstreams == si.nstreams);
@@ -324,9 +330,7 @@ static void test_plain(void) {
     CHECK(seg.dict.ncolumns == 6 && !seg.dict.has_stream_table);
     CHECK(seg.dict.nstreams == 1 && seg.dict.streams[0].id == 0 &&
           seg.dict.streams[0].count == n);
-    read_all(&seg, back, n);
-    for (size_t i = 0; i < n; i++)
-        same_rec(&a[i], &back[i], i);
+    check_rows(&seg, a, back, n);
     mh_seg_close(&seg);
     CHECK(fsck(b.dir) == 0);
     tu_rmtree(b.dir);
@@ -372,10 +376,7 @@ static void later_minor(const char *what, mh_seal_info *si, int expect) {
     snprintf(tu_context, sizeof tu_context, "%s", what);
     open_seg(&b, &seg, expect);
     if (expect == MH_OK) {
-        memset(back, 0, sizeof back);
-        read_all(&seg, back, n);
-        for (size_t i = 0; i < n; i++)
-            same_rec(&a[i], &back[i], i);
+        check_rows(&seg, a, back, n);
         mh_seg_close(&seg);
         CHECKF(fsck(b.dir) == 0, "%s: fsck finds problems", what);
     }
@@ -483,10 +484,7 @@ static void size_rule(const char *what, uint16_t minor, int reserved,
     mh_seg seg;
     open_seg(&b, &seg, expect);
     if (expect == MH_OK) {
-        memset(back, 0, sizeof back);
-        read_all(&seg, back, n);
-        for (size_t i = 0; i < n; i++)
-            same_rec(&a[i], &back[i], i);
+        check_rows(&seg, a, back, n);
         mh_seg_close(&seg);
     }
     /* the public reader agrees */
@@ -512,10 +510,13 @@ static void size_rule(const char *what, uint16_t minor, int reserved,
 static void test_size_rule(void) {
     size_rule("rewritten as it was", 0, 0, 0, MH_OK);
     size_rule("minor 0, longer slice records", 0, 0, 8, MH_ECORRUPT);
-    size_rule("minor 1, longer slice records", 1, 0, 8, MH_OK);
+    size_rule("this minor, longer slice records", MHF_VERSION_MINOR, 0, 8, MH_ECORRUPT);
+    size_rule("a later minor, longer slice records", MHF_VERSION_MINOR + 1, 0, 8, MH_OK);
     size_rule("minor 0, reserved header byte", 0, 1, 0, MH_ECORRUPT);
-    size_rule("minor 1, reserved header byte", 1, 1, 0, MH_OK);
-    size_rule("minor 1, shorter slice records", 1, 0, (uint32_t)-8, MH_ECORRUPT);
+    size_rule("this minor, reserved header byte", MHF_VERSION_MINOR, 1, 0, MH_ECORRUPT);
+    size_rule("a later minor, reserved header byte", MHF_VERSION_MINOR + 1, 1, 0, MH_OK);
+    size_rule("a later minor, shorter slice records", MHF_VERSION_MINOR + 1, 0,
+              (uint32_t)-8, MH_ECORRUPT);
 }
 
 /* ---- fsck names wrong masks and counts --------------------------------- */

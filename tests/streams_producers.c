@@ -20,26 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "oracle_merge.h"
 #include "testutil.h"
-
-#define PHY(s, seq) ((((uint64_t)(s) + 1) << 40) | ((uint64_t)(seq) << 3))
-#define PHY_STREAM(p) ((uint32_t)(((p) >> 40) - 1))
-#define PHY_SEQ(p) (((p) & ((UINT64_C(1) << 40) - 1)) >> 3)
-
-typedef struct rec {
-    uint64_t t;
-    uint32_t s;
-    uint64_t seq;
-} rec;
-
-static int rec_cmp(const void *a, const void *b) {
-    const rec *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    if (x->s != y->s)
-        return x->s < y->s ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
 
 typedef struct prod_arg {
     mh_writer *w;
@@ -48,7 +30,7 @@ typedef struct prod_arg {
     size_t count;       /* accesses to make */
     uint64_t seed;
     int stall;          /* sleeps now and then */
-    rec *accepted;      /* out: what the producer's calls took */
+    oracle_rec *accepted; /* out: what the producer's calls took */
     size_t naccepted;
     size_t late_batches, late_accesses;
 } prod_arg;
@@ -73,7 +55,7 @@ static void *producer_main(void *arg) {
             mh_access *x = &batch[i];
             memset(x, 0, sizeof *x);
             x->transition = t;
-            x->physical = PHY(a->stream, seq + i);
+            x->physical = ORACLE_PHY(a->stream, seq + i);
             x->size = 8;
             x->op = (uint8_t)tu_below(&rng, 3);
             x->stream = 12345; /* ignored: the producer's stream is used */
@@ -93,7 +75,7 @@ static void *producer_main(void *arg) {
                    mh_error_name(rc));
             for (size_t i = 0; i < n; i++)
                 a->accepted[a->naccepted++] =
-                    (rec){batch[i].transition, a->stream, seq + i};
+                    (oracle_rec){batch[i].transition, a->stream, seq + i};
         }
         seq += n;
         if (a->stall && tu_below(&rng, 10) == 0) {
@@ -135,23 +117,12 @@ static mh_access *read_all(const char *dir, size_t *n_out) {
 
 /* The store at dir must hold exactly want[0..n) in that order, with
  * contiguous ids. */
-static void check_merged(const char *dir, const rec *want, size_t n) {
+static void check_merged(const char *dir, const oracle_rec *want, size_t n) {
     size_t got_n = 0;
     mh_access *got = read_all(dir, &got_n);
     CHECKF(got_n == n, "store has %zu accesses, %zu accepted", got_n, n);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t s = PHY_STREAM(got[i].physical);
-        uint64_t seq = PHY_SEQ(got[i].physical);
-        CHECKF(got[i].id == i, "access %zu has id %llu", i,
-               (unsigned long long)got[i].id);
-        CHECKF(got[i].transition == want[i].t && s == want[i].s &&
-                   seq == want[i].seq,
-               "merged order differs at id %zu: store (t %llu, stream %u, seq "
-               "%llu), oracle (t %llu, stream %u, seq %llu)", i,
-               (unsigned long long)got[i].transition, s,
-               (unsigned long long)seq, (unsigned long long)want[i].t,
-               want[i].s, (unsigned long long)want[i].seq);
-    }
+    CHECKF(oracle_merge_compare("merged order", got, want, n) == 0,
+           "the store is not the oracle's merged order");
     free(got);
 }
 
@@ -211,7 +182,7 @@ static void run_threads(const char *tag, int nprod, size_t count,
         late += args[i].late_batches;
     }
     CHECK_OK(mh_writer_close(w));
-    rec *want = calloc(total + 1, sizeof *want);
+    oracle_rec *want = calloc(total + 1, sizeof *want);
     CHECK(want != NULL);
     size_t k = 0;
     for (int i = 0; i < nprod; i++) {
@@ -219,7 +190,7 @@ static void run_threads(const char *tag, int nprod, size_t count,
         k += args[i].naccepted;
         free(args[i].accepted);
     }
-    qsort(want, total, sizeof *want, rec_cmp);
+    oracle_merge_sort(want, total);
     check_merged(store, want, total);
     if (window == 0)
         CHECKF(late == 0, "%zu batches late with reorder_window 0", late);
@@ -256,7 +227,7 @@ static void late_and_misuse(void) {
     si.id = 2;
     CHECK_OK(mh_writer_stream_declare(w, &si));
     /* a few accesses appended directly first: producers start above them */
-    mh_access d = {.transition = 10, .physical = PHY(0, 0), .size = 8};
+    mh_access d = {.transition = 10, .physical = ORACLE_PHY(0, 0), .size = 8};
     CHECK_OK(mh_writer_append(w, &d));
     CHECK_OK(mh_producer_open(w, 0, &pa));
     CHECK_OK(mh_producer_open(w, 2, &pb));
@@ -264,7 +235,7 @@ static void late_and_misuse(void) {
     mh_access a[3];
     memset(a, 0, sizeof a);
     for (int i = 0; i < 3; i++) {
-        a[i].physical = PHY(0, 1 + (uint64_t)i);
+        a[i].physical = ORACLE_PHY(0, 1 + (uint64_t)i);
         a[i].size = 8;
     }
     /* below what was appended before the producers: late at once */
@@ -304,8 +275,8 @@ static void late_and_misuse(void) {
     /* stream 2 below 1900: late, and nothing of the batch is taken */
     mh_access b[2];
     memset(b, 0, sizeof b);
-    b[0] = (mh_access){.transition = 1500, .physical = PHY(2, 0), .size = 8};
-    b[1] = (mh_access){.transition = 1950, .physical = PHY(2, 1), .size = 8};
+    b[0] = (mh_access){.transition = 1500, .physical = ORACLE_PHY(2, 0), .size = 8};
+    b[1] = (mh_access){.transition = 1950, .physical = ORACLE_PHY(2, 1), .size = 8};
     CHECK_RC(mh_producer_append_batch(pb, b, 2, &bad), MH_ELATE);
     CHECK(bad == 0);
     char msg[MH_ERRMSG_MAX];
@@ -319,13 +290,13 @@ static void late_and_misuse(void) {
     /* back to direct appends once every producer is closed and merged */
     CHECK(mh_writer_next_id(w) == 6);
     d.transition = 2000;
-    d.physical = PHY(0, 4);
+    d.physical = ORACLE_PHY(0, 4);
     CHECK_RC(mh_writer_append(w, &(mh_access){.transition = 1999, .size = 1}),
              MH_EORDER);
     CHECK_OK(mh_writer_append(w, &d));
     CHECK(mh_writer_errmsg(w, msg, sizeof msg) > 0);
     CHECK_OK(mh_writer_close(w));
-    rec want[] = {{10, 0, 0}, {1000, 0, 1}, {1900, 2, 0}, {1950, 2, 1},
+    oracle_rec want[] = {{10, 0, 0}, {1000, 0, 1}, {1900, 2, 0}, {1950, 2, 1},
                   {2000, 0, 2}, {2000, 0, 3}, {2000, 0, 4}};
     check_merged(store, want, sizeof want / sizeof want[0]);
     tu_rmtree(dir);

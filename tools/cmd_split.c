@@ -72,18 +72,11 @@ static int run(int argc, char **argv) {
             return cli_fail(cmd, "'%s' has no window %" PRIu64, store, window);
         return cli_fail(cmd, "%s", cli_lib_error(rc, err));
     }
-    /* checked before creating anything: OUT is never someone else's */
-    if (cli_exists(out)) {
-        mh_reader_close(r);
-        return cli_fail(cmd, "'%s' already exists", out);
-    }
     mh_writer *w = NULL;
-    rc = mh_writer_open_ex(out, MH_CREATE, NULL, &w, err, sizeof err);
-    if (rc) {
+    if (store_copy_create(cmd, out, &w)) {
         mh_reader_close(r);
-        return cli_fail(cmd, "cannot create store '%s': %s", out, cli_open_error(rc, err));
+        return CLI_FAIL;
     }
-    int status = CLI_FAIL;
     cli_progress prog;
     cli_progress_init(&prog, "split:", quiet);
     uint64_t copied = 0;
@@ -95,9 +88,7 @@ static int run(int argc, char **argv) {
     }
     if (rc == 0) {
         mh_query q;
-        mh_query_init(&q);
-        q.ops = MH_OPS_ALL;
-        q.addr_last = UINT64_MAX;
+        store_copy_query_all(&q);
         q.filter = MH_FILTER_WINDOW;
         q.window = window;
         rc = copy_accesses(r, &q, w, &prog, &copied, err, sizeof err);
@@ -109,28 +100,10 @@ static int run(int argc, char **argv) {
                  " accesses, the query found %" PRIu64, window, wi.accesses, copied);
         rc = MH_ECORRUPT;
     }
-    if (rc == 0) {
-        rc = mh_writer_commit(w);
-        if (rc)
-            mh_writer_errmsg(w, err, sizeof err);
-    }
-    if (rc) {
-        cli_fail(cmd, "%s", cli_lib_error(rc, err));
-        mh_writer_abandon(w);
-        cli_remove_store(out);
-    } else {
-        rc = mh_writer_close(w);
-        if (rc) {
-            cli_fail(cmd, "closing '%s' failed: %s", out, cli_errstr(rc));
-            cli_remove_store(out);
-        } else {
-            status = CLI_OK;
-            if (!quiet)
-                fprintf(stderr, "split window %" PRIu64 " of %s: %" PRIu64
-                        " accesses (ids %" PRIu64 "..) into %s\n",
-                        window, store, copied, wi.id_first, out);
-        }
-    }
+    int status = store_copy_finish(cmd, w, out, rc, err, sizeof err);
+    if (status == CLI_OK && !quiet)
+        fprintf(stderr, "split window %" PRIu64 " of %s: %" PRIu64 " accesses (ids %" PRIu64
+                "..) into %s\n", window, store, copied, wi.id_first, out);
     mh_reader_close(r);
     return status;
 }

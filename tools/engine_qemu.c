@@ -36,15 +36,6 @@
  * that ignores or handles it and keeps running. */
 #define STOP_GRACE_S ((double)ENGINE_GRACE_S)
 
-static void set_error(engine_result *res, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void set_error(engine_result *res, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(res->error, sizeof res->error, fmt, ap);
-    va_end(ap);
-}
-
 
 static char *find_qemu(const engine_opts *o) {
     const char *env = getenv("MEMHIST_QEMU");
@@ -148,6 +139,13 @@ char *mhq_plugin_arg(const char *plugin, int fd, uint64_t size) {
 
 /* A warning for the user: through record's relay when it gave one (so it
  * never lands inside the program's output lines), else on stderr. */
+void mhq_set_error(engine_result *res, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->error, sizeof res->error, fmt, ap);
+    va_end(ap);
+}
+
 void mhq_warn_user(const engine_opts *o, const char *fmt, ...) {
     if (o && o->quiet && !o->warn)
         return;
@@ -351,7 +349,7 @@ int mhq_rings_create(int exec, int system, int *fd_out, mhq_header **h_out,
         char *end;
         unsigned long long v = strtoull(env, &end, 10);
         if (*end != '\0' || v < 1024 || v > (1ull << 24) || (v & (v - 1)) != 0) {
-            set_error(res, "MEMHIST_QEMU_RING='%s': not a power of two in 1024 .. 16777216", env);
+            mhq_set_error(res, "MEMHIST_QEMU_RING='%s': not a power of two in 1024 .. 16777216", env);
             return ENGINE_EFAILED;
         }
         cap = v;
@@ -359,14 +357,14 @@ int mhq_rings_create(int exec, int system, int *fd_out, mhq_header **h_out,
     uint64_t size = mhq_total_size(MHQ_SLOTS, cap);
     int fd = memfd_create("memhist-qemu-rings", MFD_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)size) != 0) {
-        set_error(res, "shared memory for the rings: %s", strerror(errno));
+        mhq_set_error(res, "shared memory for the rings: %s", strerror(errno));
         if (fd >= 0)
             close(fd);
         return ENGINE_EFAILED;
     }
     void *map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) {
-        set_error(res, "mmap of the rings: %s", strerror(errno));
+        mhq_set_error(res, "mmap of the rings: %s", strerror(errno));
         close(fd);
         return ENGINE_EFAILED;
     }
@@ -441,7 +439,7 @@ int mhq_consume(consumer *c, pid_t pid, volatile sig_atomic_t *stop, engine_resu
             if (r == pid)
                 exited = 1;
             else if (r < 0 && errno != EINTR) {
-                set_error(res, "waitpid: %s", strerror(errno));
+                mhq_set_error(res, "waitpid: %s", strerror(errno));
                 kill(pid, SIGKILL);
                 wait_child(pid, &status);
                 exited = 1;
@@ -477,35 +475,114 @@ int mhq_consume(consumer *c, pid_t pid, volatile sig_atomic_t *stop, engine_resu
     return drc;
 }
 
-int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
-                    volatile sig_atomic_t *stop, engine_result *res) {
+int mhq_begin(char *const argv[], mh_writer *w, const char *tracer, engine_result *res) {
     memset(res, 0, sizeof *res);
-    snprintf(res->tracer, sizeof res->tracer, "qemu-plugin");
+    snprintf(res->tracer, sizeof res->tracer, "%s", tracer);
     snprintf(res->tracer_version, sizeof res->tracer_version, "unknown");
     if (argv == NULL || argv[0] == NULL || w == NULL) {
-        set_error(res, "no program to run");
+        mhq_set_error(res, "no program to run");
         return ENGINE_EFAILED;
     }
+    return 0;
+}
+
+pid_t mhq_spawn(const char *qemu, char *const qargv[], int fd, engine_result *res) {
+    fflush(NULL);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        mhq_set_error(res, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        /* qemu must not outlive memhist record (it would wait on a full
+         * ring for ever). */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        fcntl(fd, F_SETFD, 0);
+        execv(qemu, qargv);
+        fprintf(stderr, "memhist record: error: cannot run %s: %s\n", qemu, strerror(errno));
+        _exit(127);
+    }
+    res->pid = (uint64_t)pid;
+    return pid;
+}
+
+int mhq_consume_failed(const consumer *c, int drc, engine_result *res) {
+    if (drc < 0) {
+        mhq_set_error(res, "storing the accesses failed: %s", mh_strerror(drc));
+        return drc;
+    }
+    if (c->overrun) {
+        mhq_set_error(res, "a ring was overrun: records were lost");
+        return ENGINE_EFAILED;
+    }
+    if (c->too_many_streams) {
+        mhq_set_error(res, "more than %u threads: a store holds at most that many streams "
+                           "(the store keeps the accesses before)", MH_STREAM_MAX + 1);
+        return ENGINE_EFAILED;
+    }
+    return 0;
+}
+
+int mhq_finish_meta(const consumer *c, int mrc, engine_result *res) {
+    if (mrc == 0 && c->clamped) {
+        char num[32];
+        snprintf(num, sizeof num, "%" PRIu64, c->clamped);
+        mrc = mh_writer_set_meta(c->w, "qemu_late_accesses", num);
+        mhq_warn_user(c->o, "%" PRIu64 " accesses arrived after later transitions and were "
+                      "given the previous one", c->clamped);
+    }
+    if (mrc)
+        mhq_set_error(res, "cannot set metadata: %s", mh_strerror(mrc));
+    return mrc;
+}
+
+void mhq_rings_unmap(mhq_header *h, int fd) {
+    if (h != NULL)
+        munmap(h, (size_t)h->total_size);
+    if (fd >= 0)
+        close(fd);
+}
+
+int mhq_plugin_failed(const mhq_header *h, engine_result *res) {
+    if (!atomic_load(&h->failed))
+        return 0;
+    char msg[MHQ_ERROR_LEN + 1];
+    memcpy(msg, h->error, MHQ_ERROR_LEN);
+    msg[MHQ_ERROR_LEN] = '\0';
+    mhq_set_error(res, "the plugin lost records: %s", msg);
+    return 1;
+}
+
+int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
+                    volatile sig_atomic_t *stop, engine_result *res) {
+    if (mhq_begin(argv, w, "qemu-plugin", res))
+        return ENGINE_EFAILED;
     char *qemu = find_qemu(o), *plugin = NULL, *prog = NULL, *parg = NULL;
     char **qargv = NULL;
     consumer *c = NULL;
     mhq_header *h = NULL;
     int fd = -1, rc = ENGINE_EFAILED;
     if (qemu == NULL) {
-        set_error(res, "%s not found: install it with apt-get install qemu-user",
-                  o && o->tool ? o->tool : "qemu-x86_64");
+        mhq_set_error(res, "%s not found: install it with apt-get install qemu-user",
+                      o && o->tool ? o->tool : "qemu-x86_64");
         goto out;
     }
     plugin = mhq_find_plugin();
     if (plugin == NULL) {
         char why[256];
         engine_qemu_available(why, sizeof why);
-        set_error(res, "%s", why);
+        mhq_set_error(res, "%s", why);
         goto out;
     }
     prog = engine_find_in_path(argv[0]);
     if (prog == NULL) {
-        set_error(res, "program '%s' not found or not executable", argv[0]);
+        mhq_set_error(res, "program '%s' not found or not executable", argv[0]);
         goto out;
     }
     mhq_qemu_version(qemu, res->tracer_version, sizeof res->tracer_version);
@@ -528,7 +605,7 @@ int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
     c = calloc(1, sizeof *c);
     if (parg == NULL || qargv == NULL || c == NULL) {
         rc = MH_ENOMEM;
-        set_error(res, "%s", mh_strerror(MH_ENOMEM));
+        mhq_set_error(res, "%s", mh_strerror(MH_ENOMEM));
         goto out;
     }
     qargv[0] = qemu;
@@ -540,62 +617,26 @@ int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
 
     mhq_consumer_init(c, h, w, o);
 
-    fflush(NULL);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        set_error(res, "fork: %s", strerror(errno));
+    pid_t pid = mhq_spawn(qemu, qargv, fd, res);
+    if (pid < 0)
         goto out;
-    }
-    if (pid == 0) {
-        /* qemu must not outlive memhist record (it would wait on a full
-         * ring for ever). */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        fcntl(fd, F_SETFD, 0);
-        execv(qemu, qargv);
-        fprintf(stderr, "memhist record: error: cannot run %s: %s\n", qemu, strerror(errno));
-        _exit(127);
-    }
-    res->pid = (uint64_t)pid;
-
     int drc = mhq_consume(c, pid, stop, res);
     res->started = atomic_load(&h->clock) > 0;
-
-    if (drc < 0) {
+    if ((drc = mhq_consume_failed(c, drc, res)) != 0) {
         rc = drc;
-        set_error(res, "storing the accesses failed: %s", mh_strerror(drc));
-        goto out;
-    }
-    if (c->overrun) {
-        set_error(res, "a ring was overrun: records were lost");
-        goto out;
-    }
-    if (c->too_many_streams) {
-        set_error(res, "more than %u threads: a store holds at most that many streams "
-                       "(the store keeps the accesses before)", MH_STREAM_MAX + 1);
         goto out;
     }
     if (atomic_load(&h->attached) == 0) {
-        set_error(res, "%s did not load the plugin %s (exit status %d; its message is above)",
-                  qemu, plugin, WIFEXITED(res->wait_status) ? WEXITSTATUS(res->wait_status) : -1);
+        mhq_set_error(res, "%s did not load the plugin %s (exit status %d; its message is above)",
+                      qemu, plugin, WIFEXITED(res->wait_status) ? WEXITSTATUS(res->wait_status) : -1);
         goto out;
     }
     if (!res->started && !res->interrupted) {
-        set_error(res, "%s could not run '%s' (its message is above)", qemu, argv[0]);
+        mhq_set_error(res, "%s could not run '%s' (its message is above)", qemu, argv[0]);
         goto out;
     }
-    if (atomic_load(&h->failed)) {
-        char msg[MHQ_ERROR_LEN + 1];
-        memcpy(msg, h->error, MHQ_ERROR_LEN);
-        msg[MHQ_ERROR_LEN] = '\0';
-        set_error(res, "the plugin lost records: %s", msg);
+    if (mhq_plugin_failed(h, res))
         goto out;
-    }
     uint32_t forks = atomic_load(&h->forks), execs = atomic_load(&h->execs);
     char num[32];
     int mrc = 0;
@@ -610,23 +651,9 @@ int engine_qemu_run(char *const argv[], const engine_opts *o, mh_writer *w,
         mrc = mh_writer_set_meta(w, "qemu_untraced_execs", num);
         mhq_warn_user(o, "'%s' called execve: the program it ran is untraced", argv[0]);
     }
-    if (c->clamped && mrc == 0) {
-        snprintf(num, sizeof num, "%" PRIu64, c->clamped);
-        mrc = mh_writer_set_meta(w, "qemu_late_accesses", num);
-        mhq_warn_user(o, "%" PRIu64 " accesses arrived after later transitions and were given "
-                  "the previous one", c->clamped);
-    }
-    if (mrc) {
-        rc = mrc;
-        set_error(res, "cannot set metadata: %s", mh_strerror(mrc));
-        goto out;
-    }
-    rc = 0;
+    rc = mhq_finish_meta(c, mrc, res);
 out:
-    if (h != NULL)
-        munmap(h, (size_t)h->total_size);
-    if (fd >= 0)
-        close(fd);
+    mhq_rings_unmap(h, fd);
     free(c);
     free(qargv);
     free(parg);

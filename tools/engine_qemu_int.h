@@ -59,6 +59,31 @@ int mhq_rings_create(int exec, int system, int *fd_out, mhq_header **h_out,
 void mhq_consumer_init(consumer *c, mhq_header *h, mh_writer *w, const engine_opts *o);
 /* Merges the rings into c->w while qemu (pid) runs; see engine_qemu.c. */
 int mhq_consume(consumer *c, pid_t pid, volatile sig_atomic_t *stop, engine_result *res);
+/* Clears res, names the tracer (version "unknown" until qemu tells),
+ * checks there is a program and a writer. 0, or ENGINE_EFAILED with
+ * res->error. */
+int mhq_begin(char *const argv[], mh_writer *w, const char *tracer, engine_result *res);
+/* Starts qemu (qargv, with the rings' fd kept open across exec) as a
+ * child that dies with memhist record and has no signal blocked; sets
+ * res->pid. Returns its pid, or -1 with res->error (fork failed). */
+pid_t mhq_spawn(const char *qemu, char *const qargv[], int fd, engine_result *res);
+/* What mhq_consume's result drc and the consumer say went wrong, in the
+ * order both engines report it: the writer failed (drc, returned), a ring
+ * was overrun, too many threads (ENGINE_EFAILED); 0 when none did. Sets
+ * res->error. */
+int mhq_consume_failed(const consumer *c, int drc, engine_result *res);
+/* The metadata both engines end with, once their own went in (mrc, 0 or
+ * the writer's code): the count of accesses the consumer gave an earlier
+ * transition than they came with (qemu_late_accesses, with a warning).
+ * Returns 0, or the writer's MH_E* code with res->error. */
+int mhq_finish_meta(const consumer *c, int mrc, engine_result *res);
+/* Unmaps the rings and closes their fd (h may be NULL, fd -1). */
+void mhq_rings_unmap(mhq_header *h, int fd);
+/* 1 with res->error when the plugin said it lost records, else 0. */
+int mhq_plugin_failed(const mhq_header *h, engine_result *res);
+/* res->error, formatted. */
+void mhq_set_error(engine_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* A one-line warning through o->warn, else on stderr (not when quiet). */
 void mhq_warn_user(const engine_opts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -21,15 +21,12 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,15 +37,6 @@
 
 #define KERNEL_CACHE "/var/cache/memhist/vmlinuz"
 #define MACHINE_DESC "-accel tcg,thread=single -icount shift=0,sleep=off -m 512M -smp 1"
-
-static void set_error(engine_result *res, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void set_error(engine_result *res, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(res->error, sizeof res->error, fmt, ap);
-    va_end(ap);
-}
 
 static int readable(const char *p) { return p && access(p, R_OK) == 0; }
 
@@ -158,13 +146,8 @@ static int set_meta_u64(mh_writer *w, const char *key, uint64_t v) {
 
 int engine_qemu_system_run(char *const argv[], const engine_opts *o, mh_writer *w,
                            volatile sig_atomic_t *stop, engine_result *res) {
-    memset(res, 0, sizeof *res);
-    snprintf(res->tracer, sizeof res->tracer, "qemu-plugin-system");
-    snprintf(res->tracer_version, sizeof res->tracer_version, "unknown");
-    if (argv == NULL || argv[0] == NULL || w == NULL) {
-        set_error(res, "no program to run");
+    if (mhq_begin(argv, w, "qemu-plugin-system", res))
         return ENGINE_EFAILED;
-    }
     const char *env = getenv("MEMHIST_QEMU_SYSTEM");
     const char *qname = o && o->tool ? o->tool : env && *env ? env : "qemu-system-x86_64";
     char *qemu = engine_find_in_path(qname), *plugin = NULL, *kernel = NULL, *busybox = NULL,
@@ -177,45 +160,45 @@ int engine_qemu_system_run(char *const argv[], const engine_opts *o, mh_writer *
     static const char *const files[] = {"initramfs.cpio", "status"};
 
     if (o && o->exec) {
-        set_error(res, "--exec is not supported with the qemu-system engine");
+        mhq_set_error(res, "--exec is not supported with the qemu-system engine");
         goto out;
     }
     if (qemu == NULL) {
-        set_error(res, "%s not found: install it with apt-get install qemu-system-x86", qname);
+        mhq_set_error(res, "%s not found: install it with apt-get install qemu-system-x86", qname);
         goto out;
     }
     if ((plugin = mhq_find_plugin()) == NULL) {
         const char *penv = getenv("MEMHIST_QEMU_PLUGIN");
         if (penv && *penv)
-            set_error(res, "MEMHIST_QEMU_PLUGIN='%s' is not readable", penv);
+            mhq_set_error(res, "MEMHIST_QEMU_PLUGIN='%s' is not readable", penv);
         else
-            set_error(res, "the memhist QEMU plugin (libmemhist-qemu.so) was not built or installed");
+            mhq_set_error(res, "the memhist QEMU plugin (libmemhist-qemu.so) was not built or installed");
         goto out;
     }
     if ((kernel = find_kernel(o)) == NULL) {
-        set_error(res, "no guest kernel: give --kernel FILE or $MEMHIST_KERNEL, or run "
-                       "tools/scripts/deps.sh (it extracts Debian's linux-image-amd64 into %s)",
-                  KERNEL_CACHE);
+        mhq_set_error(res, "no guest kernel: give --kernel FILE or $MEMHIST_KERNEL, or run "
+                           "tools/scripts/deps.sh (it extracts Debian's linux-image-amd64 into %s)",
+                      KERNEL_CACHE);
         goto out;
     }
     if ((busybox = find_busybox()) == NULL || mhq_elf_static(busybox) != 1) {
-        set_error(res, "a static busybox is needed for the guest: apt-get install busybox-static "
-                       "(or set $MEMHIST_BUSYBOX)");
+        mhq_set_error(res, "a static busybox is needed for the guest: apt-get install busybox-static "
+                           "(or set $MEMHIST_BUSYBOX)");
         goto out;
     }
     if ((prog = engine_find_in_path(argv[0])) == NULL) {
-        set_error(res, "program '%s' not found or not executable", argv[0]);
+        mhq_set_error(res, "program '%s' not found or not executable", argv[0]);
         goto out;
     }
     int kind = mhq_elf_static(prog);
     if (kind < 0 || (kind == 0 && !(o && o->initrd))) {
-        set_error(res, "'%s' is %s: the guest has only busybox, so the program must be a "
-                       "statically linked x86-64 executable (or give --initrd with what it needs)",
-                  argv[0], kind < 0 ? "not an x86-64 ELF executable" : "dynamically linked");
+        mhq_set_error(res, "'%s' is %s: the guest has only busybox, so the program must be a "
+                           "statically linked x86-64 executable (or give --initrd with what it needs)",
+                      argv[0], kind < 0 ? "not an x86-64 ELF executable" : "dynamically linked");
         goto out;
     }
     if (mkdtemp(dir) == NULL) {
-        set_error(res, "temporary directory: %s", strerror(errno));
+        mhq_set_error(res, "temporary directory: %s", strerror(errno));
         goto out;
     }
     have_dir = 1;
@@ -224,7 +207,7 @@ int engine_qemu_system_run(char *const argv[], const engine_opts *o, mh_writer *
     snprintf(serial1, sizeof serial1, "file:%s", status_path);
     char err[512];
     if (mhq_initramfs_write(initrd, busybox, prog, argv, o ? o->initrd : NULL, err, sizeof err)) {
-        set_error(res, "%s", err);
+        mhq_set_error(res, "%s", err);
         goto out;
     }
     mhq_qemu_version(qemu, res->tracer_version, sizeof res->tracer_version);
@@ -235,7 +218,7 @@ int engine_qemu_system_run(char *const argv[], const engine_opts *o, mh_writer *
     c = calloc(1, sizeof *c);
     if (parg == NULL || c == NULL) {
         rc = MH_ENOMEM;
-        set_error(res, "%s", mh_strerror(MH_ENOMEM));
+        mhq_set_error(res, "%s", mh_strerror(MH_ENOMEM));
         goto out;
     }
     snprintf(append, sizeof append, "console=ttyS0 loglevel=1 panic=-1 rdinit=/init");
@@ -247,57 +230,25 @@ int engine_qemu_system_run(char *const argv[], const engine_opts *o, mh_writer *
                      "-append", append, "-plugin", parg, NULL};
     mhq_consumer_init(c, h, w, o);
 
-    fflush(NULL);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        set_error(res, "fork: %s", strerror(errno));
+    pid_t pid = mhq_spawn(qemu, qargv, fd, res);
+    if (pid < 0)
         goto out;
-    }
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        fcntl(fd, F_SETFD, 0);
-        execv(qemu, qargv);
-        fprintf(stderr, "memhist record: error: cannot run %s: %s\n", qemu, strerror(errno));
-        _exit(127);
-    }
-    res->pid = (uint64_t)pid;
     int drc = mhq_consume(c, pid, stop, res);
     res->started = atomic_load(&h->attached) != 0;
-    if (drc < 0) {
+    if ((drc = mhq_consume_failed(c, drc, res)) != 0) {
         rc = drc;
-        set_error(res, "storing the accesses failed: %s", mh_strerror(drc));
-        goto out;
-    }
-    if (c->overrun) {
-        set_error(res, "a ring was overrun: records were lost");
-        goto out;
-    }
-    if (c->too_many_streams) {
-        set_error(res, "more than %u threads: a store holds at most that many streams "
-                       "(the store keeps the accesses before)", MH_STREAM_MAX + 1);
         goto out;
     }
     if (!res->started) {
-        set_error(res, "%s did not load the plugin %s (its message is above)", qemu, plugin);
+        mhq_set_error(res, "%s did not load the plugin %s (its message is above)", qemu, plugin);
         goto out;
     }
-    if (atomic_load(&h->failed)) {
-        char msg[MHQ_ERROR_LEN + 1];
-        memcpy(msg, h->error, MHQ_ERROR_LEN);
-        msg[MHQ_ERROR_LEN] = '\0';
-        set_error(res, "the plugin lost records: %s", msg);
+    if (mhq_plugin_failed(h, res))
         goto out;
-    }
     if (!atomic_load(&h->triggered) && !res->interrupted) {
-        set_error(res, "the guest never started '%s' (kernel %s did not boot to /init? "
-                       "qemu exit status %d)", argv[0], kernel,
-                  WIFEXITED(res->wait_status) ? WEXITSTATUS(res->wait_status) : -1);
+        mhq_set_error(res, "the guest never started '%s' (kernel %s did not boot to /init? "
+                           "qemu exit status %d)", argv[0], kernel,
+                      WIFEXITED(res->wait_status) ? WEXITSTATUS(res->wait_status) : -1);
         goto out;
     }
     /* The program's exit status as /init saw it. Without one (the guest
@@ -322,22 +273,9 @@ int engine_qemu_system_run(char *const argv[], const engine_opts *o, mh_writer *
         mrc = set_meta_u64(w, "qemu_unmapped_accesses", unmapped);
     if (mrc == 0)
         mrc = set_meta_u64(w, "qemu_instructions", atomic_load(&h->clock));
-    if (mrc == 0 && c->clamped) {
-        mrc = set_meta_u64(w, "qemu_late_accesses", c->clamped);
-        mhq_warn_user(o, "%" PRIu64 " accesses arrived after later transitions and were given "
-                      "the previous one", c->clamped);
-    }
-    if (mrc) {
-        rc = mrc;
-        set_error(res, "cannot set metadata: %s", mh_strerror(mrc));
-        goto out;
-    }
-    rc = 0;
+    rc = mhq_finish_meta(c, mrc, res);
 out:
-    if (h != NULL)
-        munmap(h, (size_t)h->total_size);
-    if (fd >= 0)
-        close(fd);
+    mhq_rings_unmap(h, fd);
     if (have_dir)
         remove_dir(dir, files, sizeof files / sizeof files[0]);
     free(c);

@@ -3,6 +3,8 @@
  */
 #include "store_copy.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static int writer_fail(mh_writer *w, int rc, char *err, size_t errlen) {
@@ -87,5 +89,92 @@ int copy_accesses(const mh_reader *r, const mh_query *q, mh_writer *w, cli_progr
     }
     mh_cursor_close(cur);
     free(buf);
+    return rc;
+}
+
+int store_copy_create(const cli_cmd *cmd, const char *out, mh_writer **w) {
+    if (cli_exists(out))
+        return cli_fail(cmd, "'%s' already exists", out);
+    char err[MH_ERRMSG_MAX] = "";
+    int rc = mh_writer_open_ex(out, MH_CREATE, NULL, w, err, sizeof err);
+    if (rc)
+        return cli_fail(cmd, "cannot create store '%s': %s", out, cli_open_error(rc, err));
+    return CLI_OK;
+}
+
+int store_copy_finish(const cli_cmd *cmd, mh_writer *w, const char *out, int rc, char *err,
+                      size_t errlen) {
+    if (rc == 0) {
+        rc = mh_writer_commit(w);
+        if (rc)
+            mh_writer_errmsg(w, err, errlen);
+    }
+    if (rc) {
+        cli_fail(cmd, "%s", cli_lib_error(rc, err));
+        mh_writer_abandon(w);
+        cli_remove_store(out);
+        return CLI_FAIL;
+    }
+    rc = mh_writer_close(w);
+    if (rc) {
+        cli_fail(cmd, "closing '%s' failed: %s", out, cli_errstr(rc));
+        cli_remove_store(out);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+void store_copy_query_all(mh_query *q) {
+    mh_query_init(q);
+    q->ops = MH_OPS_ALL;
+    q->addr_last = UINT64_MAX;
+}
+
+/* Accesses with ids in [a, b) (b = UINT64_MAX: to the end), appended to w,
+ * which must be about to give id a: the copy keeps every id. */
+static int copy_ids(const mh_reader *r, mh_writer *w, uint64_t a, uint64_t b,
+                    cli_progress *prog, uint64_t *copied, char *err, size_t errlen) {
+    if (a >= b)
+        return 0;
+    if (mh_writer_next_id(w) != a) {
+        snprintf(err, errlen, "the copy would give id %" PRIu64 " to the source's access %" PRIu64,
+                 mh_writer_next_id(w), a);
+        return MH_ECORRUPT;
+    }
+    mh_query q;
+    store_copy_query_all(&q);
+    if (a > 0) {
+        q.start_kind = MH_FROM_ID;
+        q.start = a - 1;
+    }
+    if (b != UINT64_MAX) {
+        q.end_kind = MH_END_ID;
+        q.end = b - 1;
+    }
+    return copy_accesses(r, &q, w, prog, copied, err, errlen);
+}
+
+int copy_all_with_windows(const mh_reader *r, mh_writer *w, cli_progress *prog,
+                          uint64_t *copied, char *err, size_t errlen) {
+    size_t nw = mh_reader_window_count(r);
+    uint64_t next = 0; /* first id not copied yet */
+    int rc = 0;
+    for (size_t i = 0; i < nw && rc == 0; i++) {
+        mh_window_info wi = {.struct_size = sizeof wi};
+        rc = mh_reader_window_info(r, i, &wi);
+        if (rc)
+            return reader_fail(r, rc, err, errlen);
+        rc = copy_ids(r, w, next, wi.id_first, prog, copied, err, errlen);
+        if (rc == 0 && (rc = mh_writer_window_begin(w, wi.window)) != 0)
+            writer_fail(w, rc, err, errlen);
+        if (rc == 0)
+            rc = copy_ids(r, w, wi.id_first, wi.id_first + wi.accesses, prog, copied, err,
+                          errlen);
+        if (rc == 0 && (rc = mh_writer_window_end(w)) != 0)
+            writer_fail(w, rc, err, errlen);
+        next = wi.id_first + wi.accesses;
+    }
+    if (rc == 0)
+        rc = copy_ids(r, w, next, UINT64_MAX, prog, copied, err, errlen);
     return rc;
 }

@@ -327,19 +327,28 @@ class Reader:
         if rc not in (0, InvalidArgumentError.code):
             self._check(rc)
 
+    def _table(self, count, info, ctype):
+        """Yields (i, record) for each record of one of the store's tables,
+        read with its C calls count and info into a fresh ctype struct; a
+        count of 0 first asks whether the table failed to load."""
+        h = self._handle()
+        n = count(h)
+        if n == 0:
+            self._table_failed(info, ctype)
+        for i in range(n):
+            x = ctype()
+            x.struct_size = ctypes.sizeof(x)
+            self._check(info(h, i, byref(x)))
+            yield i, x
+
     def streams(self) -> List[Stream]:
         """Every stream of the store, in increasing id (a format 1.0 store
         has one: stream 0, kind "other")."""
         h = self._handle()
         out = []
         k, v = c_char_p(), c_char_p()
-        n = lib.mh_reader_stream_count(h)
-        if n == 0:
-            self._table_failed(lib.mh_reader_stream_info, mh_stream_info)
-        for i in range(n):
-            s = mh_stream_info()
-            s.struct_size = ctypes.sizeof(s)
-            self._check(lib.mh_reader_stream_info(h, i, byref(s)))
+        for i, s in self._table(lib.mh_reader_stream_count, lib.mh_reader_stream_info,
+                                mh_stream_info):
             meta = {}
             for j in range(lib.mh_reader_stream_meta_count(h, i)):
                 self._check(lib.mh_reader_stream_meta_get(h, i, j, byref(k), byref(v)))
@@ -357,15 +366,9 @@ class Reader:
 
     def windows(self) -> List[Window]:
         """Every window of the store, in increasing window id."""
-        h = self._handle()
         out = []
-        n = lib.mh_reader_window_count(h)
-        if n == 0:
-            self._table_failed(lib.mh_reader_window_info, mh_window_info)
-        for i in range(n):
-            w = mh_window_info()
-            w.struct_size = ctypes.sizeof(w)
-            self._check(lib.mh_reader_window_info(h, i, byref(w)))
+        for _, w in self._table(lib.mh_reader_window_count, lib.mh_reader_window_info,
+                                mh_window_info):
             out.append(Window(w.window, w.id_first, w.accesses, w.transition_first,
                               w.transition_last))
         return out

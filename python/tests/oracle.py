@@ -13,6 +13,19 @@ def rows(result):
     return list(zip(*cols))
 
 
+def start_at(i, a):
+    """The start of random query i, at access a: the four kinds in turn
+    (from its transition forward, backward, after its id, before it)."""
+    how = i % 4
+    if how == 0:
+        return {"start": a.transition}
+    if how == 1:
+        return {"start": a.transition, "backward": True}
+    if how == 2:
+        return {"after": a.id}
+    return {"before": a.id}
+
+
 def oracle(acc, first=0, last=U64_MAX, *, start=None, after=None, before=None,
            backward=False, ops="rw", max=None, until=None, to_id=None,
            streams=None, pc=None, window=None, win_of=None):

@@ -4,7 +4,7 @@ oracle over the accesses parsed from the same log."""
 import random
 
 import memhist
-from oracle import oracle, rows
+from oracle import oracle, rows, start_at
 
 
 def test_store_holds_the_log(lackey_store):
@@ -27,15 +27,7 @@ def test_random_queries_on_the_recording(lackey_store):
             first = a.physical - rnd.choice((0, 8, 64, 4096))
             last = first + rnd.choice((0, 7, 63, 4095))
             kw = {"ops": rnd.choice(("r", "w", "rw"))}
-            how = i % 4
-            if how == 0:
-                kw["start"] = a.transition
-            elif how == 1:
-                kw.update(start=a.transition, backward=True)
-            elif how == 2:
-                kw["after"] = a.id
-            else:
-                kw["before"] = a.id
+            kw.update(start_at(i, a))
             if rnd.random() < 0.5:
                 kw["max"] = rnd.choice((1, 10, 1000))
             if rnd.random() < 0.3:

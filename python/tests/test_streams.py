@@ -10,7 +10,7 @@ import pytest
 import memhist
 from conftest import REPO
 from memhist import Access
-from oracle import oracle, rows
+from oracle import oracle, rows, start_at
 
 STREAMS = {  # id: declare_stream keyword arguments
     0: {},
@@ -138,15 +138,7 @@ def test_filtered_queries_against_the_oracle(store):
         if rnd.random() < 0.5:
             kw["first"] = a.physical - rnd.choice((0, 8, 256))
             kw["last"] = kw["first"] + rnd.choice((0, 15, 4095))
-        how = i % 4
-        if how == 0:
-            kw["start"] = a.transition
-        elif how == 1:
-            kw.update(start=a.transition, backward=True)
-        elif how == 2:
-            kw["after"] = a.id
-        else:
-            kw["before"] = a.id
+        kw.update(start_at(i, a))
         if rnd.random() < 0.6:
             kw["streams"] = rnd.sample((0, 1, 2, 33, 7, 65), rnd.choice((1, 1, 2, 3)))
         if rnd.random() < 0.4:

@@ -12,11 +12,12 @@
  *     merge emits nothing an open producer could still undercut, so what
  *     is committed is always such a prefix;
  *   - kills after the first reported commit lose nothing reported.
- * Accesses carry who made them: physical = (stream + 1) << 40 | seq << 3.
+ * Accesses carry who made them (ORACLE_PHY, tests/oracle_lib/oracle_merge.h).
  *
  *   producers_kill_test WORKDIR [KILLS [SEED]]
  */
 #include "robust_util.h"
+#include "oracle_merge.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,22 +31,6 @@
 
 #define NPROD 8
 #define PER_STREAM 60000
-#define PHY(s, seq) ((((uint64_t)(s) + 1) << 40) | ((uint64_t)(seq) << 3))
-
-typedef struct rec {
-    uint64_t t;
-    uint32_t s;
-    uint64_t seq;
-} rec;
-
-static int rec_cmp(const void *a, const void *b) {
-    const rec *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    if (x->s != y->s)
-        return x->s < y->s ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
 
 static uint32_t stream_id(int i) { return (uint32_t)(i * 37 + 2); }
 
@@ -58,7 +43,7 @@ static void gen_stream(int i, mh_access *out) {
         mh_access *a = &out[j];
         memset(a, 0, sizeof *a);
         a->transition = t;
-        a->physical = PHY(stream_id(i), j);
+        a->physical = ORACLE_PHY(stream_id(i), j);
         a->size = 8;
         a->op = (uint8_t)rb_below(&rng, 3);
         if (rb_below(&rng, 2)) {
@@ -148,16 +133,16 @@ int main(int argc, char **argv) {
     mkdir(work, 0755);
     /* the oracle's merged order of everything the producers would append */
     size_t total = (size_t)NPROD * PER_STREAM;
-    rec *want = malloc(total * sizeof *want);
+    oracle_rec *want = malloc(total * sizeof *want);
     mh_access *tmp = malloc(PER_STREAM * sizeof *tmp);
     RB_CHECK(want && tmp, "out of memory");
     for (int i = 0; i < NPROD; i++) {
         gen_stream(i, tmp);
         for (size_t j = 0; j < PER_STREAM; j++)
-            want[(size_t)i * PER_STREAM + j] = (rec){tmp[j].transition, stream_id(i), j};
+            want[(size_t)i * PER_STREAM + j] = (oracle_rec){tmp[j].transition, stream_id(i), j};
     }
     free(tmp);
-    qsort(want, total, sizeof *want, rec_cmp);
+    oracle_merge_sort(want, total);
     rb_rng rng = {seed};
     unsigned long repaired = 0, partial = 0;
     size_t max_seen = 0;
@@ -224,19 +209,10 @@ int main(int argc, char **argv) {
         mh_reader_close(r);
         RB_CHECK(n >= reported, "kill %d: %zu accesses in the store, %llu were "
                  "reported committed", k, n, (unsigned long long)reported);
-        for (size_t i = 0; i < n; i++) {
-            uint32_t s = (uint32_t)((got[i].physical >> 40) - 1);
-            uint64_t seq = (got[i].physical & ((UINT64_C(1) << 40) - 1)) >> 3;
-            RB_CHECK(got[i].id == i, "kill %d: access %zu has id %llu", k, i,
-                     (unsigned long long)got[i].id);
-            RB_CHECK(got[i].transition == want[i].t && s == want[i].s &&
-                         seq == want[i].seq,
-                     "kill %d: id %zu is (t %llu, stream %u, seq %llu), the "
-                     "merged order has (t %llu, stream %u, seq %llu)", k, i,
-                     (unsigned long long)got[i].transition, s,
-                     (unsigned long long)seq, (unsigned long long)want[i].t,
-                     want[i].s, (unsigned long long)want[i].seq);
-        }
+        char what[32];
+        snprintf(what, sizeof what, "kill %d", k);
+        RB_CHECK(oracle_merge_compare(what, got, want, n) == 0,
+                 "kill %d: the store is not a prefix of the merged order", k);
         free(got);
         /* fsck clean (after removing what the kill left) */
         int vrc;

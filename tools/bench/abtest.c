@@ -33,13 +33,11 @@
  */
 #include "bench.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct lib {
@@ -89,40 +87,6 @@ static int lib_run(void *h, const mh_query *q, mh_access *out, size_t max, size_
     return l->query_run(l->r, q, out, max, n);
 }
 
-static uint64_t dir_bytes(const char *path)
-{
-    uint64_t sum = 0;
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return 0;
-    struct dirent *e;
-    char p[4200];
-    struct stat st;
-    while ((e = readdir(d)) != NULL) {
-        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-        if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
-            sum += (uint64_t)st.st_size;
-    }
-    closedir(d);
-    return sum;
-}
-
-static void dir_remove(const char *path)
-{
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return;
-    struct dirent *e;
-    char p[4200];
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-            unlink(p);
-        }
-    closedir(d);
-    rmdir(path);
-}
-
 static int cmp_d(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
@@ -132,7 +96,7 @@ static int cmp_d(const void *x, const void *y)
 /* Seconds to write t with l into l->store (a new store). */
 static int ingest(lib *l, const mhb_trace *t, double *secs)
 {
-    dir_remove(l->store);
+    mhb_remove_path(l->store);
     mh_writer *w = NULL;
     double t0 = mhb_now();
     int rc = l->writer_open(l->store, MH_CREATE, NULL, &w);
@@ -184,7 +148,7 @@ static int run(const opts *o, lib *L, const char *name, mhb_trace *t, int *met)
         qsort(secs[k], o->ingest_runs, sizeof secs[k][0], cmp_d);
         best[k] = (double)t->n / secs[k][0];
         med[k] = (double)t->n / secs[k][o->ingest_runs / 2];
-        bpa[k] = (double)dir_bytes(L[k].store) / (double)t->n;
+        bpa[k] = (double)mhb_path_bytes(L[k].store) / (double)t->n;
     }
     double ot[2][9];
     for (int i = 0; i < 9; i++)
@@ -313,7 +277,7 @@ static int run(const opts *o, lib *L, const char *name, mhb_trace *t, int *met)
     *met &= ok;
     mhb_classes_free(c, nc);
     for (int k = 0; k < 2; k++)
-        dir_remove(L[k].store);
+        mhb_remove_path(L[k].store);
     return mismatches ? 1 : 0;
 }
 

@@ -10,7 +10,6 @@
  */
 #include "bench.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -539,56 +538,6 @@ static void reader_child(void *p, child_msg *m)
         m->mib = (double)hwm / 1024.0;
 }
 
-/* ---- files -------------------------------------------------------------- */
-
-/* Bytes of the regular files of a flat directory, or of one file. */
-static uint64_t path_bytes(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return 0;
-    if (!S_ISDIR(st.st_mode))
-        return (uint64_t)st.st_size;
-    uint64_t sum = 0;
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return 0;
-    struct dirent *e;
-    char p[4096];
-    while ((e = readdir(d)) != NULL) {
-        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-        if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
-            sum += (uint64_t)st.st_size;
-    }
-    closedir(d);
-    return sum;
-}
-
-/* Removes a file, or a flat directory and its files. */
-static void remove_path(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        if (d) {
-            struct dirent *e;
-            char p[4096];
-            while ((e = readdir(d)) != NULL) {
-                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                    continue;
-                snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-                unlink(p);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 static int cmp_d(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
@@ -692,6 +641,19 @@ static int run_cold(const stores *st, int nslots, mhb_workload *w)
     return rc;
 }
 
+/* Run k of an ingest measured: its time into secs[0 .. k] kept sorted
+ * (insertion: runs are few; the median is secs[runs / 2]) and the largest
+ * writer memory into *mib. */
+static void note_run(double *secs, unsigned k, const child_msg *m, double *mib)
+{
+    unsigned j = k;
+    for (; j > 0 && secs[j - 1] > m->seconds; j--)
+        secs[j] = secs[j - 1];
+    secs[j] = m->seconds;
+    if (m->mib > *mib)
+        *mib = m->mib;
+}
+
 static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *w)
 {
     int failed = 0;
@@ -704,8 +666,8 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     snprintf(st.path[MHB_SQLD], sizeof st.path[0], "%s/%s-design.sqlite", dir, w->name);
     const char *mh_path = st.path[MHB_MH];
     for (int k = 0; k < MHB_SLOTS; k++)
-        remove_path(st.path[k]);
-    remove_path(mh_path2);
+        mhb_remove_path(st.path[k]);
+    mhb_remove_path(mh_path2);
     const uint64_t total = trace_total(t);
     w->accesses = total;
     w->dist = o->dist;
@@ -759,27 +721,21 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         double secs[99], mib = 0;
         for (unsigned k = 0; k < runs; k++) {
             if (k > 0)
-                remove_path(ic.path); /* the last run's store is the one kept */
+                mhb_remove_path(ic.path); /* the last run's store is the one kept */
             in_child(ingest_child, &ic, &m);
             if (m.rc != MH_OK) {
                 fprintf(stderr, "mh_bench: %s: memhist ingest failed: %s\n", w->name,
                         m.err);
                 return 1;
             }
-            /* insertion sort: runs is small */
-            unsigned j = k;
-            for (; j > 0 && secs[j - 1] > m.seconds; j--)
-                secs[j] = secs[j - 1];
-            secs[j] = m.seconds;
-            if (m.mib > mib)
-                mib = m.mib;
+            note_run(secs, k, &m, &mib);
         }
         w->ingest_rate[bg ? 0 : 1] = (double)total / secs[runs / 2];
         w->writer_mib[bg ? 0 : 1] = mib;
     }
-    w->store_bytes[MHB_MH] = path_bytes(mh_path);
+    w->store_bytes[MHB_MH] = mhb_path_bytes(mh_path);
     w->bytes_per_access[MHB_MH] = (double)w->store_bytes[MHB_MH] / (double)total;
-    remove_path(mh_path2);
+    mhb_remove_path(mh_path2);
 
     /* the same accesses without their pc: what the pc column costs */
     if (t->with_pc > 0) {
@@ -794,8 +750,8 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
                     w->name, m.err);
             return 1;
         }
-        w->bytes_nopc = (double)path_bytes(mh_path2) / (double)total;
-        remove_path(mh_path2);
+        w->bytes_nopc = (double)mhb_path_bytes(mh_path2) / (double)total;
+        mhb_remove_path(mh_path2);
     }
     /* several streams: through producers, one per stream, and checked
      * against the batch appender's store */
@@ -811,19 +767,14 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         for (unsigned k = 0; k < runs; k++) {
             fprintf(stderr, "mh_bench: %s: memhist ingest through %zu producers, %u threads\n",
                     w->name, t->nsids, w->producer_threads);
-            remove_path(mh_path2);
+            mhb_remove_path(mh_path2);
             in_child(ingest_child, &ic, &m);
             if (m.rc != MH_OK) {
                 fprintf(stderr, "mh_bench: %s: producer ingest failed: %s\n", w->name,
                         m.err);
                 return 1;
             }
-            unsigned j = k;
-            for (; j > 0 && secs[j - 1] > m.seconds; j--)
-                secs[j] = secs[j - 1];
-            secs[j] = m.seconds;
-            if (m.mib > mib)
-                mib = m.mib;
+            note_run(secs, k, &m, &mib);
         }
         ic.producers = 0;
         w->producer_rate = (double)total / secs[runs / 2];
@@ -834,7 +785,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
                             "store\n", w->name);
             failed = 1;
         }
-        remove_path(mh_path2);
+        mhb_remove_path(mh_path2);
     }
 
     /* the SQLite writer takes one trace in memory: never the repeated one;
@@ -854,7 +805,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         }
         w->ingest_rate[k + 1] = (double)total / m.seconds;
         w->writer_mib[k + 1] = m.mib;
-        w->store_bytes[k] = path_bytes(st.path[k]);
+        w->store_bytes[k] = mhb_path_bytes(st.path[k]);
         w->bytes_per_access[k] = (double)w->store_bytes[k] / (double)total;
     }
 
@@ -939,7 +890,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         failed = 1;
     if (!o->keep)
         for (int k = 0; k < MHB_SLOTS; k++)
-            remove_path(st.path[k]);
+            mhb_remove_path(st.path[k]);
     return failed;
 }
 

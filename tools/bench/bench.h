@@ -224,6 +224,13 @@ int mhb_report_json(const char *path, const mhb_machine *m,
 
 double mhb_now(void); /* CLOCK_MONOTONIC, seconds */
 
+/* ---- store files (bench_files.c) ---- */
+/* Bytes of the regular files of a flat directory (a store), or of one file;
+ * 0 when path is missing. */
+uint64_t mhb_path_bytes(const char *path);
+/* Removes a file, or a flat directory and its files (a store). */
+void mhb_remove_path(const char *path);
+
 /* ---- traces (bench.c, bench_streams.c) ---- */
 
 /* A trace in memory; with reps > 1 the workload is reps copies of it, copy r
@@ -261,6 +268,9 @@ int mhb_load_synth(uint64_t seed, uint64_t n, mhb_trace *t);
 /* Every access of the store at path (every operation, in id order, stream
  * and pc included) and its stream descriptions. Errors are printed. */
 int mhb_load_store(const char *path, mhb_trace *t);
+/* Prints "mh_bench: PATH: WHAT: <rc's text>[: <r's detail>]" to stderr;
+ * returns rc. */
+int mhb_store_fail(const char *path, const char *what, int rc, const mh_reader *r);
 
 /* k synthetic threads (tools/synth mh_synth_new_thread, thread j seeded
  * from seed and j, stream j, n / k accesses each, the first n % k one

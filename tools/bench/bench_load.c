@@ -113,7 +113,7 @@ void mhb_trace_strip_pc(mhb_trace *t)
     t->with_pc = 0;
 }
 
-static int store_fail(const char *path, const char *what, int rc, const mh_reader *r)
+int mhb_store_fail(const char *path, const char *what, int rc, const mh_reader *r)
 {
     char msg[MH_ERRMSG_MAX] = "";
     if (r != NULL)
@@ -144,7 +144,7 @@ int mhb_load_store(const char *path, mhb_trace *t)
         mh_stream_info s = {.struct_size = sizeof s};
         rc = mh_reader_stream_info(r, i, &s);
         if (rc != MH_OK)
-            return store_fail(path, "stream table", rc, r);
+            return mhb_store_fail(path, "stream table", rc, r);
         if (s.id != 0)
             rc = decl_add(t, &s);
     }
@@ -155,7 +155,7 @@ int mhb_load_store(const char *path, mhb_trace *t)
     q.addr_last = UINT64_MAX;
     mh_cursor *c = NULL;
     if (rc == MH_OK && (rc = mh_cursor_open(r, &q, &c)) != MH_OK) {
-        store_fail(path, "cursor", rc, r);
+        mhb_store_fail(path, "cursor", rc, r);
         mh_reader_close(r);
         return rc;
     }
@@ -270,16 +270,9 @@ int mhb_load_threads(uint64_t seed, uint64_t n, uint32_t k, mhb_trace *t)
 static int trace_sink(void *ctx, const mh_access *batch, size_t n)
 {
     mhb_trace *t = ctx;
-    if (t->n + n > t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : (1u << 20);
-        while (cap < t->n + n)
-            cap *= 2;
-        mh_access *p = realloc(t->a, cap * sizeof *p);
-        if (p == NULL)
-            return MH_ENOMEM;
-        t->a = p;
-        t->cap = cap;
-    }
+    int rc = trace_reserve(t, n);
+    if (rc != MH_OK)
+        return rc;
     memcpy(t->a + t->n, batch, n * sizeof *batch);
     t->n += n;
     return MH_OK;

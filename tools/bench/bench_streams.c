@@ -228,16 +228,6 @@ int mhb_producers_run(mhb_prod *sp, const char *path, const mh_writer_options *o
 
 /* ---- the producers' store against the batch store ------------------------ */
 
-static int store_fail(const char *path, const char *what, int rc, const mh_reader *r)
-{
-    char msg[MH_ERRMSG_MAX] = "";
-    if (r != NULL)
-        mh_reader_errmsg(r, msg, sizeof msg);
-    fprintf(stderr, "mh_bench: %s: %s: %s%s%s\n", path, what, mh_strerror(rc),
-            msg[0] ? ": " : "", msg);
-    return rc;
-}
-
 static int same_access(const mh_access *x, const mh_access *y)
 {
     return x->id == y->id && x->transition == y->transition &&
@@ -263,7 +253,7 @@ int mhb_same_store(const char *a, const char *b)
         if (rc == MH_OK)
             rc = mh_cursor_open(r[k], &q, &c[k]);
         if (rc != MH_OK)
-            store_fail(path[k], "open for the comparison", rc, r[k]);
+            mhb_store_fail(path[k], "open for the comparison", rc, r[k]);
     }
     int same = 1;
     size_t n[2] = {0, 0}, i[2] = {0, 0};

@@ -7,11 +7,12 @@
 #
 # MEMHIST is the memhist CLI to record with (a 2.0 build stores each
 # access's pc; a 1.x build does not), DIR the directory of the stores:
-#   DIR/gzip.mh    gzip -9 of a generated 330 KB text (the inputs of record_real_traces.sh)
+#   DIR/gzip.mh    gzip -9 of a generated 330 KB text
 #   DIR/sort.mh    sort of a generated 50,000-line file (C locale)
 #   DIR/python.mh  python3 -S, a dict/list/string workload
 # each >= 20 M accesses; it prints each store's access count, size and
-# recording time. ONLY="sort python" records a subset. ENGINE=valgrind
+# recording time. The programs and their inputs are record_real_traces.sh's
+# (real_programs.sh makes both). ONLY="sort python" records a subset. ENGINE=valgrind
 # records with lackey instead (6+ minutes a program; its pcs are the I lines,
 # where a qemu engine that does not pass its pcs on stores none). Deterministic on one
 # machine as record_real_traces.sh: address-space randomisation off, an
@@ -23,18 +24,8 @@ set -eu
 mh=$1
 dir=$2
 [ -x "$mh" ] || { echo "record_real_stores.sh: $mh is not executable" >&2; exit 1; }
-for tool in setarch gzip sort awk; do
-    command -v "$tool" >/dev/null 2>&1 || { echo "record_real_stores.sh: $tool not found" >&2; exit 1; }
-done
-# the system programs themselves, not wrapper scripts (pyenv shims, venvs)
-py=/usr/bin/python3
-[ -x "$py" ] || { echo "record_real_stores.sh: $py not found" >&2; exit 1; }
-mkdir -p "$dir"
-gz=$(command -v gzip)
-so=$(command -v sort)
-# inputs: pseudo-random lines (a multiplicative sequence), compressible like text
-awk 'BEGIN { for (i = 1; i <= 20000; i++) print (i * 7919) % 100003, "line", i }' > "$dir/gzip.in"
-awk 'BEGIN { for (i = 1; i <= 50000; i++) print (i * 104729) % 1000003, "row", i }' > "$dir/sort.in"
+. "$(dirname "$0")/real_programs.sh"
+real_programs_setup record_real_stores.sh "$dir"
 
 record() { # name, then the command
     name=$1
@@ -48,14 +39,4 @@ record() { # name, then the command
     n=$("$mh" inspect "$dir/$name.mh" 2>/dev/null | awk '/^accesses/ { print $2; exit }')
     echo "record_real_stores.sh: $dir/$name.mh: ${n:-?} accesses, $bytes bytes, $(echo "$t1 - $t0" | bc) s" >&2
 }
-[ -n "${ONLY:-}" ] || ONLY="gzip sort python"
-case " $ONLY " in *" gzip "*) record gzip "$gz" -9 -c "$dir/gzip.in" ;; esac
-case " $ONLY " in *" sort "*) record sort "$so" "$dir/sort.in" ;; esac
-case " $ONLY " in *" python "*) record python "$py" -S -c '
-d = {}
-for i in range(8000):
-    d["k%d" % i] = [i, i * i, str(i)]
-s = sorted(d, key=lambda k: d[k][1] % 977)
-t = "".join(x[1:] for x in s[:4000])
-print(len(d), len(s), len(t))
-' ;; esac
+real_programs_run record

@@ -13,22 +13,13 @@
 # 405 s on 2026-11-23). ONLY="sort python" records a subset. Deterministic on one machine: address-space
 # randomisation off (setarch -R), an empty environment (the C locale, so sort
 # compares bytes), a fixed hash seed, no site module. The inputs are generated
-# by awk from fixed seeds, so every run traces the same work.
+# by awk from fixed seeds, so every run traces the same work (real_programs.sh,
+# shared with record_real_stores.sh).
 set -eu
 [ $# -eq 1 ] || { echo "usage: record_real_traces.sh DIR" >&2; exit 2; }
 dir=$1
-for tool in valgrind setarch gzip sort awk; do
-    command -v "$tool" >/dev/null 2>&1 || { echo "record_real_traces.sh: $tool not found" >&2; exit 1; }
-done
-# the system programs themselves, not wrapper scripts (pyenv shims, venvs)
-py=/usr/bin/python3
-[ -x "$py" ] || { echo "record_real_traces.sh: $py not found" >&2; exit 1; }
-mkdir -p "$dir"
-gz=$(command -v gzip)
-so=$(command -v sort)
-# inputs: pseudo-random lines (a multiplicative sequence), compressible like text
-awk 'BEGIN { for (i = 1; i <= 20000; i++) print (i * 7919) % 100003, "line", i }' > "$dir/gzip.in"
-awk 'BEGIN { for (i = 1; i <= 50000; i++) print (i * 104729) % 1000003, "row", i }' > "$dir/sort.in"
+. "$(dirname "$0")/real_programs.sh"
+real_programs_setup record_real_traces.sh "$dir" valgrind
 
 record() { # name, then the command
     name=$1
@@ -41,14 +32,4 @@ record() { # name, then the command
     data=$(grep -c '^ [LSM]' "$dir/$name.lackey" || true)
     echo "record_real_traces.sh: $dir/$name.lackey: $bytes bytes, $data data accesses, $((t1 - t0)) s" >&2
 }
-[ -n "${ONLY:-}" ] || ONLY="gzip sort python"
-case " $ONLY " in *" gzip "*) record gzip "$gz" -9 -c "$dir/gzip.in" ;; esac
-case " $ONLY " in *" sort "*) record sort "$so" "$dir/sort.in" ;; esac
-case " $ONLY " in *" python "*) record python "$py" -S -c '
-d = {}
-for i in range(8000):
-    d["k%d" % i] = [i, i * i, str(i)]
-s = sorted(d, key=lambda k: d[k][1] % 977)
-t = "".join(x[1:] for x in s[:4000])
-print(len(d), len(s), len(t))
-' ;; esac
+real_programs_run record

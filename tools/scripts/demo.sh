@@ -7,11 +7,17 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-tools/scripts/deps.sh
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build/release -j"$(nproc 2>/dev/null || echo 2)" --target memhist_cli >/dev/null
-mh=build/release/tools/memhist
-work=build/demo
+# MEMHIST_DEMO_CLI=PATH: that memhist, nothing installed or built (ctest's
+# `demo` test); MEMHIST_DEMO_DIR: where the demo writes (build/demo).
+if [ -n "${MEMHIST_DEMO_CLI:-}" ]; then
+  mh=$MEMHIST_DEMO_CLI
+else
+  tools/scripts/deps.sh
+  cmake -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build/release -j"$(nproc 2>/dev/null || echo 2)" --target memhist_cli >/dev/null
+  mh=build/release/tools/memhist
+fi
+work=${MEMHIST_DEMO_DIR:-build/demo}
 rm -rf "$work" && mkdir -p "$work"
 cc -O1 -o "$work/demo_victim" tools/scripts/demo_victim.c
 
@@ -19,7 +25,11 @@ echo "== memhist record -o $work/demo.store -- $work/demo_victim $work/addr.txt"
 "$mh" record --quiet -o "$work/demo.store" -- "$work/demo_victim" "$work/addr.txt"
 buf=$(cat "$work/addr.txt")
 end=$(( $(printf '%d' "$buf") + 63 ))
-last=$("$mh" inspect "$work/demo.store" --json | sed -n 's/.*"transition_last": \([0-9]*\).*/\1/p')
+# the store's last transition: the first "transition_last" of the JSON (each
+# stream has one too); awk reads all of it, so inspect never gets SIGPIPE
+last=$("$mh" inspect "$work/demo.store" --json |
+       awk -F'"transition_last": ' 'NF > 1 && last == "" { split($2, v, ","); last = v[1] }
+                                     END { print last }')
 
 echo; echo "== memhist inspect $work/demo.store"
 "$mh" inspect "$work/demo.store"
