@@ -124,6 +124,7 @@ static int ensure_segment(mh_writer *w) {
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
         .summary = mh_summary_hooks_default(),
+        .aset = 1,
     };
     return mh_segw_create(&cfg, &w->segw, &w->err);
 }
@@ -301,6 +302,7 @@ static int start_builders(mh_writer *w) {
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
         .summary = mh_summary_hooks_default(),
+        .aset = 1,
     };
     int nb = w->opt.background ? w->opt.background : 1;
     for (int i = 0; i < nb; i++)
