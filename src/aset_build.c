@@ -23,11 +23,14 @@
 
 /* A set of n accesses may take n / 16 bytes (+ 4 KiB for small ones). */
 #define ASET_BUDGET(count) ((count) / 16u + 4096u)
-/* While a segment fills, its set may hold up to count / 4 + 64 Ki merged
- * intervals (16 bytes each in memory): a segment's first slices may be
- * denser than its whole, so the exact budget is judged at seal; this only
- * stops a scattered segment from piling up 4 bytes per access. */
-#define PILE_LIMIT(count) ((count) / 4u + 65536u)
+/* While a segment fills, its set may hold up to count / 16 + 64 Ki merged
+ * intervals: an interval takes at least 2 bytes, so past count / 16 the
+ * set can no longer fit its budget (count / 16 bytes) unless the segment's
+ * later slices add nothing; the 64 Ki leave room for a segment's first
+ * slices, often denser than its whole. The exact budget is judged at seal;
+ * this stops a scattered segment early (its merges cost instructions for a
+ * section it would not get). */
+#define PILE_LIMIT(count) ((count) / 16u + 65536u)
 /* Merging starts once this many pairs are pending. */
 #define FIRST_MERGE 4096u
 

@@ -96,11 +96,11 @@ int mh_aset_fsck(const mh_seg *seg, int rows_ok, mh_diag *d) {
         free(u);
         return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the address set");
     }
-    /* the accumulator gives up past count / 4 + 64 Ki merged intervals:
-     * with 4 x the stored count it gives up only when the rows make more
+    /* the accumulator gives up past count / 16 + 64 Ki merged intervals:
+     * with 16 x the stored count it gives up only when the rows make more
      * intervals than the set lists, which then cannot be equal */
     uint64_t stored = v.nivals[0] + v.nivals[1] + v.nivals[2];
-    u->pile = stored < UINT64_MAX / 8 ? 4 * stored + 4 : UINT64_MAX;
+    u->pile = stored < UINT64_MAX / 32 ? 16 * stored + 16 : UINT64_MAX;
     rc = collect(seg, u, d);
     const uint64_t *pairs[MHF_OP_COUNT];
     size_t n[MHF_OP_COUNT];
@@ -112,7 +112,7 @@ int mh_aset_fsck(const mh_seg *seg, int rows_ok, mh_diag *d) {
                           "address set at byte %llu: %llu intervals, the rows "
                           "make more than %llu", (unsigned long long)v.off,
                           (unsigned long long)stored,
-                          (unsigned long long)(u->pile / 4 + 65536));
+                          (unsigned long long)(u->pile / 16 + 65536));
     for (unsigned o = 0; rc == MH_OK && o < MHF_OP_COUNT; o++) {
         if (v.nivals[o] != n[o]) {
             rc = mh_diag_fail(d, MH_ECORRUPT, v.off + MHF_ASET_OPS +
