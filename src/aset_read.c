@@ -217,8 +217,11 @@ int mh_aset_run_step(mh_aset_cur *c, mh_diag *d) {
                  c->run, c->i);
         c->lo = c->hi + 2 + gap;
     }
-    MH_CHECK(len <= UINT64_MAX - c->lo && c->lo + len <= c->bound,
-             MH_ECORRUPT, d, c->off,
+    MH_CHECK(len <= UINT64_MAX - c->lo, MH_ECORRUPT, d, c->off,
+             "address set: run %u: interval %u [0x%llx, +%llu] ends past "
+             "2^64 - 1", c->run, c->i, (unsigned long long)c->lo,
+             (unsigned long long)len);
+    MH_CHECK(c->lo + len <= c->bound, MH_ECORRUPT, d, c->off,
              "address set: run %u: interval %u [0x%llx, +%llu] passes the "
              "next run's start", c->run, c->i, (unsigned long long)c->lo,
              (unsigned long long)len);
