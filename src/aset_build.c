@@ -108,33 +108,45 @@ static int scratch_reserve(mh_aset_acc *a, size_t n) {
     return MH_OK;
 }
 
-/* Sorts op's pairs by lo and merges overlapping and touching ones: the
- * whole buffer becomes sorted maximal intervals. */
+/* Appends [lo, hi] to the maximal intervals out[0 .. *m) (lo at or above
+ * the last one's lo), merging an overlapping or touching one. */
+static inline void push(uint64_t *out, size_t *m, uint64_t lo, uint64_t hi) {
+    /* touching (lo == hi_prev + 1) merges too; hi_prev = 2^64 - 1
+     * swallows everything after it */
+    if (*m && (out[2 * *m - 1] == UINT64_MAX || lo <= out[2 * *m - 1] + 1u)) {
+        if (hi > out[2 * *m - 1])
+            out[2 * *m - 1] = hi;
+    } else {
+        out[2 * *m] = lo;
+        out[2 * *m + 1] = hi;
+        (*m)++;
+    }
+}
+
+/* Merges op's pending pairs into its sorted maximal ones: the pending ones
+ * alone are sorted by lo (the merged prefix already is), then both lists
+ * are walked once. */
 static int merge_op(mh_aset_acc *a, unsigned op) {
     mh_buf *b = &a->iv[op];
-    size_t n = b->n / 16;
-    if (n == a->merged[op])
+    size_t n = b->n / 16, m0 = a->merged[op], np = n - m0;
+    if (np == 0)
         return MH_OK;
     MH_TRY(scratch_reserve(a, n));
     uint64_t *iv = (uint64_t *)(void *)b->p;
-    for (size_t i = 0; i < n; i++) {
-        a->key[i] = iv[2 * i];
-        a->val[i] = (uint32_t)i; /* n < 2^32: a segment's ranges */
+    const uint64_t *pend = iv + 2 * m0;
+    for (size_t i = 0; i < np; i++) {
+        a->key[i] = pend[2 * i];
+        a->val[i] = (uint32_t)i; /* np < 2^32: a segment's ranges */
     }
-    mh_radix_sort(&a->sort, a->key, a->val, a->tmpk, a->tmpv, n);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t lo = iv[2 * a->val[i]], hi = iv[2 * a->val[i] + 1];
-        /* touching (lo == hi_prev + 1) merges too; hi_prev = 2^64 - 1
-         * swallows everything after it */
-        if (m && (a->out[2 * m - 1] == UINT64_MAX ||
-                  lo <= a->out[2 * m - 1] + 1u)) {
-            if (hi > a->out[2 * m - 1])
-                a->out[2 * m - 1] = hi;
+    mh_radix_sort(&a->sort, a->key, a->val, a->tmpk, a->tmpv, np);
+    size_t m = 0, i = 0, k = 0;
+    while (i < m0 || k < np) {
+        if (k == np || (i < m0 && iv[2 * i] <= pend[2 * a->val[k]])) {
+            push(a->out, &m, iv[2 * i], iv[2 * i + 1]);
+            i++;
         } else {
-            a->out[2 * m] = lo;
-            a->out[2 * m + 1] = hi;
-            m++;
+            push(a->out, &m, pend[2 * a->val[k]], pend[2 * a->val[k] + 1]);
+            k++;
         }
     }
     memcpy(iv, a->out, m * 16);
