@@ -33,11 +33,18 @@
 #define PILE_LIMIT(count) ((count) / 16u + 65536u)
 /* Merging starts once this many pairs are pending. */
 #define FIRST_MERGE 4096u
+/* Pairs remembered per op to drop repeats before they are sorted. */
+#define SEEN_SLOTS 4096u
 
 struct mh_aset_acc {
     mh_buf iv[MHF_OP_COUNT]; /* u64 pairs; [0, merged) sorted maximal */
     size_t merged[MHF_OP_COUNT];
     int gave_up;
+    /* pairs added since the last reset, direct-mapped: a pair seen again
+     * (the same stack slot or heap object in the next slice) is already
+     * inside the union, so it is dropped without being sorted; an empty
+     * slot holds lo 1, hi 0 (never a pair) */
+    uint64_t (*seen)[SEEN_SLOTS][2];
     /* sort scratch: keys, payload and their temporaries */
     uint64_t *key, *tmpk;
     uint32_t *val, *tmpv;
@@ -46,9 +53,26 @@ struct mh_aset_acc {
     mh_sort_scratch sort;
 };
 
+static void seen_clear(mh_aset_acc *a) {
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        for (uint32_t i = 0; i < SEEN_SLOTS; i++) {
+            a->seen[o][i][0] = 1;
+            a->seen[o][i][1] = 0;
+        }
+}
+
 int mh_aset_acc_create(mh_aset_acc **out) {
-    *out = calloc(1, sizeof **out);
-    return *out ? MH_OK : MH_ENOMEM;
+    mh_aset_acc *a = calloc(1, sizeof *a);
+    if (a)
+        a->seen = malloc(MHF_OP_COUNT * sizeof *a->seen);
+    if (!a || !a->seen) {
+        free(a);
+        *out = NULL;
+        return MH_ENOMEM;
+    }
+    seen_clear(a);
+    *out = a;
+    return MH_OK;
 }
 
 static void free_scratch(mh_aset_acc *a) {
@@ -68,6 +92,7 @@ void mh_aset_acc_destroy(mh_aset_acc *a) {
     for (unsigned o = 0; o < MHF_OP_COUNT; o++)
         mh_buf_free(&a->iv[o]);
     free_scratch(a);
+    free(a->seen);
     free(a);
 }
 
@@ -77,6 +102,7 @@ void mh_aset_acc_reset(mh_aset_acc *a) {
         a->merged[o] = 0;
     }
     a->gave_up = 0;
+    seen_clear(a);
 }
 
 static void give_up(mh_aset_acc *a) {
@@ -160,7 +186,22 @@ int mh_aset_acc_add(mh_aset_acc *a, unsigned op, const uint64_t *pairs,
     if (a->gave_up || n == 0)
         return MH_OK;
     mh_buf *b = &a->iv[op];
-    MH_TRY(mh_buf_append(b, pairs, n * 16));
+    MH_TRY(mh_buf_reserve(b, n * 16));
+    uint64_t *dst = (uint64_t *)(void *)(b->p + b->n);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t lo = pairs[2 * i], hi = pairs[2 * i + 1];
+        uint64_t h = (lo * 0x9E3779B97F4A7C15u) ^ (hi * 0xC2B2AE3D27D4EB4Fu);
+        uint64_t *slot = a->seen[op][h >> 52]; /* 12 bits: SEEN_SLOTS */
+        if (slot[0] == lo && slot[1] == hi)
+            continue;
+        slot[0] = lo;
+        slot[1] = hi;
+        dst[2 * kept] = lo;
+        dst[2 * kept + 1] = hi;
+        kept++;
+    }
+    b->n += kept * 16;
     size_t have = b->n / 16;
     if (have < FIRST_MERGE || have < 2 * a->merged[op])
         return MH_OK;
