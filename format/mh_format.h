@@ -294,6 +294,27 @@
 #define MHF_IDMAP_G_MIN 1024u      /* smallest G a reader accepts */
 #define MHF_IDMAP_G_MAX 65536u     /* largest G a reader accepts */
 #define MHF_IDMAP_G_DEFAULT 8192u  /* what the reference writer writes */
+/* ---- address set section (2.1, section type 8, optional; aset_*.c) ----- */
+#define MHF_SECT_ASET 8u
+#define MHF_ASET_HEADER_SIZE 80u
+#define MHF_ASET_RUN_IVALS 0       /* u32 K: intervals per run as written */
+#define MHF_ASET_RUN_SIZE_OFF 4    /* u32 run record size */
+#define MHF_ASET_RUN_COUNT 8       /* u32 runs of all operations */
+#define MHF_ASET_RESERVED0 12      /* u32 = 0 */
+#define MHF_ASET_DATA_BYTES 16     /* u64 */
+#define MHF_ASET_RESERVED1 24      /* u64 = 0 */
+#define MHF_ASET_OPS 32            /* 3 x 16-byte operation records */
+#define MHF_ASET_OP_SIZE 16u
+#define MHF_ASET_OP_IVALS 0        /* u64 intervals of the operation */
+#define MHF_ASET_OP_RUN_FIRST 8    /* u32 its first run */
+#define MHF_ASET_OP_RUN_COUNT 12   /* u32 its runs */
+#define MHF_ASET_RUN_SIZE 24u
+#define MHF_ASET_R_LO 0            /* u64 lo of the run's first interval */
+#define MHF_ASET_R_OFFSET 8        /* u64 from the data area's start */
+#define MHF_ASET_R_IVALS 16        /* u32 intervals, >= 1 */
+#define MHF_ASET_R_BYTES 20        /* u32 bytes, >= 1 */
+#define MHF_ASET_K 64u             /* what the writer writes */
+#define MHF_ASET_K_MAX 65536u      /* largest K a reader accepts */
 
 /* ---- little-endian helpers --------------------------------------------- */
 static inline uint16_t mhf_load_u16(const void *p) {

@@ -4,7 +4,9 @@
  * operations, metadata, streams, stream metadata, windows), the slice array
  * (stream masks), the address summary, the id map (format 2.1: replaced
  * whole, or the real one with bytes flipped, which reaches the label
- * decoding and fsck's tight label check), or a section of a type the reader
+ * decoding and fsck's tight label check), the address set (2.1: replaced
+ * whole, or the real one with bytes flipped, which reaches the run decoding
+ * and fsck's exactness check), or a section of a type the reader
  * does not know (required or not) added to the directory.
  *
  * At start-up the writer builds FUZZ_STORE_STREAMS (fuzz_build.c: three
@@ -180,16 +182,36 @@ static uint8_t *mutated_idmap(int seg, const uint8_t *data, size_t len, size_t *
     return m;
 }
 
+/* The real address set of the segment with bytes flipped, as the id map's. */
+static uint8_t *mutated_aset(int seg, const uint8_t *data, size_t len, size_t *out_len) {
+    uint64_t off = 0, size = 0;
+    uint32_t cnt = 0;
+    FUZZ_ASSERT_MSG(mhf_seg_find(g_seg[seg], g_seg_size[seg], MHF_SECT_ASET, &off, &size, &cnt),
+                    "the streams fixture has an address set");
+    uint8_t *m = fuzz_malloc((size_t)size);
+    memcpy(m, g_seg[seg] + off, (size_t)size);
+    for (size_t i = 0; i + 3 <= len; i += 3) {
+        size_t at = ((size_t)data[i] | (size_t)data[i + 1] << 8) % (size_t)size;
+        m[at] ^= data[i + 2] ? data[i + 2] : 1;
+    }
+    *out_len = (size_t)size;
+    return m;
+}
+
 static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const uint8_t *data,
                 size_t len) {
     static const uint32_t types[5] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY, 0,
                                       MHF_SECT_IDMAP};
-    uint32_t t = which == 3 ? type : which == 5 ? MHF_SECT_IDMAP : types[which];
+    uint32_t t = which == 3 ? type : which == 5 ? MHF_SECT_IDMAP
+                                   : which >= 6 ? MHF_SECT_ASET : types[which];
     uint32_t f = which == 3 ? flags
-                            : (t == MHF_SECT_SUMMARY || t == MHF_SECT_IDMAP ? 0 : MHF_SECT_REQUIRED);
+                            : (t == MHF_SECT_SUMMARY || t == MHF_SECT_IDMAP || t == MHF_SECT_ASET
+                                   ? 0 : MHF_SECT_REQUIRED);
     uint8_t *mutated = NULL;
     if (which == 5)
         data = mutated = mutated_idmap(seg, data, len, &len);
+    if (which == 7)
+        data = mutated = mutated_aset(seg, data, len, &len);
     size_t size = 0;
     uint8_t *bytes = fuzz_segment_put_section(g_seg[seg], g_seg_size[seg], t, f, data, len, &size);
     free(mutated);
@@ -264,10 +286,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *payload = data;
     size_t len = fuzz_producer_reserve_payload(&p, 8);
     /* 0 dictionary, 1 slices, 2 summary, 3 an unknown type, 4 the id map
-     * replaced, 5 the id map with bytes flipped */
-    uint32_t which = fuzz_producer_u32_range(&p, 0, 5);
+     * replaced, 5 the id map with bytes flipped, 6 the address set
+     * replaced, 7 the address set with bytes flipped */
+    uint32_t which = fuzz_producer_u32_range(&p, 0, 7);
     int seg = fuzz_producer_bool(&p);
-    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_IDMAP + 1, 0xffff);
+    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_ASET + 1, 0xffff);
     uint32_t flags = fuzz_producer_u32_range(&p, 0, 1);
     if (len > (1u << 20))
         return 0;

@@ -389,6 +389,7 @@ typedef struct mh_seg {
     _Atomic uint8_t *slice_ok; /* per slice: index checksum verified */
     _Atomic int summary_ok; /* address summary checked (summary_read.c) */
     _Atomic int idmap_ok;   /* id map checked (idmap_read.c) */
+    _Atomic int aset_ok;    /* address set checked (aset_read.c) */
 } mh_seg;
 
 /* A validated slice record. */
@@ -541,6 +542,7 @@ struct mh_reader {
     mh_window_info *windows;
     size_t nwindows;
     int summary_off;     /* tests: queries ignore address summaries */
+    int aset_off;        /* tests: queries ignore address sets */
     /* query contexts (scratch and decoded-block caches) kept between
      * mh_query_run calls; any thread takes one under the mutex */
     pthread_mutex_t pool_mu;
@@ -630,6 +632,7 @@ typedef struct mh_segw_config {
     int32_t lz4_acceleration;
     const mh_summary_hooks *summary; /* NULL: no address summary */
     uint32_t idmap_group_ids; /* ids per id map group (G); 0: no id map */
+    int aset;                        /* 1: write the address set (2.1) */
 } mh_segw_config;
 
 /* The writer's slice buffer keeps, per access, only what the format
@@ -675,6 +678,10 @@ struct mh_builder {
     uint32_t idmap_g;              /* id map group ids, 0: none */
     mh_buf idmap_recs, idmap_data; /* the slice's id map groups (idmap_build.c) */
     uint8_t *idmap_raw, *idmap_comp; /* scratch of G x 4 bytes and its bound */
+    int aset;                      /* collect aset_iv (address set) */
+    mh_buf aset_iv;                /* u64 pairs: each op's merged ranges */
+    uint32_t aset_n[MHF_OP_COUNT]; /* pairs of each op, in op order */
+    int aset_lost;                 /* out of memory in the hook: no set */
     /* scratch, grown to the largest slice seen */
     uint32_t cap;
     uint64_t *key, *tmpk;
@@ -956,5 +963,76 @@ uint32_t mh_idmap_first_group(const mh_idmap_view *v, uint32_t s);
  * its row_count. Slices whose own records or blocks are damaged are not
  * judged (verify.c reports them). The first problem in d. */
 int mh_idmap_fsck(const mh_seg *seg, mh_diag *d);
+/* ---- address set (aset_build.c, aset_read.c, verify_aset.c) ---------- */
+/* Section 8 (format 2.1, optional): per operation, the exact sorted
+ * maximal intervals of the union of its rows' [physical, physical + size -
+ * 1] in the segment, in runs of K intervals (SPEC.md "Address set"). A
+ * query on [A, B] passes a segment whose set meets none of its ops' ranges
+ * without reading its slices (one check per segment, before the summary). */
+
+/* The writer's accumulator of one segment's intervals: any order, any
+ * overlap; merged by sorting when they pile up (a segment's union is small
+ * when its slices revisit the same addresses). It gives up (the segment
+ * then gets no section) when the merged set outgrows its byte budget. */
+typedef struct mh_aset_acc mh_aset_acc;
+int mh_aset_acc_create(mh_aset_acc **out);
+void mh_aset_acc_destroy(mh_aset_acc *a); /* NULL accepted */
+void mh_aset_acc_reset(mh_aset_acc *a);
+/* Adds n intervals pairs[2i] .. pairs[2i + 1] (lo <= hi) of op; count is
+ * the segment's accesses so far (the budget). MH_ENOMEM only. */
+int mh_aset_acc_add(mh_aset_acc *a, unsigned op, const uint64_t *pairs,
+                    size_t n, uint64_t count);
+/* Merges everything: *pairs[op] (n[op] sorted maximal intervals, as pairs)
+ * stay valid until the next call on a. 0, 1 when it gave up, MH_ENOMEM. */
+int mh_aset_acc_finish(mh_aset_acc *a, const uint64_t *pairs[MHF_OP_COUNT],
+                       size_t n[MHF_OP_COUNT]);
+/* Appends the section's bytes for the merged set to out (nothing when it
+ * gave up or the section would pass count / 16 + 4096 bytes). */
+int mh_aset_acc_serialize(mh_aset_acc *a, uint64_t count, mh_buf *out);
+/* The section's bytes of n[op] sorted maximal intervals (pairs), K per
+ * run: the encoder itself (tests and fuzzing build sections with it). */
+int mh_aset_encode(const uint64_t *const pairs[MHF_OP_COUNT],
+                   const size_t n[MHF_OP_COUNT], uint32_t k, mh_buf *out);
+/* The slice builder's hook (slice_build.c): op's exact merged ranges of a
+ * slice, appended to b->aset_iv as pairs. */
+void mh_aset_slice_ranges(mh_builder *b, unsigned op, const uint64_t *lo,
+                          const uint64_t *hi, uint32_t n);
+
+/* A section whose header and run table are checked, read in place. */
+typedef struct mh_aset_view {
+    uint32_t k, run_size, nruns;
+    uint64_t data_bytes, off; /* off: the section's file offset */
+    uint64_t nivals[MHF_OP_COUNT];
+    uint32_t run_first[MHF_OP_COUNT], run_count[MHF_OP_COUNT];
+    const uint8_t *runs, *data;
+} mh_aset_view;
+/* Checks header and run table of the size bytes at p (base_off: their file
+ * offset, for details; minor: the segment's, §12.1). MH_ECORRUPT. */
+int mh_aset_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
+                  uint16_t minor, mh_aset_view *out, mh_diag *d);
+/* The segment's set: checksum and mh_aset_parse on first use, remembered in
+ * seg->aset_ok. MH_ENOTFOUND (no detail) when the segment has none. */
+int mh_aset_view_get(const mh_seg *seg, mh_aset_view *out, mh_diag *d);
+/* Decoding one run (run: index in the section's run table). */
+typedef struct mh_aset_cur {
+    const uint8_t *p, *end;
+    uint64_t lo, hi, bound; /* bound: the highest hi the run may reach */
+    uint32_t left, run, i;
+    uint64_t off;           /* file offset of p, for details */
+} mh_aset_cur;
+void mh_aset_run_open(const mh_aset_view *v, uint32_t op, uint32_t run,
+                      mh_aset_cur *c);
+/* Next interval into c->lo, c->hi: 1; 0 after the last (its bytes used
+ * exactly, its last hi within bound); MH_ECORRUPT with detail. */
+int mh_aset_run_step(mh_aset_cur *c, mh_diag *d);
+/* 1 when some interval of an op of `ops` meets [a, b] or the segment has no
+ * set, 0 when none does (the segment holds no match), else an error. */
+int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
+                  mh_diag *d);
+/* fsck (verify_aset.c): the section's sum and structure, every run
+ * decoded, and (rows_ok: the slices verified) the set equal to the union of
+ * the segment's rows' ranges, per op (it decodes every block again). The
+ * first problem is returned; MH_OK when the segment has no set. */
+int mh_aset_fsck(const mh_seg *seg, int rows_ok, mh_diag *d);
 
 #endif /* MH_INTERNAL_H */

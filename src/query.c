@@ -745,6 +745,21 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
             sum_on = sum_on == -2 ? -2 : -1;
         }
         if (sum_on == -1) {
+            /* the address set (aset_read.c), once per segment: no
+             * interval of the ops meeting [A, B], no match in it */
+            int meets = r->aset_off ? 1
+                                    : mh_aset_meets(seg, q->a, q->b, q->ops,
+                                                    &c->diag);
+            if (meets <= 0) {
+                if (meets < 0) {
+                    mh_diag_prefix(&c->diag, "%s", seg->name);
+                    return meets;
+                }
+                if (!next_segment(r, fwd, &li, &si))
+                    return MH_OK;
+                seg = NULL;
+                continue;
+            }
             sum_on = r->summary_off ? 0
                                     : mh_summary_query(seg, q->a, q->b, q->ops,
                                                        &it, &c->diag);

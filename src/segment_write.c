@@ -35,6 +35,8 @@ struct mh_segw {
     /* the id map's group records (slice and data_offset final) and data */
     mh_buf idrecs, iddata;
     XXH3_state_t *data_hash; /* of the data section so far */
+    mh_aset_acc *aset;   /* the address set's intervals (aset_build.c) */
+    int aset_lost;       /* out of memory for them: no set this segment */
     mh_rows cols;        /* for reading slices back (discard) */
     uint8_t *raw;
 };
@@ -72,6 +74,8 @@ int mh_segw_create(const mh_segw_config *cfg, mh_segw **out, mh_diag *d) {
     }
     uint8_t zero[MHF_SEG_HEADER_SIZE] = {0};
     if (rc == MH_OK && data_hash_reset(w) != MH_OK)
+        rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
+    if (rc == MH_OK && cfg->aset && mh_aset_acc_create(&w->aset) != MH_OK)
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (rc == MH_OK) {
         rc = mh_write_all(w->fd, zero, sizeof zero); /* header comes at seal */
@@ -168,6 +172,17 @@ int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
     w->raw_total += b->raw_total;
     for (unsigned o = 0; o < MHF_OP_COUNT; o++)
         w->op_counts[o] += b->op_n[o];
+    /* the slice's merged ranges join the segment's address set; without
+     * memory for them the segment gets no set (it is optional) */
+    if (w->aset && !w->aset_lost) {
+        const uint64_t *iv = (const uint64_t *)(const void *)b->aset_iv.p;
+        w->aset_lost = b->aset_lost;
+        for (unsigned o = 0; o < MHF_OP_COUNT && !w->aset_lost; o++) {
+            if (mh_aset_acc_add(w->aset, o, iv, b->aset_n[o], w->count) != MH_OK)
+                w->aset_lost = 1;
+            iv += 2 * (size_t)b->aset_n[o];
+        }
+    }
     return MH_OK;
 }
 
@@ -278,6 +293,30 @@ static int rehash_data(mh_segw *w, mh_diag *d) {
     return MH_OK;
 }
 
+/* The address set after a discard: the remaining slices' accesses read
+ * back (a discard is rare; the accumulator cannot take slices out). */
+static int reset_aset(mh_segw *w, mh_diag *d) {
+    if (!w->aset)
+        return MH_OK;
+    mh_aset_acc_reset(w->aset);
+    w->aset_lost = 0;
+    uint64_t count = 0;
+    for (size_t i = 0; i < NSLICES(w) && !w->aset_lost; i++) {
+        mh_access *acc;
+        uint32_t n;
+        MH_TRY(read_back_slice(w, i, &acc, &n, d));
+        count += n;
+        for (uint32_t k = 0; k < n && !w->aset_lost; k++) {
+            uint64_t iv[2] = {acc[k].physical,
+                              acc[k].physical + (acc[k].size - 1u)};
+            if (mh_aset_acc_add(w->aset, acc[k].op, iv, 1, count) != MH_OK)
+                w->aset_lost = 1;
+        }
+        free(acc);
+    }
+    return MH_OK;
+}
+
 int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
                          uint32_t *nkept, mh_diag *d) {
     *kept = NULL;
@@ -339,6 +378,8 @@ int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
         return mh_diag_os(d, 0, "cannot truncate", w->tmp_path);
     }
     int hrc = rehash_data(w, d);
+    if (hrc == MH_OK)
+        hrc = reset_aset(w, d);
     if (hrc != MH_OK) {
         free(acc);
         return hrc;
@@ -474,7 +515,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         any_stream |= w->sflags.p[i] & SLICE_STREAM;
         any_pc |= w->sflags.p[i] & SLICE_PC;
     }
-    MH_CHECK(si->nextra <= MAX_SEAL_SECTIONS - 7, MH_EINVAL, d, 0,
+    MH_CHECK(si->nextra <= MAX_SEAL_SECTIONS - 8, MH_EINVAL, d, 0,
              "%zu extra sections", si->nextra);
     mh_dict_stream *streams;
     size_t nstreams;
@@ -519,6 +560,10 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
                                 w->name, mh_strerror(rc));
         }
     }
+    mh_buf aset = {0};
+    if (w->aset && !w->aset_lost && nsl > 0 &&
+        mh_aset_acc_serialize(w->aset, w->count, &aset) != MH_OK)
+        aset.n = 0; /* out of memory: no set (optional), never a wrong one */
     /* the sections after the data, in directory order */
     seal_sec sec[MAX_SEAL_SECTIONS];
     size_t ns = 0;
@@ -540,6 +585,8 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
                                      summary.n};
     if (idmap.n)
         sec[ns++] = (seal_sec){MHF_SECT_IDMAP, 0, 0, 0, idmap.p, idmap.n};
+    if (aset.n)
+        sec[ns++] = (seal_sec){MHF_SECT_ASET, 0, 0, 0, aset.p, aset.n};
     for (size_t i = 0; i < si->nextra; i++) {
         const mh_extra_section *x = &si->extra[i];
         sec[ns++] = (seal_sec){x->type, x->flags, x->recsz, x->count,
@@ -568,6 +615,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     free(dict);
     mh_buf_free(&summary);
     mh_buf_free(&idmap);
+    mh_buf_free(&aset);
     uint8_t h[MHF_SEG_HEADER_SIZE] = {0};
     memcpy(h, MHF_SEG_MAGIC, 8);
     mhf_store_u16(h + MHF_SEG_MAJOR, MHF_VERSION_MAJOR);
@@ -644,5 +692,6 @@ void mh_segw_destroy(mh_segw *w) {
     mh_buf_free(&w->idrecs);
     mh_buf_free(&w->iddata);
     XXH3_freeState(w->data_hash);
+    mh_aset_acc_destroy(w->aset);
     free(w);
 }

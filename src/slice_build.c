@@ -98,6 +98,8 @@ static void form_chunks(mh_builder *w, const mh_rec *a, uint32_t m,
      * gap merge below widens them (summary_build.c) */
     if (w->summary && w->summary->ranges && m)
         w->summary->ranges(w, a[w->val[0]].op, lo, hi, nint);
+    if (w->aset && m) /* and the address set's (aset_build.c) */
+        mh_aset_slice_ranges(w, a[w->val[0]].op, lo, hi, nint);
     uint32_t limit = m / (w->chunk_min_accesses ? w->chunk_min_accesses : 1);
     if (limit < 1)
         limit = 1;
@@ -274,6 +276,9 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
     w->raw_total = 0;
     w->sum_keys.n = 0;
     w->idmap_recs.n = w->idmap_data.n = 0;
+    w->aset_iv.n = 0;
+    memset(w->aset_n, 0, sizeof w->aset_n);
+    w->aset_lost = 0;
     uint32_t op_n[MHF_OP_COUNT] = {0}, any = 0, pc = 0;
     for (uint32_t i = 0; i < n; i++) {
         op_n[a[i].op]++;
@@ -383,6 +388,7 @@ int mh_builder_create(const mh_segw_config *cfg, mh_builder **out) {
     w->lz4_acceleration = cfg->lz4_acceleration;
     w->summary = cfg->summary;
     w->idmap_g = cfg->idmap_group_ids;
+    w->aset = cfg->aset;
     int rc = mh_rows_reserve(&w->cols, w->rows_per_block);
     if (rc == MH_OK) {
         w->raw_cap = mh_block_raw_bound(w->rows_per_block);
@@ -426,6 +432,7 @@ void mh_builder_destroy(mh_builder *w) {
     mh_buf_free(&w->idmap_data);
     free(w->idmap_raw);
     free(w->idmap_comp);
+    mh_buf_free(&w->aset_iv);
     free(w->streams);
     free(w->stream_slot);
     free(w);

@@ -274,9 +274,9 @@ static void verify_sections(vctx *v, const mh_seg *seg) {
             continue; /* 1.0 has no data sum */
         if (x->type == MHF_SECT_DICT || x->type == MHF_SECT_SLICES)
             continue; /* checked when the segment was opened */
-        if (x->type == MHF_SECT_SUMMARY ||
+        if (x->type == MHF_SECT_SUMMARY || x->type == MHF_SECT_ASET ||
             (x->type == MHF_SECT_IDMAP && mh_idmap_present(seg)))
-            continue; /* mh_sum_fsck_begin / mh_idmap_fsck check them */
+            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_aset_fsck check them */
         uint64_t sum = mh_hash(seg->base + x->offset, (size_t)x->size);
         if (sum != x->sum)
             report(v, MH_ECHECKSUM, seg->name, x->offset,
@@ -364,12 +364,15 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         uint64_t before_slices = v->res->problems;
         for (uint32_t i = 0; i < seg.nslices; i++)
             verify_slice(v, &seg, i, &rows, scratch, seen, tby, &tl, cmask, &sum);
+        int rows_ok = v->res->problems == before_slices;
         /* a count is only worth comparing when every row was read */
-        if (v->res->problems == before_slices)
+        if (rows_ok)
             verify_streams(v, &seg, &tl);
         if ((rc = mh_sum_fsck_end(&sum, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_idmap_fsck(&seg, &d)) != MH_OK)
+            report(v, rc, name, d.offset, "%s", d.msg);
+        if ((rc = mh_aset_fsck(&seg, rows_ok, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if (seg.nblocks) {
             mh_block last;

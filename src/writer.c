@@ -126,6 +126,7 @@ static int ensure_segment(mh_writer *w) {
         .lz4_acceleration = w->opt.lz4_acceleration,
         .summary = mh_summary_hooks_default(),
         .idmap_group_ids = w->opt.id_map ? MH_IDMAP_GROUP_IDS : 0,
+        .aset = 1,
     };
     return mh_segw_create(&cfg, &w->segw, &w->err);
 }
@@ -304,6 +305,7 @@ static int start_builders(mh_writer *w) {
         .lz4_acceleration = w->opt.lz4_acceleration,
         .summary = mh_summary_hooks_default(),
         .idmap_group_ids = w->opt.id_map ? MH_IDMAP_GROUP_IDS : 0,
+        .aset = 1,
     };
     int nb = w->opt.background ? w->opt.background : 1;
     for (int i = 0; i < nb; i++)

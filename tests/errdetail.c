@@ -111,6 +111,8 @@ static const place places[] = {
      {SEG0 "address summary at byte ", "does not follow entry 0 in (granule, op) order", NULL}, 1},
     {"summary-posting", MH_OK, MH_ECORRUPT,
      {SEG0 "address summary at byte ", "slice 3 of a segment of 3 slices", NULL}, 1},
+    {"aset-header", MH_OK, MH_ECORRUPT,
+     {SEG0 "address set at byte ", "reserved header field not zero", NULL}, 0},
     {"manifest-major-1", MH_OK, MH_ECORRUPT,
      {SEG0, "format 2.1 segment in a format 1 MANIFEST", NULL}, 0},
 };

@@ -637,6 +637,29 @@ static void m_idmap_flip(const char *s) {
     free(f.p);
     flip(s, SEG0, (size_t)(off + size - 1), 0x10);
 }
+/* -- address set (2.1, section 8) -- */
+static se_section *aset(se_seg *g) { return se_seg_find(g, MHF_SECT_ASET); }
+static void aset_header(se_seg *g) {
+    /* the header's reserved u64 (SPEC 9b: 0 at this minor) */
+    mhf_store_u64(aset(g)->data.p + MHF_ASET_RESERVED1, 1);
+}
+static void m_aset_header(const char *s) { edit_segment(s, SEG0, aset_header); }
+static void aset_inexact(se_seg *g) {
+    /* the first run not at 0: its intervals one byte lower (its lo - 1;
+     * the rest of the run follows it): well formed (tiny.store has one run
+     * per operation), but no longer the union of the rows' ranges */
+    unsigned char *p = aset(g)->data.p;
+    uint32_t nruns = mhf_load_u32(p + MHF_ASET_RUN_COUNT);
+    for (uint32_t i = 0; i < nruns; i++) {
+        unsigned char *r = p + MHF_ASET_HEADER_SIZE + (size_t)i * MHF_ASET_RUN_SIZE;
+        if (mhf_load_u64(r + MHF_ASET_R_LO) > 0) {
+            mhf_store_u64(r + MHF_ASET_R_LO, mhf_load_u64(r + MHF_ASET_R_LO) - 1);
+            return;
+        }
+    }
+    se_die("tiny.store's address set has no run above 0", "aset");
+}
+static void m_aset_inexact(const char *s) { edit_segment(s, SEG0, aset_inexact); }
 
 /* -- a newer minor: everything 2.0 lets a 2.1 writer add ------------------- */
 static void future_dict(se_dict *d) {
@@ -736,6 +759,25 @@ static void future_segment(se_seg *g) {
     free(gr.p);
     free(im->data.p);
     im->data = nim;
+    /* a longer address set run record (32), reserved fields set */
+    se_section *as = aset(g);
+    uint32_t nr = mhf_load_u32(as->data.p + MHF_ASET_RUN_COUNT), rsz = MHF_ASET_RUN_SIZE;
+    se_buf runs = {malloc((size_t)nr * MHF_ASET_RUN_SIZE + 1), (size_t)nr * MHF_ASET_RUN_SIZE};
+    if (!runs.p)
+        se_die("out of memory", "future");
+    memcpy(runs.p, as->data.p + MHF_ASET_HEADER_SIZE, runs.len);
+    se_widen(&runs, &rsz, nr, 32, 0x77);
+    se_buf nset = {NULL, 0};
+    se_append(&nset, as->data.p, MHF_ASET_HEADER_SIZE);
+    mhf_store_u32(nset.p + MHF_ASET_RUN_SIZE_OFF, 32);
+    mhf_store_u32(nset.p + MHF_ASET_RESERVED0, 0x21212121);
+    mhf_store_u64(nset.p + MHF_ASET_RESERVED1, 0x2121212121212121ull);
+    se_append(&nset, runs.p, runs.len);
+    size_t head = MHF_ASET_HEADER_SIZE + (size_t)nr * MHF_ASET_RUN_SIZE;
+    se_append(&nset, as->data.p + head, as->data.len - head);
+    free(runs.p);
+    free(as->data.p);
+    as->data = nset;
     /* an unknown section, not required, between two known ones */
     static const char body[] = "a section 2.0 readers skip";
     se_seg_insert(g, 3, 100, 0, body, sizeof body);
@@ -795,6 +837,8 @@ static const struct {
     {"idmap-label-swap", m_idmap_label_swap},
     {"idmap-group-count", m_idmap_group_count},
     {"idmap-reserved", m_idmap_reserved},
+    {"aset-header", m_aset_header},
+    {"aset-inexact", m_aset_inexact},
     {"future-minor", m_future_minor},
 };
 

@@ -6,6 +6,7 @@
  *   mh_probe [--size N] [--store DIR] [--slice N] [--queries N] [--reps N]
  *            [--max N] [--range BYTES] [--dir fwd|bwd] [--ops r|w|rw]
  *            [--draw near|user|never] [--summary on|off|both]
+ *            [--aset on|off|both]
  *
  * Generates the synthetic trace (tools/synth, seed 1, N accesses), writes
  * it to DIR unless DIR already holds a store (reporting the ingest rate),
@@ -19,7 +20,10 @@
  * (the latter proven untouched). --summary off runs the queries with the
  * segments' address summaries ignored (the reader's internal switch),
  * --summary both runs them both ways, interleaved query by query, compares
- * the answers and prints the two lines side by side.
+ * the answers and prints the two lines side by side. --aset does the same
+ * with the segments' address sets (section 8; one of the two may be both).
+ * --size 0 with an existing --store reads the trace from that store (a
+ * real recording) instead of generating it.
  *
  * Exit status: 0 done, 1 a failure, 2 bad usage.
  */
@@ -30,7 +34,7 @@
 #include <time.h>
 
 #include "draw.h"
-#include "internal.h" /* mh_reader.summary_off: the summary on and off */
+#include "internal.h" /* mh_reader.summary_off, aset_off: on and off */
 #include "memhist.h"
 #include "synth.h"
 
@@ -52,8 +56,48 @@ static int usage(const char *why, const char *what) {
             "usage: mh_probe [--size N] [--store DIR] [--slice N] [--queries N]\n"
             "                [--reps N] [--max N] [--range BYTES] [--dir fwd|bwd]\n"
             "                [--ops r|w|rw] [--draw near|user|never]\n"
-            "                [--summary on|off|both]\n");
+            "                [--summary on|off|both] [--aset on|off|both]\n");
     return 2;
+}
+
+/* Every access of the store at dir, in id order (a real recording). */
+static int read_store(const char *dir, mh_access **out, size_t *n) {
+    mh_reader *r = NULL;
+    mh_cursor *c = NULL;
+    mh_query q;
+    mh_query_init(&q);
+    int rc = mh_reader_open(dir, &r);
+    if (rc == MH_OK)
+        rc = mh_cursor_open(r, &q, &c);
+    size_t cap = 1 << 20, got = 0;
+    mh_access *t = malloc(cap * sizeof *t);
+    *n = 0;
+    while (rc == MH_OK && t) {
+        if (cap - *n < 65536) {
+            mh_access *bigger = realloc(t, 2 * cap * sizeof *t);
+            if (!bigger) {
+                free(t);
+                t = NULL;
+                break;
+            }
+            t = bigger;
+            cap *= 2;
+        }
+        rc = mh_cursor_next(c, t + *n, 65536, &got);
+        if (rc != MH_OK || got == 0)
+            break;
+        *n += got;
+    }
+    mh_cursor_close(c);
+    mh_reader_close(r);
+    if (rc != MH_OK || !t || *n == 0) {
+        fprintf(stderr, "mh_probe: reading %s: %s\n", dir,
+                !t ? "out of memory" : rc ? mh_strerror(rc) : "no accesses");
+        free(t);
+        return -1;
+    }
+    *out = t;
+    return 0;
 }
 
 static int number(const char *s, uint64_t *out) {
@@ -69,7 +113,7 @@ int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
-    const char *draw = "near", *summary = "on";
+    const char *draw = "near", *summary = "on", *aset = "on";
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t *num = !strcmp(a, "--size")      ? &size
@@ -84,7 +128,7 @@ int main(int argc, char **argv) {
             return 0;
         }
         if (!num && strcmp(a, "--store") && strcmp(a, "--dir") && strcmp(a, "--ops") &&
-            strcmp(a, "--draw") && strcmp(a, "--summary"))
+            strcmp(a, "--draw") && strcmp(a, "--summary") && strcmp(a, "--aset"))
             return usage("unknown option", a);
         if (!v)
             return usage("missing value", a);
@@ -110,33 +154,44 @@ int main(int argc, char **argv) {
             if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
                 return usage("--summary is on, off or both", v);
             summary = v;
+        } else if (!strcmp(a, "--aset")) {
+            if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
+                return usage("--aset is on, off or both", v);
+            aset = v;
         }
     }
-    if (size == 0 || nq == 0 || reps == 0 || max == 0 || max > 100000 || slice > (1u << 30) ||
+    if (!strcmp(summary, "both") && !strcmp(aset, "both"))
+        return usage("--summary both and --aset both together", NULL);
+    struct stat st;
+    int from_store = size == 0 && stat(store, &st) == 0;
+    if (from_store)
+        size = 1; /* for the checks below; the store says how many */
+    if ((size == 0 && !from_store) || nq == 0 || reps == 0 || max == 0 || max > 100000 || slice > (1u << 30) ||
         (range & (range - 1)) != 0)
         return usage("--size, --queries, --reps, --max (<= 100000) must be > 0, "
                      "--range 0 (whole space) or a power of two", NULL);
 
-    mh_access *t = malloc(size * sizeof *t);
+    mh_access *t = from_store ? NULL : malloc(size * sizeof *t);
     mh_access *out = malloc(max * sizeof *out);
     mh_query *qs = calloc(nq, sizeof *qs);
     double *lat = malloc(nq * reps * sizeof *lat);
-    mh_synth *g = mh_synth_new(1, size, 0);
-    if (!t || !out || !qs || !lat || !g) {
+    mh_synth *g = from_store ? NULL : mh_synth_new(1, size, 0);
+    if ((!t && !from_store) || !out || !qs || !lat || (!g && !from_store)) {
         fprintf(stderr, "mh_probe: out of memory\n");
         return 1;
     }
     size_t n = 0;
-    while (n < size) {
+    while (g && n < size) {
         size_t k = mh_synth_next(g, t + n, size - n);
         if (!k)
             break;
         n += k;
     }
     mh_synth_free(g);
+    if (from_store && read_store(store, &t, &n) != 0)
+        return 1;
 
-    struct stat st;
-    if (stat(store, &st) != 0) {
+    if (!from_store && stat(store, &st) != 0) {
         mh_writer_options o;
         mh_writer_options_init(&o);
         if (slice)
@@ -189,9 +244,14 @@ int main(int argc, char **argv) {
     }
     if (strcmp(draw, "near"))
         mhb_trace_index_free(&ix);
-    /* ways[k]: summary_off of way k */
-    int both = !strcmp(summary, "both");
-    int ways[2] = {!strcmp(summary, "off"), 1}, nways = both ? 2 : 1;
+    /* way k: summary_off sum_off[k], aset_off set_off[k] */
+    int sum_both = !strcmp(summary, "both"), set_both = !strcmp(aset, "both");
+    int both = sum_both || set_both;
+    int sum_off[2] = {!strcmp(summary, "off"), sum_both || !strcmp(summary, "off")};
+    int set_off[2] = {!strcmp(aset, "off"), set_both || !strcmp(aset, "off")};
+    int nways = both ? 2 : 1;
+    const char *label[2] = {sum_both ? " (summary on) " : set_both ? " (aset on) " : "",
+                            sum_both ? " (summary off)" : " (aset off)"};
     mh_access *out2 = malloc(max * sizeof *out2);
     double *lat2 = malloc(nq * reps * sizeof *lat2);
     if (!out2 || !lat2) {
@@ -200,7 +260,8 @@ int main(int argc, char **argv) {
     }
     size_t got = 0, got2 = 0, results = 0;
     for (int k = 0; k < nways; k++) { /* the warm pass */
-        r->summary_off = ways[k];
+        r->summary_off = sum_off[k];
+        r->aset_off = set_off[k];
         for (size_t i = 0; rc == MH_OK && i < nq; i++)
             rc = mh_query_run(r, &qs[i], out, max, &got);
     }
@@ -211,7 +272,8 @@ int main(int argc, char **argv) {
             size_t gots[2] = {0, 0};
             for (int j = 0; j < nways && rc == MH_OK; j++) {
                 int k = both ? (int)((i + p + (size_t)j) % 2) : 0;
-                r->summary_off = ways[k];
+                r->summary_off = sum_off[k];
+                r->aset_off = set_off[k];
                 double a = now();
                 rc = mh_query_run(r, &qs[i], k ? out2 : out, max, &gots[k]);
                 (k ? lat2 : lat)[p * nq + i] = (now() - a) * 1e6;
@@ -221,8 +283,9 @@ int main(int argc, char **argv) {
             results += got;
             if (both && rc == MH_OK &&
                 (got != got2 || memcmp(out, out2, got * sizeof *out))) {
-                fprintf(stderr, "mh_probe: query %zu: %zu accesses with the summary, "
-                                "%zu without, or different ones\n", i, got, got2);
+                fprintf(stderr, "mh_probe: query %zu: %zu accesses with the %s, "
+                                "%zu without, or different ones\n", i, got,
+                        sum_both ? "summary" : "address set", got2);
                 return 1;
             }
         }
@@ -237,7 +300,7 @@ int main(int argc, char **argv) {
         qsort(l, m, sizeof *l, cmp_double);
         printf("%zu queries x %llu%s: p50 %.2f us, p99 %.2f us, max %.2f us, "
                "%.2f results\n", (size_t)nq, (unsigned long long)reps,
-               !both ? "" : ways[k] ? " (summary off)" : " (summary on) ",
+               !both ? "" : label[k],
                l[(m - 1) / 2], l[(m * 99 + 99) / 100 - 1], l[m - 1],
                (double)results / (double)m);
     }

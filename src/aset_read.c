@@ -1,0 +1,272 @@
+/*
+ * aset_read.c - the address set's reading half (SPEC.md "Address set",
+ * section type 8): the section checked on a segment's first query (sum,
+ * header, run table), runs decoded with every varint bounded by the run's
+ * bytes, and the one question a query asks: does any interval of its
+ * operations meet [A, B]?
+ *
+ * The question costs a binary search over the operation's runs (the last
+ * one starting at or before B) and the decoding of that run up to B: only
+ * the interval holding or preceding B can meet [A, B], and it lies in that
+ * run because the next run starts past B.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+static inline uint64_t run_lo(const mh_aset_view *v, uint32_t i) {
+    return mhf_load_u64(v->runs + (size_t)i * v->run_size + MHF_ASET_R_LO);
+}
+
+static void fill_view(const uint8_t *p, uint64_t base_off, mh_aset_view *out) {
+    out->k = mhf_load_u32(p + MHF_ASET_RUN_IVALS);
+    out->run_size = mhf_load_u32(p + MHF_ASET_RUN_SIZE_OFF);
+    out->nruns = mhf_load_u32(p + MHF_ASET_RUN_COUNT);
+    out->data_bytes = mhf_load_u64(p + MHF_ASET_DATA_BYTES);
+    out->off = base_off;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        const uint8_t *r = p + MHF_ASET_OPS + o * MHF_ASET_OP_SIZE;
+        out->nivals[o] = mhf_load_u64(r + MHF_ASET_OP_IVALS);
+        out->run_first[o] = mhf_load_u32(r + MHF_ASET_OP_RUN_FIRST);
+        out->run_count[o] = mhf_load_u32(r + MHF_ASET_OP_RUN_COUNT);
+    }
+    out->runs = p + MHF_ASET_HEADER_SIZE;
+    out->data = out->runs + (size_t)out->nruns * out->run_size;
+}
+
+int mh_aset_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
+                  uint16_t minor, mh_aset_view *out, mh_diag *d) {
+    int later = minor > MHF_VERSION_MINOR;
+    MH_CHECK(size >= MHF_ASET_HEADER_SIZE, MH_ECORRUPT, d, base_off,
+             "address set: %llu bytes, less than its %u-byte header",
+             (unsigned long long)size, MHF_ASET_HEADER_SIZE);
+    uint32_t k = mhf_load_u32(p + MHF_ASET_RUN_IVALS);
+    uint32_t rsz = mhf_load_u32(p + MHF_ASET_RUN_SIZE_OFF);
+    uint32_t nruns = mhf_load_u32(p + MHF_ASET_RUN_COUNT);
+    uint64_t data = mhf_load_u64(p + MHF_ASET_DATA_BYTES);
+    MH_CHECK(k >= 1 && k <= MHF_ASET_K_MAX, MH_ECORRUPT, d,
+             base_off + MHF_ASET_RUN_IVALS,
+             "address set: %u intervals per run, not 1 ... %u", k,
+             MHF_ASET_K_MAX);
+    MH_CHECK(later ? rsz >= MHF_ASET_RUN_SIZE : rsz == MHF_ASET_RUN_SIZE,
+             MH_ECORRUPT, d, base_off + MHF_ASET_RUN_SIZE_OFF,
+             "address set: run_size %u, expected %s%u", rsz,
+             later ? "at least " : "", MHF_ASET_RUN_SIZE);
+    MH_CHECK(later || (mhf_load_u32(p + MHF_ASET_RESERVED0) == 0 &&
+                       mhf_load_u64(p + MHF_ASET_RESERVED1) == 0),
+             MH_ECORRUPT, d, base_off + MHF_ASET_RESERVED0,
+             "address set: reserved header field not zero");
+    uint64_t table = (uint64_t)nruns * rsz; /* < 2^64 */
+    uint64_t room = size - MHF_ASET_HEADER_SIZE;
+    MH_CHECK(table <= room && data <= room - table, MH_ECORRUPT, d, base_off,
+             "address set: %u runs of %u bytes and %llu data bytes do not fit "
+             "in its %llu bytes", nruns, rsz, (unsigned long long)data,
+             (unsigned long long)size);
+    uint64_t need = MHF_ASET_HEADER_SIZE + table + data;
+    MH_CHECK(later || need == size, MH_ECORRUPT, d, base_off,
+             "address set: %llu bytes, its header says %llu",
+             (unsigned long long)size, (unsigned long long)need);
+    const uint8_t *runs = p + MHF_ASET_HEADER_SIZE;
+    uint32_t next_run = 0;
+    uint64_t next_off = 0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        const uint8_t *r = p + MHF_ASET_OPS + o * MHF_ASET_OP_SIZE;
+        uint64_t roff = base_off + MHF_ASET_OPS + o * MHF_ASET_OP_SIZE;
+        uint64_t nv = mhf_load_u64(r + MHF_ASET_OP_IVALS);
+        uint32_t first = mhf_load_u32(r + MHF_ASET_OP_RUN_FIRST);
+        uint32_t cnt = mhf_load_u32(r + MHF_ASET_OP_RUN_COUNT);
+        MH_CHECK(first == next_run && cnt <= nruns - first, MH_ECORRUPT, d,
+                 roff + MHF_ASET_OP_RUN_FIRST,
+                 "address set: op %u: runs [%u, +%u) do not follow the "
+                 "previous op's (next is %u of %u)", o, first, cnt, next_run,
+                 nruns);
+        MH_CHECK(nv / k + (nv % k != 0) == cnt, MH_ECORRUPT, d, roff,
+                 "address set: op %u: %llu intervals in %u runs of %u", o,
+                 (unsigned long long)nv, cnt, k);
+        next_run = first + cnt;
+        uint64_t prev_lo = 0;
+        for (uint32_t i = 0; i < cnt; i++) {
+            const uint8_t *x = runs + (size_t)(first + i) * rsz;
+            uint64_t xoff = base_off + MHF_ASET_HEADER_SIZE +
+                            (uint64_t)(first + i) * rsz;
+            uint64_t lo = mhf_load_u64(x + MHF_ASET_R_LO);
+            uint64_t off = mhf_load_u64(x + MHF_ASET_R_OFFSET);
+            uint32_t iv = mhf_load_u32(x + MHF_ASET_R_IVALS);
+            uint32_t nb = mhf_load_u32(x + MHF_ASET_R_BYTES);
+            uint64_t want = i + 1 < cnt ? k : nv - (uint64_t)(cnt - 1) * k;
+            MH_CHECK(iv == want, MH_ECORRUPT, d, xoff + MHF_ASET_R_IVALS,
+                     "address set: run %u (op %u): %u intervals, expected "
+                     "%llu", first + i, o, iv, (unsigned long long)want);
+            /* a run of >= 1 interval ends at lo or above, and the next
+             * run's first interval starts at least 2 past its end */
+            MH_CHECK(i == 0 || (prev_lo <= UINT64_MAX - 2 && lo >= prev_lo + 2),
+                     MH_ECORRUPT, d, xoff + MHF_ASET_R_LO,
+                     "address set: run %u (op %u) starts at 0x%llx, not past "
+                     "the previous run's 0x%llx", first + i, o,
+                     (unsigned long long)lo, (unsigned long long)prev_lo);
+            MH_CHECK(off == next_off && nb >= 1 && nb <= data - off, MH_ECORRUPT,
+                     d, xoff + MHF_ASET_R_OFFSET,
+                     "address set: run %u: bytes [%llu, +%u) do not follow the "
+                     "previous run's (next is %llu of %llu)", first + i,
+                     (unsigned long long)off, nb, (unsigned long long)next_off,
+                     (unsigned long long)data);
+            prev_lo = lo;
+            next_off = off + nb;
+        }
+    }
+    MH_CHECK(next_run == nruns, MH_ECORRUPT, d, base_off + MHF_ASET_RUN_COUNT,
+             "address set: the operations list %u runs, its header %u",
+             next_run, nruns);
+    MH_CHECK(next_off == data, MH_ECORRUPT, d, base_off + MHF_ASET_DATA_BYTES,
+             "address set: the runs cover %llu data bytes, its header says "
+             "%llu", (unsigned long long)next_off, (unsigned long long)data);
+    fill_view(p, base_off, out);
+    return MH_OK;
+}
+
+int mh_aset_view_get(const mh_seg *seg, mh_aset_view *out, mh_diag *d) {
+    const mh_section *sec;
+    if (mh_seg_section(seg, MHF_SECT_ASET, &sec) != MH_OK)
+        return MH_ENOTFOUND;
+    const uint8_t *p = seg->base + sec->offset;
+    /* checked once per reader; a segment that failed is checked again on
+     * each use, so each failing query says why */
+    if (atomic_load_explicit(&((mh_seg *)seg)->aset_ok, memory_order_acquire)) {
+        fill_view(p, sec->offset, out);
+        return MH_OK;
+    }
+    if (MH_CHECKSUMS_ENFORCED) {
+        uint64_t sum = mh_hash(p, sec->size);
+        MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
+                 "address set at byte %llu: checksum mismatch: stored "
+                 "0x%016llx, computed 0x%016llx",
+                 (unsigned long long)sec->offset, (unsigned long long)sec->sum,
+                 (unsigned long long)sum);
+    }
+    int rc = mh_aset_parse(p, sec->size, sec->offset, seg->minor, out, d);
+    if (rc != MH_OK) {
+        if (d)
+            mh_diag_prefix(d, "address set at byte %llu",
+                           (unsigned long long)sec->offset);
+        return rc;
+    }
+    atomic_store_explicit(&((mh_seg *)seg)->aset_ok, 1, memory_order_release);
+    return MH_OK;
+}
+
+void mh_aset_run_open(const mh_aset_view *v, uint32_t op, uint32_t run,
+                      mh_aset_cur *c) {
+    uint32_t i = v->run_first[op] + run;
+    const uint8_t *x = v->runs + (size_t)i * v->run_size;
+    uint64_t off = mhf_load_u64(x + MHF_ASET_R_OFFSET);
+    c->p = v->data + off;
+    c->end = c->p + mhf_load_u32(x + MHF_ASET_R_BYTES);
+    c->lo = mhf_load_u64(x + MHF_ASET_R_LO);
+    c->hi = 0;
+    /* parse checked: the next run starts >= 2 past this one's lo */
+    c->bound = run + 1 < v->run_count[op] ? run_lo(v, i + 1) - 2u : UINT64_MAX;
+    c->left = mhf_load_u32(x + MHF_ASET_R_IVALS);
+    c->run = i;
+    c->i = 0;
+    c->off = v->off + MHF_ASET_HEADER_SIZE +
+             (uint64_t)v->nruns * v->run_size + off;
+}
+
+/* One LEB128 varint of at most 64 bits inside [*p, end): 0, or -1. */
+static inline int get_varint(const uint8_t **p, const uint8_t *end,
+                             uint64_t *out) {
+    const uint8_t *q = *p;
+    if (q < end && *q < 0x80) { /* the common case: one byte */
+        *out = *q;
+        *p = q + 1;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (unsigned shift = 0; q < end && shift < 64; shift += 7) {
+        uint8_t b = *q++;
+        if (shift == 63 && b > 1)
+            return -1; /* beyond 64 bits */
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            *out = v;
+            *p = q;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int mh_aset_run_step(mh_aset_cur *c, mh_diag *d) {
+    if (c->left == 0) {
+        MH_CHECK(c->p == c->end, MH_ECORRUPT, d, c->off,
+                 "address set: run %u: %llu bytes left after its intervals",
+                 c->run, (unsigned long long)(c->end - c->p));
+        return 0;
+    }
+    uint64_t gap = 0, len;
+    int bad = c->i > 0 && get_varint(&c->p, c->end, &gap) != 0;
+    bad = bad || get_varint(&c->p, c->end, &len) != 0;
+    MH_CHECK(!bad, MH_ECORRUPT, d, c->off,
+             "address set: run %u: interval %u's varint runs past the run's "
+             "bytes or 64 bits", c->run, c->i);
+    if (c->i > 0) {
+        /* lo = hi + 2 + gap, without wrapping */
+        MH_CHECK(c->hi <= UINT64_MAX - 2 && gap <= UINT64_MAX - 2 - c->hi,
+                 MH_ECORRUPT, d, c->off,
+                 "address set: run %u: interval %u starts past 2^64 - 1",
+                 c->run, c->i);
+        c->lo = c->hi + 2 + gap;
+    }
+    MH_CHECK(len <= UINT64_MAX - c->lo, MH_ECORRUPT, d, c->off,
+             "address set: run %u: interval %u [0x%llx, +%llu] ends past "
+             "2^64 - 1", c->run, c->i, (unsigned long long)c->lo,
+             (unsigned long long)len);
+    MH_CHECK(c->lo + len <= c->bound, MH_ECORRUPT, d, c->off,
+             "address set: run %u: interval %u [0x%llx, +%llu] passes the "
+             "next run's start", c->run, c->i, (unsigned long long)c->lo,
+             (unsigned long long)len);
+    c->hi = c->lo + len;
+    c->i++;
+    c->left--;
+    return 1;
+}
+
+int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
+                  mh_diag *d) {
+    mh_aset_view v;
+    int rc = mh_aset_view_get(seg, &v, d);
+    if (rc == MH_ENOTFOUND)
+        return 1;
+    if (rc != MH_OK)
+        return rc;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        if (!(ops >> o & 1u) || v.run_count[o] == 0)
+            continue;
+        /* the last run starting at or before b */
+        uint32_t lo = 0, hi = v.run_count[o];
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (run_lo(&v, v.run_first[o] + mid) <= b)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == 0)
+            continue; /* every interval starts past b */
+        mh_aset_cur c;
+        mh_aset_run_open(&v, o, lo - 1, &c);
+        /* the intervals starting at or before b: the last of them is the
+         * only one that can reach a (they are sorted and disjoint), but
+         * the first to reach it answers */
+        while ((rc = mh_aset_run_step(&c, d)) == 1 && c.lo <= b)
+            if (c.hi >= a)
+                return 1;
+        if (rc < 0) {
+            if (d)
+                    mh_diag_prefix(d, "address set at byte %llu",
+                               (unsigned long long)v.off);
+            return rc;
+        }
+    }
+    return 0;
+}
