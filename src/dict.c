@@ -438,7 +438,7 @@ int mh_dict_build(const mh_seal_info *si, const mh_dict_stream *streams,
 
 /* Whether p[0..n) is valid UTF-8 (no overlongs, surrogates, or code
  * points past U+10FFFF). */
-static int utf8_valid(const uint8_t *p, size_t n) {
+int mh_utf8_valid(const uint8_t *p, size_t n) {
     size_t i = 0;
     while (i < n) {
         uint8_t c = p[i];
@@ -498,7 +498,7 @@ static int parse_strings2(const table_ref *t, mh_dict *o, mh_diag *d) {
         const uint8_t *sp = t->p + off + 4;
         MH_CHECK(memchr(sp, 0, len) == NULL, MH_ECORRUPT, d, t->off + off,
                  "string %u contains a NUL byte", i);
-        MH_CHECK(utf8_valid(sp, len), MH_ECORRUPT, d, t->off + off,
+        MH_CHECK(mh_utf8_valid(sp, len), MH_ECORRUPT, d, t->off + off,
                  "string %u is not valid UTF-8", i);
         o->strings[i] = malloc((size_t)len + 1);
         if (!o->strings[i])

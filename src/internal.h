@@ -303,6 +303,11 @@ int mh_dict_parse(const uint8_t *p, size_t size, uint64_t base_off,
                   uint16_t major, uint16_t minor, mh_dict *out, mh_diag *d);
 void mh_dict_free(mh_dict *dict);
 
+/* Whether p[0..n) is valid UTF-8 as SPEC.md 7.2 has it (RFC 3629: no
+ * overlong form, surrogate or code point past U+10FFFF). The writer refuses
+ * what the reader would: a string it stores must read back. */
+int mh_utf8_valid(const uint8_t *p, size_t n);
+
 /* ---- files (fileio.c) ----------------------------------------------- */
 int mh_write_all(int fd, const void *buf, size_t n);
 int mh_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);
@@ -486,6 +491,15 @@ int mh_store_seg_open(const char *dir, const char *name, mh_seg *seg,
  * accesses): MH_ECORRUPT at offset 0 when they differ. */
 int mh_store_seg_check(const mh_seg *s, const mh_manrec *rec, int named,
                        mh_diag *d);
+
+/* ---- fsck across segments (verify_store.c) ---------------------------- */
+/* How verify_store.c hands verify.c a problem: code, file, byte, message. */
+typedef void (*mh_verify_line_fn)(void *ctx, int code, const char *file,
+                                  uint64_t off, const char *msg);
+/* The rules of SPEC.md 8 between the segments of MANIFEST m (the store's
+ * stream and window tables), each broken one reported through fn. */
+void mh_verify_store_tables(const char *dir, const mh_manifest *m,
+                            mh_verify_line_fn fn, void *ctx);
 
 /* ---- reader (reader.c) ---------------------------------------------- */
 /* Opening reads the MANIFEST only (issue 10: a cold open costs the same
@@ -770,15 +784,17 @@ void mh_segw_destroy(mh_segw *w);
  * open-addressing table (buf's memory only: no other allocation kept). */
 typedef struct mh_sumset {
     mh_buf *buf;
+    mh_buf *wide; /* rows over several granules, as merged ranges at end */
     uint64_t *tab;
     uint32_t mask, shift_bits, n;
     int overflow;
     uint64_t last[MHF_OP_COUNT]; /* last key added per op: runs are free */
 } mh_sumset;
 
-/* Starts an empty set in buf (its contents are dropped); hint: how many
- * rows will be added. */
-int mh_sumset_begin(mh_sumset *s, mh_buf *buf, uint32_t hint);
+/* Starts an empty set in buf (its contents are dropped), with wide (also
+ * emptied) for the granule ranges of rows over more than one granule;
+ * hint: how many rows will be added. */
+int mh_sumset_begin(mh_sumset *s, mh_buf *buf, mh_buf *wide, uint32_t hint);
 /* Adds the keys of a row [phy, phy + size - 1] of operation op (size >= 1,
  * no wrap). */
 int mh_sumset_add_slow(mh_sumset *s, uint64_t key, uint64_t g_last,
@@ -856,7 +872,7 @@ int mh_summary_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                      mh_sum_iter *it, mh_diag *d);
 
 /* fsck: whether v lists slice s under each of the slice's keys keys[0..n)
- * (unique, made at MHF_SUM_GRANULE_SHIFT; taken to v's coarser granules
+ * (sorted, unique, made at MHF_SUM_GRANULE_SHIFT; taken to v's coarser granules
  * when its shift is larger); *listed gets how many postings that makes.
  * The caller checks that these add up to v->nposting over all slices,
  * which makes the correspondence exact. MH_ECORRUPT. */
@@ -873,7 +889,7 @@ typedef struct mh_sum_fsck {
     int on;
     mh_sum_view v;
     uint64_t off, listed;
-    mh_buf buf;
+    mh_buf buf, wide;
     mh_sumset set;
 } mh_sum_fsck;
 int mh_sum_fsck_begin(mh_sum_fsck *f, const mh_seg *seg, mh_diag *d);

@@ -20,6 +20,7 @@
 #include "internal.h"
 
 #define EMPTY UINT64_MAX /* never a key: keys are < 2^50 */
+#define WIDE_G ((UINT64_C(1) << 62) - 1) /* a wide range's first granule */
 /* A segment's summary may take count / 32 bytes (+ 4 KiB for small
  * segments); beyond, its granules grow 4 bits at a time. */
 #define SUMMARY_BUDGET(count) ((count) / 32u + 4096u)
@@ -42,8 +43,10 @@ static int table_alloc(mh_sumset *s, uint32_t slots) {
     return MH_OK;
 }
 
-int mh_sumset_begin(mh_sumset *s, mh_buf *buf, uint32_t hint) {
+int mh_sumset_begin(mh_sumset *s, mh_buf *buf, mh_buf *wide, uint32_t hint) {
     s->buf = buf;
+    s->wide = wide;
+    wide->n = 0;
     s->n = 0;
     s->overflow = 0;
     for (unsigned o = 0; o < MHF_OP_COUNT; o++)
@@ -56,20 +59,10 @@ int mh_sumset_begin(mh_sumset *s, mh_buf *buf, uint32_t hint) {
     return table_alloc(s, slots);
 }
 
-static void insert(mh_sumset *s, uint64_t key) {
-    uint32_t i = slot_of(s, key);
-    for (;;) {
-        uint64_t k = s->tab[i];
-        if (k == key)
-            return;
-        if (k == EMPTY) {
-            s->tab[i] = key;
-            s->n++;
-            return;
-        }
-        i = (i + 1) & s->mask;
-    }
-}
+/* Adds a key the table may not hold yet. Exact to the writer's rule: the
+ * slice overflows when it meets more than MH_SUM_SLICE_KEYS_MAX distinct
+ * keys, not when a key it already holds comes again. */
+static int insert(mh_sumset *s, uint64_t key);
 
 /* Doubles the table: the keys move through a copy of the old one. */
 static int grow(mh_sumset *s) {
@@ -81,36 +74,169 @@ static int grow(mh_sumset *s) {
     int rc = table_alloc(s, old * 2);
     if (rc == MH_OK) {
         s->n = 0;
-        for (uint32_t i = 0; i < old; i++)
+        for (uint32_t i = 0; i < old && rc == MH_OK; i++)
             if (copy[i] != EMPTY)
-                insert(s, copy[i]);
+                rc = insert(s, copy[i]);
     }
     free(copy);
     return rc;
 }
 
+static int insert(mh_sumset *s, uint64_t key) {
+    uint32_t i = slot_of(s, key);
+    for (;;) {
+        uint64_t k = s->tab[i];
+        if (k == key)
+            return MH_OK;
+        if (k == EMPTY)
+            break;
+        i = (i + 1) & s->mask;
+    }
+    if (s->n >= MH_SUM_SLICE_KEYS_MAX) {
+        s->overflow = 1;
+        return MH_OK;
+    }
+    if (s->n + 1 > (s->mask + 1) / 2) { /* at most half full */
+        MH_TRY(grow(s));
+        return insert(s, key);
+    }
+    s->tab[i] = key;
+    s->n++;
+    return MH_OK;
+}
+
+/* A row over more than one granule is not enumerated here: its granule
+ * range goes to s->wide as (op << 62 | first granule, last granule), one
+ * range grown in place while rows continue it, and mh_sumset_end merges
+ * the ranges per operation before it lists their keys, as the writer does
+ * (mh_summary_ranges). So a slice of a few huge accesses costs its
+ * distinct keys, not its rows times their granules. */
 int mh_sumset_add_slow(mh_sumset *s, uint64_t key, uint64_t g_last,
                        unsigned op) {
     s->last[op] = key;
     if (s->overflow)
         return MH_OK;
-    for (uint64_t g = key >> 2;; g++) {
-        if (s->n >= (s->mask + 1) / 2) {
-            if (s->n >= MH_SUM_SLICE_KEYS_MAX) {
-                s->overflow = 1;
-                return MH_OK;
-            }
-            MH_TRY(grow(s));
-        }
-        insert(s, g << 2 | op);
-        if (g == g_last)
+    uint64_t g = key >> 2;
+    if (g == g_last)
+        return insert(s, key);
+    uint64_t a = (uint64_t)op << 62 | g; /* granules < 2^48 */
+    if (s->wide->n) {
+        uint64_t *r = (uint64_t *)(void *)(s->wide->p + s->wide->n - 16);
+        if (r[0] >> 62 == op && g >= (r[0] & WIDE_G) && g <= r[1] + 1) {
+            if (g_last > r[1])
+                r[1] = g_last;
             return MH_OK;
+        }
     }
+    uint64_t pair[2] = {a, g_last};
+    return mh_buf_append(s->wide, pair, sizeof pair);
 }
 
 static int cmp_u64(const void *x, const void *y) {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return (a > b) - (a < b);
+}
+
+/* Sorts the wide ranges by (op, first granule) and merges those that
+ * overlap or touch; returns how many remain (each op's run in order). */
+static size_t merge_wide(mh_buf *w) {
+    size_t n = w->n / 16;
+    uint64_t *r = (uint64_t *)(void *)w->p;
+    qsort(r, n, 16, cmp_u64); /* by the pair's first u64 */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t *p = r + 2 * i, *q = m ? r + 2 * (m - 1) : NULL;
+        if (q && q[0] >> 62 == p[0] >> 62 && (p[0] & WIDE_G) <= q[1] + 1) {
+            if (p[1] > q[1])
+                q[1] = p[1];
+            continue;
+        }
+        r[2 * m] = p[0];
+        r[2 * m + 1] = p[1];
+        m++;
+    }
+    w->n = m * 16;
+    return m;
+}
+
+/* Whether the ranges r[lo, hi) (one op's, sorted, disjoint) hold g. */
+static int wide_has(const uint64_t *r, size_t lo, size_t hi, uint64_t g) {
+    size_t end = hi;
+    while (lo < hi) { /* the first range ending at or after g */
+        size_t mid = lo + (hi - lo) / 2;
+        if (r[2 * mid + 1] < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < end && (r[2 * lo] & WIDE_G) <= g;
+}
+
+/* The set's sorted single-granule keys (buf) and its wide ranges become
+ * one sorted list of distinct keys in buf, or MH_SUM_OVERFLOW when they
+ * are more than MH_SUM_SLICE_KEYS_MAX: counted before any range is
+ * enumerated, so an overflowing slice costs its ranges only. */
+static int add_wide(mh_sumset *s) {
+    mh_buf *b = s->buf;
+    size_t m = merge_wide(s->wide);
+    const uint64_t *r = (const uint64_t *)(const void *)s->wide->p;
+    size_t first[MHF_OP_COUNT + 1] = {0}; /* op o's ranges: [first[o], first[o+1]) */
+    for (size_t j = 0; j < m; j++)
+        first[(r[2 * j] >> 62) + 1]++;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        first[o + 1] += first[o];
+    /* single keys inside a range of their op are the range's */
+    uint64_t *k = (uint64_t *)(void *)b->p;
+    size_t n = b->n / 8, u = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned op = (unsigned)(k[i] & 3);
+        if (!wide_has(r, first[op], first[op + 1], k[i] >> 2))
+            k[u++] = k[i];
+    }
+    uint64_t total = u; /* ranges of one op are disjoint: < 3 * 2^48 */
+    for (size_t j = 0; j < m; j++)
+        total += r[2 * j + 1] - (r[2 * j] & WIDE_G) + 1;
+    if (total > MH_SUM_SLICE_KEYS_MAX) {
+        uint64_t o = MH_SUM_OVERFLOW;
+        b->n = 0;
+        return mh_buf_append(b, &o, sizeof o);
+    }
+    b->n = 0;
+    MH_TRY(mh_buf_reserve(b, (size_t)total * 8));
+    k = (uint64_t *)(void *)b->p;
+    /* the singles to the end; the merge writes each key at or before the
+     * single it reads next, so it never overwrites one unread */
+    memmove(k + (total - u), k, u * 8);
+    const uint64_t *single = k + (total - u);
+    size_t ns = 0, at[MHF_OP_COUNT];
+    uint64_t next[MHF_OP_COUNT]; /* op o's next range key, EMPTY: none */
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        at[o] = first[o];
+        next[o] = at[o] < first[o + 1] ? (r[2 * at[o]] & WIDE_G) << 2 | o : EMPTY;
+    }
+    for (uint64_t w = 0; w < total; w++) {
+        unsigned best = MHF_OP_COUNT;
+        uint64_t key = ns < u ? single[ns] : EMPTY;
+        for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+            if (next[o] < key) {
+                key = next[o];
+                best = o;
+            }
+        k[w] = key;
+        if (best == MHF_OP_COUNT) {
+            ns++;
+            continue;
+        }
+        uint64_t g = key >> 2;
+        if (g < r[2 * at[best] + 1])
+            next[best] = (g + 1) << 2 | best;
+        else if (++at[best] < first[best + 1])
+            next[best] = (r[2 * at[best]] & WIDE_G) << 2 | best;
+        else
+            next[best] = EMPTY;
+    }
+    b->n = (size_t)total * 8;
+    return MH_OK;
 }
 
 int mh_sumset_end(mh_sumset *s, mh_sort_scratch *sort) {
@@ -129,24 +255,23 @@ int mh_sumset_end(mh_sumset *s, mh_sort_scratch *sort) {
     b->n = (size_t)n * 8;
     if (n < 256) {
         qsort(b->p, n, 8, cmp_u64);
-        return MH_OK;
+    } else {
+        /* the radix sort's temporary key and payload arrays after the keys */
+        MH_TRY(mh_buf_reserve(b, (size_t)n * 16));
+        uint64_t *key = (uint64_t *)(void *)b->p, *tmpk = key + n;
+        uint32_t *val = (uint32_t *)(void *)(tmpk + n), *tmpv = val + n;
+        mh_sort_scratch *own = NULL;
+        if (!sort) {
+            own = malloc(sizeof *own);
+            if (!own)
+                return MH_ENOMEM;
+            sort = own;
+        }
+        mh_radix_sort(sort, key, val, tmpk, tmpv, n);
+        free(own);
     }
-    /* the radix sort's temporary key and payload arrays after the keys */
-    MH_TRY(mh_buf_reserve(b, (size_t)n * 16));
-    uint64_t *key = (uint64_t *)(void *)b->p, *tmpk = key + n;
-    uint32_t *val = (uint32_t *)(void *)(tmpk + n), *tmpv = val + n;
-    mh_sort_scratch *own = NULL;
-    if (!sort) {
-        own = malloc(sizeof *own);
-        if (!own)
-            return MH_ENOMEM;
-        sort = own;
-    }
-    mh_radix_sort(sort, key, val, tmpk, tmpv, n);
-    free(own);
-    return MH_OK;
+    return s->wide->n ? add_wide(s) : MH_OK;
 }
-
 int mh_summary_slice_keys(mh_builder *w, const mh_rec *a, uint32_t n) {
     (void)a;
     w->sum_keys.n = 0;

@@ -287,11 +287,6 @@ static const uint8_t *find_entry(const mh_sum_view *v, uint64_t g, unsigned op) 
                : NULL;
 }
 
-static int cmp_u64(const void *x, const void *y) {
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return (a > b) - (a < b);
-}
-
 int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
                            const uint64_t *keys, size_t n, uint64_t base_off,
                            uint64_t *listed, mh_diag *d) {
@@ -303,13 +298,16 @@ int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
     if (extra) { /* the keys at the section's coarser granules */
         own = malloc(n * 8 + 8);
         MH_CHECK(own, MH_ENOMEM, d, 0, "out of memory checking the address summary");
-        for (size_t i = 0; i < n; i++)
-            own[i] = (keys[i] >> 2 >> extra) << 2 | (keys[i] & 3);
-        qsort(own, n, 8, cmp_u64);
+        /* keys are sorted by (granule, op): each op's coarse granules do
+         * not decrease, so a repeat is the op's last one (linear: a slice
+         * of a few huge accesses lists many keys) */
+        uint64_t last[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
         size_t u = 0;
-        for (size_t i = 0; i < n; i++)
-            if (u == 0 || own[i] != own[u - 1])
-                own[u++] = own[i];
+        for (size_t i = 0; i < n; i++) {
+            uint64_t c = (keys[i] >> 2 >> extra) << 2 | (keys[i] & 3);
+            if (c != last[keys[i] & 3])
+                own[u++] = last[keys[i] & 3] = c;
+        }
         n = u;
         keys = own;
     }
@@ -366,7 +364,7 @@ int mh_sum_fsck_begin(mh_sum_fsck *f, const mh_seg *seg, mh_diag *d) {
 int mh_sum_fsck_slice_begin(mh_sum_fsck *f, uint32_t nrows) {
     if (!f->on)
         return MH_OK;
-    int rc = mh_sumset_begin(&f->set, &f->buf, nrows / 8);
+    int rc = mh_sumset_begin(&f->set, &f->buf, &f->wide, nrows / 8);
     if (rc != MH_OK)
         f->on = 0;
     return rc;
@@ -411,4 +409,7 @@ int mh_sum_fsck_end(mh_sum_fsck *f, mh_diag *d) {
     return MH_OK;
 }
 
-void mh_sum_fsck_free(mh_sum_fsck *f) { mh_buf_free(&f->buf); }
+void mh_sum_fsck_free(mh_sum_fsck *f) {
+    mh_buf_free(&f->buf);
+    mh_buf_free(&f->wide);
+}

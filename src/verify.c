@@ -471,6 +471,11 @@ static int in_manifest(const mh_manifest *m, const char *name) {
     return 0;
 }
 
+static void report_line(void *v, int code, const char *file, uint64_t off,
+                        const char *msg) {
+    report(v, code, file, off, "%s", msg);
+}
+
 /* One read-only pass over the whole store. */
 static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
     mh_diag d = {0, 0, ""};
@@ -485,6 +490,8 @@ static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
         mh_segment_name(name, m->recs[i].seq);
         verify_segment(v, name, &m->recs[i], NULL);
     }
+    if (*man_ok)
+        mh_verify_store_tables(v->dir, m, report_line, v); /* SPEC.md 8 */
     for (size_t i = 0; i < l->nsegs; i++)
         if (!*man_ok || !in_manifest(m, l->segs[i])) {
             if (v->busy)

@@ -520,6 +520,10 @@ static int set_meta(mh_writer *w, const char *key, const char *value) {
         return mh_diag_fail(&w->err, MH_EINVAL, 0,
                             "mh_writer_set_meta: key or value longer than 65535 "
                             "bytes (key %zu, value %zu)", strlen(key), strlen(value));
+    if (!mh_utf8_valid((const uint8_t *)key, strlen(key)) ||
+        !mh_utf8_valid((const uint8_t *)value, strlen(value)))
+        return mh_diag_fail(&w->err, MH_EINVAL, 0,
+                            "mh_writer_set_meta: key or value is not valid UTF-8");
     if (w->failed)
         return mh_writer_refuse_failed(w);
     for (size_t i = 0; i < w->nmeta; i++)

@@ -99,6 +99,8 @@ static const char *bad_stream(const mh_stream_info *s) {
         return "output fields (accesses, transition_first/last) not zero";
     if (s->name && strlen(s->name) > 65535)
         return "name longer than 65535 bytes";
+    if (s->name && !mh_utf8_valid((const uint8_t *)s->name, strlen(s->name)))
+        return "name is not valid UTF-8";
     return NULL;
 }
 
@@ -159,6 +161,11 @@ int mh_writer_stream_set_meta(mh_writer *w, uint32_t stream, const char *key,
                           "mh_writer_stream_set_meta: key or value longer than "
                           "65535 bytes (key %zu, value %zu)", strlen(key),
                           strlen(value));
+    else if (!mh_utf8_valid((const uint8_t *)key, strlen(key)) ||
+             !mh_utf8_valid((const uint8_t *)value, strlen(value)))
+        rc = mh_diag_fail(&w->err, MH_EINVAL, 0,
+                          "mh_writer_stream_set_meta: key or value is not valid "
+                          "UTF-8");
     else if (!mh_writer_stream_declared(w, stream))
         rc = mh_diag_fail(&w->err, MH_ENOSTREAM, 0,
                           "mh_writer_stream_set_meta: stream %u is not declared",

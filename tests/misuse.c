@@ -324,6 +324,23 @@ static void test_append(void) {
     longs[65535] = 0; /* 65535 bytes: the largest allowed */
     CHECK_OK(mh_writer_set_meta(w, longs, "long key"));
     CHECK_OK(mh_writer_set_meta(w, "long value", longs));
+    /* not UTF-8 (SPEC.md 7.2): refused, since the reader would refuse the
+     * store; a valid multi-byte one is stored */
+    CHECK_RC(mh_writer_set_meta(w, "k", "in\xff.csv"), MH_EINVAL);
+    CHECK_RC(mh_writer_set_meta(w, "\xc0\xaf", "v"), MH_EINVAL); /* overlong '/' */
+    CHECK_RC(mh_writer_set_meta(w, "k", "\xed\xa0\x80"), MH_EINVAL); /* surrogate */
+    CHECK_OK(mh_writer_set_meta(w, "k\xc3\xa9", "\xef\xbf\xbd"));
+    {
+        mh_stream_info si;
+        mh_stream_info_init(&si);
+        si.id = 7;
+        si.name = "t\xfe";
+        CHECK_RC(mh_writer_stream_declare(w, &si), MH_EINVAL);
+        si.name = "t\xc3\xa9";
+        CHECK_OK(mh_writer_stream_declare(w, &si));
+        CHECK_RC(mh_writer_stream_set_meta(w, 7, "k", "\xf4\x90\x80\x80"), MH_EINVAL);
+        CHECK_OK(mh_writer_stream_set_meta(w, 7, "k", "\xf4\x8f\xbf\xbf"));
+    }
 
     /* discard: committed accesses cannot go */
     CHECK_OK(mh_writer_commit(w));

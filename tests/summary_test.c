@@ -111,9 +111,9 @@ static void build_segment(tu_rng *rng, mh_builder *b, segkeys *sk,
         qsort(b->sum_keys.p, nk, 8, cmp_u64);
         CHECK(memcmp(b->sum_keys.p, bk, nb * 8) == 0);
         /* fsck's way, from rows in any order: the same keys, sorted */
-        mh_buf sb = {0};
+        mh_buf sb = {0}, wb = {0};
         mh_sumset set;
-        CHECK_OK(mh_sumset_begin(&set, &sb, (uint32_t)tu_below(rng, n)));
+        CHECK_OK(mh_sumset_begin(&set, &sb, &wb, (uint32_t)tu_below(rng, n)));
         for (uint32_t i = 0; i < n; i++) {
             const mh_rec *x = &a[n - 1 - i]; /* another order */
             CHECK_OK(mh_sumset_add(&set, x->physical, x->size, x->op));
@@ -122,6 +122,7 @@ static void build_segment(tu_rng *rng, mh_builder *b, segkeys *sk,
         CHECKF(sb.n == nb * 8 && memcmp(sb.p, bk, nb * 8) == 0,
                "slice %u: sumset %zu keys, brute force %zu", s, sb.n / 8, nb);
         mh_buf_free(&sb);
+        mh_buf_free(&wb);
         free(bk);
         while (sk->first[s] + nk > cap) {
             cap *= 2;
@@ -366,6 +367,105 @@ static void test_random(uint64_t seed) {
     mh_builder_destroy(b);
 }
 
+/* The set's keys of rows a[0..n) (added last to first), sorted. */
+static void sumset_keys(const mh_rec *a, uint32_t n, mh_buf *sb, mh_buf *wb) {
+    mh_sumset set;
+    CHECK_OK(mh_sumset_begin(&set, sb, wb, n));
+    for (uint32_t i = 0; i < n; i++)
+        CHECK_OK(mh_sumset_add(&set, a[n - 1 - i].physical, a[n - 1 - i].size,
+                               a[n - 1 - i].op));
+    CHECK_OK(mh_sumset_end(&set, NULL));
+}
+
+/* fsck's set (mh_sumset) merges rows over several granules as ranges per
+ * op: rows crowded into a few hundred granules, most of them wide, many
+ * overlapping, touching or repeating one another, against brute force. */
+static void test_sumset_wide(uint64_t seed) {
+    tu_rng rng = {seed};
+    uint32_t n = (uint32_t)tu_range(&rng, 1, 3000);
+    mh_rec *a = calloc(n, sizeof *a);
+    CHECK(a);
+    uint64_t base = tu_below(&rng, 2) ? UINT64_MAX - (300ull << SHIFT) : 1ull << 36;
+    for (uint32_t i = 0; i < n; i++) {
+        a[i].transition = i;
+        a[i].op = (uint8_t)tu_below(&rng, 3);
+        if (i && tu_below(&rng, 4) == 0) { /* continues or repeats the last */
+            a[i].physical = a[i - 1].physical + (tu_below(&rng, 2) ? a[i - 1].size : 0);
+            a[i].op = a[i - 1].op;
+        } else {
+            a[i].physical = base + tu_below(&rng, 200ull << SHIFT);
+        }
+        a[i].size = tu_below(&rng, 4) ? (uint32_t)tu_range(&rng, 1, 5u << SHIFT)
+                                      : (uint32_t)tu_range(&rng, 1, 16);
+        if (a[i].physical > UINT64_MAX - (a[i].size - 1u))
+            a[i].physical = UINT64_MAX - (a[i].size - 1u);
+    }
+    uint64_t *bk;
+    size_t nb = brute_keys(a, n, &bk);
+    mh_buf sb = {0}, wb = {0};
+    sumset_keys(a, n, &sb, &wb);
+    CHECKF(sb.n == nb * 8 && memcmp(sb.p, bk, nb * 8) == 0,
+           "seed %llx: sumset %zu keys, brute force %zu", (unsigned long long)seed,
+           sb.n / 8, nb);
+    mh_buf_free(&sb);
+    mh_buf_free(&wb);
+    free(bk);
+    free(a);
+}
+
+/* Exactly MH_SUM_SLICE_KEYS_MAX keys is a list, one more an overflow, for
+ * the writer and for fsck alike; a key met again (a row inside a wide
+ * one) is not one more. */
+static void test_overflow_exact(void) {
+#if MH_SUM_SLICE_KEYS_MAX >= 65536
+    mh_segw_config cfg = {.rows_per_block = 256, .chunk_min_accesses = 16,
+                          .lz4_acceleration = 1,
+                          .summary = mh_summary_hooks_default()};
+    mh_builder *b;
+    CHECK_OK(mh_builder_create(&cfg, &b));
+    uint32_t wide = MH_SUM_SLICE_KEYS_MAX / 65536; /* 65536 granules each */
+    mh_rec *a = calloc(wide + 2, sizeof *a);
+    CHECK(a);
+    for (uint32_t i = 0; i < wide; i++) {
+        a[i].transition = i;
+        a[i].physical = (uint64_t)i << 32;
+        a[i].size = UINT32_MAX;
+    }
+    /* a read inside the first wide row, then (a third case) a write */
+    a[wide].transition = wide;
+    a[wide].physical = 12345;
+    a[wide].size = 4;
+    a[wide + 1] = a[wide];
+    a[wide + 1].transition = wide + 1;
+    a[wide + 1].op = MH_OP_WRITE;
+    for (uint32_t extra = 0; extra < 3; extra++) {
+        uint32_t n = wide + (extra ? extra : 0);
+        int over = extra == 2;
+        CHECK_OK(mh_builder_run(b, a, n, 0));
+        uint64_t k0;
+        memcpy(&k0, b->sum_keys.p, 8);
+        CHECKF(over ? b->sum_keys.n == 8 && k0 == MH_SUM_OVERFLOW
+                    : b->sum_keys.n == (size_t)MH_SUM_SLICE_KEYS_MAX * 8,
+               "writer, %u rows: %zu keys", n, b->sum_keys.n / 8);
+        mh_buf sb = {0}, wb = {0};
+        sumset_keys(a, n, &sb, &wb);
+        memcpy(&k0, sb.p, 8);
+        CHECKF(over ? sb.n == 8 && k0 == MH_SUM_OVERFLOW
+                    : sb.n == (size_t)MH_SUM_SLICE_KEYS_MAX * 8,
+               "fsck's set, %u rows: %zu keys", n, sb.n / 8);
+        if (!over) {
+            const uint64_t *k = (const uint64_t *)(const void *)sb.p;
+            for (size_t i = 0; i < sb.n / 8; i++)
+                CHECK(k[i] == (uint64_t)i << 2); /* op 0, granules 0 .. max - 1 */
+        }
+        mh_buf_free(&sb);
+        mh_buf_free(&wb);
+    }
+    free(a);
+    mh_builder_destroy(b);
+#endif
+}
+
 /* Rows so wide that a slice meets more than MH_SUM_SLICE_KEYS_MAX keys:
  * the slice says so and the segment gets no section. */
 static void test_overflow(void) {
@@ -387,9 +487,9 @@ static void test_overflow(void) {
     uint64_t k;
     memcpy(&k, b->sum_keys.p, 8);
     CHECK(k == MH_SUM_OVERFLOW);
-    mh_buf sb = {0};
+    mh_buf sb = {0}, wb = {0};
     mh_sumset set;
-    CHECK_OK(mh_sumset_begin(&set, &sb, n));
+    CHECK_OK(mh_sumset_begin(&set, &sb, &wb, n));
     for (uint32_t i = 0; i < n; i++)
         CHECK_OK(mh_sumset_add(&set, a[i].physical, a[i].size, a[i].op));
     CHECK_OK(mh_sumset_end(&set, NULL));
@@ -397,6 +497,7 @@ static void test_overflow(void) {
     memcpy(&k, sb.p, 8);
     CHECK(k == MH_SUM_OVERFLOW);
     mh_buf_free(&sb);
+    mh_buf_free(&wb);
     uint64_t keys[3] = {5, MH_SUM_OVERFLOW, 9};
     uint32_t first[4] = {0, 1, 2, 3};
     mh_buf out = {0};
@@ -726,7 +827,10 @@ int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 40;
     for (int i = 0; i < rounds; i++)
         test_random(0x5eed0000u + (uint64_t)i);
+    for (int i = 0; i < rounds * 5; i++)
+        test_sumset_wide(0x91de0000u + (uint64_t)i);
     test_overflow();
+    test_overflow_exact();
     test_store();
     test_fsck();
     printf("summary: %d random segments, overflow, store: ok\n", rounds);

@@ -322,20 +322,86 @@ int cli_getopt(const cli_cmd *cmd, int argc, char **argv, const char *shortopts,
     return c;
 }
 
+size_t cli_utf8_seq(const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    unsigned char c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t k;
+    uint32_t cp, min;
+    if ((c & 0xe0) == 0xc0)
+        k = 1, cp = c & 0x1fu, min = 0x80;
+    else if ((c & 0xf0) == 0xe0)
+        k = 2, cp = c & 0x0fu, min = 0x800;
+    else if ((c & 0xf8) == 0xf0)
+        k = 3, cp = c & 0x07u, min = 0x10000;
+    else
+        return 0;
+    for (size_t j = 1; j <= k; j++) { /* the NUL ends a truncated one */
+        if ((p[j] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (p[j] & 0x3fu);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return k + 1;
+}
+
+char *cli_utf8_fix(const char *s) {
+    if (!s)
+        s = "";
+    size_t n = 0;
+    for (const char *c = s; *c;) { /* the bytes it takes */
+        size_t k = cli_utf8_seq(c);
+        n += k ? k : 3;
+        c += k ? k : 1;
+    }
+    char *out = malloc(n + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (const char *c = s; *c;) {
+        size_t k = cli_utf8_seq(c);
+        if (k) {
+            memcpy(o, c, k);
+            o += k;
+            c += k;
+        } else {
+            memcpy(o, "\xef\xbf\xbd", 3);
+            o += 3;
+            c++;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
 void cli_json_string(FILE *f, const char *s) {
     fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
-        switch (*c) {
+    for (const char *p = s ? s : ""; *p;) {
+        unsigned char c = (unsigned char)*p;
+        size_t k = cli_utf8_seq(p);
+        if (k == 0) {
+            fputs("\xef\xbf\xbd", f); /* U+FFFD for a byte of no sequence */
+            p++;
+            continue;
+        }
+        if (k > 1) {
+            fwrite(p, 1, k, f);
+            p += k;
+            continue;
+        }
+        p++;
+        switch (c) {
         case '"': fputs("\\\"", f); break;
         case '\\': fputs("\\\\", f); break;
         case '\n': fputs("\\n", f); break;
         case '\r': fputs("\\r", f); break;
         case '\t': fputs("\\t", f); break;
         default:
-            if (*c < 0x20)
-                fprintf(f, "\\u%04x", *c);
+            if (c < 0x20)
+                fprintf(f, "\\u%04x", c);
             else
-                fputc(*c, f);
+                fputc(c, f);
         }
     }
     fputc('"', f);

@@ -114,8 +114,19 @@ const char *cli_lib_error(int rc, const char *detail);
  * as cli_errstr. */
 const char *cli_open_error(int rc, const char *detail);
 
-/* Writes s as a JSON string literal (quotes, escapes; bytes >= 0x80 are
- * passed through, so UTF-8 stays UTF-8). NULL writes "". */
+/* Writes s as a JSON string literal (quotes, escapes; valid UTF-8 is
+ * passed through, each byte of no valid UTF-8 sequence becomes U+FFFD, so
+ * the output is always UTF-8: SPEC.md 7.2). NULL writes "". */
 void cli_json_string(FILE *f, const char *s);
+
+/* Length of the valid UTF-8 sequence (RFC 3629: no overlong form,
+ * surrogate or code point past U+10FFFF) that s begins, 0 when the byte at
+ * s begins none. s is NUL-terminated and *s != 0. */
+size_t cli_utf8_seq(const char *s);
+
+/* A copy of s (NULL: "") with each byte that belongs to no valid UTF-8
+ * sequence replaced by U+FFFD (EF BF BD), as SPEC.md 7.2 has the CLI store
+ * and show file names and command lines; NULL when out of memory. */
+char *cli_utf8_fix(const char *s);
 
 #endif /* MH_CLI_UTIL_H */

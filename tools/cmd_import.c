@@ -41,6 +41,8 @@ static const char help[] =
     "  -c, --commit-every N   commit after every N accesses (default: the library's\n"
     "                         automatic commit interval and once at the end)\n"
     "      --report-commits   print 'committed N' on stdout after every commit\n"
+    "      --streams FILE     declare the streams FILE describes first: a CSV file,\n"
+    "                         header id then any of kind,name,pid,tid,cpu,parent\n"
     "  -q, --quiet            no progress and no summary\n"
     "  -h, --help             this help\n\n"
     "On bad input the error names the line (or rowid); accesses committed before\n"
@@ -58,7 +60,7 @@ static int run(int argc, char **argv);
 const cli_cmd cmd_import = {"import", synopsis, help, run};
 
 enum { FMT_NONE, FMT_LACKEY, FMT_CSV, FMT_SQLITE };
-enum { OPT_REPORT = 256 };
+enum { OPT_REPORT = 256, OPT_STREAMS };
 /* Returned by the sink (positive: MH_E* are negative) once a stop signal
  * arrived, after it stored its batch: the parser stops there. */
 #define IMPORT_STOPPED 1
@@ -210,6 +212,63 @@ static int stop_cleanly(import_ctx *c, mh_lackey_parser *lp, mh_csv_parser *cp) 
     return rc == MH_ECOMMITTED ? 0 : rc;
 }
 
+/* The descriptions of --streams FILE (import.h mh_streams_parse), read
+ * whole before the store is touched, so a bad file leaves nothing behind;
+ * names are made UTF-8 as file names are (SPEC.md 7.2). 0, or 1 after
+ * printing the error. */
+static int load_streams(const cli_cmd *cmd, const char *path, mh_stream_info **out,
+                        size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cli_fail(cmd, "cannot open streams file '%s': %s", path, strerror(errno)), 1;
+    char *buf = NULL, err[512] = "";
+    size_t len = 0, cap = 0;
+    int rc = 0;
+    for (;;) {
+        if (len == cap) {
+            char *b = cap < (64u << 20) ? realloc(buf, cap ? 2 * cap : 65536) : NULL;
+            if (!b) {
+                rc = cap < (64u << 20) ? MH_ENOMEM : MH_EINVAL;
+                break;
+            }
+            buf = b;
+            cap = cap ? 2 * cap : 65536;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (rc == 0 && ferror(f))
+        rc = MH_EIO;
+    fclose(f);
+    if (rc == 0)
+        rc = mh_streams_parse(buf, len, out, n, err, sizeof err);
+    free(buf);
+    for (size_t i = 0; rc == 0 && i < *n; i++) {
+        if (!(*out)[i].name)
+            continue;
+        char *fixed = cli_utf8_fix((*out)[i].name);
+        if (!fixed) {
+            rc = MH_ENOMEM;
+            break;
+        }
+        free((char *)(*out)[i].name);
+        (*out)[i].name = fixed;
+    }
+    if (rc == 0)
+        return 0;
+    mh_streams_free(*out, *n);
+    *out = NULL;
+    *n = 0;
+    cli_fail(cmd, "streams file '%s': %s", path,
+             rc == MH_ECORRUPT ? err
+             : rc == MH_EINVAL ? "larger than 64 MiB"
+             : rc == MH_EIO    ? strerror(errno)
+                               : mh_strerror(rc));
+    return 1;
+}
+
 static int run(int argc, char **argv) {
     static const struct option longopts[] = {
         {"format", required_argument, NULL, 'f'},
@@ -217,6 +276,7 @@ static int run(int argc, char **argv) {
         {"exec", no_argument, NULL, 'x'},
         {"commit-every", required_argument, NULL, 'c'},
         {"report-commits", no_argument, NULL, OPT_REPORT},
+        {"streams", required_argument, NULL, OPT_STREAMS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -224,6 +284,7 @@ static int run(int argc, char **argv) {
     const cli_cmd *cmd = &cmd_import;
     int fmt = FMT_NONE, append = 0, exec = 0, quiet = 0, report = 0, installed = 0;
     uint64_t every = 0;
+    const char *streams_file = NULL;
     int c;
     while ((c = cli_getopt(cmd, argc, argv, "f:axc:qh", longopts)) != -1) {
         switch (c) {
@@ -244,6 +305,7 @@ static int run(int argc, char **argv) {
                 return cli_usage_error(cmd, "bad --commit-every '%s' (a number >= 1)", optarg);
             break;
         case OPT_REPORT: report = 1; break;
+        case OPT_STREAMS: streams_file = optarg; break;
         case 'q': quiet = 1; break;
         case 'h': return cli_help(cmd);
         default: return CLI_USAGE;
@@ -264,8 +326,12 @@ static int run(int argc, char **argv) {
     if (fmt == FMT_SQLITE && strcmp(input, "-") == 0)
         return cli_usage_error(cmd, "--format sqlite needs a file, not '-'");
 
-    /* Open the input before touching the store: a missing input must not
-     * leave an empty store behind. */
+    /* Read the stream descriptions and open the input before touching the
+     * store: a bad file or a missing input must not leave an empty store. */
+    mh_stream_info *streams = NULL;
+    size_t nstreams = 0;
+    if (streams_file && load_streams(cmd, streams_file, &streams, &nstreams))
+        return CLI_FAIL;
     FILE *in = NULL;
     char err[512] = "";
 #ifdef MH_WITH_SQLITE
@@ -275,13 +341,17 @@ static int run(int argc, char **argv) {
 #ifdef MH_WITH_SQLITE
         int orc = 0;
         src = mh_sqlite_open(input, &orc, err, sizeof err);
-        if (src == NULL)
+        if (src == NULL) {
+            mh_streams_free(streams, nstreams);
             return cli_fail(cmd, "%s: %s", input, err);
+        }
 #endif
     } else {
         in = cli_open_in(input);
-        if (in == NULL)
+        if (in == NULL) {
+            mh_streams_free(streams, nstreams);
             return cli_fail(cmd, "cannot open '%s': %s", input, strerror(errno));
+        }
     }
 
     int existed = cli_exists(store);
@@ -309,14 +379,28 @@ static int run(int argc, char **argv) {
     rc = mh_writer_set_meta(w, "importer", "memhist import");
     if (rc == 0)
         rc = mh_writer_set_meta(w, "import_format", fmt_names[fmt]);
-    if (rc == 0)
-        rc = mh_writer_set_meta(w, "import_source", strcmp(input, "-") ? input : "(stdin)");
+    if (rc == 0) { /* a file name is any bytes: stored as UTF-8 (SPEC.md 7.2) */
+        char *source = cli_utf8_fix(strcmp(input, "-") ? input : "(stdin)");
+        rc = source ? mh_writer_set_meta(w, "import_source", source) : MH_ENOMEM;
+        free(source);
+    }
     if (rc == 0 && fmt == FMT_LACKEY)
         rc = mh_writer_set_meta(w, "tracer", "valgrind-lackey");
     if (rc) {
         mh_writer_errmsg(w, werr, sizeof werr);
         cli_fail(cmd, "cannot set metadata: %s", cli_lib_error(rc, werr));
         goto abandon;
+    }
+    /* --streams: declared before any access (a stream already in an
+     * appended store takes the new description: the newest one wins) */
+    for (size_t i = 0; i < nstreams; i++) {
+        rc = mh_writer_stream_declare(w, &streams[i]);
+        if (rc) {
+            mh_writer_errmsg(w, werr, sizeof werr);
+            cli_fail(cmd, "streams file '%s': cannot declare stream %u: %s", streams_file,
+                     streams[i].id, cli_lib_error(rc, werr));
+            goto abandon;
+        }
     }
 
     if (cli_stop_install() != 0) {
@@ -432,6 +516,7 @@ abandon:
                     store, (unsigned long long)committed);
     }
 done:
+    mh_streams_free(streams, nstreams);
     if (installed)
         cli_stop_restore();
     mh_lackey_free(lp);

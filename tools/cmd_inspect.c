@@ -100,10 +100,35 @@ static void json_kv_u64(const char *k, uint64_t v, int comma) {
     printf("%s\"%s\": %" PRIu64, comma ? ", " : "", k, v);
 }
 
-static void json_dist(const char *name, const uint64_t s[4], size_t n) {
-    printf("    \"%s\": {\"count\": %zu, \"min\": %" PRIu64 ", \"p50\": %" PRIu64
-           ", \"p90\": %" PRIu64 ", \"max\": %" PRIu64 "}",
-           name, n, s[0], s[1], s[2], s[3]);
+/* x + plus (0 or 1) in decimal, computed in more than 64 bits: a span
+ * t_last - t_first + 1 is 2^64 for 0 .. 2^64 - 1 (SPEC.md 16). */
+static const char *dec(char buf[24], uint64_t x, int plus) {
+    if (plus && x == UINT64_MAX)
+        snprintf(buf, 24, "18446744073709551616");
+    else
+        snprintf(buf, 24, "%" PRIu64, x + (plus ? 1u : 0u));
+    return buf;
+}
+
+/* plus: the values are spans less one (dec) */
+static void json_dist(const char *name, const uint64_t s[4], size_t n, int plus) {
+    char b[4][24];
+    plus = plus && n; /* an empty distribution is all 0 */
+    printf("    \"%s\": {\"count\": %zu, \"min\": %s, \"p50\": %s, \"p90\": %s, "
+           "\"max\": %s}",
+           name, n, dec(b[0], s[0], plus), dec(b[1], s[1], plus), dec(b[2], s[2], plus),
+           dec(b[3], s[3], plus));
+}
+
+/* Prints before, s made valid UTF-8, after: a path from the command line
+ * or a string of a 1.0 store may hold any bytes, and each byte of no UTF-8
+ * sequence shows as U+FFFD (SPEC.md 7.2). */
+static void print_utf8(const char *before, const char *s, const char *after) {
+    char *f = cli_utf8_fix(s);
+    fputs(before, stdout);
+    fputs(f ? f : "?", stdout);
+    fputs(after, stdout);
+    free(f);
 }
 
 /* ---- gathering ------------------------------------------------------------ */
@@ -124,7 +149,8 @@ static int gather(const mh_reader *r, gathered *g) {
             rc = mh_reader_slice_info(r, s, k, &sl);
             if (rc)
                 return rc;
-            if (dist_add(&g->span, sl.transition_last - sl.transition_first + 1))
+            /* the span less one: 2^64 does not fit (dec adds the one) */
+            if (dist_add(&g->span, sl.transition_last - sl.transition_first))
                 return MH_ENOMEM;
         }
         for (uint32_t k = 0; k < si.chunks; k++) {
@@ -335,8 +361,10 @@ static int list_chunks(const mh_reader *r, int json) {
 static void print_dict_text(const mh_reader *r) {
     size_t ns = mh_reader_string_count(r), nc = mh_reader_column_count(r);
     printf("\ndictionary:\n  strings (%zu):\n", ns);
-    for (size_t i = 0; i < ns; i++)
-        printf("    %4zu  %s\n", i, mh_reader_string(r, i));
+    for (size_t i = 0; i < ns; i++) {
+        printf("    %4zu  ", i);
+        print_utf8("", mh_reader_string(r, i), "\n");
+    }
     printf("  columns (%zu):\n    %-12s %-5s %5s  %-22s %s\n", nc, "name", "type", "width",
            "encoding", "nullable");
     for (size_t i = 0; i < nc; i++) {
@@ -428,9 +456,11 @@ static int list_streams(const mh_reader *r, int json) {
             if (si.accesses)
                 snprintf(tr, sizeof tr, "%" PRIu64 " .. %" PRIu64, si.transition_first,
                          si.transition_last);
+            char *name = cli_utf8_fix(si.name ? si.name : "-");
             printf("  %5u %-7s %-16s %8s %8s %5s %6s %12" PRIu64 " %s\n", si.id,
-                   kind_name(si.kind), si.name ? si.name : "-", pid, tid, cpu, parent,
+                   kind_name(si.kind), name ? name : "?", pid, tid, cpu, parent,
                    si.accesses, tr);
+            free(name);
         }
         for (size_t k = 0; k < nm; k++) {
             const char *key, *value;
@@ -443,7 +473,8 @@ static int list_streams(const mh_reader *r, int json) {
                 printf(": ");
                 cli_json_string(stdout, value);
             } else {
-                printf("          %s = %s\n", key, value);
+                print_utf8("          ", key, " = ");
+                print_utf8("", value, "\n");
             }
         }
         if (json)
@@ -537,7 +568,10 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
     double block_ratio = st.compressed_bytes ? (double)st.raw_bytes / (double)st.compressed_bytes : 0.0;
     double struct_ratio = st.file_bytes ? (double)st.accesses * (double)sizeof(mh_access) /
                                               (double)st.file_bytes : 0.0;
-    uint64_t tspan = st.accesses ? st.transition_last - st.transition_first + 1 : 0;
+    char tspan[24]; /* t_last - t_first + 1: 2^64 for 0 .. 2^64 - 1 */
+    dec(tspan, st.transition_last - st.transition_first, 1);
+    if (!st.accesses)
+        snprintf(tspan, sizeof tspan, "0");
     size_t nmeta = mh_reader_meta_count(r);
 
     if (o->json) {
@@ -551,7 +585,7 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
                st.op_counts[MH_OP_READ], st.op_counts[MH_OP_WRITE], st.op_counts[MH_OP_EXEC]);
         json_kv_u64("transition_first", st.transition_first, 0);
         json_kv_u64("transition_last", st.transition_last, 1);
-        json_kv_u64("transition_span", tspan, 1);
+        printf(", \"transition_span\": %s", tspan);
         printf(",\n  ");
         json_kv_u64("segments", st.segments, 0);
         json_kv_u64("slices", st.slices, 1);
@@ -578,23 +612,23 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
         rc = list_streams(r, 1);
         printf(",\n  \"windows\": %zu", nwin);
         printf(",\n  \"distributions\": {\n");
-        json_dist("accesses_per_chunk", pc, g.per_chunk.n);
+        json_dist("accesses_per_chunk", pc, g.per_chunk.n, 0);
         printf(",\n");
-        json_dist("chunk_address_width", wd, g.width.n);
+        json_dist("chunk_address_width", wd, g.width.n, 0);
         printf(",\n");
-        json_dist("slice_transition_span", sp, g.span.n);
+        json_dist("slice_transition_span", sp, g.span.n, 1);
         printf("\n  }");
         if (o->dict)
             print_dict_json(r);
     } else {
-        printf("store:            %s\n", store);
+        print_utf8("store:            ", store, "\n");
         printf("format version:   %u.%u (memhist %s)\n", vmaj, vmin, mh_version_string());
         printf("accesses:         %" PRIu64 " (read %" PRIu64 ", write %" PRIu64
                ", execute %" PRIu64 ")\n",
                st.accesses, st.op_counts[MH_OP_READ], st.op_counts[MH_OP_WRITE],
                st.op_counts[MH_OP_EXEC]);
         if (st.accesses)
-            printf("transitions:      %" PRIu64 " .. %" PRIu64 " (span %" PRIu64 ")\n",
+            printf("transitions:      %" PRIu64 " .. %" PRIu64 " (span %s)\n",
                    st.transition_first, st.transition_last, tspan);
         else
             printf("transitions:      none\n");
@@ -610,8 +644,10 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
         printf("metadata:%s\n", nmeta ? "" : "         none");
         for (size_t i = 0; i < nmeta; i++) {
             const char *k, *v;
-            if (mh_reader_meta_get(r, i, &k, &v) == 0)
-                printf("  %s = %s\n", k, v);
+            if (mh_reader_meta_get(r, i, &k, &v) == 0) {
+                print_utf8("  ", k, " = ");
+                print_utf8("", v, "\n");
+            }
         }
         rc = list_streams(r, 0);
         printf("windows:          %zu\n", nwin);
@@ -620,8 +656,10 @@ static int describe(const char *store, const mh_reader *r, const inspect_opts *o
                g.per_chunk.n, pc[0], pc[1], pc[2], pc[3]);
         printf("  chunk width     %9zu %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
                g.width.n, wd[0], wd[1], wd[2], wd[3]);
-        printf("  slice span      %9zu %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
-               g.span.n, sp[0], sp[1], sp[2], sp[3]);
+        char b[4][24];
+        int one = g.span.n > 0; /* an empty distribution is all 0 */
+        printf("  slice span      %9zu %12s %12s %12s %12s\n", g.span.n, dec(b[0], sp[0], one),
+               dec(b[1], sp[1], one), dec(b[2], sp[2], one), dec(b[3], sp[3], one));
         if (o->dict)
             print_dict_text(r);
     }

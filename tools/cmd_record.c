@@ -328,8 +328,11 @@ static int run(int argc, char **argv) {
     };
     int mrc = 0;
     for (size_t i = 0; i < sizeof meta / sizeof meta[0] && mrc == 0; i++)
-        if (meta[i][1][0] != '\0')
-            mrc = mh_writer_set_meta(w, meta[i][0], meta[i][1]);
+        if (meta[i][1][0] != '\0') { /* a command line is any bytes (SPEC.md 7.2) */
+            char *v = cli_utf8_fix(meta[i][1]);
+            mrc = v ? mh_writer_set_meta(w, meta[i][0], v) : MH_ENOMEM;
+            free(v);
+        }
     free(cmdline);
     if (mrc) {
         mh_writer_errmsg(w, werr, sizeof werr);

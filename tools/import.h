@@ -111,6 +111,20 @@ void mh_csv_free(mh_csv_parser *p);
 /* The CSV header, also written by `memhist export --format csv`. */
 #define MH_CSV_HEADER "transition,linear,physical,size,op"
 
+/* ---- stream descriptions (memhist import --streams FILE) -----------------
+ * A header naming the columns: id, then any of kind, name, pid, tid, cpu,
+ * parent (any order, each at most once); then one stream per line: id
+ * 0 .. MH_STREAM_MAX (each once), kind other/thread/cpu/process, name any
+ * bytes but ',' and NUL (UTF-8 is the caller's to ensure), pid/tid/cpu
+ * numbers (decimal or 0x hex), parent another stream's id; an empty field
+ * (or an absent column) is unknown: kind other, no name, none. A trailing
+ * '\r' is tolerated, empty lines are skipped. Fills *out with *n
+ * descriptions (names malloc'd; mh_streams_free) in file order. Errors:
+ * MH_ECORRUPT with "line N: what: 'text'" in err, MH_ENOMEM. */
+int mh_streams_parse(const char *buf, size_t len, mh_stream_info **out, size_t *n,
+                     char *err, size_t errlen);
+void mh_streams_free(mh_stream_info *s, size_t n);
+
 /* ---- legacy SQLite schema (only with MH_WITH_SQLITE) ---------------------
  *   slices(transition_first, transition_last)
  *   chunks(slice_id, phy_first, phy_last, operation)

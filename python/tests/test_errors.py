@@ -211,3 +211,7 @@ def test_store_table_variant(name):
         with pytest.raises(memhist.CorruptError) as ei:
             getattr(r, STORE_TABLES[name])()
         assert ei.value.detail
+    # fsck reports the same line (src/verify_store.c)
+    v = memhist.verify(corrupt(name))
+    assert not v.ok
+    assert ei.value.detail in ["%s: %s" % (p.file, p.message) for p in v.problems]
