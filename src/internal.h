@@ -777,9 +777,14 @@ void mh_segw_destroy(mh_segw *w);
 
 /* A key: granule << 2 | op, granule = address >> shift (< 2^56 at the
  * writer's shift, MHF_SUM_FINE_SHIFT). MH_SUM_OVERFLOW, never a key, alone
- * in a slice's list means the slice met too many granules to list (the
- * segment then gets neither section). */
+ * in a slice's list means the slice met too many granules to list, even at
+ * 64 KiB (the segment then gets neither section). */
 #define MH_SUM_OVERFLOW UINT64_MAX
+/* First in a slice's list (never a key): the keys that follow are at shift
+ * 16, not 10: the slice met more than MH_SUM_SLICE_KEYS_MAX granules of
+ * 1 KiB but not of 64 KiB. Its segment gets section 6 (as 2.0 writes it)
+ * and no section 9. */
+#define MH_SUM_COARSE_MARK (UINT64_MAX - 1)
 /* Keys one slice may list. Writer and fsck share it (a slice over it gets
  * no summary, and fsck expects none). Fuzzing builds list far fewer, so a
  * slice of a few huge accesses does not take the instrumented fsck seconds

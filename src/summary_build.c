@@ -302,37 +302,81 @@ static void overflow(mh_buf *b) {
     b->n = 8;
 }
 
-void mh_summary_ranges(mh_builder *w, unsigned op, const uint64_t *lo,
-                       const uint64_t *hi, uint32_t n) {
-    mh_buf *b = &w->sum_keys;
-    if (b->n == 8 && *(const uint64_t *)(const void *)b->p == MH_SUM_OVERFLOW)
-        return;
+#define TOO_MANY 1 /* list_ranges: over MH_SUM_SLICE_KEYS_MAX (not an error) */
+
+/* Appends the keys at `shift` of op's sorted, disjoint ranges to b; TOO_MANY
+ * when they would pass MH_SUM_SLICE_KEYS_MAX (listed: keys already in b),
+ * MH_ENOMEM. What it appended before failing stays. */
+static int list_ranges(mh_buf *b, size_t listed, unsigned op, const uint64_t *lo,
+                       const uint64_t *hi, uint32_t n, unsigned shift) {
     /* the ranges are sorted and disjoint, so their granules do not
      * decrease: a granule shared by neighbours is skipped by comparing with
      * the last one added */
     uint64_t next = 0; /* first granule not yet added */
     int any = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t g = lo[i] >> MHF_SUM_FINE_SHIFT;
-        uint64_t g1 = hi[i] >> MHF_SUM_FINE_SHIFT;
+        uint64_t g = lo[i] >> shift;
+        uint64_t g1 = hi[i] >> shift;
         if (any && g < next) {
             if (g1 < next)
                 continue;
             g = next;
         }
         uint64_t count = g1 - g + 1; /* <= 2^54 */
-        if (count > MH_SUM_SLICE_KEYS_MAX - b->n / 8 ||
-            mh_buf_reserve(b, (size_t)count * 8) != MH_OK) {
-            overflow(b); /* too many to list, or no memory: no summary */
-            return;
-        }
+        if (count > MH_SUM_SLICE_KEYS_MAX - listed)
+            return TOO_MANY;
+        MH_TRY(mh_buf_reserve(b, (size_t)count * 8));
         uint64_t *k = (uint64_t *)(void *)(b->p + b->n);
         for (uint64_t j = 0; j < count; j++)
             k[j] = (g + j) << 2 | op;
         b->n += (size_t)count * 8;
+        listed += count;
         next = g1 + 1; /* g1 = 2^54 - 1 at most: no wrap */
         any = 1;
     }
+    return MH_OK;
+}
+
+/* The slice's fine keys b[0 .. n) at 64 KiB instead, behind
+ * MH_SUM_COARSE_MARK. Each op's keys are a run of increasing granules, so
+ * a repeat is the key just kept. */
+static int to_coarse(mh_buf *b, size_t n) {
+    MH_TRY(mh_buf_reserve(b, 8));
+    uint64_t *k = (uint64_t *)(void *)b->p;
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t c = (k[i] >> 2 >> COARSE_EXTRA) << 2 | (k[i] & 3);
+        if (u == 0 || c != k[u - 1])
+            k[u++] = c;
+    }
+    memmove(k + 1, k, u * 8);
+    k[0] = MH_SUM_COARSE_MARK;
+    b->n = (u + 1) * 8;
+    return MH_OK;
+}
+
+void mh_summary_ranges(mh_builder *w, unsigned op, const uint64_t *lo,
+                       const uint64_t *hi, uint32_t n) {
+    mh_buf *b = &w->sum_keys;
+    const uint64_t *k0 = (const uint64_t *)(const void *)b->p;
+    if (b->n == 8 && k0[0] == MH_SUM_OVERFLOW)
+        return;
+    int coarse = b->n >= 8 && k0[0] == MH_SUM_COARSE_MARK;
+    size_t before = b->n;
+    int rc = list_ranges(b, before / 8 - (size_t)coarse, op, lo, hi, n,
+                         coarse ? MHF_SUM_GRANULE_SHIFT : MHF_SUM_FINE_SHIFT);
+    if (rc == MH_OK)
+        return;
+    if (rc == TOO_MANY && !coarse) {
+        /* too many 1 KiB granules: the slice is listed at 64 KiB, as 2.0
+         * lists it, and its segment gets section 6 only */
+        b->n = before; /* this op's keys again, coarse */
+        if (to_coarse(b, before / 8) == MH_OK &&
+            list_ranges(b, b->n / 8 - 1, op, lo, hi, n, MHF_SUM_GRANULE_SHIFT) ==
+                MH_OK)
+            return;
+    }
+    overflow(b); /* too many to list, or no memory: no summary */
 }
 
 /* Key k (made at MHF_SUM_FINE_SHIFT) at `extra` more bits of shift. */
@@ -350,11 +394,17 @@ static size_t make_pairs(const uint64_t *keys, const uint32_t *first,
     size_t m = 0;
     for (uint32_t s = 0; s < nslices; s++) {
         size_t m0 = m;
-        for (uint32_t i = first[s]; i < first[s + 1]; i++) {
-            key[m] = coarsen(keys[i], extra);
+        uint32_t j = first[s];
+        unsigned ex = extra;
+        if (j < first[s + 1] && keys[j] == MH_SUM_COARSE_MARK) {
+            j++; /* keys at 16 already (section 6 only: extra >= 6) */
+            ex -= COARSE_EXTRA;
+        }
+        for (; j < first[s + 1]; j++) {
+            key[m] = coarsen(keys[j], ex);
             val[m++] = s;
         }
-        if (extra == 0)
+        if (ex == 0)
             continue; /* unique already */
         /* coarser granules repeat: sort the slice's few keys, drop repeats */
         mh_radix_sort(sort, key + m0, val + m0, tmpk, tmpv, m - m0);
@@ -430,12 +480,14 @@ int mh_summary_serialize(const uint64_t *keys, const uint32_t *first,
                          mh_buf *fine) {
     if (nslices == 0)
         return MH_OK;
-    /* a slice too scattered to list at the fine shift: neither section
-     * (section 6 too, though its coarser keys might have fit: the keys it
-     * would come from were never listed) */
-    for (uint32_t s = 0; s < nslices; s++)
+    /* a slice too scattered to list even at 64 KiB: neither section (as
+     * 2.0 gives it no section 6); one listed at 64 KiB only: section 6 */
+    for (uint32_t s = 0; s < nslices; s++) {
         if (first[s + 1] - first[s] == 1 && keys[first[s]] == MH_SUM_OVERFLOW)
             return MH_OK;
+        if (first[s + 1] > first[s] && keys[first[s]] == MH_SUM_COARSE_MARK)
+            fine = NULL;
+    }
     size_t npairs = first[nslices] - first[0];
     uint64_t *key = malloc(npairs * 16 + 16);
     uint32_t *val = malloc(npairs * 8 + 8);

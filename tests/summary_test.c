@@ -497,7 +497,10 @@ static void test_overflow_exact(void) {
         CHECK_OK(mh_builder_run(b, a, n, 0));
         uint64_t k0;
         memcpy(&k0, b->sum_keys.p, 8);
-        CHECKF(over ? b->sum_keys.n == 8 && k0 == MH_SUM_OVERFLOW
+        /* one more key at 1 KiB: the writer lists the slice at 64 KiB
+         * (behind the mark): the wide rows' granules and the write's */
+        size_t coarse = ((size_t)wide << (32 - MHF_SUM_GRANULE_SHIFT)) + 1;
+        CHECKF(over ? b->sum_keys.n == (coarse + 1) * 8 && k0 == MH_SUM_COARSE_MARK
                     : b->sum_keys.n == (size_t)MH_SUM_SLICE_KEYS_MAX * 8,
                "writer, %u rows: %zu keys", n, b->sum_keys.n / 8);
         mh_buf sb = {0}, wb = {0};
@@ -519,15 +522,15 @@ static void test_overflow_exact(void) {
 #endif
 }
 
-/* Rows so wide that a slice meets more than MH_SUM_SLICE_KEYS_MAX keys:
- * the slice says so and the segment gets no section. */
+/* Rows so wide that a slice meets more than MH_SUM_SLICE_KEYS_MAX keys
+ * even at 64 KiB: the slice says so and the segment gets no section. */
 static void test_overflow(void) {
     mh_segw_config cfg = {.rows_per_block = 256, .chunk_min_accesses = 16,
                           .lz4_acceleration = 1,
                           .summary = mh_summary_hooks_default()};
     mh_builder *b;
     CHECK_OK(mh_builder_create(&cfg, &b));
-    uint32_t n = (MH_SUM_SLICE_KEYS_MAX >> (32 - SHIFT)) + 2;
+    uint32_t n = (MH_SUM_SLICE_KEYS_MAX >> (32 - MHF_SUM_GRANULE_SHIFT)) + 2;
     mh_rec *a = calloc(n, sizeof *a);
     CHECK(a);
     for (uint32_t i = 0; i < n; i++) {
@@ -542,7 +545,7 @@ static void test_overflow(void) {
     CHECK(k == MH_SUM_OVERFLOW);
     mh_buf sb = {0}, wb = {0};
     mh_sumset set;
-    CHECK_OK(mh_sumset_begin(&set, &sb, &wb, n, SHIFT));
+    CHECK_OK(mh_sumset_begin(&set, &sb, &wb, n, MHF_SUM_GRANULE_SHIFT));
     for (uint32_t i = 0; i < n; i++)
         CHECK_OK(mh_sumset_add(&set, a[i].physical, a[i].size, a[i].op));
     CHECK_OK(mh_sumset_end(&set, NULL));
@@ -556,6 +559,24 @@ static void test_overflow(void) {
     mh_buf out = {0}, fine = {0};
     CHECK_OK(mh_summary_serialize(keys, first, 3, 1000, &out, &fine));
     CHECK(out.n == 0 && fine.n == 0);
+    /* a slice listed at 64 KiB: section 6 only, its keys as they are, the
+     * others' taken from 1 KiB to 64 KiB */
+    uint64_t mixed[4] = {64u << 2 | 1, MH_SUM_COARSE_MARK, 7u << 2 | 2, 65u << 2 | 1};
+    uint32_t mfirst[4] = {0, 1, 3, 4};
+    CHECK_OK(mh_summary_serialize(mixed, mfirst, 3, 1000, &out, &fine));
+    CHECK(out.n > 0 && fine.n == 0);
+    mh_sum_view v;
+    mh_diag d = {0, 0, ""};
+    CHECK_OK(mh_summary_parse(out.p, out.n, 0, 0, 3, &v, &d));
+    /* entries (granule 1, op 1): slices 0 and 2; (7, op 2): slice 1 */
+    CHECK(v.shift == MHF_SUM_GRANULE_SHIFT && v.nentries == 2 && v.nposting == 3);
+    CHECK(mhf_load_u64(v.entries + MHF_SUM_E_GRANULE) == 1 &&
+          v.entries[MHF_SUM_E_OP] == 1 &&
+          mhf_load_u32(v.postings) == 0 && mhf_load_u32(v.postings + 4) == 2);
+    CHECK(mhf_load_u64(v.entries + 24 + MHF_SUM_E_GRANULE) == 7 &&
+          mhf_load_u32(v.postings + 8) == 1);
+    mh_buf_free(&out);
+    mh_buf_free(&fine);
     /* the builder goes on with normal slices after it */
     a[0].size = 8;
     CHECK_OK(mh_builder_run(b, a, 1, 0));
@@ -905,19 +926,25 @@ static void test_fsck(void) {
     tu_rmtree(dir);
 }
 
-/* A store whose first segment has a slice too scattered to list at the
- * fine shift (two 4 GiB accesses: 2^23 granules of 1 KiB, though only
- * 2^17 of 64 KiB): that segment gets neither section, the next both;
- * every answer is still the oracle's, and fsck finds nothing. */
+/* A store of three segments: the first has a slice too scattered to list
+ * even at 64 KiB (66 accesses of 4 GiB: over 2^22 granules of 64 KiB): no
+ * section; the second a slice of two (2^23 granules of 1 KiB, 2^17 of
+ * 64 KiB): section 6 only; the third both. Every answer is the oracle's
+ * with 9, with 6 only and with none, and fsck finds nothing. */
 static void test_store_overflow(void) {
     char dir[512];
     tu_mkdtemp(dir, sizeof dir, "summary-over");
     tu_rng rng = {79};
-    size_t n = 6000;
+    size_t n = 9000;
     mh_access *all = malloc(n * sizeof *all);
     CHECK(all);
     drift_trace(&rng, all, n);
-    for (size_t i = 10; i <= 20; i += 10) {
+    size_t huge[] = {10, 75, 3010, 3020};
+    for (size_t i = 10; i < 76; i++) { /* 66 in slice 0 of segment 0 */
+        all[i].physical = (uint64_t)i << 36;
+        all[i].size = UINT32_MAX;
+    }
+    for (size_t i = 3010; i <= 3020; i += 10) { /* 2 in segment 1 */
         all[i].physical = (uint64_t)i << 36;
         all[i].size = UINT32_MAX;
     }
@@ -934,18 +961,21 @@ static void test_store_overflow(void) {
     CHECKF(x.n == 0, "%d problems", x.n);
     mh_reader *r;
     CHECK_OK(mh_reader_open(dir, &r));
-    CHECK(r->nsegs >= 2);
-    for (unsigned kind = 0; kind < MH_SUM_KINDS; kind++) {
-        CHECK(mh_summary_section(seg_of(r, 0), kind) == NULL);
-        CHECK(mh_summary_section(seg_of(r, r->nsegs - 1), kind) != NULL);
-    }
+    CHECK(r->nsegs == 3);
+    CHECK(mh_summary_section(seg_of(r, 0), MH_SUM_COARSE) == NULL);
+    CHECK(mh_summary_section(seg_of(r, 0), MH_SUM_FINE) == NULL);
+    CHECK(mh_summary_section(seg_of(r, 1), MH_SUM_COARSE) != NULL);
+    CHECK(mh_summary_section(seg_of(r, 1), MH_SUM_FINE) == NULL);
+    CHECK(mh_summary_section(seg_of(r, 2), MH_SUM_COARSE) != NULL);
+    CHECK(mh_summary_section(seg_of(r, 2), MH_SUM_FINE) != NULL);
     for (int k = 0; k < 300; k++) {
         mh_query q;
         size_t max;
         if (k % 2) {
             tu_random_query(&rng, all, n, &q, &max);
         } else { /* narrow, on an address of the trace (the huge ones too) */
-            const mh_access *a = &all[k % 20 == 0 ? 10 : tu_below(&rng, n)];
+            const mh_access *a =
+                &all[k % 10 == 0 ? huge[k / 10 % 4] : tu_below(&rng, n)];
             mh_query_init(&q);
             q.addr_first = a->physical + tu_below(&rng, a->size);
             q.addr_last = q.addr_first + tu_below(&rng, 64);
