@@ -296,9 +296,13 @@ int mh_summary_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
     if (!sec)
         return 0;
     /* a range too wide for the summary does not read it (nor pay for its
-     * check): the shift is taken unchecked only to decide that */
+     * check): the shift is taken unchecked only to decide that; one below
+     * what its type allows decides as the least it allows, so a query
+     * narrow at that shift reads the section, and is refused */
     if (sec->size >= MHF_SUM_HEADER_SIZE) {
         uint32_t shift = mhf_load_u32(seg->base + sec->offset + MHF_SUM_SHIFT);
+        if (kind == MH_SUM_FINE && shift < MHF_SUM_FINE_SHIFT)
+            shift = MHF_SUM_FINE_SHIFT;
         if (shift <= 63 && (b >> shift) - (a >> shift) >= MH_SUM_MAX_GRANULES)
             return 0;
     }
