@@ -112,6 +112,7 @@
 #define MHF_SECT_BLOCKS 5u
 #define MHF_SECT_SUMMARY 6u
 #define MHF_SECT_IDMAP 7u        /* since 2.1 */
+#define MHF_SECT_SUMMARY_FINE 9u /* since 2.1: the fine address summary */
 #define MHF_SECT_REQUIRED 1u     /* directory entry flag bit 0 */
 
 /* ---- slice record: 64 bytes -------------------------------------------- */
@@ -267,7 +268,11 @@
 #define MHF_SUM_E_OP 20            /* u8 */
 #define MHF_SUM_E_RESERVED 21      /* 3 bytes = 0 */
 #define MHF_SUM_POSTING_SIZE 4u    /* u32 slice index */
-#define MHF_SUM_GRANULE_SHIFT 16u  /* what the writer writes: 64 KiB granules */
+#define MHF_SUM_GRANULE_SHIFT 16u  /* section 6's least shift: 64 KiB granules */
+/* Section 9 (2.1, the fine address summary): section 6's layout, shifts
+ * from 10 (1 KiB granules); the writer makes its keys at this shift and
+ * derives section 6's from them. */
+#define MHF_SUM_FINE_SHIFT 10u
 
 /* ---- id map section (2.1, section type 7; idmap_*.c) -------------------
  * 32-byte header, group_count records of group_size bytes, then the data

@@ -387,7 +387,7 @@ typedef struct mh_seg {
     uint64_t dict_sum, slice_sum, chunk_sum, block_sum; /* as stored */
     mh_dict dict;
     _Atomic uint8_t *slice_ok; /* per slice: index checksum verified */
-    _Atomic int summary_ok; /* address summary checked (summary_read.c) */
+    _Atomic int summary_ok[2]; /* sections 6 and 9 checked (summary_read.c) */
     _Atomic int idmap_ok;   /* id map checked (idmap_read.c) */
     _Atomic int aset_ok;    /* address set checked (aset_read.c) */
 } mh_seg;
@@ -541,7 +541,8 @@ struct mh_reader {
     size_t nstreams;
     mh_window_info *windows;
     size_t nwindows;
-    int summary_off;     /* tests: queries ignore address summaries */
+    int summary_off;     /* tests: 1 queries ignore address summaries,
+                          * 2 they ignore section 9 (use 6 only) */
     int aset_off;        /* tests: queries ignore address sets */
     /* query contexts (scratch and decoded-block caches) kept between
      * mh_query_run calls; any thread takes one under the mutex */
@@ -609,10 +610,11 @@ void mh_radix_sort(mh_sort_scratch *s, uint64_t *key, uint32_t *val,
  * touching) and adds their keys (granule << 2 | op) to b->sum_keys
  * (host-order u64s, unique, in no particular order; a single
  * MH_SUM_OVERFLOW when the slice meets too many granules to list).
- * serialize builds the section's bytes from the segment's slices' keys:
+ * serialize builds the sections' bytes from the segment's slices' keys:
  * keys[first[s] .. first[s+1]) are slice s's, for s < nslices, count the
- * segment's accesses (its size budget: it may coarsen the granules); it
- * leaves out as it is when there must be no section. */
+ * segment's accesses (their size budgets: it may coarsen the granules);
+ * section 6 into out, section 9 into fine (either NULL: not built); it
+ * leaves them as they are when there must be no section. */
 typedef struct mh_builder mh_builder;
 typedef struct mh_rec mh_rec;
 typedef struct mh_summary_hooks {
@@ -620,7 +622,8 @@ typedef struct mh_summary_hooks {
     void (*ranges)(mh_builder *b, unsigned op, const uint64_t *lo,
                    const uint64_t *hi, uint32_t n);
     int (*serialize)(const uint64_t *keys, const uint32_t *first,
-                     uint32_t nslices, uint64_t count, mh_buf *out);
+                     uint32_t nslices, uint64_t count, mh_buf *out,
+                     mh_buf *fine);
 } mh_summary_hooks;
 
 typedef struct mh_segw_config {
@@ -769,14 +772,26 @@ void mh_segw_destroy(mh_segw *w);
 
 /* ---- address summary (summary_build.c, summary_read.c) -------------- */
 /* Section 6 of a 2.0 segment: for each 64 KiB granule and operation, the
- * slices with a row of that operation meeting the granule. Writers build it
- * through the mh_summary_hooks above; queries on a narrow address range
- * visit only the slices it lists. */
+ * slices with a row of that operation meeting the granule; section 9 of a
+ * 2.1 segment, the fine summary: the same at 1 KiB granules. Writers build
+ * them through the mh_summary_hooks above; queries on a narrow address
+ * range visit only the slices section 9 (else 6) lists. */
 
-/* A key: granule << 2 | op, granule = address >> shift (< 2^50 at shift
- * 16). MH_SUM_OVERFLOW, never a key, alone in a slice's list means the
- * slice met too many granules to list (the segment then gets no summary). */
+/* Which section a view, a query or fsck works on. */
+#define MH_SUM_COARSE 0u /* section 6 */
+#define MH_SUM_FINE 1u   /* section 9 (2.1) */
+#define MH_SUM_KINDS 2u
+
+/* A key: granule << 2 | op, granule = address >> shift (< 2^56 at the
+ * writer's shift, MHF_SUM_FINE_SHIFT). MH_SUM_OVERFLOW, never a key, alone
+ * in a slice's list means the slice met too many granules to list, even at
+ * 64 KiB (the segment then gets neither section). */
 #define MH_SUM_OVERFLOW UINT64_MAX
+/* First in a slice's list (never a key): the keys that follow are at shift
+ * 16, not 10: the slice met more than MH_SUM_SLICE_KEYS_MAX granules of
+ * 1 KiB but not of 64 KiB. Its segment gets section 6 (as 2.0 writes it)
+ * and no section 9. */
+#define MH_SUM_COARSE_MARK (UINT64_MAX - 1)
 /* Keys one slice may list. Writer and fsck share it (a slice over it gets
  * no summary, and fsck expects none). Fuzzing builds list far fewer, so a
  * slice of a few huge accesses does not take the instrumented fsck seconds
@@ -795,21 +810,23 @@ typedef struct mh_sumset {
     uint64_t *tab;
     uint32_t mask, shift_bits, n;
     int overflow;
+    unsigned gshift; /* granule = address >> gshift */
     uint64_t last[MHF_OP_COUNT]; /* last key added per op: runs are free */
 } mh_sumset;
 
 /* Starts an empty set in buf (its contents are dropped), with wide (also
  * emptied) for the granule ranges of rows over more than one granule;
- * hint: how many rows will be added. */
-int mh_sumset_begin(mh_sumset *s, mh_buf *buf, mh_buf *wide, uint32_t hint);
+ * hint: how many rows will be added; gshift: the keys' granule shift. */
+int mh_sumset_begin(mh_sumset *s, mh_buf *buf, mh_buf *wide, uint32_t hint,
+                    unsigned gshift);
 /* Adds the keys of a row [phy, phy + size - 1] of operation op (size >= 1,
  * no wrap). */
 int mh_sumset_add_slow(mh_sumset *s, uint64_t key, uint64_t g_last,
                        unsigned op);
 static inline int mh_sumset_add(mh_sumset *s, uint64_t phy, uint32_t size,
                                 unsigned op) {
-    uint64_t g = phy >> MHF_SUM_GRANULE_SHIFT;
-    uint64_t g_last = (phy + (size - 1u)) >> MHF_SUM_GRANULE_SHIFT;
+    uint64_t g = phy >> s->gshift;
+    uint64_t g_last = (phy + (size - 1u)) >> s->gshift;
     uint64_t key = g << 2 | op;
     if (key == s->last[op] && g == g_last)
         return MH_OK;
@@ -821,14 +838,16 @@ static inline int mh_sumset_add(mh_sumset *s, uint64_t phy, uint32_t size,
 int mh_sumset_end(mh_sumset *s, mh_sort_scratch *sort);
 
 /* The hooks (mh_summary_hooks, above): slice_keys empties b->sum_keys,
- * ranges adds an operation's keys, serialize builds section 6 into out
- * (appended), or leaves out as it is when some slice overflowed or there is
- * no slice: then the segment has no summary. */
+ * ranges adds an operation's keys (at MHF_SUM_FINE_SHIFT), serialize
+ * builds section 6 into out and section 9 into fine (appended; either may
+ * be NULL), or leaves them as they are when some slice overflowed or there
+ * is no slice: then the segment has neither. */
 int mh_summary_slice_keys(mh_builder *b, const mh_rec *a, uint32_t n);
 void mh_summary_ranges(mh_builder *b, unsigned op, const uint64_t *lo,
                        const uint64_t *hi, uint32_t n);
 int mh_summary_serialize(const uint64_t *keys, const uint32_t *first,
-                         uint32_t nslices, uint64_t count, mh_buf *out);
+                         uint32_t nslices, uint64_t count, mh_buf *out,
+                         mh_buf *fine);
 /* The hooks a writer uses to write the summary. */
 const mh_summary_hooks *mh_summary_hooks_default(void);
 
@@ -847,10 +866,19 @@ typedef struct mh_sum_view {
 int mh_summary_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
                      uint16_t minor, uint32_t nslices, mh_sum_view *out,
                      mh_diag *d);
-/* The segment's summary, checked (checksum and mh_summary_parse) on first
- * use and remembered in seg->summary_ok. MH_ENOTFOUND when the segment has
+/* The same for a section 9 (the fine summary): its shift from 10. */
+int mh_summary_parse_fine(const uint8_t *p, uint64_t size, uint64_t base_off,
+                          uint16_t minor, uint32_t nslices, mh_sum_view *out,
+                          mh_diag *d);
+/* The segment's section of `kind` (MH_SUM_COARSE: 6, MH_SUM_FINE: 9, of a
+ * 2.1 segment only), checked (checksum and parse) on first use and
+ * remembered in seg->summary_ok[kind]. MH_ENOTFOUND when the segment has
  * none. */
-int mh_summary_view(const mh_seg *seg, mh_sum_view *out, mh_diag *d);
+int mh_summary_view(const mh_seg *seg, unsigned kind, mh_sum_view *out,
+                    mh_diag *d);
+/* The section's directory entry, or NULL (for a 2.0 or 1.0 segment, type 9
+ * is no summary). */
+const mh_section *mh_summary_section(const mh_seg *seg, unsigned kind);
 
 /* Candidate slices of one query in one segment: a lazy merge of the
  * postings of the entries (granule, op) the query's range and operations
@@ -873,36 +901,51 @@ int mh_sum_iter_init(mh_sum_iter *it, const mh_sum_view *v, uint64_t a,
 uint32_t mh_sum_next(mh_sum_iter *it, uint32_t s);
 uint32_t mh_sum_prev(mh_sum_iter *it, uint32_t s);
 /* For a query of seg on [a, b] with ops: 1 and it filled when the summary
- * narrows the slices, 0 when every slice is a candidate (no summary, a wide
- * range), or an error of mh_summary_view. */
+ * narrows the slices, 0 when every slice is a candidate (no summary, a
+ * range wider than 64 granules of the section), or an error of
+ * mh_summary_view. It uses section 9 when the segment has it, else section
+ * 6; coarse_only (tests): section 6 whatever the segment has. */
 int mh_summary_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
-                     mh_sum_iter *it, mh_diag *d);
+                     int coarse_only, mh_sum_iter *it, mh_diag *d);
 
 /* fsck: whether v lists slice s under each of the slice's keys keys[0..n)
- * (sorted, unique, made at MHF_SUM_GRANULE_SHIFT; taken to v's coarser granules
- * when its shift is larger); *listed gets how many postings that makes.
- * The caller checks that these add up to v->nposting over all slices,
- * which makes the correspondence exact. MH_ECORRUPT. */
-int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
-                           const uint64_t *keys, size_t n, uint64_t base_off,
+ * (sorted, unique, made at shift kshift; taken to v's coarser granules
+ * when its shift is larger; a shift below min_shift, the least its section
+ * type allows, or below kshift is refused); *listed gets how many postings
+ * that makes. The caller checks that these add up to v->nposting over all
+ * slices, which makes the correspondence exact. MH_ECORRUPT. */
+int mh_summary_check_slice(const mh_sum_view *v, unsigned min_shift,
+                           uint32_t s, const uint64_t *keys, size_t n,
+                           unsigned kshift, uint64_t base_off,
                            uint64_t *listed, mh_diag *d);
 
-/* fsck's check of a segment's summary (verify.c): begin (checksum and
- * fields, else the error), then per slice slice_begin, the rows through
- * mh_sumset_add(&f->set, ...) while f->on, slice_end (rows_ok 0: the slice
- * failed its own checks, the summary is not judged further); end compares
- * the totals. Each reports at most one problem; f->on drops after it. */
+/* fsck's check of a segment's summaries (verify.c): begin for each kind
+ * (checksum and fields, else the error), then per slice slice_begin, the
+ * rows through mh_sumset_add(&f->set, ...) while f->on, slice_end (rows_ok
+ * 0: the slice failed its own checks, the summaries are not judged
+ * further), slice_check for each kind; end for each kind compares the
+ * totals. The rows' keys are collected once, at the fine shift when section
+ * 9 is being checked (section 6's are derived from them), else at 16. Each
+ * kind reports at most one problem; its on drops after it; f->on (keys
+ * collected) drops when no kind is left or the rows are in doubt. */
 typedef struct mh_sum_fsck {
     int on;
-    mh_sum_view v;
-    uint64_t off, listed;
+    struct {
+        int on;
+        mh_sum_view v;
+        uint64_t off, listed;
+    } k[MH_SUM_KINDS];
     mh_buf buf, wide;
     mh_sumset set;
 } mh_sum_fsck;
-int mh_sum_fsck_begin(mh_sum_fsck *f, const mh_seg *seg, mh_diag *d);
+void mh_sum_fsck_init(mh_sum_fsck *f);
+int mh_sum_fsck_begin(mh_sum_fsck *f, const mh_seg *seg, unsigned kind,
+                      mh_diag *d);
 int mh_sum_fsck_slice_begin(mh_sum_fsck *f, uint32_t nrows);
-int mh_sum_fsck_slice_end(mh_sum_fsck *f, uint32_t si, int rows_ok, mh_diag *d);
-int mh_sum_fsck_end(mh_sum_fsck *f, mh_diag *d);
+int mh_sum_fsck_slice_end(mh_sum_fsck *f, int rows_ok, mh_diag *d);
+int mh_sum_fsck_slice_check(mh_sum_fsck *f, unsigned kind, uint32_t si,
+                            mh_diag *d);
+int mh_sum_fsck_end(mh_sum_fsck *f, unsigned kind, mh_diag *d);
 void mh_sum_fsck_free(mh_sum_fsck *f);
 
 /* ---- id map (idmap_build.c, idmap_read.c) -------------------------- */

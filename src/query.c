@@ -760,9 +760,10 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                 seg = NULL;
                 continue;
             }
-            sum_on = r->summary_off ? 0
-                                    : mh_summary_query(seg, q->a, q->b, q->ops,
-                                                       &it, &c->diag);
+            sum_on = r->summary_off == 1
+                         ? 0
+                         : mh_summary_query(seg, q->a, q->b, q->ops,
+                                            r->summary_off == 2, &it, &c->diag);
             if (sum_on < 0) {
                 mh_diag_prefix(&c->diag, "%s", seg->name);
                 return sum_on;

@@ -528,7 +528,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     if (drc != MH_OK)
         return mh_diag_fail(d, drc, 0, "cannot build the dictionary of %s: %s",
                             w->name, mh_strerror(drc));
-    mh_buf summary = {0};
+    mh_buf summary = {0}, fine = {0};
     int rc = MH_OK;
     if (w->cfg.summary && w->cfg.summary->serialize && nsl > 0) {
         /* first[] gets its closing entry for the hook */
@@ -537,12 +537,14 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         if (rc == MH_OK) {
             rc = w->cfg.summary->serialize((const uint64_t *)w->skeys.p,
                                            (const uint32_t *)w->skey_first.p,
-                                           (uint32_t)nsl, w->count, &summary);
+                                           (uint32_t)nsl, w->count, &summary,
+                                           &fine);
             w->skey_first.n -= sizeof end;
         }
         if (rc != MH_OK) {
             free(dict);
             mh_buf_free(&summary);
+            mh_buf_free(&fine);
             return mh_diag_fail(d, rc, 0, "cannot build the address summary of "
                                 "%s: %s", w->name, mh_strerror(rc));
         }
@@ -555,6 +557,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         if (rc != MH_OK) {
             free(dict);
             mh_buf_free(&summary);
+            mh_buf_free(&fine);
             mh_buf_free(&idmap);
             return mh_diag_fail(d, rc, 0, "cannot build the id map of %s: %s",
                                 w->name, mh_strerror(rc));
@@ -587,6 +590,8 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         sec[ns++] = (seal_sec){MHF_SECT_IDMAP, 0, 0, 0, idmap.p, idmap.n};
     if (aset.n)
         sec[ns++] = (seal_sec){MHF_SECT_ASET, 0, 0, 0, aset.p, aset.n};
+    if (fine.n) /* after section 6: a 2.0 reader reads 6 and skips 9 */
+        sec[ns++] = (seal_sec){MHF_SECT_SUMMARY_FINE, 0, 0, 0, fine.p, fine.n};
     for (size_t i = 0; i < si->nextra; i++) {
         const mh_extra_section *x = &si->extra[i];
         sec[ns++] = (seal_sec){x->type, x->flags, x->recsz, x->count,
@@ -614,6 +619,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         mh_diag_os(d, rc, "cannot write the index of", w->tmp_path);
     free(dict);
     mh_buf_free(&summary);
+    mh_buf_free(&fine);
     mh_buf_free(&idmap);
     mh_buf_free(&aset);
     uint8_t h[MHF_SEG_HEADER_SIZE] = {0};

@@ -1,8 +1,12 @@
 /*
- * summary_build.c - the address summary's writing half (SPEC.md "Address
- * summary", section type 6): the keys (granule << 2 | op) each slice meets,
- * computed on the ingest path by the slice builder, and the section bytes
- * the segment writer appends at seal.
+ * summary_build.c - the address summaries' writing half (SPEC.md "Address
+ * summary", section types 6 and 9): the keys (granule << 2 | op) each slice
+ * meets at the fine shift (10: 1 KiB granules), computed on the ingest path
+ * by the slice builder, and at seal the bytes of both sections: section 9
+ * from those keys (coarsened 2 bits at a time within its budget), section 6
+ * from the same keys coarsened to shift 16 and beyond (4 bits at a time
+ * within its own, smaller budget), exactly as a 2.0 writer makes it, so
+ * 2.0 readers and fsck keep using it.
  *
  * Per slice, the keys come from the builder's exact merged ranges of each
  * operation's rows (sorted by address for the chunks anyway): the work is
@@ -19,12 +23,19 @@
 
 #include "internal.h"
 
-#define EMPTY UINT64_MAX /* never a key: keys are < 2^50 */
+#define EMPTY UINT64_MAX /* never a key: keys are < 2^56 */
 #define WIDE_G ((UINT64_C(1) << 62) - 1) /* a wide range's first granule */
-/* A segment's summary may take count / 32 bytes (+ 4 KiB for small
- * segments); beyond, its granules grow 4 bits at a time. */
+/* Section 6 may take count / 32 bytes (+ 4 KiB for small segments);
+ * beyond, its granules grow 4 bits at a time (as 2.0 writes it). Section 9
+ * may take count / 16 + 4 KiB and grows 2 bits at a time: measured on the
+ * real python store (31 M accesses), shift 10 there costs 0.05 byte per
+ * access and halves a point query's time against section 6's shift 16. */
 #define SUMMARY_BUDGET(count) ((count) / 32u + 4096u)
 #define COARSEN_STEP 4u
+#define FINE_BUDGET(count) ((count) / 16u + 4096u)
+#define FINE_COARSEN_STEP 2u
+/* Section 6's granules from the fine keys: 6 bits coarser. */
+#define COARSE_EXTRA (MHF_SUM_GRANULE_SHIFT - MHF_SUM_FINE_SHIFT)
 #define MIN_SLOTS 64u
 #define FIRST_SLOTS 4096u
 
@@ -43,8 +54,10 @@ static int table_alloc(mh_sumset *s, uint32_t slots) {
     return MH_OK;
 }
 
-int mh_sumset_begin(mh_sumset *s, mh_buf *buf, mh_buf *wide, uint32_t hint) {
+int mh_sumset_begin(mh_sumset *s, mh_buf *buf, mh_buf *wide, uint32_t hint,
+                    unsigned gshift) {
     s->buf = buf;
+    s->gshift = gshift;
     s->wide = wide;
     wide->n = 0;
     s->n = 0;
@@ -119,7 +132,7 @@ int mh_sumset_add_slow(mh_sumset *s, uint64_t key, uint64_t g_last,
     uint64_t g = key >> 2;
     if (g == g_last)
         return insert(s, key);
-    uint64_t a = (uint64_t)op << 62 | g; /* granules < 2^48 */
+    uint64_t a = (uint64_t)op << 62 | g; /* granules < 2^54 */
     if (s->wide->n) {
         uint64_t *r = (uint64_t *)(void *)(s->wide->p + s->wide->n - 16);
         if (r[0] >> 62 == op && g >= (r[0] & WIDE_G) && g <= r[1] + 1) {
@@ -193,7 +206,7 @@ static int add_wide(mh_sumset *s) {
         if (!wide_has(r, first[op], first[op + 1], k[i] >> 2))
             k[u++] = k[i];
     }
-    uint64_t total = u; /* ranges of one op are disjoint: < 3 * 2^48 */
+    uint64_t total = u; /* ranges of one op are disjoint: < 3 * 2^54 */
     for (size_t j = 0; j < m; j++)
         total += r[2 * j + 1] - (r[2 * j] & WIDE_G) + 1;
     if (total > MH_SUM_SLICE_KEYS_MAX) {
@@ -289,40 +302,84 @@ static void overflow(mh_buf *b) {
     b->n = 8;
 }
 
-void mh_summary_ranges(mh_builder *w, unsigned op, const uint64_t *lo,
-                       const uint64_t *hi, uint32_t n) {
-    mh_buf *b = &w->sum_keys;
-    if (b->n == 8 && *(const uint64_t *)(const void *)b->p == MH_SUM_OVERFLOW)
-        return;
+#define TOO_MANY 1 /* list_ranges: over MH_SUM_SLICE_KEYS_MAX (not an error) */
+
+/* Appends the keys at `shift` of op's sorted, disjoint ranges to b; TOO_MANY
+ * when they would pass MH_SUM_SLICE_KEYS_MAX (listed: keys already in b),
+ * MH_ENOMEM. What it appended before failing stays. */
+static int list_ranges(mh_buf *b, size_t listed, unsigned op, const uint64_t *lo,
+                       const uint64_t *hi, uint32_t n, unsigned shift) {
     /* the ranges are sorted and disjoint, so their granules do not
      * decrease: a granule shared by neighbours is skipped by comparing with
      * the last one added */
     uint64_t next = 0; /* first granule not yet added */
     int any = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t g = lo[i] >> MHF_SUM_GRANULE_SHIFT;
-        uint64_t g1 = hi[i] >> MHF_SUM_GRANULE_SHIFT;
+        uint64_t g = lo[i] >> shift;
+        uint64_t g1 = hi[i] >> shift;
         if (any && g < next) {
             if (g1 < next)
                 continue;
             g = next;
         }
-        uint64_t count = g1 - g + 1; /* <= 2^48 */
-        if (count > MH_SUM_SLICE_KEYS_MAX - b->n / 8 ||
-            mh_buf_reserve(b, (size_t)count * 8) != MH_OK) {
-            overflow(b); /* too many to list, or no memory: no summary */
-            return;
-        }
+        uint64_t count = g1 - g + 1; /* <= 2^54 */
+        if (count > MH_SUM_SLICE_KEYS_MAX - listed)
+            return TOO_MANY;
+        MH_TRY(mh_buf_reserve(b, (size_t)count * 8));
         uint64_t *k = (uint64_t *)(void *)(b->p + b->n);
         for (uint64_t j = 0; j < count; j++)
             k[j] = (g + j) << 2 | op;
         b->n += (size_t)count * 8;
-        next = g1 + 1; /* g1 = 2^48 - 1 at most: no wrap */
+        listed += count;
+        next = g1 + 1; /* g1 = 2^54 - 1 at most: no wrap */
         any = 1;
     }
+    return MH_OK;
 }
 
-/* Key k (made at MHF_SUM_GRANULE_SHIFT) at `extra` more bits of shift. */
+/* The slice's fine keys b[0 .. n) at 64 KiB instead, behind
+ * MH_SUM_COARSE_MARK. Each op's keys are a run of increasing granules, so
+ * a repeat is the key just kept. */
+static int to_coarse(mh_buf *b, size_t n) {
+    MH_TRY(mh_buf_reserve(b, 8));
+    uint64_t *k = (uint64_t *)(void *)b->p;
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t c = (k[i] >> 2 >> COARSE_EXTRA) << 2 | (k[i] & 3);
+        if (u == 0 || c != k[u - 1])
+            k[u++] = c;
+    }
+    memmove(k + 1, k, u * 8);
+    k[0] = MH_SUM_COARSE_MARK;
+    b->n = (u + 1) * 8;
+    return MH_OK;
+}
+
+void mh_summary_ranges(mh_builder *w, unsigned op, const uint64_t *lo,
+                       const uint64_t *hi, uint32_t n) {
+    mh_buf *b = &w->sum_keys;
+    const uint64_t *k0 = (const uint64_t *)(const void *)b->p;
+    if (b->n == 8 && k0[0] == MH_SUM_OVERFLOW)
+        return;
+    int coarse = b->n >= 8 && k0[0] == MH_SUM_COARSE_MARK;
+    size_t before = b->n;
+    int rc = list_ranges(b, before / 8 - (size_t)coarse, op, lo, hi, n,
+                         coarse ? MHF_SUM_GRANULE_SHIFT : MHF_SUM_FINE_SHIFT);
+    if (rc == MH_OK)
+        return;
+    if (rc == TOO_MANY && !coarse) {
+        /* too many 1 KiB granules: the slice is listed at 64 KiB, as 2.0
+         * lists it, and its segment gets section 6 only */
+        b->n = before; /* this op's keys again, coarse */
+        if (to_coarse(b, before / 8) == MH_OK &&
+            list_ranges(b, b->n / 8 - 1, op, lo, hi, n, MHF_SUM_GRANULE_SHIFT) ==
+                MH_OK)
+            return;
+    }
+    overflow(b); /* too many to list, or no memory: no summary */
+}
+
+/* Key k (made at MHF_SUM_FINE_SHIFT) at `extra` more bits of shift. */
 static inline uint64_t coarsen(uint64_t k, unsigned extra) {
     return (k >> 2 >> extra) << 2 | (k & 3);
 }
@@ -337,11 +394,17 @@ static size_t make_pairs(const uint64_t *keys, const uint32_t *first,
     size_t m = 0;
     for (uint32_t s = 0; s < nslices; s++) {
         size_t m0 = m;
-        for (uint32_t i = first[s]; i < first[s + 1]; i++) {
-            key[m] = coarsen(keys[i], extra);
+        uint32_t j = first[s];
+        unsigned ex = extra;
+        if (j < first[s + 1] && keys[j] == MH_SUM_COARSE_MARK) {
+            j++; /* keys at 16 already (section 6 only: extra >= 6) */
+            ex -= COARSE_EXTRA;
+        }
+        for (; j < first[s + 1]; j++) {
+            key[m] = coarsen(keys[j], ex);
             val[m++] = s;
         }
-        if (extra == 0)
+        if (ex == 0)
             continue; /* unique already */
         /* coarser granules repeat: sort the slice's few keys, drop repeats */
         mh_radix_sort(sort, key + m0, val + m0, tmpk, tmpv, m - m0);
@@ -364,13 +427,67 @@ static size_t section_size(const uint64_t *key, size_t m, size_t *nentries) {
     return MHF_SUM_HEADER_SIZE + ne * MHF_SUM_ENTRY_SIZE + m * MHF_SUM_POSTING_SIZE;
 }
 
+/* One section into out (appended): the pairs at extra = extra0, extra0 +
+ * step, ... (shift MHF_SUM_FINE_SHIFT + extra) until its bytes fit the
+ * budget or the next step would pass shift 63. key/val/tmpk/tmpv hold the
+ * pairs (npairs + 1 each). Nothing is appended when its entries cannot be
+ * counted in 32 bits. */
+static int one_section(const uint64_t *keys, const uint32_t *first,
+                       uint32_t nslices, unsigned extra0, unsigned step,
+                       uint64_t budget, uint64_t *key, uint32_t *val,
+                       uint64_t *tmpk, uint32_t *tmpv, mh_sort_scratch *sort,
+                       mh_buf *out) {
+    /* A scattered segment (random accesses over a large space) meets many
+     * granules once each, at 28 bytes apiece: coarser granules then keep
+     * the section within its budget, a few hundredths of a byte per access,
+     * at the price of more candidate slices for its queries. */
+    unsigned extra = extra0;
+    size_t m, nentries, bytes;
+    for (;; extra += step) {
+        m = make_pairs(keys, first, nslices, extra, key, val, tmpk, tmpv, sort);
+        bytes = section_size(key, m, &nentries);
+        if (bytes <= budget || extra + step > 63 - MHF_SUM_FINE_SHIFT)
+            break;
+    }
+    if (nentries > UINT32_MAX)
+        return MH_OK; /* cannot be said: no section */
+    MH_TRY(mh_buf_reserve(out, bytes));
+    uint8_t *p = out->p + out->n;
+    memset(p, 0, bytes);
+    mhf_store_u32(p + MHF_SUM_SHIFT, MHF_SUM_FINE_SHIFT + extra);
+    mhf_store_u32(p + MHF_SUM_ENTRY_COUNT, (uint32_t)nentries);
+    mhf_store_u32(p + MHF_SUM_ENTRY_SIZE_OFF, MHF_SUM_ENTRY_SIZE);
+    mhf_store_u64(p + MHF_SUM_POSTING_COUNT, m);
+    uint8_t *e = p + MHF_SUM_HEADER_SIZE - MHF_SUM_ENTRY_SIZE;
+    uint8_t *post = p + MHF_SUM_HEADER_SIZE + nentries * MHF_SUM_ENTRY_SIZE;
+    for (size_t i = 0; i < m; i++) {
+        if (i == 0 || key[i] != key[i - 1]) {
+            e += MHF_SUM_ENTRY_SIZE;
+            mhf_store_u64(e + MHF_SUM_E_GRANULE, key[i] >> 2);
+            mhf_store_u64(e + MHF_SUM_E_POSTING_FIRST, i);
+            e[MHF_SUM_E_OP] = (uint8_t)(key[i] & 3);
+        }
+        mhf_store_u32(e + MHF_SUM_E_POSTING_COUNT,
+                      mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT) + 1);
+        mhf_store_u32(post + i * MHF_SUM_POSTING_SIZE, val[i]);
+    }
+    out->n += bytes;
+    return MH_OK;
+}
+
 int mh_summary_serialize(const uint64_t *keys, const uint32_t *first,
-                         uint32_t nslices, uint64_t count, mh_buf *out) {
+                         uint32_t nslices, uint64_t count, mh_buf *out,
+                         mh_buf *fine) {
     if (nslices == 0)
         return MH_OK;
-    for (uint32_t s = 0; s < nslices; s++)
+    /* a slice too scattered to list even at 64 KiB: neither section (as
+     * 2.0 gives it no section 6); one listed at 64 KiB only: section 6 */
+    for (uint32_t s = 0; s < nslices; s++) {
         if (first[s + 1] - first[s] == 1 && keys[first[s]] == MH_SUM_OVERFLOW)
-            return MH_OK; /* a slice too scattered to list: no summary */
+            return MH_OK;
+        if (first[s + 1] > first[s] && keys[first[s]] == MH_SUM_COARSE_MARK)
+            fine = NULL;
+    }
     size_t npairs = first[nslices] - first[0];
     uint64_t *key = malloc(npairs * 16 + 16);
     uint32_t *val = malloc(npairs * 8 + 8);
@@ -378,47 +495,12 @@ int mh_summary_serialize(const uint64_t *keys, const uint32_t *first,
     int rc = key && val && sort ? MH_OK : MH_ENOMEM;
     uint64_t *tmpk = key ? key + npairs + 1 : NULL;
     uint32_t *tmpv = val ? val + npairs + 1 : NULL;
-    /* A scattered segment (random accesses over a large space) meets many
-     * granules once each, at 28 bytes apiece: coarser granules then keep
-     * the section within its budget, a few hundredths of a byte per access,
-     * at the price of more candidate slices for its queries. */
-    uint64_t budget = SUMMARY_BUDGET(count);
-    unsigned extra = 0;
-    size_t m = 0, nentries = 0, bytes = 0;
-    for (; rc == MH_OK; extra += COARSEN_STEP) {
-        m = make_pairs(keys, first, nslices, extra, key, val, tmpk,
-                       tmpv, sort);
-        bytes = section_size(key, m, &nentries);
-        if (bytes <= budget || extra + COARSEN_STEP > 63 - MHF_SUM_GRANULE_SHIFT)
-            break;
-    }
-    if (rc == MH_OK && nentries > UINT32_MAX)
-        goto done; /* cannot be said: no summary */
-    if (rc == MH_OK)
-        rc = mh_buf_reserve(out, bytes);
-    if (rc == MH_OK) {
-        uint8_t *p = out->p + out->n;
-        memset(p, 0, bytes);
-        mhf_store_u32(p + MHF_SUM_SHIFT, MHF_SUM_GRANULE_SHIFT + extra);
-        mhf_store_u32(p + MHF_SUM_ENTRY_COUNT, (uint32_t)nentries);
-        mhf_store_u32(p + MHF_SUM_ENTRY_SIZE_OFF, MHF_SUM_ENTRY_SIZE);
-        mhf_store_u64(p + MHF_SUM_POSTING_COUNT, m);
-        uint8_t *e = p + MHF_SUM_HEADER_SIZE - MHF_SUM_ENTRY_SIZE;
-        uint8_t *post = p + MHF_SUM_HEADER_SIZE + nentries * MHF_SUM_ENTRY_SIZE;
-        for (size_t i = 0; i < m; i++) {
-            if (i == 0 || key[i] != key[i - 1]) {
-                e += MHF_SUM_ENTRY_SIZE;
-                mhf_store_u64(e + MHF_SUM_E_GRANULE, key[i] >> 2);
-                mhf_store_u64(e + MHF_SUM_E_POSTING_FIRST, i);
-                e[MHF_SUM_E_OP] = (uint8_t)(key[i] & 3);
-            }
-            mhf_store_u32(e + MHF_SUM_E_POSTING_COUNT,
-                          mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT) + 1);
-            mhf_store_u32(post + i * MHF_SUM_POSTING_SIZE, val[i]);
-        }
-        out->n += bytes;
-    }
-done:
+    if (rc == MH_OK && out)
+        rc = one_section(keys, first, nslices, COARSE_EXTRA, COARSEN_STEP,
+                         SUMMARY_BUDGET(count), key, val, tmpk, tmpv, sort, out);
+    if (rc == MH_OK && fine)
+        rc = one_section(keys, first, nslices, 0, FINE_COARSEN_STEP,
+                         FINE_BUDGET(count), key, val, tmpk, tmpv, sort, fine);
     free(key);
     free(val);
     free(sort);

@@ -1,7 +1,9 @@
 /*
- * summary_read.c - the address summary's reading half: the section checked
- * in place on a segment's first query that can use it, and the candidate
- * slices of a query (SPEC.md "Address summary").
+ * summary_read.c - the address summaries' reading half: a section (type 6,
+ * or 9, the fine one of 2.1) checked in place on a segment's first query
+ * that can use it, the candidate slices of a query (SPEC.md "Address
+ * summary"), and fsck's exactness check of both against the rows.
+ * A query uses section 9 when the segment has it, else section 6.
  *
  * A query on [A, B] that spans at most 64 granules looks up the entries
  * (granule, op) of those granules and of its operations: at most 192, a
@@ -31,39 +33,43 @@ static void fill_view(const uint8_t *p, mh_sum_view *out) {
     out->postings = out->entries + (size_t)out->nentries * out->entry_size;
 }
 
-int mh_summary_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
-                     uint16_t minor, uint32_t nslices, mh_sum_view *out,
-                     mh_diag *d) {
+/* min_shift: the least granule_shift of the section's type; what: its
+ * name in details. */
+static int parse(const uint8_t *p, uint64_t size, uint64_t base_off,
+                 uint16_t minor, uint32_t nslices, unsigned min_shift,
+                 const char *what, mh_sum_view *out, mh_diag *d) {
     int later = minor > KNOWN_MINOR;
     MH_CHECK(size >= MHF_SUM_HEADER_SIZE, MH_ECORRUPT, d, base_off,
-             "address summary: %llu bytes, less than its %u-byte header",
+             "%s: %llu bytes, less than its %u-byte header", what,
              (unsigned long long)size, MHF_SUM_HEADER_SIZE);
     uint32_t shift = mhf_load_u32(p + MHF_SUM_SHIFT);
     uint32_t ne = mhf_load_u32(p + MHF_SUM_ENTRY_COUNT);
     uint32_t esz = mhf_load_u32(p + MHF_SUM_ENTRY_SIZE_OFF);
     uint64_t np = mhf_load_u64(p + MHF_SUM_POSTING_COUNT);
     MH_CHECK(shift <= 63, MH_ECORRUPT, d, base_off + MHF_SUM_SHIFT,
-             "address summary: granule_shift %u above 63", shift);
+             "%s: granule_shift %u above 63", what, shift);
+    MH_CHECK(shift >= min_shift, MH_ECORRUPT, d, base_off + MHF_SUM_SHIFT,
+             "%s: granule_shift %u below %u", what, shift, min_shift);
     MH_CHECK(later ? esz >= MHF_SUM_ENTRY_SIZE : esz == MHF_SUM_ENTRY_SIZE,
              MH_ECORRUPT, d, base_off + MHF_SUM_ENTRY_SIZE_OFF,
-             "address summary: entry_size %u, expected %s%u", esz,
+             "%s: entry_size %u, expected %s%u", what, esz,
              later ? "at least " : "", MHF_SUM_ENTRY_SIZE);
     MH_CHECK(later || (mhf_load_u32(p + MHF_SUM_RESERVED0) == 0 &&
                        mhf_load_u64(p + MHF_SUM_RESERVED1) == 0),
              MH_ECORRUPT, d, base_off + MHF_SUM_RESERVED0,
-             "address summary: reserved header field not zero");
+             "%s: reserved header field not zero", what);
     /* sizes in 64 bits: ne * esz < 2^64, np * 4 overflows only when np is
      * already beyond any file */
     uint64_t body = (uint64_t)ne * esz;
     uint64_t room = size - MHF_SUM_HEADER_SIZE;
     MH_CHECK(body <= room && np <= (room - body) / MHF_SUM_POSTING_SIZE,
              MH_ECORRUPT, d, base_off,
-             "address summary: %u entries of %u bytes and %llu postings do "
-             "not fit in its %llu bytes", ne, esz, (unsigned long long)np,
+             "%s: %u entries of %u bytes and %llu postings do "
+             "not fit in its %llu bytes", what, ne, esz, (unsigned long long)np,
              (unsigned long long)size);
     uint64_t need = MHF_SUM_HEADER_SIZE + body + np * MHF_SUM_POSTING_SIZE;
     MH_CHECK(later || need == size, MH_ECORRUPT, d, base_off,
-             "address summary: %llu bytes, its header says %llu",
+             "%s: %llu bytes, its header says %llu", what,
              (unsigned long long)size, (unsigned long long)need);
     const uint8_t *ent = p + MHF_SUM_HEADER_SIZE;
     const uint8_t *post = ent + body;
@@ -78,25 +84,25 @@ int mh_summary_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
         uint32_t pc = mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT);
         unsigned op = e[MHF_SUM_E_OP];
         MH_CHECK(op < MHF_OP_COUNT, MH_ECORRUPT, d, off + MHF_SUM_E_OP,
-                 "address summary: entry %u: unknown operation %u", i, op);
+                 "%s: entry %u: unknown operation %u", what, i, op);
         MH_CHECK(g <= gmax, MH_ECORRUPT, d, off,
-                 "address summary: entry %u: granule 0x%llx beyond the address "
-                 "space at shift %u", i, (unsigned long long)g, shift);
+                 "%s: entry %u: granule 0x%llx beyond the address "
+                 "space at shift %u", what, i, (unsigned long long)g, shift);
         MH_CHECK(later || (e[MHF_SUM_E_RESERVED] | e[MHF_SUM_E_RESERVED + 1] |
                            e[MHF_SUM_E_RESERVED + 2]) == 0,
                  MH_ECORRUPT, d, off + MHF_SUM_E_RESERVED,
-                 "address summary: entry %u: reserved bytes not zero", i);
+                 "%s: entry %u: reserved bytes not zero", what, i);
         MH_CHECK(i == 0 || g > prev_g || (g == prev_g && op > prev_op),
                  MH_ECORRUPT, d, off,
-                 "address summary: entry %u (granule 0x%llx, op %u) does not "
-                 "follow entry %u in (granule, op) order", i,
+                 "%s: entry %u (granule 0x%llx, op %u) does not "
+                 "follow entry %u in (granule, op) order", what, i,
                  (unsigned long long)g, op, i - 1);
         prev_g = g;
         prev_op = op;
         MH_CHECK(pf == next_first && pc >= 1 && pc <= np - pf, MH_ECORRUPT, d,
                  off + MHF_SUM_E_POSTING_FIRST,
-                 "address summary: entry %u: postings [%llu, +%u) do not follow "
-                 "the previous entry's (next is %llu of %llu)", i,
+                 "%s: entry %u: postings [%llu, +%u) do not follow "
+                 "the previous entry's (next is %llu of %llu)", what, i,
                  (unsigned long long)pf, pc, (unsigned long long)next_first,
                  (unsigned long long)np);
         next_first = pf + pc;
@@ -106,53 +112,84 @@ int mh_summary_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
             uint64_t poff =
                 base_off + (uint64_t)(q - p) + (uint64_t)k * MHF_SUM_POSTING_SIZE;
             MH_CHECK(s < nslices, MH_ECORRUPT, d, poff,
-                     "address summary: entry %u: slice %u of a segment of %u "
-                     "slices", i, s, nslices);
+                     "%s: entry %u: slice %u of a segment of %u "
+                     "slices", what, i, s, nslices);
             MH_CHECK(k == 0 || s > mhf_load_u32(q + (size_t)(k - 1) *
                                                       MHF_SUM_POSTING_SIZE),
                      MH_ECORRUPT, d, poff,
-                     "address summary: entry %u: slice %u does not follow "
-                     "slice %u", i, s,
+                     "%s: entry %u: slice %u does not follow "
+                     "slice %u", what, i, s,
                      mhf_load_u32(q + (size_t)(k - 1) * MHF_SUM_POSTING_SIZE));
         }
     }
     MH_CHECK(next_first == np, MH_ECORRUPT, d, base_off + MHF_SUM_POSTING_COUNT,
-             "address summary: entries list %llu postings, its header %llu",
+             "%s: entries list %llu postings, its header %llu", what,
              (unsigned long long)next_first, (unsigned long long)np);
     fill_view(p, out);
     return MH_OK;
 }
 
-int mh_summary_view(const mh_seg *seg, mh_sum_view *out, mh_diag *d) {
+int mh_summary_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
+                     uint16_t minor, uint32_t nslices, mh_sum_view *out,
+                     mh_diag *d) {
+    /* a reader takes any shift of section 6 (2.0 did; fsck holds it to 16) */
+    return parse(p, size, base_off, minor, nslices, 0, "address summary",
+                 out, d);
+}
+
+int mh_summary_parse_fine(const uint8_t *p, uint64_t size, uint64_t base_off,
+                          uint16_t minor, uint32_t nslices, mh_sum_view *out,
+                          mh_diag *d) {
+    return parse(p, size, base_off, minor, nslices, MHF_SUM_FINE_SHIFT,
+                 "fine address summary", out, d);
+}
+
+const mh_section *mh_summary_section(const mh_seg *seg, unsigned kind) {
     const mh_section *sec;
-    if (mh_seg_section(seg, MHF_SECT_SUMMARY, &sec) != MH_OK)
+    /* type 9 is the fine summary from 2.1 on; before, an unknown section */
+    if (kind == MH_SUM_FINE && !(seg->major == 2 && seg->minor >= 1))
+        return NULL;
+    return mh_seg_section(seg, kind == MH_SUM_FINE ? MHF_SECT_SUMMARY_FINE
+                                                   : MHF_SECT_SUMMARY,
+                          &sec) == MH_OK
+               ? sec
+               : NULL;
+}
+
+int mh_summary_view(const mh_seg *seg, unsigned kind, mh_sum_view *out,
+                    mh_diag *d) {
+    const mh_section *sec = mh_summary_section(seg, kind);
+    if (!sec)
         return MH_ENOTFOUND;
+    const char *what = kind == MH_SUM_FINE ? "fine address summary"
+                                           : "address summary";
     const uint8_t *p = seg->base + sec->offset;
+    _Atomic int *ok = &((mh_seg *)seg)->summary_ok[kind];
     /* checked once per reader; a segment that failed is checked again on
      * each use, so each failing query says why */
-    if (atomic_load_explicit(&((mh_seg *)seg)->summary_ok,
-                             memory_order_acquire)) {
+    if (atomic_load_explicit(ok, memory_order_acquire)) {
         fill_view(p, out);
         return MH_OK;
     }
     if (MH_CHECKSUMS_ENFORCED) {
         uint64_t sum = mh_hash(p, sec->size);
         MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
-                 "address summary at byte %llu: checksum mismatch: stored "
-                 "0x%016llx, computed 0x%016llx",
-                 (unsigned long long)sec->offset, (unsigned long long)sec->sum,
-                 (unsigned long long)sum);
+                 "%s at byte %llu: checksum mismatch: stored 0x%016llx, "
+                 "computed 0x%016llx", what, (unsigned long long)sec->offset,
+                 (unsigned long long)sec->sum, (unsigned long long)sum);
     }
-    int rc = mh_summary_parse(p, sec->size, sec->offset, seg->minor,
-                              seg->nslices, out, d);
+    int rc = kind == MH_SUM_FINE
+                 ? mh_summary_parse_fine(p, sec->size, sec->offset, seg->minor,
+                                         seg->nslices, out, d)
+                 : mh_summary_parse(p, sec->size, sec->offset, seg->minor,
+                                    seg->nslices, out, d);
     if (rc != MH_OK) {
         if (d)
-            mh_diag_prefix(d, "address summary at byte %llu",
+            mh_diag_prefix(d, "%s at byte %llu", what,
                            (unsigned long long)sec->offset);
         return rc;
     }
-    atomic_store_explicit(&((mh_seg *)seg)->summary_ok, 1,
-                              memory_order_release);
+    atomic_store_explicit(ok, 1, memory_order_release);
     return MH_OK;
 }
 
@@ -247,19 +284,30 @@ uint32_t mh_sum_prev(mh_sum_iter *it, uint32_t s) {
 }
 
 int mh_summary_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
-                     mh_sum_iter *it, mh_diag *d) {
-    const mh_section *sec;
-    if (mh_seg_section(seg, MHF_SECT_SUMMARY, &sec) != MH_OK)
+                     int coarse_only, mh_sum_iter *it, mh_diag *d) {
+    /* section 9 when present (finer: fewer candidates), else section 6;
+     * each with the narrow-range rule at its own shift */
+    unsigned kind = MH_SUM_FINE;
+    const mh_section *sec = coarse_only ? NULL : mh_summary_section(seg, kind);
+    if (!sec) {
+        kind = MH_SUM_COARSE;
+        sec = mh_summary_section(seg, kind);
+    }
+    if (!sec)
         return 0;
     /* a range too wide for the summary does not read it (nor pay for its
-     * check): the shift is taken unchecked only to decide that */
+     * check): the shift is taken unchecked only to decide that; one below
+     * what its type allows decides as the least it allows, so a query
+     * narrow at that shift reads the section, and is refused */
     if (sec->size >= MHF_SUM_HEADER_SIZE) {
         uint32_t shift = mhf_load_u32(seg->base + sec->offset + MHF_SUM_SHIFT);
+        if (kind == MH_SUM_FINE && shift < MHF_SUM_FINE_SHIFT)
+            shift = MHF_SUM_FINE_SHIFT;
         if (shift <= 63 && (b >> shift) - (a >> shift) >= MH_SUM_MAX_GRANULES)
             return 0;
     }
     mh_sum_view v;
-    int rc = mh_summary_view(seg, &v, d);
+    int rc = mh_summary_view(seg, kind, &v, d);
     if (rc == MH_ENOTFOUND)
         return 0;
     if (rc != MH_OK)
@@ -287,13 +335,17 @@ static const uint8_t *find_entry(const mh_sum_view *v, uint64_t g, unsigned op) 
                : NULL;
 }
 
-int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
-                           const uint64_t *keys, size_t n, uint64_t base_off,
+int mh_summary_check_slice(const mh_sum_view *v, unsigned min_shift,
+                           uint32_t s, const uint64_t *keys, size_t n,
+                           unsigned kshift, uint64_t base_off,
                            uint64_t *listed, mh_diag *d) {
-    MH_CHECK(v->shift >= MHF_SUM_GRANULE_SHIFT, MH_ECORRUPT, d, base_off,
-             "address summary: granule_shift %u below %u", v->shift,
-             MHF_SUM_GRANULE_SHIFT);
-    unsigned extra = v->shift - MHF_SUM_GRANULE_SHIFT;
+    const char *what = min_shift < MHF_SUM_GRANULE_SHIFT ? "fine address summary"
+                                                         : "address summary";
+    MH_CHECK(v->shift >= min_shift, MH_ECORRUPT, d, base_off,
+             "%s: granule_shift %u below %u", what, v->shift, min_shift);
+    MH_CHECK(v->shift >= kshift, MH_ECORRUPT, d, base_off,
+             "%s: granule_shift %u below the keys' %u", what, v->shift, kshift);
+    unsigned extra = v->shift - kshift;
     uint64_t *own = NULL;
     if (extra) { /* the keys at the section's coarser granules */
         own = malloc(n * 8 + 8);
@@ -318,8 +370,8 @@ int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
         const uint8_t *e = find_entry(v, g, op);
         if (!e) {
             rc = mh_diag_fail(d, MH_ECORRUPT, base_off,
-                              "address summary: no entry for granule 0x%llx op "
-                              "%u, which slice %u meets", (unsigned long long)g,
+                              "%s: no entry for granule 0x%llx op %u, which "
+                              "slice %u meets", what, (unsigned long long)g,
                               op, s);
             break;
         }
@@ -337,8 +389,8 @@ int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
         }
         if (lo == cnt || post_at(post, lo) != s)
             rc = mh_diag_fail(d, MH_ECORRUPT, base_off,
-                              "address summary: the entry of granule 0x%llx op "
-                              "%u does not list slice %u, which meets it",
+                              "%s: the entry of granule 0x%llx op %u does not "
+                              "list slice %u, which meets it", what,
                               (unsigned long long)g, op, s);
     }
     free(own);
@@ -347,31 +399,38 @@ int mh_summary_check_slice(const mh_sum_view *v, uint32_t s,
     return rc;
 }
 
-int mh_sum_fsck_begin(mh_sum_fsck *f, const mh_seg *seg, mh_diag *d) {
-    memset(f, 0, sizeof *f);
-    int rc = mh_summary_view(seg, &f->v, d);
+void mh_sum_fsck_init(mh_sum_fsck *f) { memset(f, 0, sizeof *f); }
+
+int mh_sum_fsck_begin(mh_sum_fsck *f, const mh_seg *seg, unsigned kind,
+                      mh_diag *d) {
+    int rc = mh_summary_view(seg, kind, &f->k[kind].v, d);
     if (rc == MH_ENOTFOUND)
         return MH_OK;
     if (rc != MH_OK)
         return rc;
+    f->k[kind].on = 1;
+    f->k[kind].off = mh_summary_section(seg, kind)->offset;
     f->on = 1;
-    const mh_section *sec;
-    mh_seg_section(seg, MHF_SECT_SUMMARY, &sec);
-    f->off = sec->offset;
     return MH_OK;
+}
+
+/* The keys' shift: the fine one while section 9 is checked (section 6's
+ * keys follow from them), else 16: a 2.0 segment's slice of huge accesses
+ * is listed as its writer listed it, not 64 times over. */
+static unsigned key_shift(const mh_sum_fsck *f) {
+    return f->k[MH_SUM_FINE].on ? MHF_SUM_FINE_SHIFT : MHF_SUM_GRANULE_SHIFT;
 }
 
 int mh_sum_fsck_slice_begin(mh_sum_fsck *f, uint32_t nrows) {
     if (!f->on)
         return MH_OK;
-    int rc = mh_sumset_begin(&f->set, &f->buf, &f->wide, nrows / 8);
+    int rc = mh_sumset_begin(&f->set, &f->buf, &f->wide, nrows / 8, key_shift(f));
     if (rc != MH_OK)
         f->on = 0;
     return rc;
 }
 
-int mh_sum_fsck_slice_end(mh_sum_fsck *f, uint32_t si, int rows_ok,
-                          mh_diag *d) {
+int mh_sum_fsck_slice_end(mh_sum_fsck *f, int rows_ok, mh_diag *d) {
     if (!f->on)
         return MH_OK;
     if (!rows_ok) {
@@ -384,28 +443,40 @@ int mh_sum_fsck_slice_end(mh_sum_fsck *f, uint32_t si, int rows_ok,
         return mh_diag_fail(d, rc, 0, "out of memory checking the address summary");
     }
     const uint64_t *k = (const uint64_t *)(const void *)f->buf.p;
-    size_t n = f->buf.n / 8;
-    if (n == 1 && k[0] == MH_SUM_OVERFLOW) {
-        f->on = 0; /* too many granules to check at 64 KiB */
-        return MH_OK;
-    }
-    uint64_t listed = 0;
-    rc = mh_summary_check_slice(&f->v, si, k, n, f->off, &listed, d);
-    if (rc != MH_OK) {
-        f->on = 0; /* one report per segment */
-        return rc;
-    }
-    f->listed += listed;
+    if (f->buf.n == 8 && k[0] == MH_SUM_OVERFLOW)
+        f->on = 0; /* too many granules to check (the writer lists none) */
     return MH_OK;
 }
 
-int mh_sum_fsck_end(mh_sum_fsck *f, mh_diag *d) {
-    int on = f->on;
-    f->on = 0;
-    MH_CHECK(!on || f->listed == f->v.nposting, MH_ECORRUPT, d, f->off,
-             "address summary at byte %llu: %llu postings, the slices' rows "
-             "make %llu", (unsigned long long)f->off,
-             (unsigned long long)f->v.nposting, (unsigned long long)f->listed);
+int mh_sum_fsck_slice_check(mh_sum_fsck *f, unsigned kind, uint32_t si,
+                            mh_diag *d) {
+    if (!f->on || !f->k[kind].on)
+        return MH_OK;
+    uint64_t listed = 0;
+    int rc = mh_summary_check_slice(
+        &f->k[kind].v,
+        kind == MH_SUM_FINE ? MHF_SUM_FINE_SHIFT : MHF_SUM_GRANULE_SHIFT, si,
+        (const uint64_t *)(const void *)f->buf.p, f->buf.n / 8,
+        f->set.gshift, f->k[kind].off, &listed, d);
+    if (rc != MH_OK) {
+        f->k[kind].on = 0; /* one report per section */
+        f->on = f->k[0].on || f->k[1].on;
+        return rc;
+    }
+    f->k[kind].listed += listed;
+    return MH_OK;
+}
+
+int mh_sum_fsck_end(mh_sum_fsck *f, unsigned kind, mh_diag *d) {
+    int on = f->on && f->k[kind].on;
+    f->k[kind].on = 0;
+    MH_CHECK(!on || f->k[kind].listed == f->k[kind].v.nposting, MH_ECORRUPT, d,
+             f->k[kind].off,
+             "%s at byte %llu: %llu postings, the slices' rows make %llu",
+             kind == MH_SUM_FINE ? "fine address summary" : "address summary",
+             (unsigned long long)f->k[kind].off,
+             (unsigned long long)f->k[kind].v.nposting,
+             (unsigned long long)f->k[kind].listed);
     return MH_OK;
 }
 

@@ -228,9 +228,12 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
         smask |= bmask;
         v->res->accesses += rows->n;
     }
-    rc = mh_sum_fsck_slice_end(sum, si, ok_all, &d);
+    rc = mh_sum_fsck_slice_end(sum, ok_all, &d);
     if (rc != MH_OK)
         report(v, rc, seg->name, d.offset, "%s", d.msg);
+    for (unsigned k = 0; k < MH_SUM_KINDS; k++)
+        if ((rc = mh_sum_fsck_slice_check(sum, k, si, &d)) != MH_OK)
+            report(v, rc, seg->name, d.offset, "%s", d.msg);
     if (!ok_all)
         return;
     for (uint32_t k = 0; k < s.chunk_count; k++) {
@@ -266,7 +269,7 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
 
 /* The section sums a reader leaves to fsck: data (and the block records'
  * own sums are the decoder's), chunks, blocks and any section this version
- * does not know (the address summary's is mh_sum_fsck_begin's). */
+ * does not know (the address summaries' are mh_sum_fsck_begin's). */
 static void verify_sections(vctx *v, const mh_seg *seg) {
     for (uint32_t i = 0; i < seg->nsections; i++) {
         const mh_section *x = &seg->sections[i];
@@ -275,7 +278,9 @@ static void verify_sections(vctx *v, const mh_seg *seg) {
         if (x->type == MHF_SECT_DICT || x->type == MHF_SECT_SLICES)
             continue; /* checked when the segment was opened */
         if (x->type == MHF_SECT_SUMMARY || x->type == MHF_SECT_ASET ||
-            (x->type == MHF_SECT_IDMAP && mh_idmap_present(seg)))
+            (x->type == MHF_SECT_IDMAP && mh_idmap_present(seg)) ||
+            (x->type == MHF_SECT_SUMMARY_FINE &&
+             mh_summary_section(seg, MH_SUM_FINE) == x))
             continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_aset_fsck check them */
         uint64_t sum = mh_hash(seg->base + x->offset, (size_t)x->size);
         if (sum != x->sum)
@@ -348,9 +353,10 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
             maxc = s.count;
     }
     mh_sum_fsck sum;
-    rc = mh_sum_fsck_begin(&sum, &seg, &d);
-    if (rc != MH_OK)
-        report(v, rc, name, d.offset, "%s", d.msg);
+    mh_sum_fsck_init(&sum);
+    for (unsigned k = 0; k < MH_SUM_KINDS; k++)
+        if ((rc = mh_sum_fsck_begin(&sum, &seg, k, &d)) != MH_OK)
+            report(v, rc, name, d.offset, "%s", d.msg);
     uint8_t *seen = malloc(maxc);
     uint64_t *tby = malloc((size_t)maxc * sizeof *tby);
     uint32_t *cmask = malloc((size_t)maxc * sizeof *cmask);
@@ -368,8 +374,9 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         /* a count is only worth comparing when every row was read */
         if (rows_ok)
             verify_streams(v, &seg, &tl);
-        if ((rc = mh_sum_fsck_end(&sum, &d)) != MH_OK)
-            report(v, rc, name, d.offset, "%s", d.msg);
+        for (unsigned k = 0; k < MH_SUM_KINDS; k++)
+            if ((rc = mh_sum_fsck_end(&sum, k, &d)) != MH_OK)
+                report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_idmap_fsck(&seg, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_aset_fsck(&seg, rows_ok, &d)) != MH_OK)

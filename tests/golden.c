@@ -470,9 +470,13 @@ static const expect expects[] = {
     {"chunk-row-outside", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
     {"stream-mask-wrong", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
     {"pc-truncated", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
-    /* the summary is read only by a query narrow enough to use it */
+    /* a summary is read only by a query narrow enough to use it: segment 0
+     * has section 6 only (its slice of two 4 GiB accesses meets too many
+     * 1 KiB granules for section 9), segment 1 both, and uses 9 */
     {"summary-order", MH_OK, MH_OK, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
     {"summary-posting", MH_OK, MH_OK, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    {"fine-summary-order", MH_OK, MH_OK, MH_ECORRUPT, MH_ECORRUPT, 1, 0},
+    {"fine-summary-shift", MH_OK, MH_OK, MH_ECORRUPT, MH_ECORRUPT, 1, 0},
     /* the id map is read by no query yet: fsck finds its damage */
     {"idmap-flip", MH_OK, MH_OK, MH_OK, MH_ECHECKSUM, 0, 0},
     {"idmap-label-range", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
@@ -570,6 +574,15 @@ static void check_variant(const char *dir, const expect *x) {
         nq.addr_first = 0;
         nq.addr_last = 0xffff;
         CHECK_RC(mh_query_run(r, &nq, out, TINY_COUNT, &n), x->narrow);
+        if (!strncmp(x->name, "fine-summary-", 13)) {
+            /* the detail names the section and what is wrong, exactly */
+            char msg[MH_ERRMSG_MAX];
+            mh_reader_errmsg(r, msg, sizeof msg);
+            const char *want_msg = !strcmp(x->name, "fine-summary-shift")
+                                       ? "fine address summary: granule_shift 9 below 10"
+                                       : "fine address summary: entry 1 (granule 0x";
+            CHECKF(strstr(msg, want_msg) != NULL, "%s: detail '%s'", x->name, msg);
+        }
         if (x->narrow == MH_OK) {
             size_t nw = expected_in(0, 0xffff, want);
             CHECKF(n == nw, "narrow query: %zu accesses, expected %zu", n, nw);

@@ -9,14 +9,19 @@
  * written by the writer: every answer the same with the summary used and
  * ignored, and the oracle's; the summary narrows the slices of a narrow
  * query; a damaged summary fails the queries that use it (MH_ECHECKSUM)
- * and no other.
+ * and no other. Both sections: 9 (the fine one, keys at shift 10) and 6
+ * (derived from them), each parsed, queried and checked; stores queried
+ * with section 9, with section 6 only and with none; a store whose slice
+ * overflows at shift 10 gets neither and still answers.
  */
 #include <string.h>
 
 #include "internal.h"
 #include "testutil.h"
 
-#define SHIFT MHF_SUM_GRANULE_SHIFT
+/* the keys' shift, the writer's (section 9's least; section 6's are
+ * derived from them) */
+#define SHIFT MHF_SUM_FINE_SHIFT
 
 static int cmp_u64(const void *x, const void *y) {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
@@ -113,7 +118,7 @@ static void build_segment(tu_rng *rng, mh_builder *b, segkeys *sk,
         /* fsck's way, from rows in any order: the same keys, sorted */
         mh_buf sb = {0}, wb = {0};
         mh_sumset set;
-        CHECK_OK(mh_sumset_begin(&set, &sb, &wb, (uint32_t)tu_below(rng, n)));
+        CHECK_OK(mh_sumset_begin(&set, &sb, &wb, (uint32_t)tu_below(rng, n), SHIFT));
         for (uint32_t i = 0; i < n; i++) {
             const mh_rec *x = &a[n - 1 - i]; /* another order */
             CHECK_OK(mh_sumset_add(&set, x->physical, x->size, x->op));
@@ -241,13 +246,32 @@ static void check_queries(tu_rng *rng, const segkeys *sk, const mh_sum_view *v) 
     tu_context[0] = 0;
 }
 
-static void serialize(const segkeys *sk, uint64_t count, mh_buf *out) {
-    out->n = 0;
-    CHECK_OK(mh_summary_serialize(sk->keys, sk->first, sk->nslices, count, out));
+/* Both sections: out[MH_SUM_COARSE] (6), out[MH_SUM_FINE] (9); and each
+ * alone is the same bytes. */
+static void serialize(const segkeys *sk, uint64_t count, mh_buf out[2]) {
+    out[0].n = out[1].n = 0;
+    CHECK_OK(mh_summary_serialize(sk->keys, sk->first, sk->nslices, count,
+                                  &out[0], &out[1]));
+    for (unsigned k = 0; k < MH_SUM_KINDS; k++) {
+        mh_buf one = {0};
+        CHECK_OK(mh_summary_serialize(sk->keys, sk->first, sk->nslices, count,
+                                      k ? NULL : &one, k ? &one : NULL));
+        CHECK(one.n == out[k].n && memcmp(one.p, out[k].p, one.n) == 0);
+        mh_buf_free(&one);
+    }
+}
+
+static int parse_kind(unsigned kind, const uint8_t *p, uint64_t size,
+                      uint64_t base_off, uint16_t minor, uint32_t nslices,
+                      mh_sum_view *v, mh_diag *d) {
+    return kind == MH_SUM_FINE
+               ? mh_summary_parse_fine(p, size, base_off, minor, nslices, v, d)
+               : mh_summary_parse(p, size, base_off, minor, nslices, v, d);
 }
 
 /* Each corruption of a good section must be refused, with MH_ECORRUPT. */
-static void check_corruptions(const uint8_t *good, size_t size, uint32_t nslices) {
+static void check_corruptions(const uint8_t *good, size_t size, uint32_t nslices,
+                              unsigned kind) {
     uint8_t *p = malloc(size);
     mh_sum_view v;
     mh_diag d = {0, 0, ""};
@@ -257,7 +281,7 @@ static void check_corruptions(const uint8_t *good, size_t size, uint32_t nslices
         memcpy(p, good, size);                                                 \
         edit;                                                                  \
         d.code = 0;                                                            \
-        int rc_ = mh_summary_parse(p, size, 1000, (minor), nslices, &v, &d);   \
+        int rc_ = parse_kind(kind, p, size, 1000, (minor), nslices, &v, &d);   \
         CHECKF(rc_ == MH_ECORRUPT && d.msg[0], "%s: got %s", what,             \
                mh_error_name(rc_));                                            \
     } while (0)
@@ -268,6 +292,13 @@ static void check_corruptions(const uint8_t *good, size_t size, uint32_t nslices
     BAD("reserved0", p[MHF_SUM_RESERVED0] = 1, 0);
     BAD("reserved1", p[MHF_SUM_RESERVED1 + 7] = 1, 0);
     BAD("shift", mhf_store_u32(p + MHF_SUM_SHIFT, 64), 0);
+    if (kind == MH_SUM_FINE) { /* 10 .. 63; section 6 is read at any */
+        BAD("shift 9", mhf_store_u32(p + MHF_SUM_SHIFT, 9), 0);
+    } else {
+        memcpy(p, good, size);
+        mhf_store_u32(p + MHF_SUM_SHIFT, 9);
+        CHECK_OK(mh_summary_parse(p, size, 0, 0, nslices, &v, &d));
+    }
     BAD("entry_size", mhf_store_u32(p + MHF_SUM_ENTRY_SIZE_OFF, 32), 0);
     BAD("entry_size small", mhf_store_u32(p + MHF_SUM_ENTRY_SIZE_OFF, 16), 1);
     BAD("entry_count", mhf_store_u32(p + MHF_SUM_ENTRY_COUNT, ne + 1), 0);
@@ -303,21 +334,23 @@ static void check_corruptions(const uint8_t *good, size_t size, uint32_t nslices
     memcpy(p, good, size);
     p[MHF_SUM_RESERVED0] = 1;
     e0[MHF_SUM_E_RESERVED] = 7;
-    CHECK_OK(mh_summary_parse(p, size, 0, MHF_VERSION_MINOR + 1, nslices, &v, &d));
-    CHECK_RC(mh_summary_parse(p, size, 0, MHF_VERSION_MINOR, nslices, &v, &d), MH_ECORRUPT);
+    CHECK_OK(parse_kind(kind, p, size, 0, MHF_VERSION_MINOR + 1, nslices, &v, &d));
+    CHECK_RC(parse_kind(kind, p, size, 0, MHF_VERSION_MINOR, nslices, &v, &d),
+             MH_ECORRUPT);
     free(p);
 #undef BAD
 }
 
-static void check_exactness(const segkeys *sk, const mh_sum_view *v) {
+static void check_exactness(const segkeys *sk, const mh_sum_view *v,
+                            unsigned min_shift) {
     mh_diag d = {0, 0, ""};
     uint64_t total = 0;
     for (uint32_t s = 0; s < sk->nslices; s++) {
         uint32_t n = sk->first[s + 1] - sk->first[s];
         qsort(sk->keys + sk->first[s], n, 8, cmp_u64);
         uint64_t listed = 0;
-        CHECK_OK(mh_summary_check_slice(v, s, sk->keys + sk->first[s], n, 0,
-                                        &listed, &d));
+        CHECK_OK(mh_summary_check_slice(v, min_shift, s, sk->keys + sk->first[s],
+                                        n, SHIFT, 0, &listed, &d));
         CHECK(v->shift > SHIFT ? listed <= n : listed == n);
         total += listed;
     }
@@ -328,9 +361,16 @@ static void check_exactness(const segkeys *sk, const mh_sum_view *v) {
     g_extra = v->shift - SHIFT;
     if (!brute_candidate(sk, s, k >> 2 >> g_extra, k >> 2 >> g_extra, 1u << (k & 3)) &&
         (k & 3) < 3)
-        CHECK_RC(mh_summary_check_slice(v, s, &k, 1, 0, &total, &d), MH_ECORRUPT);
+        CHECK_RC(mh_summary_check_slice(v, min_shift, s, &k, 1, SHIFT, 0, &total, &d),
+                 MH_ECORRUPT);
     k = UINT64_MAX >> 2; /* a granule no slice meets */
-    CHECK_RC(mh_summary_check_slice(v, 0, &k, 1, 0, &total, &d), MH_ECORRUPT);
+    CHECK_RC(mh_summary_check_slice(v, min_shift, 0, &k, 1, SHIFT, 0, &total, &d),
+             MH_ECORRUPT);
+    /* a section below its type's least shift: refused whatever it lists */
+    mh_sum_view low = *v;
+    low.shift = min_shift - 1;
+    CHECK_RC(mh_summary_check_slice(&low, min_shift, 0, sk->keys, 0, low.shift, 0,
+                                    &total, &d), MH_ECORRUPT);
 }
 
 static void test_random(uint64_t seed) {
@@ -342,27 +382,39 @@ static void test_random(uint64_t seed) {
     CHECK_OK(mh_builder_create(&cfg, &b));
     segkeys sk;
     build_segment(&rng, b, &sk, (uint32_t)tu_range(&rng, 1, 40), 2000);
-    mh_buf out = {0};
-    /* a budget that lets it be (shift 16), then the tightest one (the
-     * granules grow until it fits, or to shift 60) */
+    mh_buf two[2] = {{0}, {0}};
+    /* a budget that lets them be (section 6 at shift 16, 9 at 10), then
+     * the tightest one (the granules grow until it fits, or to shift 60
+     * for 6, 4 bits at a time, 62 for 9, 2 bits at a time) */
     for (int pass = 0; pass < 2; pass++) {
-        serialize(&sk, pass ? 0 : UINT64_MAX / 2, &out);
-        mh_sum_view v;
-        mh_diag d = {0, 0, ""};
-        CHECK_OK(mh_summary_parse(out.p, out.n, 0, 0, sk.nslices, &v, &d));
-        CHECK(pass ? v.shift > SHIFT && (out.n <= 4096 || v.shift == 60)
-                   : v.shift == SHIFT && v.nposting == sk.first[sk.nslices]);
-        /* one slice fewer than the postings name: refused */
-        if (sk.nslices > 1 && v.nentries)
-            CHECK_RC(mh_summary_parse(out.p, out.n, 0, 0, sk.nslices - 1, &v, &d),
-                     MH_ECORRUPT);
-        CHECK_OK(mh_summary_parse(out.p, out.n, 0, 0, sk.nslices, &v, &d));
-        check_queries(&rng, &sk, &v);
-        check_exactness(&sk, &v);
-        if (mhf_load_u32(out.p + MHF_SUM_ENTRY_COUNT) >= 3)
-            check_corruptions(out.p, out.n, sk.nslices);
+        serialize(&sk, pass ? 0 : UINT64_MAX / 2, two);
+        for (unsigned kind = 0; kind < MH_SUM_KINDS; kind++) {
+            const mh_buf *out = &two[kind];
+            unsigned least = kind ? MHF_SUM_FINE_SHIFT : MHF_SUM_GRANULE_SHIFT;
+            unsigned last = kind ? 62 : 60, step = kind ? 2 : 4;
+            mh_sum_view v;
+            mh_diag d = {0, 0, ""};
+            snprintf(tu_context, sizeof tu_context, "seed %llx pass %d section %s",
+                     (unsigned long long)seed, pass, kind ? "9" : "6");
+            CHECK_OK(parse_kind(kind, out->p, out->n, 0, 0, sk.nslices, &v, &d));
+            CHECK((v.shift - least) % step == 0);
+            CHECK(pass ? v.shift > least && (out->n <= 4096 || v.shift == last)
+                       : v.shift == least);
+            CHECK(v.shift != SHIFT || v.nposting == sk.first[sk.nslices]);
+            /* one slice fewer than the postings name: refused */
+            if (sk.nslices > 1 && v.nentries)
+                CHECK_RC(parse_kind(kind, out->p, out->n, 0, 0, sk.nslices - 1, &v, &d),
+                         MH_ECORRUPT);
+            CHECK_OK(parse_kind(kind, out->p, out->n, 0, 0, sk.nslices, &v, &d));
+            check_queries(&rng, &sk, &v);
+            check_exactness(&sk, &v, least);
+            if (mhf_load_u32(out->p + MHF_SUM_ENTRY_COUNT) >= 3)
+                check_corruptions(out->p, out->n, sk.nslices, kind);
+        }
+        tu_context[0] = 0;
     }
-    mh_buf_free(&out);
+    mh_buf_free(&two[0]);
+    mh_buf_free(&two[1]);
     free_segment(&sk);
     mh_builder_destroy(b);
 }
@@ -370,7 +422,7 @@ static void test_random(uint64_t seed) {
 /* The set's keys of rows a[0..n) (added last to first), sorted. */
 static void sumset_keys(const mh_rec *a, uint32_t n, mh_buf *sb, mh_buf *wb) {
     mh_sumset set;
-    CHECK_OK(mh_sumset_begin(&set, sb, wb, n));
+    CHECK_OK(mh_sumset_begin(&set, sb, wb, n, SHIFT));
     for (uint32_t i = 0; i < n; i++)
         CHECK_OK(mh_sumset_add(&set, a[n - 1 - i].physical, a[n - 1 - i].size,
                                a[n - 1 - i].op));
@@ -417,13 +469,14 @@ static void test_sumset_wide(uint64_t seed) {
  * the writer and for fsck alike; a key met again (a row inside a wide
  * one) is not one more. */
 static void test_overflow_exact(void) {
-#if MH_SUM_SLICE_KEYS_MAX >= 65536
+#if MH_SUM_SLICE_KEYS_MAX >= (1u << (32 - SHIFT))
     mh_segw_config cfg = {.rows_per_block = 256, .chunk_min_accesses = 16,
                           .lz4_acceleration = 1,
                           .summary = mh_summary_hooks_default()};
     mh_builder *b;
     CHECK_OK(mh_builder_create(&cfg, &b));
-    uint32_t wide = MH_SUM_SLICE_KEYS_MAX / 65536; /* 65536 granules each */
+    /* 2^(32 - SHIFT) granules each */
+    uint32_t wide = MH_SUM_SLICE_KEYS_MAX >> (32 - SHIFT);
     mh_rec *a = calloc(wide + 2, sizeof *a);
     CHECK(a);
     for (uint32_t i = 0; i < wide; i++) {
@@ -444,7 +497,10 @@ static void test_overflow_exact(void) {
         CHECK_OK(mh_builder_run(b, a, n, 0));
         uint64_t k0;
         memcpy(&k0, b->sum_keys.p, 8);
-        CHECKF(over ? b->sum_keys.n == 8 && k0 == MH_SUM_OVERFLOW
+        /* one more key at 1 KiB: the writer lists the slice at 64 KiB
+         * (behind the mark): the wide rows' granules and the write's */
+        size_t coarse = ((size_t)wide << (32 - MHF_SUM_GRANULE_SHIFT)) + 1;
+        CHECKF(over ? b->sum_keys.n == (coarse + 1) * 8 && k0 == MH_SUM_COARSE_MARK
                     : b->sum_keys.n == (size_t)MH_SUM_SLICE_KEYS_MAX * 8,
                "writer, %u rows: %zu keys", n, b->sum_keys.n / 8);
         mh_buf sb = {0}, wb = {0};
@@ -466,15 +522,15 @@ static void test_overflow_exact(void) {
 #endif
 }
 
-/* Rows so wide that a slice meets more than MH_SUM_SLICE_KEYS_MAX keys:
- * the slice says so and the segment gets no section. */
+/* Rows so wide that a slice meets more than MH_SUM_SLICE_KEYS_MAX keys
+ * even at 64 KiB: the slice says so and the segment gets no section. */
 static void test_overflow(void) {
     mh_segw_config cfg = {.rows_per_block = 256, .chunk_min_accesses = 16,
                           .lz4_acceleration = 1,
                           .summary = mh_summary_hooks_default()};
     mh_builder *b;
     CHECK_OK(mh_builder_create(&cfg, &b));
-    uint32_t n = MH_SUM_SLICE_KEYS_MAX / 65536 + 2;
+    uint32_t n = (MH_SUM_SLICE_KEYS_MAX >> (32 - MHF_SUM_GRANULE_SHIFT)) + 2;
     mh_rec *a = calloc(n, sizeof *a);
     CHECK(a);
     for (uint32_t i = 0; i < n; i++) {
@@ -489,7 +545,7 @@ static void test_overflow(void) {
     CHECK(k == MH_SUM_OVERFLOW);
     mh_buf sb = {0}, wb = {0};
     mh_sumset set;
-    CHECK_OK(mh_sumset_begin(&set, &sb, &wb, n));
+    CHECK_OK(mh_sumset_begin(&set, &sb, &wb, n, MHF_SUM_GRANULE_SHIFT));
     for (uint32_t i = 0; i < n; i++)
         CHECK_OK(mh_sumset_add(&set, a[i].physical, a[i].size, a[i].op));
     CHECK_OK(mh_sumset_end(&set, NULL));
@@ -500,9 +556,27 @@ static void test_overflow(void) {
     mh_buf_free(&wb);
     uint64_t keys[3] = {5, MH_SUM_OVERFLOW, 9};
     uint32_t first[4] = {0, 1, 2, 3};
-    mh_buf out = {0};
-    CHECK_OK(mh_summary_serialize(keys, first, 3, 1000, &out));
-    CHECK(out.n == 0);
+    mh_buf out = {0}, fine = {0};
+    CHECK_OK(mh_summary_serialize(keys, first, 3, 1000, &out, &fine));
+    CHECK(out.n == 0 && fine.n == 0);
+    /* a slice listed at 64 KiB: section 6 only, its keys as they are, the
+     * others' taken from 1 KiB to 64 KiB */
+    uint64_t mixed[4] = {64u << 2 | 1, MH_SUM_COARSE_MARK, 7u << 2 | 2, 65u << 2 | 1};
+    uint32_t mfirst[4] = {0, 1, 3, 4};
+    CHECK_OK(mh_summary_serialize(mixed, mfirst, 3, 1000, &out, &fine));
+    CHECK(out.n > 0 && fine.n == 0);
+    mh_sum_view v;
+    mh_diag d = {0, 0, ""};
+    CHECK_OK(mh_summary_parse(out.p, out.n, 0, 0, 3, &v, &d));
+    /* entries (granule 1, op 1): slices 0 and 2; (7, op 2): slice 1 */
+    CHECK(v.shift == MHF_SUM_GRANULE_SHIFT && v.nentries == 2 && v.nposting == 3);
+    CHECK(mhf_load_u64(v.entries + MHF_SUM_E_GRANULE) == 1 &&
+          v.entries[MHF_SUM_E_OP] == 1 &&
+          mhf_load_u32(v.postings) == 0 && mhf_load_u32(v.postings + 4) == 2);
+    CHECK(mhf_load_u64(v.entries + 24 + MHF_SUM_E_GRANULE) == 7 &&
+          mhf_load_u32(v.postings + 8) == 1);
+    mh_buf_free(&out);
+    mh_buf_free(&fine);
     /* the builder goes on with normal slices after it */
     a[0].size = 8;
     CHECK_OK(mh_builder_run(b, a, 1, 0));
@@ -559,11 +633,14 @@ static void write_store(const char *dir, const mh_access *all, size_t n) {
     CHECK_OK(mh_writer_close(w));
 }
 
-/* Runs q with the summary used and ignored; both must be the oracle's. */
+/* Runs q with the summaries used (section 9 where present), with section
+ * 6 only, and with none; each must be the oracle's. */
 static size_t both_ways(mh_reader *r, const mh_access *all, size_t n,
                         const mh_query *q, size_t max) {
     r->summary_off = 0;
     size_t got = tu_check_query(r, all, n, q, max);
+    r->summary_off = 2;
+    CHECK(tu_check_query(r, all, n, q, max) == got);
     r->summary_off = 1;
     CHECK(tu_check_query(r, all, n, q, max) == got);
     r->summary_off = 0;
@@ -595,17 +672,24 @@ static void test_store(void) {
     mh_reader *r;
     CHECK_OK(mh_reader_open(dir, &r));
     CHECK(r->nsegs >= 4);
-    size_t narrowed = 0, narrow = 0;
+    size_t narrowed = 0, narrow = 0, finer = 0;
     for (size_t i = 0; i < r->nsegs; i++) {
-        const mh_section *sec;
-        CHECK_OK(mh_seg_section(seg_of(r, i), MHF_SECT_SUMMARY, &sec));
-        CHECK(sec->flags == 0); /* optional */
-        /* a few hundredths of a byte per access at most (the writer's
-         * budget: count / 32 + 4 KiB) */
-        CHECKF(sec->size <= seg_of(r, i)->count / 32 + 4096,
-               "segment %zu: summary of %llu bytes for %llu accesses", i,
-               (unsigned long long)sec->size,
-               (unsigned long long)seg_of(r, i)->count);
+        for (unsigned kind = 0; kind < MH_SUM_KINDS; kind++) {
+            const mh_section *sec = mh_summary_section(seg_of(r, i), kind);
+            CHECK(sec && sec->flags == 0); /* both, optional */
+            /* a few hundredths of a byte per access at most (the writer's
+             * budgets: count / 32 + 4 KiB for 6, count / 16 + 4 KiB for 9) */
+            uint64_t budget = seg_of(r, i)->count / (kind ? 16 : 32) + 4096;
+            CHECKF(sec->size <= budget,
+                   "segment %zu: summary %u of %llu bytes for %llu accesses", i,
+                   kind, (unsigned long long)sec->size,
+                   (unsigned long long)seg_of(r, i)->count);
+            mh_sum_view v;
+            mh_diag d = {0, 0, ""};
+            CHECK_OK(mh_summary_view(seg_of(r, i), kind, &v, &d));
+            CHECK(kind ? v.shift >= 10 && v.shift % 2 == 0
+                       : v.shift >= 16 && v.shift % 4 == 0);
+        }
     }
     /* narrow queries on touched addresses: answers, and slices skipped */
     for (int k = 0; k < 600; k++) {
@@ -622,23 +706,33 @@ static void test_store(void) {
         snprintf(tu_context, sizeof tu_context, "narrow query %d", k);
         both_ways(r, all, n, &q, max);
         for (size_t i = 0; i < r->nsegs; i++) {
-            mh_sum_iter it;
-            mh_diag d = {0, 0, ""};
-            int on = mh_summary_query(seg_of(r, i), q.addr_first, q.addr_last,
-                                      q.ops, &it, &d);
-            CHECK(on == 1);
-            uint32_t c = 0, s = 0;
-            while ((s = mh_sum_next(&it, s)) != UINT32_MAX) {
-                c++;
-                s++;
+            /* section 9's candidates are among section 6's (its granules
+             * are no coarser here) */
+            uint32_t c[2] = {0, 0};
+            for (int coarse = 0; coarse < 2; coarse++) {
+                mh_sum_iter it;
+                mh_diag d = {0, 0, ""};
+                int on = mh_summary_query(seg_of(r, i), q.addr_first, q.addr_last,
+                                          q.ops, coarse, &it, &d);
+                CHECK(on == 1);
+                uint32_t s = 0;
+                while ((s = mh_sum_next(&it, s)) != UINT32_MAX) {
+                    c[coarse]++;
+                    s++;
+                }
             }
+            CHECKF(c[0] <= c[1], "segment %zu: section 9 has %u candidates, 6 %u",
+                   i, c[0], c[1]);
             narrow++;
-            narrowed += c < seg_of(r, i)->nslices;
+            narrowed += c[0] < seg_of(r, i)->nslices;
+            finer += c[0] < c[1];
         }
     }
     tu_context[0] = 0;
     CHECKF(narrowed * 2 > narrow, "the summary narrowed %zu of %zu segment "
            "walks", narrowed, narrow);
+    CHECKF(finer > 0, "section 9 never narrowed a walk more than section 6 "
+           "(%zu walks)", narrow);
     /* never touched: nothing, both ways */
     for (int k = 0; k < 200; k++) {
         mh_query q;
@@ -662,7 +756,7 @@ static void test_store(void) {
         tu_random_query(&rng, all, n, &q, &max);
         snprintf(tu_context, sizeof tu_context, "random query %d", k);
         both_ways(r, all, n, &q, max);
-        r->summary_off = (int)tu_below(&rng, 2);
+        r->summary_off = (int)tu_below(&rng, 3);
         if (k % 8 == 0)
             tu_check_chain(r, all, n, &q, 4, &rng);
         if (k % 8 == 4)
@@ -670,12 +764,12 @@ static void test_store(void) {
         r->summary_off = 0;
     }
     tu_context[0] = 0;
-    /* the summary of the second segment damaged: its narrow queries that
-     * walk past their start slice fail with the checksum error (the start
-     * slice is scanned before the summary is asked), wide ones and other
-     * segments' still work */
-    const mh_section *sec;
-    CHECK_OK(mh_seg_section(seg_of(r, 1), MHF_SECT_SUMMARY, &sec));
+    /* the fine summary of the second segment damaged: its narrow queries
+     * that walk past their start slice fail with the checksum error (the
+     * start slice is scanned before the summary is asked), wide ones, those
+     * that use section 6 only and other segments' still work */
+    const mh_section *sec = mh_summary_section(seg_of(r, 1), MH_SUM_FINE);
+    CHECK(sec);
     uint64_t off = sec->offset + sec->size - 2;
     char path[600];
     tu_join(path, sizeof path, dir, seg_of(r, 1)->name);
@@ -707,9 +801,11 @@ static void test_store(void) {
     CHECK_RC(mh_query_run(r, &q, out, n, &got), MH_ECHECKSUM);
     char msg[MH_ERRMSG_MAX];
     mh_reader_errmsg(r, msg, sizeof msg);
-    CHECKF(strstr(msg, "address summary") && strstr(msg, "checksum"),
+    CHECKF(strstr(msg, "fine address summary") && strstr(msg, "checksum"),
            "detail: %s", msg);
     r->summary_off = 1;
+    CHECK(tu_check_query(r, all, n, &q, 4) == 4);
+    r->summary_off = 2;
     CHECK(tu_check_query(r, all, n, &q, 4) == 4);
     r->summary_off = 0;
     q.addr_first = 0;
@@ -750,11 +846,12 @@ static problems run_fsck(const char *dir) {
     return x;
 }
 
-/* Rewrites segment `name` of dir with its summary's bytes edited by `edit`
+/* Rewrites segment `name` of dir with its summary's (section `type`) bytes
+ * edited by `edit`
  * and every checksum after them (directory entry, directory, header, the
  * MANIFEST's copy) made right again: damage only fsck's exactness check
  * can see. */
-static void resum_segment(const char *dir, const char *name,
+static void resum_segment(const char *dir, const char *name, uint32_t type,
                           void (*edit)(uint8_t *sec, uint64_t size, uint32_t nslices),
                           uint32_t nslices) {
     char path[600];
@@ -767,7 +864,7 @@ static void resum_segment(const char *dir, const char *name,
     int found = 0;
     for (uint32_t i = 0; i < ndir; i++) {
         uint8_t *e = b + doff + (size_t)i * MHF2_DIR_SIZE;
-        if (mhf_load_u32(e + MHF2_DIR_TYPE) != MHF_SECT_SUMMARY)
+        if (mhf_load_u32(e + MHF2_DIR_TYPE) != type)
             continue;
         uint64_t off = mhf_load_u64(e + MHF2_DIR_OFFSET);
         uint64_t size = mhf_load_u64(e + MHF2_DIR_BYTES);
@@ -830,10 +927,82 @@ static void test_fsck(void) {
     memcpy(name, seg_of(r, 0)->name, sizeof name);
     uint32_t nslices = seg_of(r, 0)->nslices;
     mh_reader_close(r);
-    resum_segment(dir, name, move_posting, nslices);
+    /* section 6 wrong, then section 9 too: each is held to the rows */
+    resum_segment(dir, name, MHF_SECT_SUMMARY, move_posting, nslices);
     x = run_fsck(dir);
     CHECKF(x.n == 1 && x.summary_code == MH_ECORRUPT,
            "%d problems, summary code %d", x.n, x.summary_code);
+    resum_segment(dir, name, MHF_SECT_SUMMARY_FINE, move_posting, nslices);
+    x = run_fsck(dir);
+    CHECKF(x.n == 2 && x.summary_code == MH_ECORRUPT,
+           "%d problems, summary code %d", x.n, x.summary_code);
+    free(all);
+    tu_rmtree(dir);
+}
+
+/* A store of three segments: the first has a slice too scattered to list
+ * even at 64 KiB (66 accesses of 4 GiB: over 2^22 granules of 64 KiB): no
+ * section; the second a slice of two (2^23 granules of 1 KiB, 2^17 of
+ * 64 KiB): section 6 only; the third both. Every answer is the oracle's
+ * with 9, with 6 only and with none, and fsck finds nothing. */
+static void test_store_overflow(void) {
+    char dir[512];
+    tu_mkdtemp(dir, sizeof dir, "summary-over");
+    tu_rng rng = {79};
+    size_t n = 9000;
+    mh_access *all = malloc(n * sizeof *all);
+    CHECK(all);
+    drift_trace(&rng, all, n);
+    size_t huge[] = {10, 75, 3010, 3020};
+    for (size_t i = 10; i < 76; i++) { /* 66 in slice 0 of segment 0 */
+        all[i].physical = (uint64_t)i << 36;
+        all[i].size = UINT32_MAX;
+    }
+    for (size_t i = 3010; i <= 3020; i += 10) { /* 2 in segment 1 */
+        all[i].physical = (uint64_t)i << 36;
+        all[i].size = UINT32_MAX;
+    }
+    mh_writer_options o;
+    mh_writer_options_init(&o);
+    o.slice_accesses = 1000;
+    o.block_accesses = 64;
+    o.commit_accesses = 3000;
+    mh_writer *w;
+    CHECK_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
+    CHECK_OK(mh_writer_append_batch(w, all, n, NULL));
+    CHECK_OK(mh_writer_close(w));
+    problems x = run_fsck(dir);
+    CHECKF(x.n == 0, "%d problems", x.n);
+    mh_reader *r;
+    CHECK_OK(mh_reader_open(dir, &r));
+    CHECK(r->nsegs == 3);
+    CHECK(mh_summary_section(seg_of(r, 0), MH_SUM_COARSE) == NULL);
+    CHECK(mh_summary_section(seg_of(r, 0), MH_SUM_FINE) == NULL);
+    CHECK(mh_summary_section(seg_of(r, 1), MH_SUM_COARSE) != NULL);
+    CHECK(mh_summary_section(seg_of(r, 1), MH_SUM_FINE) == NULL);
+    CHECK(mh_summary_section(seg_of(r, 2), MH_SUM_COARSE) != NULL);
+    CHECK(mh_summary_section(seg_of(r, 2), MH_SUM_FINE) != NULL);
+    for (int k = 0; k < 300; k++) {
+        mh_query q;
+        size_t max;
+        if (k % 2) {
+            tu_random_query(&rng, all, n, &q, &max);
+        } else { /* narrow, on an address of the trace (the huge ones too) */
+            const mh_access *a =
+                &all[k % 10 == 0 ? huge[k / 10 % 4] : tu_below(&rng, n)];
+            mh_query_init(&q);
+            q.addr_first = a->physical + tu_below(&rng, a->size);
+            q.addr_last = q.addr_first + tu_below(&rng, 64);
+            q.ops = MH_OPS_ALL;
+            q.direction = tu_below(&rng, 2) ? MH_FORWARD : MH_BACKWARD;
+            q.start = all[tu_below(&rng, n)].transition;
+            max = (size_t)tu_range(&rng, 1, 10);
+        }
+        snprintf(tu_context, sizeof tu_context, "overflow store query %d", k);
+        both_ways(r, all, n, &q, max);
+    }
+    tu_context[0] = 0;
+    mh_reader_close(r);
     free(all);
     tu_rmtree(dir);
 }
@@ -848,6 +1017,7 @@ int main(int argc, char **argv) {
     test_overflow_exact();
     test_store();
     test_fsck();
+    test_store_overflow();
     printf("summary: %d random segments, overflow, store: ok\n", rounds);
     return 0;
 }

@@ -543,6 +543,25 @@ static void summary_posting(se_seg *g) {
 }
 static void m_summary_posting(const char *s) { edit_segment(s, SEG0, summary_posting); }
 
+/* -- the fine address summary (2.1, section 9: section 6's layout) -------- */
+static se_section *fine_summary(se_seg *g) { return se_seg_find(g, MHF_SECT_SUMMARY_FINE); }
+static void fine_summary_order(se_seg *g) {
+    /* entries 0 and 1 swap their keys, as summary-order does to section 6 */
+    unsigned char *e = fine_summary(g)->data.p + 32, tmp[8];
+    memcpy(tmp, e, 8);
+    memcpy(e, e + 24, 8);
+    memcpy(e + 24, tmp, 8);
+    unsigned char op = e[20];
+    e[20] = e[24 + 20];
+    e[24 + 20] = op;
+}
+static void m_fine_summary_order(const char *s) { edit_segment(s, SEG1, fine_summary_order); }
+static void fine_summary_shift(se_seg *g) {
+    /* granule_shift 9: below the least of section 9 (10) */
+    mhf_store_u32(fine_summary(g)->data.p, 9);
+}
+static void m_fine_summary_shift(const char *s) { edit_segment(s, SEG1, fine_summary_shift); }
+
 /* -- the id map (2.1, section 7) ------------------------------------------ */
 static se_section *idmap(se_seg *g) {
     se_section *x = se_seg_find(g, MHF_SECT_IDMAP);
@@ -832,6 +851,8 @@ static const struct {
     {"pc-truncated", m_pc_truncated},
     {"summary-order", m_summary_order},
     {"summary-posting", m_summary_posting},
+    {"fine-summary-order", m_fine_summary_order},
+    {"fine-summary-shift", m_fine_summary_shift},
     {"idmap-flip", m_idmap_flip},
     {"idmap-label-range", m_idmap_label_range},
     {"idmap-label-swap", m_idmap_label_swap},
