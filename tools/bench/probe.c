@@ -6,6 +6,7 @@
  *   mh_probe [--size N] [--store DIR] [--slice N] [--queries N] [--reps N]
  *            [--max N] [--range BYTES] [--dir fwd|bwd] [--ops r|w|rw]
  *            [--draw near|user|never] [--summary on|off|both]
+ *            [--idmap on|off|both]
  *
  * Generates the synthetic trace (tools/synth, seed 1, N accesses), writes
  * it to DIR unless DIR already holds a store (reporting the ingest rate),
@@ -19,7 +20,11 @@
  * (the latter proven untouched). --summary off runs the queries with the
  * segments' address summaries ignored (the reader's internal switch),
  * --summary both runs them both ways, interleaved query by query, compares
- * the answers and prints the two lines side by side.
+ * the answers and prints the two lines side by side. --idmap off / both
+ * does the same with the id-order path (SPEC.md 14 step 2b): off never
+ * takes it, on takes it where the reader's cost choice does. --size 0 with
+ * an existing --store DIR queries that store, drawing from its own accesses
+ * (read once through a cursor: a real recording).
  *
  * Exit status: 0 done, 1 a failure, 2 bad usage.
  */
@@ -30,7 +35,7 @@
 #include <time.h>
 
 #include "draw.h"
-#include "internal.h" /* mh_reader.summary_off: the summary on and off */
+#include "internal.h" /* mh_reader.summary_off / idmap_off: each on and off */
 #include "memhist.h"
 #include "synth.h"
 
@@ -52,7 +57,7 @@ static int usage(const char *why, const char *what) {
             "usage: mh_probe [--size N] [--store DIR] [--slice N] [--queries N]\n"
             "                [--reps N] [--max N] [--range BYTES] [--dir fwd|bwd]\n"
             "                [--ops r|w|rw] [--draw near|user|never]\n"
-            "                [--summary on|off|both]\n");
+            "                [--summary on|off|both] [--idmap on|off|both]\n");
     return 2;
 }
 
@@ -65,11 +70,45 @@ static int number(const char *s, uint64_t *out) {
     return 0;
 }
 
+/* Every access of the store at path, in id order, into *t (malloc'd). */
+static int load_store(const char *path, mh_access **t, size_t *n) {
+    mh_reader *r = NULL;
+    mh_stats st = {.struct_size = sizeof st};
+    int rc = mh_reader_open(path, &r);
+    if (rc == MH_OK)
+        rc = mh_reader_stats(r, &st);
+    *t = rc == MH_OK ? malloc((st.accesses ? st.accesses : 1) * sizeof **t) : NULL;
+    if (rc == MH_OK && !*t)
+        rc = MH_ENOMEM;
+    mh_query q;
+    mh_query_init(&q);
+    q.ops = MH_OPS_ALL;
+    mh_cursor *c = NULL;
+    if (rc == MH_OK)
+        rc = mh_cursor_open(r, &q, &c);
+    *n = 0;
+    while (rc == MH_OK && *n < st.accesses) {
+        size_t k = 0;
+        rc = mh_cursor_next(c, *t + *n, st.accesses - *n < 65536 ? st.accesses - *n : 65536, &k);
+        if (k == 0)
+            break;
+        *n += k;
+    }
+    mh_cursor_close(c);
+    mh_reader_close(r);
+    if (rc != MH_OK || *n != st.accesses) {
+        fprintf(stderr, "mh_probe: reading %s: %s\n", path,
+                rc != MH_OK ? mh_strerror(rc) : "fewer accesses than its stats");
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
-    const char *draw = "near", *summary = "on";
+    const char *draw = "near", *summary = "on", *idmap = "on";
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t *num = !strcmp(a, "--size")      ? &size
@@ -84,7 +123,7 @@ int main(int argc, char **argv) {
             return 0;
         }
         if (!num && strcmp(a, "--store") && strcmp(a, "--dir") && strcmp(a, "--ops") &&
-            strcmp(a, "--draw") && strcmp(a, "--summary"))
+            strcmp(a, "--draw") && strcmp(a, "--summary") && strcmp(a, "--idmap"))
             return usage("unknown option", a);
         if (!v)
             return usage("missing value", a);
@@ -110,24 +149,38 @@ int main(int argc, char **argv) {
             if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
                 return usage("--summary is on, off or both", v);
             summary = v;
+        } else if (!strcmp(a, "--idmap")) {
+            if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
+                return usage("--idmap is on, off or both", v);
+            idmap = v;
         }
     }
+    if (!strcmp(summary, "both") && !strcmp(idmap, "both"))
+        return usage("--summary both and --idmap both: one at a time", NULL);
+    struct stat st;
+    int real = size == 0; /* the accesses of an existing store */
+    if (real && stat(store, &st) != 0)
+        return usage("--size 0 takes an existing --store", store);
+    if (real)
+        size = 1;
     if (size == 0 || nq == 0 || reps == 0 || max == 0 || max > 100000 || slice > (1u << 30) ||
         (range & (range - 1)) != 0)
         return usage("--size, --queries, --reps, --max (<= 100000) must be > 0, "
                      "--range 0 (whole space) or a power of two", NULL);
 
-    mh_access *t = malloc(size * sizeof *t);
+    mh_access *t = real ? NULL : malloc(size * sizeof *t);
     mh_access *out = malloc(max * sizeof *out);
     mh_query *qs = calloc(nq, sizeof *qs);
     double *lat = malloc(nq * reps * sizeof *lat);
-    mh_synth *g = mh_synth_new(1, size, 0);
-    if (!t || !out || !qs || !lat || !g) {
+    mh_synth *g = real ? NULL : mh_synth_new(1, size, 0);
+    if ((!real && (!t || !g)) || !out || !qs || !lat) {
         fprintf(stderr, "mh_probe: out of memory\n");
         return 1;
     }
     size_t n = 0;
-    while (n < size) {
+    if (real && load_store(store, &t, &n) != 0)
+        return 1;
+    while (!real && n < size) {
         size_t k = mh_synth_next(g, t + n, size - n);
         if (!k)
             break;
@@ -135,7 +188,6 @@ int main(int argc, char **argv) {
     }
     mh_synth_free(g);
 
-    struct stat st;
     if (stat(store, &st) != 0) {
         mh_writer_options o;
         mh_writer_options_init(&o);
@@ -189,9 +241,12 @@ int main(int argc, char **argv) {
     }
     if (strcmp(draw, "near"))
         mhb_trace_index_free(&ix);
-    /* ways[k]: summary_off of way k */
-    int both = !strcmp(summary, "both");
-    int ways[2] = {!strcmp(summary, "off"), 1}, nways = both ? 2 : 1;
+    /* way k: summary_off sw[k], idmap_off iw[k] */
+    int sboth = !strcmp(summary, "both"), iboth = !strcmp(idmap, "both");
+    int both = sboth || iboth;
+    int sw[2] = {!strcmp(summary, "off"), sboth ? 1 : !strcmp(summary, "off")};
+    int iw[2] = {!strcmp(idmap, "off"), iboth ? 1 : !strcmp(idmap, "off")};
+    int nways = both ? 2 : 1;
     mh_access *out2 = malloc(max * sizeof *out2);
     double *lat2 = malloc(nq * reps * sizeof *lat2);
     if (!out2 || !lat2) {
@@ -200,7 +255,8 @@ int main(int argc, char **argv) {
     }
     size_t got = 0, got2 = 0, results = 0;
     for (int k = 0; k < nways; k++) { /* the warm pass */
-        r->summary_off = ways[k];
+        r->summary_off = sw[k];
+        r->idmap_off = iw[k];
         for (size_t i = 0; rc == MH_OK && i < nq; i++)
             rc = mh_query_run(r, &qs[i], out, max, &got);
     }
@@ -211,7 +267,8 @@ int main(int argc, char **argv) {
             size_t gots[2] = {0, 0};
             for (int j = 0; j < nways && rc == MH_OK; j++) {
                 int k = both ? (int)((i + p + (size_t)j) % 2) : 0;
-                r->summary_off = ways[k];
+                r->summary_off = sw[k];
+                r->idmap_off = iw[k];
                 double a = now();
                 rc = mh_query_run(r, &qs[i], k ? out2 : out, max, &gots[k]);
                 (k ? lat2 : lat)[p * nq + i] = (now() - a) * 1e6;
@@ -221,8 +278,9 @@ int main(int argc, char **argv) {
             results += got;
             if (both && rc == MH_OK &&
                 (got != got2 || memcmp(out, out2, got * sizeof *out))) {
-                fprintf(stderr, "mh_probe: query %zu: %zu accesses with the summary, "
-                                "%zu without, or different ones\n", i, got, got2);
+                fprintf(stderr, "mh_probe: query %zu: %zu accesses with the %s, "
+                                "%zu without, or different ones\n", i, got,
+                        sboth ? "summary" : "id-order path", got2);
                 return 1;
             }
         }
@@ -237,7 +295,8 @@ int main(int argc, char **argv) {
         qsort(l, m, sizeof *l, cmp_double);
         printf("%zu queries x %llu%s: p50 %.2f us, p99 %.2f us, max %.2f us, "
                "%.2f results\n", (size_t)nq, (unsigned long long)reps,
-               !both ? "" : ways[k] ? " (summary off)" : " (summary on) ",
+               !both ? "" : sboth ? (k ? " (summary off)" : " (summary on) ")
+                           : (k ? " (idmap off)" : " (idmap on) "),
                l[(m - 1) / 2], l[(m * 99 + 99) / 100 - 1], l[m - 1],
                (double)results / (double)m);
     }
