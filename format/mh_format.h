@@ -18,7 +18,8 @@
 
 /* ---- versions ---------------------------------------------------------- */
 #define MHF_VERSION_MAJOR 2u   /* what a writer writes; a reader reads 1.x and 2.x */
-#define MHF_VERSION_MINOR 0u   /* a newer minor only adds optional content  */
+#define MHF_VERSION_MINOR 1u   /* a newer minor only adds optional content:
+                                  2.1 adds the id map (section 7) */
 #define MHF1_VERSION_MAJOR 1u  /* format 1.0: read, never written */
 #define MHF_BYTE_ORDER_MARK 0x0A0B0C0Du /* stored little-endian: 0D 0C 0B 0A */
 #define MHF_BYTE_ORDER_SWAPPED 0x0D0C0B0Au /* what a big-endian writer would leave */
@@ -110,6 +111,7 @@
 #define MHF_SECT_CHUNKS 4u
 #define MHF_SECT_BLOCKS 5u
 #define MHF_SECT_SUMMARY 6u
+#define MHF_SECT_IDMAP 7u        /* since 2.1 */
 #define MHF_SECT_REQUIRED 1u     /* directory entry flag bit 0 */
 
 /* ---- slice record: 64 bytes -------------------------------------------- */
@@ -267,6 +269,32 @@
 #define MHF_SUM_POSTING_SIZE 4u    /* u32 slice index */
 #define MHF_SUM_GRANULE_SHIFT 16u  /* what the writer writes: 64 KiB granules */
 
+/* ---- id map section (2.1, section type 7; idmap_*.c) -------------------
+ * 32-byte header, group_count records of group_size bytes, then the data
+ * area: each group's LZ4 block (no frame) back to back in record order. A
+ * group decompresses to count x width bytes: per id offset of its slice, in
+ * id order, the index (relative to the slice's chunk_first) of the chunk
+ * holding that row, little-endian. */
+#define MHF_IDMAP_HEADER_SIZE 32u
+#define MHF_IDMAP_GROUP_IDS 0      /* u32 G: ids per group, 1024 .. 65536 */
+#define MHF_IDMAP_GROUP_COUNT 4    /* u32 */
+#define MHF_IDMAP_GROUP_SIZE_OFF 8 /* u32 group_size */
+#define MHF_IDMAP_RESERVED0 12     /* u32 = 0 */
+#define MHF_IDMAP_DATA_BYTES 16    /* u64 */
+#define MHF_IDMAP_RESERVED1 24     /* u64 = 0 */
+#define MHF_IDMAP_GROUP_SIZE 32u
+#define MHF_IDMAP_G_DATA_OFFSET 0  /* u64 from the data area's start */
+#define MHF_IDMAP_G_SLICE 8        /* u32 slice index in the segment */
+#define MHF_IDMAP_G_ID_OFFSET 12   /* u32 first id offset, a multiple of G */
+#define MHF_IDMAP_G_COMP_SIZE 16   /* u32 >= 1 */
+#define MHF_IDMAP_G_COUNT 20       /* u32 ids in the group */
+#define MHF_IDMAP_G_WIDTH 24       /* u8 bytes per label: 1, 2 or 4 */
+#define MHF_IDMAP_G_RESERVED0 25   /* 3 bytes = 0 */
+#define MHF_IDMAP_G_RESERVED1 28   /* u32 = 0 */
+#define MHF_IDMAP_G_MIN 1024u      /* smallest G a reader accepts */
+#define MHF_IDMAP_G_MAX 65536u     /* largest G a reader accepts */
+#define MHF_IDMAP_G_DEFAULT 8192u  /* what the reference writer writes */
+
 /* ---- little-endian helpers --------------------------------------------- */
 static inline uint16_t mhf_load_u16(const void *p) {
     const uint8_t *b = (const uint8_t *)p;
@@ -381,6 +409,8 @@ _Static_assert(MHF2_DIR_RESERVED + 8 == MHF2_DIR_SIZE, "directory entry size");
 _Static_assert(MHF2_SLICE_RESERVED + 4 == MHF2_SLICE_SIZE, "slice record 2.0 size");
 _Static_assert(MHF2_STREAM_T_LAST + 8 == MHF2_STREAM_SIZE, "stream record size");
 _Static_assert(MHF_SEG_RESERVED1 + MHF_SEG_RESERVED1_SIZE == MHF_SEG_HEADER_SUM, "segment header layout");
+_Static_assert(MHF_IDMAP_RESERVED1 + 8 == MHF_IDMAP_HEADER_SIZE, "id map header size");
+_Static_assert(MHF_IDMAP_G_RESERVED1 + 4 == MHF_IDMAP_GROUP_SIZE, "id map group record size");
 _Static_assert(MHF_SLICE_INDEX_SUM + 8 == MHF_SLICE_SIZE, "slice record size");
 _Static_assert(MHF_CHUNK_RESERVED + 7 == MHF_CHUNK_SIZE, "chunk record size");
 _Static_assert(MHF_BLOCK_RESERVED + 4 == MHF_BLOCK_SIZE, "block record size");

@@ -383,6 +383,7 @@ typedef struct mh_seg {
     mh_dict dict;
     _Atomic uint8_t *slice_ok; /* per slice: index checksum verified */
     _Atomic int summary_ok; /* address summary checked (summary_read.c) */
+    _Atomic int idmap_ok;   /* id map checked (idmap_read.c) */
 } mh_seg;
 
 /* A validated slice record. */
@@ -618,6 +619,7 @@ typedef struct mh_segw_config {
     uint32_t chunk_min_accesses;
     int32_t lz4_acceleration;
     const mh_summary_hooks *summary; /* NULL: no address summary */
+    uint32_t idmap_group_ids; /* ids per id map group (G); 0: no id map */
 } mh_segw_config;
 
 /* The writer's slice buffer keeps, per access, only what the format
@@ -660,6 +662,9 @@ struct mh_builder {
     mh_slice_stream *streams;      /* streams present, increasing id */
     uint32_t nstreams, streams_cap;
     mh_buf sum_keys;               /* u64 keys of slice_keys, if hooked */
+    uint32_t idmap_g;              /* id map group ids, 0: none */
+    mh_buf idmap_recs, idmap_data; /* the slice's id map groups (idmap_build.c) */
+    uint8_t *idmap_raw, *idmap_comp; /* scratch of G x 4 bytes and its bound */
     /* scratch, grown to the largest slice seen */
     uint32_t cap;
     uint64_t *key, *tmpk;
@@ -880,5 +885,58 @@ int mh_sum_fsck_slice_begin(mh_sum_fsck *f, uint32_t nrows);
 int mh_sum_fsck_slice_end(mh_sum_fsck *f, uint32_t si, int rows_ok, mh_diag *d);
 int mh_sum_fsck_end(mh_sum_fsck *f, mh_diag *d);
 void mh_sum_fsck_free(mh_sum_fsck *f);
+
+/* ---- id map (idmap_build.c, idmap_read.c) -------------------------- */
+/* Section 7 of a 2.1 segment (SPEC.md "Id map"): per slice, for each id
+ * offset, the chunk (relative to the slice's chunk_first) holding that row,
+ * in groups of G ids, each an LZ4 block of u8/u16/u32 labels. Queries that
+ * want few rows of a wide range walk a slice in id order through it
+ * (query_idmap.c) instead of decoding one block per chunk. */
+#define MH_IDMAP_GROUP_IDS 8192u   /* the reference writer's G */
+#define MH_IDMAP_GROUP_MAX 65536u  /* largest G a reader accepts */
+/* Labels of the group of slice `slice` holding id offset x, decoded into labels[0 .. *n) as
+ * u32 chunk indexes relative to the slice (each checked < chunk_count); *first = the group's
+ * first id offset. labels must hold MH_IDMAP_GROUP_MAX entries. The section is checksummed and
+ * parsed on first use (remembered in the mh_seg, thread-safe like the summary's summary_ok).
+ * MH_ENOTFOUND (no detail needed) when the segment has no id map; MH_ECHECKSUM / MH_ECORRUPT /
+ * MH_EVERSION with detail otherwise. */
+int mh_idmap_labels(const mh_seg *seg, uint32_t slice, uint32_t x, uint32_t *labels,
+                    uint32_t *first, uint32_t *n, mh_diag *d);
+/* 1 when the segment has an id map section (no check, no decode). */
+int mh_idmap_present(const mh_seg *seg);
+
+/* Writer side. The builder's groups of one slice from chunk_of[0 .. n)
+ * (the chunk of each id offset, < nck): records as in the section with
+ * slice 0 and data_offset relative to b->idmap_data (mh_segw_append moves
+ * them). Nothing when b->idmap_g is 0. */
+int mh_idmap_build_slice(mh_builder *b, const uint32_t *chunk_of, uint32_t n,
+                         uint32_t nck);
+/* Section 7's bytes from the segment's group records (nrec, data_offset
+ * and slice final) and data area, appended to out. */
+int mh_idmap_serialize(uint32_t g, const uint8_t *recs, uint32_t nrec,
+                       const uint8_t *data, uint64_t data_bytes, mh_buf *out);
+
+/* A checked id map section, read in place (idmap_read.c). */
+typedef struct mh_idmap_view {
+    const uint8_t *recs, *data;
+    uint32_t g, ngroups, group_size;
+    uint64_t data_bytes, off; /* off: the section's file offset */
+} mh_idmap_view;
+/* Validates section bytes p[0..size) (file offset base_off) against the
+ * segment's slices: header, sizes, reserved fields (by the minor rule),
+ * every slice's groups in order with their counts and widths, data offsets
+ * tiling the data area. The checksum is the caller's (mh_idmap_view_get).
+ * MH_ECORRUPT. */
+int mh_idmap_parse(const mh_seg *seg, const uint8_t *p, uint64_t size,
+                   uint64_t base_off, mh_idmap_view *out, mh_diag *d);
+/* The segment's id map, checksummed and parsed on first use (seg->idmap_ok).
+ * MH_ENOTFOUND when none. */
+int mh_idmap_view_get(const mh_seg *seg, mh_idmap_view *out, mh_diag *d);
+/* Decodes group `grp` of v (of slice `slice` with chunk_count nck) into
+ * labels (MH_IDMAP_GROUP_MAX entries): LZ4 size exact, labels < nck. */
+int mh_idmap_decode(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
+                    uint32_t *labels, mh_diag *d);
+/* Index of the first group of slice s in v (records sorted by slice). */
+uint32_t mh_idmap_first_group(const mh_idmap_view *v, uint32_t s);
 
 #endif /* MH_INTERNAL_H */

@@ -101,17 +101,17 @@ extern "C" {
 
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
-#define MH_VERSION_MINOR 2
+#define MH_VERSION_MINOR 3
 #define MH_VERSION_PATCH 0
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.2.0"
+#define MH_VERSION_STRING "1.3.0"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
  * of format 1.0 are read too (never appended to: memhist upgrade). */
 #define MH_FORMAT_MAJOR 2
-#define MH_FORMAT_MINOR 0
+#define MH_FORMAT_MINOR 1
 
 /* ------------------------------------------------------------------------
  * Errors: one list, expanded into the enum and mh_strerror()'s table.
@@ -233,6 +233,14 @@ typedef struct mh_writer_options {
      * open producer (no access is ever late, an idle producer holds the
      * merge back). */
     uint64_t reorder_window;
+    /* --- since 1.3 --- */
+    /* Write each segment's id map (format 2.1, SPEC.md "Id map"): per
+     * access, the chunk holding it, about 0.2 bytes per access, so that
+     * queries over wide address ranges wanting few rows walk a slice in id
+     * order instead of decoding a block per chunk. Default 1; 0 = none (the
+     * segments are still 2.1; queries take the 2.0 path). 0 or 1. */
+    uint32_t id_map;
+    uint32_t reserved2;   /* must be 0 */
 } mh_writer_options;
 
 /* Fills *opt with the defaults above, struct_size = sizeof *opt and zeroed
@@ -607,6 +615,8 @@ typedef struct mh_segment_info {
     uint32_t streams, windows; /* entries in its stream / window tables */
     uint64_t summary_bytes;    /* its address summary section, 0 if none */
     uint32_t has_pc;           /* 1 when its blocks carry the pc column */
+    /* --- since 1.3 --- */
+    uint64_t idmap_bytes;      /* its id map section (format 2.1), 0 if none */
 } mh_segment_info;
 
 typedef struct mh_slice_info {

@@ -417,6 +417,11 @@ int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     const mh_section *sum;
     o->summary_bytes = mh_seg_section(s, 6, &sum) == MH_OK ? sum->size : 0;
     o->has_pc = s->dict.has_pc_col ? 1 : 0;
+    const mh_section *idm;
+    o->idmap_bytes = mh_idmap_present(s) &&
+                             mh_seg_section(s, MHF_SECT_IDMAP, &idm) == MH_OK
+                         ? idm->size
+                         : 0;
     return MH_STRUCT_OUT(dst, o, MH_SEGMENT_INFO_SIZE_1);
 }
 
@@ -828,7 +833,8 @@ int mh_reader_window_find(const mh_reader *r, uint64_t window,
 /* SPEC.md section types */
 static const char *section_name(uint32_t type) {
     static const char *const names[] = {NULL, "data", "dictionary", "slices",
-                                        "chunks", "blocks", "address summary"};
+                                        "chunks", "blocks", "address summary",
+                                        "id map"};
     return type >= 1 && type < sizeof names / sizeof names[0] ? names[type]
                                                              : "unknown";
 }

@@ -4,7 +4,7 @@
  * slice its streams and address-summary keys) in memory, and seals the
  * file as format 2.0 (SPEC.md "Segment file", "Commit protocol"): header,
  * sections tiling the file in directory order (data, dictionary, slices,
- * chunks, blocks, address summary, then any extra), directory. Also undoes
+ * chunks, blocks, address summary, id map, then any extra), directory. Also undoes
  * uncommitted slices for mh_writer_discard_from().
  */
 #include <errno.h>
@@ -32,6 +32,8 @@ struct mh_segw {
     /* per slice: its streams (mh_slice_stream, from sstream_first[i]), its
      * column flags (SLICE_*), its summary keys (u64, from skey_first[i]) */
     mh_buf sstreams, sstream_first, sflags, skeys, skey_first;
+    /* the id map's group records (slice and data_offset final) and data */
+    mh_buf idrecs, iddata;
     XXH3_state_t *data_hash; /* of the data section so far */
     mh_rows cols;        /* for reading slices back (discard) */
     uint8_t *raw;
@@ -95,6 +97,7 @@ int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
     size_t c0 = w->chunks.n, b0 = w->blocks.n, s0 = w->slices.n;
     size_t st0 = w->sstreams.n, stf0 = w->sstream_first.n, f0 = w->sflags.n;
     size_t k0 = w->skeys.n, kf0 = w->skey_first.n;
+    size_t ir0 = w->idrecs.n, id0 = w->iddata.n;
     uint32_t stfirst = (uint32_t)(st0 / sizeof(mh_slice_stream));
     uint32_t kfirst = (uint32_t)(k0 / 8u);
     uint8_t flags = (uint8_t)((b->has_stream ? SLICE_STREAM : 0) |
@@ -111,10 +114,20 @@ int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
         mh_buf_append(&w->sstream_first, &stfirst, sizeof stfirst) != MH_OK ||
         mh_buf_append(&w->sflags, &flags, 1) != MH_OK ||
         mh_buf_append(&w->skeys, b->sum_keys.p, b->sum_keys.n) != MH_OK ||
-        mh_buf_append(&w->skey_first, &kfirst, sizeof kfirst) != MH_OK)
+        mh_buf_append(&w->skey_first, &kfirst, sizeof kfirst) != MH_OK ||
+        mh_buf_append(&w->idrecs, b->idmap_recs.p, b->idmap_recs.n) != MH_OK ||
+        mh_buf_append(&w->iddata, b->idmap_data.p, b->idmap_data.n) != MH_OK)
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for the index of %s",
                           w->name);
     if (rc == MH_OK) {
+        /* the id map's groups: this slice's index, offsets in the segment's
+         * data area */
+        for (size_t off = ir0; off < w->idrecs.n; off += MHF_IDMAP_GROUP_SIZE) {
+            uint8_t *r = w->idrecs.p + off;
+            mhf_store_u32(r + MHF_IDMAP_G_SLICE, (uint32_t)NSLICES(w));
+            mhf_store_u64(r + MHF_IDMAP_G_DATA_OFFSET,
+                          mhf_load_u64(r + MHF_IDMAP_G_DATA_OFFSET) + id0);
+        }
         for (size_t off = b0; off < w->blocks.n; off += MHF_BLOCK_SIZE) {
             uint8_t *r = w->blocks.p + off + MHF_BLOCK_OFFSET;
             mhf_store_u64(r, mhf_load_u64(r) + w->data_end);
@@ -143,6 +156,8 @@ int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
         w->sflags.n = f0;
         w->skeys.n = k0;
         w->skey_first.n = kf0;
+        w->idrecs.n = ir0;
+        w->iddata.n = id0;
         return rc;
     }
     w->data_end += b->data.n;
@@ -303,6 +318,15 @@ int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
     w->sflags.n = i;
     w->skeys.n = (size_t)((const uint32_t *)w->skey_first.p)[i] * 8u;
     w->skey_first.n = i * sizeof(uint32_t);
+    /* the id map's groups of slices i..: records are in slice order */
+    size_t gi = 0, ng = w->idrecs.n / MHF_IDMAP_GROUP_SIZE;
+    while (gi < ng && mhf_load_u32(w->idrecs.p + gi * MHF_IDMAP_GROUP_SIZE +
+                                   MHF_IDMAP_G_SLICE) < i)
+        gi++;
+    if (gi < ng)
+        w->iddata.n = (size_t)mhf_load_u64(w->idrecs.p + gi * MHF_IDMAP_GROUP_SIZE +
+                                           MHF_IDMAP_G_DATA_OFFSET);
+    w->idrecs.n = gi * MHF_IDMAP_GROUP_SIZE;
     w->count = id_from - w->cfg.id_first;
     w->t_last = i ? mhf_load_u64(w->slices.p + (i - 1) * MHF2_SLICE_SIZE +
                                  MHF_SLICE_T_LAST)
@@ -450,7 +474,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         any_stream |= w->sflags.p[i] & SLICE_STREAM;
         any_pc |= w->sflags.p[i] & SLICE_PC;
     }
-    MH_CHECK(si->nextra <= MAX_SEAL_SECTIONS - 6, MH_EINVAL, d, 0,
+    MH_CHECK(si->nextra <= MAX_SEAL_SECTIONS - 7, MH_EINVAL, d, 0,
              "%zu extra sections", si->nextra);
     mh_dict_stream *streams;
     size_t nstreams;
@@ -482,6 +506,19 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
                                 "%s: %s", w->name, mh_strerror(rc));
         }
     }
+    mh_buf idmap = {0};
+    if (rc == MH_OK && w->idrecs.n && nsl > 0) {
+        rc = mh_idmap_serialize(w->cfg.idmap_group_ids, w->idrecs.p,
+                                (uint32_t)(w->idrecs.n / MHF_IDMAP_GROUP_SIZE),
+                                w->iddata.p, w->iddata.n, &idmap);
+        if (rc != MH_OK) {
+            free(dict);
+            mh_buf_free(&summary);
+            mh_buf_free(&idmap);
+            return mh_diag_fail(d, rc, 0, "cannot build the id map of %s: %s",
+                                w->name, mh_strerror(rc));
+        }
+    }
     /* the sections after the data, in directory order */
     seal_sec sec[MAX_SEAL_SECTIONS];
     size_t ns = 0;
@@ -501,6 +538,8 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     if (summary.n)
         sec[ns++] = (seal_sec){MHF_SECT_SUMMARY, 0, 0, 0, summary.p,
                                      summary.n};
+    if (idmap.n)
+        sec[ns++] = (seal_sec){MHF_SECT_IDMAP, 0, 0, 0, idmap.p, idmap.n};
     for (size_t i = 0; i < si->nextra; i++) {
         const mh_extra_section *x = &si->extra[i];
         sec[ns++] = (seal_sec){x->type, x->flags, x->recsz, x->count,
@@ -528,6 +567,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         mh_diag_os(d, rc, "cannot write the index of", w->tmp_path);
     free(dict);
     mh_buf_free(&summary);
+    mh_buf_free(&idmap);
     uint8_t h[MHF_SEG_HEADER_SIZE] = {0};
     memcpy(h, MHF_SEG_MAGIC, 8);
     mhf_store_u16(h + MHF_SEG_MAJOR, MHF_VERSION_MAJOR);
@@ -601,6 +641,8 @@ void mh_segw_destroy(mh_segw *w) {
     mh_buf_free(&w->sflags);
     mh_buf_free(&w->skeys);
     mh_buf_free(&w->skey_first);
+    mh_buf_free(&w->idrecs);
+    mh_buf_free(&w->iddata);
     XXH3_freeState(w->data_hash);
     free(w);
 }

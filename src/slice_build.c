@@ -273,6 +273,7 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
     w->chunks.n = w->blocks.n = w->data.n = 0;
     w->raw_total = 0;
     w->sum_keys.n = 0;
+    w->idmap_recs.n = w->idmap_data.n = 0;
     uint32_t op_n[MHF_OP_COUNT] = {0}, any = 0, pc = 0;
     for (uint32_t i = 0; i < n; i++) {
         op_n[a[i].op]++;
@@ -316,6 +317,8 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
     memcpy(w->tmpv, cnt, (size_t)nck * sizeof *cnt);
     for (uint32_t i = 0; i < n; i++)
         w->perm[w->tmpv[w->chunk_of[i]]++] = i;
+    /* the id map's labels: the chunk of each id offset (idmap_build.c) */
+    MH_TRY(mh_idmap_build_slice(w, w->chunk_of, n, nck));
     /* chunk records */
     uint8_t rec[MHF_CHUNK_SIZE];
     for (uint32_t c = 0; c < nck; c++) {
@@ -379,6 +382,7 @@ int mh_builder_create(const mh_segw_config *cfg, mh_builder **out) {
     w->chunk_min_accesses = cfg->chunk_min_accesses;
     w->lz4_acceleration = cfg->lz4_acceleration;
     w->summary = cfg->summary;
+    w->idmap_g = cfg->idmap_group_ids;
     int rc = mh_rows_reserve(&w->cols, w->rows_per_block);
     if (rc == MH_OK) {
         w->raw_cap = mh_block_raw_bound(w->rows_per_block);
@@ -418,6 +422,10 @@ void mh_builder_destroy(mh_builder *w) {
     mh_buf_free(&w->chunks);
     mh_buf_free(&w->blocks);
     mh_buf_free(&w->sum_keys);
+    mh_buf_free(&w->idmap_recs);
+    mh_buf_free(&w->idmap_data);
+    free(w->idmap_raw);
+    free(w->idmap_comp);
     free(w->streams);
     free(w->stream_slot);
     free(w);

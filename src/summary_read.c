@@ -19,7 +19,7 @@
 #include "internal.h"
 
 /* Highest minor of 2.x this reader knows (the one reserved/size rule). */
-#define KNOWN_MINOR 0u
+#define KNOWN_MINOR MHF_VERSION_MINOR
 
 /* The view of a section whose header is known to be good. */
 static void fill_view(const uint8_t *p, mh_sum_view *out) {

@@ -37,6 +37,7 @@ void mh_writer_options_init(mh_writer_options *opt) {
     opt->commit_accesses = (uint64_t)1 << 24;
     opt->background = 2;
     opt->reorder_window = (uint64_t)1 << 20;
+    opt->id_map = 1;
 }
 
 /* A builder thread: builds queued slices, then appends them to the segment
@@ -124,6 +125,7 @@ static int ensure_segment(mh_writer *w) {
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
         .summary = mh_summary_hooks_default(),
+        .idmap_group_ids = w->opt.id_map ? MH_IDMAP_GROUP_IDS : 0,
     };
     return mh_segw_create(&cfg, &w->segw, &w->err);
 }
@@ -301,6 +303,7 @@ static int start_builders(mh_writer *w) {
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
         .summary = mh_summary_hooks_default(),
+        .idmap_group_ids = w->opt.id_map ? MH_IDMAP_GROUP_IDS : 0,
     };
     int nb = w->opt.background ? w->opt.background : 1;
     for (int i = 0; i < nb; i++)
@@ -346,8 +349,10 @@ static const char *bad_option(const mh_writer_options *o) {
         return "lz4_acceleration below 1";
     if (o->background < 0 || o->background > MAX_BUILDERS)
         return "background out of range (0 .. 8)";
-    if (o->reserved != 0)
+    if (o->reserved != 0 || o->reserved2 != 0)
         return "reserved field not zero";
+    if (o->id_map > 1)
+        return "id_map is neither 0 nor 1";
     return NULL;
 }
 

@@ -9,7 +9,7 @@
  *     dictionary table or column without its required bit) and what it may
  *     not is refused (the same with the bit: MH_EVERSION);
  *   - the one reserved/size rule both ways (a longer slice record and a
- *     reserved header byte: MH_ECORRUPT at minor 0, read at minor 1);
+ *     reserved header byte: MH_ECORRUPT at minors 0 and 1, read at minor 2);
  *   - fsck finds nothing in a good segment and names a wrong stream mask
  *     and a wrong stream count.
  */
@@ -249,7 +249,7 @@ static void test_round_trip(int plain_prefix, int with_pc_only) {
     write_store(&b, a, n, 700, &si);
     mh_seg seg;
     open_seg(&b, &seg, MH_OK);
-    CHECK(seg.major == 2 && seg.minor == 0);
+    CHECK(seg.major == 2 && seg.minor == MHF_VERSION_MINOR);
     CHECK(seg.dict.has_stream_col == 1 && seg.dict.has_pc_col == 1);
     read_all(&seg, back, n);
     for (size_t i = 0; i < n; i++)
@@ -512,10 +512,13 @@ static void size_rule(const char *what, uint16_t minor, int reserved,
 static void test_size_rule(void) {
     size_rule("rewritten as it was", 0, 0, 0, MH_OK);
     size_rule("minor 0, longer slice records", 0, 0, 8, MH_ECORRUPT);
-    size_rule("minor 1, longer slice records", 1, 0, 8, MH_OK);
+    size_rule("this minor, longer slice records", MHF_VERSION_MINOR, 0, 8, MH_ECORRUPT);
+    size_rule("a later minor, longer slice records", MHF_VERSION_MINOR + 1, 0, 8, MH_OK);
     size_rule("minor 0, reserved header byte", 0, 1, 0, MH_ECORRUPT);
-    size_rule("minor 1, reserved header byte", 1, 1, 0, MH_OK);
-    size_rule("minor 1, shorter slice records", 1, 0, (uint32_t)-8, MH_ECORRUPT);
+    size_rule("this minor, reserved header byte", MHF_VERSION_MINOR, 1, 0, MH_ECORRUPT);
+    size_rule("a later minor, reserved header byte", MHF_VERSION_MINOR + 1, 1, 0, MH_OK);
+    size_rule("a later minor, shorter slice records", MHF_VERSION_MINOR + 1, 0,
+              (uint32_t)-8, MH_ECORRUPT);
 }
 
 /* ---- fsck names wrong masks and counts --------------------------------- */

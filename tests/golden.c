@@ -64,7 +64,8 @@ static uint32_t mask_of(uint64_t first, uint64_t n) {
 
 /* The store's stream and window tables (SPEC.md 8) and the queries that
  * filter on them (8.3), against tiny_input.h. */
-static void check_streams_windows(const mh_reader *r, int v2) {
+/* idmap: the segments carry the id map (2.1 and what derives from it). */
+static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
     size_t ns = mh_reader_stream_count(r);
     CHECKF(ns == (v2 ? TINY_STREAMS : 1u), "%zu streams", ns);
     for (size_t i = 0; i < ns; i++) {
@@ -175,7 +176,7 @@ static void check_streams_windows(const mh_reader *r, int v2) {
         for (size_t i = 0; i < n; i++) {
             mh_section_info x = {.struct_size = sizeof x};
             CHECK_OK(mh_reader_section_info(r, seg, i, &x));
-            int is_known = x.type >= 1 && x.type <= 6;
+            int is_known = x.type >= 1 && x.type <= 7;
             CHECKF(x.offset == at && (!is_known || x.type == known + 1) &&
                        x.flags == (x.type <= 5),
                    "segment %zu section %zu: type %u at %llu flags %u", seg, i, x.type,
@@ -183,7 +184,8 @@ static void check_streams_windows(const mh_reader *r, int v2) {
             known += is_known;
             at += x.size;
         }
-        CHECKF(known == (v2 ? 6u : 5u), "segment %zu: %u known sections", seg, known);
+        CHECKF(known == (v2 ? (idmap ? 7u : 6u) : 5u), "segment %zu: %u known sections", seg,
+               known);
     }
 }
 
@@ -201,7 +203,9 @@ static void check_seg_info_12(const mh_segment_info *si, int v2, int seg) {
            "segment %d: address summary of %llu bytes", seg,
            (unsigned long long)si->summary_bytes);
 }
-static void check_tiny(const char *store, int v2) {
+/* store: tiny.store as 2.1 (v2, minor 1: with the id map), 2.0 (v2,
+ * minor 0: format/golden/v2.0) or 1.0 (v1). */
+static void check_tiny(const char *store, int v2, unsigned minor) {
     snprintf(tu_context, sizeof tu_context, "%.400s", store);
     load_expected(v2);
     mh_reader *r = NULL;
@@ -212,11 +216,14 @@ static void check_tiny(const char *store, int v2) {
     CHECK_OK(mh_reader_segment_info(r, 0, &si));
     CHECK(si.id_first == 0 && si.accesses == TINY_FIRST_COMMIT && si.seq == 0);
     CHECK(si.rows_per_block == TINY_BLOCK_ACCESSES);
-    CHECK(si.version_major == (v2 ? 2u : 1u) && si.version_minor == 0);
+    CHECK(si.version_major == (v2 ? 2u : 1u) && si.version_minor == minor);
     check_seg_info_12(&si, v2, 0);
+    CHECKF(minor >= 1 ? si.idmap_bytes > 0 : si.idmap_bytes == 0, "id map of %llu bytes",
+           (unsigned long long)si.idmap_bytes);
     CHECK_OK(mh_reader_segment_info(r, 1, &si));
     CHECK(si.id_first == TINY_FIRST_COMMIT && si.accesses == TINY_COUNT - TINY_FIRST_COMMIT);
     check_seg_info_12(&si, v2, 1);
+    CHECK(si.version_minor == minor && (minor >= 1) == (si.idmap_bytes > 0));
 
     /* the column table (SPEC.md 7.3) of the newest segment: segment 1 has
      * stream 0 only but pcs, so the stream column too (it precedes pc) */
@@ -306,7 +313,7 @@ static void check_tiny(const char *store, int v2) {
     }
     tu_random_queries(r, g_all, TINY_COUNT, 3000, 2024);
 
-    check_streams_windows(r, v2);
+    check_streams_windows(r, v2, minor >= 1);
 
     /* metadata of the newest segment */
     CHECK(mh_reader_meta_count(r) == TINY_META_FINAL_COUNT);
@@ -545,7 +552,7 @@ static void check_variant(const char *dir, const expect *x) {
             CHECK(total == TINY_COUNT);
             tu_check_stats(r, g_all, TINY_COUNT);
             if (x->verify == MH_OK) /* valid: newer minors read as the same store */
-                check_streams_windows(r, 1);
+                check_streams_windows(r, 1, 1);
         }
         /* a query narrow enough for the address summary */
         mh_query nq;
@@ -643,13 +650,16 @@ static void copy_golden(const char *golden, const char *work) {
     tu_join(a, sizeof a, golden, "tiny.store");
     tu_join(b, sizeof b, work, "tiny.store");
     copy_store_dir(a, b);
-    char va[4096], vb[4096];
-    tu_join(va, sizeof va, golden, "v1");
-    tu_join(vb, sizeof vb, work, "v1");
-    CHECKF(mkdir(vb, 0755) == 0, "cannot create %s", vb);
-    tu_join(a, sizeof a, va, "tiny.store");
-    tu_join(b, sizeof b, vb, "tiny.store");
-    copy_store_dir(a, b);
+    static const char *const kept[] = {"v1", "v2.0"}; /* never regenerated */
+    for (size_t k = 0; k < 2; k++) {
+        char va[4096], vb[4096];
+        tu_join(va, sizeof va, golden, kept[k]);
+        tu_join(vb, sizeof vb, work, kept[k]);
+        CHECKF(mkdir(vb, 0755) == 0, "cannot create %s", vb);
+        tu_join(a, sizeof a, va, "tiny.store");
+        tu_join(b, sizeof b, vb, "tiny.store");
+        copy_store_dir(a, b);
+    }
     char ca[4096], cb[4096];
     tu_join(ca, sizeof ca, golden, "corrupt");
     tu_join(cb, sizeof cb, work, "corrupt");
@@ -682,11 +692,16 @@ int main(int argc, char **argv) {
     tu_mkdtemp(work, sizeof work, "golden-copy");
     copy_golden(golden, work);
     tu_join(tiny, sizeof tiny, work, "tiny.store");
-    check_tiny(tiny, 1);
+    check_tiny(tiny, 1, 1);
+    /* the 2.0 store, kept as committed: it opens and answers the same */
+    char v20[4096];
+    tu_join(v20, sizeof v20, work, "v2.0");
+    tu_join(tiny, sizeof tiny, v20, "tiny.store");
+    check_tiny(tiny, 1, 0);
     char v1[4096];
     tu_join(v1, sizeof v1, work, "v1");
     tu_join(tiny, sizeof tiny, v1, "tiny.store");
-    check_tiny(tiny, 0);
+    check_tiny(tiny, 0, 0);
     regenerate(golden, gen);
     check_corrupt(work);
     tu_rmtree(work);

@@ -302,8 +302,8 @@ static void check_corruptions(const uint8_t *good, size_t size, uint32_t nslices
     memcpy(p, good, size);
     p[MHF_SUM_RESERVED0] = 1;
     e0[MHF_SUM_E_RESERVED] = 7;
-    CHECK_OK(mh_summary_parse(p, size, 0, 1, nslices, &v, &d));
-    CHECK_RC(mh_summary_parse(p, size, 0, 0, nslices, &v, &d), MH_ECORRUPT);
+    CHECK_OK(mh_summary_parse(p, size, 0, MHF_VERSION_MINOR + 1, nslices, &v, &d));
+    CHECK_RC(mh_summary_parse(p, size, 0, MHF_VERSION_MINOR, nslices, &v, &d), MH_ECORRUPT);
     free(p);
 #undef BAD
 }

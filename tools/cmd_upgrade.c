@@ -1,6 +1,6 @@
 /*
- * cmd_upgrade.c - `memhist upgrade`: a format 1.0 store rewritten as a new
- * format 2.0 store.
+ * cmd_upgrade.c - `memhist upgrade`: a format 1.0 or 2.0 store rewritten as
+ * a new store of the format this memhist writes (2.1: with the id map).
  *
  * A 2.0 writer never appends to a 1.0 store (its segments could not be
  * listed in a 2.0 MANIFEST), so an old store that must grow is copied:
@@ -15,14 +15,14 @@
 
 static const char synopsis[] = "memhist upgrade SRC DST [--quiet]";
 static const char help[] =
-    "Rewrites SRC, a store of format 1.0, as DST, a new store of the format this\n"
-    "memhist writes (2.0): the same accesses with the same ids, and the same\n"
-    "metadata. SRC is not modified; DST must not exist. A store that is\n"
-    "already format 2.0 is refused.\n\n"
+    "Rewrites SRC, a store of format 1.0 or 2.0, as DST, a new store of the\n"
+    "format this memhist writes (2.1, with the id map): the same accesses with\n"
+    "the same ids, and the same metadata. SRC is not modified; DST must not\n"
+    "exist. A store whose segments are all format 2.1 already is refused.\n\n"
     "options:\n"
     "  -q, --quiet   no progress, no summary\n"
     "  -h, --help    this help\n\n"
-    "Exit status: 0 upgraded, 1 failed (SRC is already 2.0 or cannot be read,\n"
+    "Exit status: 0 upgraded, 1 failed (SRC is already 2.1 or cannot be read,\n"
     "DST exists, a write failed; DST is removed), 2 bad usage.\n";
 
 static int run(int argc, char **argv);
@@ -54,6 +54,7 @@ static int run(int argc, char **argv) {
         return cli_fail(cmd, "cannot open store '%s': %s", src, cli_open_error(rc, err));
     /* a store's segments all have its MANIFEST's major version */
     size_t nseg = mh_reader_segment_count(r);
+    unsigned old_major = MH_FORMAT_MAJOR, old_minor = MH_FORMAT_MINOR;
     for (size_t i = 0; i < nseg; i++) {
         mh_segment_info si = {.struct_size = sizeof si};
         rc = mh_reader_segment_info(r, i, &si);
@@ -62,11 +63,16 @@ static int run(int argc, char **argv) {
             mh_reader_close(r);
             return cli_fail(cmd, "%s", cli_lib_error(rc, err));
         }
-        if (si.version_major != 1) {
-            mh_reader_close(r);
-            return cli_fail(cmd, "'%s' is format %u.%u, not 1.0: nothing to upgrade", src,
-                            si.version_major, si.version_minor);
+        if (si.version_major < old_major ||
+            (si.version_major == old_major && si.version_minor < old_minor)) {
+            old_major = si.version_major;
+            old_minor = si.version_minor;
         }
+    }
+    if (nseg > 0 && old_major == MH_FORMAT_MAJOR && old_minor >= MH_FORMAT_MINOR) {
+        mh_reader_close(r);
+        return cli_fail(cmd, "'%s' is format %u.%u: nothing to upgrade", src, old_major,
+                        old_minor);
     }
     if (cli_exists(dst)) {
         mh_reader_close(r);
@@ -115,8 +121,9 @@ static int run(int argc, char **argv) {
         } else {
             status = CLI_OK;
             if (!quiet)
-                fprintf(stderr, "upgraded %s (format 1.0, %" PRIu64 " accesses) to %s (format %d.%d)\n",
-                        src, copied, dst, MH_FORMAT_MAJOR, MH_FORMAT_MINOR);
+                fprintf(stderr, "upgraded %s (format %u.%u, %" PRIu64 " accesses) to %s (format %d.%d)\n",
+                        src, old_major, old_minor, copied, dst, MH_FORMAT_MAJOR,
+                        MH_FORMAT_MINOR);
         }
     }
     mh_reader_close(r);

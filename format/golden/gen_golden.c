@@ -321,7 +321,8 @@ static void m_segment_byte_order(const char *s) {
 }
 static void m_segment_incompat_flag(const char *s) { set_header(s, SEG0, MHF_SEG_FLAGS, 4, 1); }
 static void m_segment_newer_minor(const char *s) {
-    set_header(s, SEG0, MHF_SEG_MINOR, 2, 1);
+    /* minor 2: newer than this reader's 2.1 */
+    set_header(s, SEG0, MHF_SEG_MINOR, 2, MHF_VERSION_MINOR + 1);
     set_header(s, SEG0, MHF_SEG_FLAGS, 4, 1u << 16); /* a compatible flag */
 }
 static void m_segment_header_flip(const char *s) { flip(s, SEG1, MHF_SEG_COUNT, 0x01); }
@@ -578,7 +579,7 @@ static void future_dict(se_dict *d) {
     t->data.len = sizeof body;
 }
 static void future_segment(se_seg *g) {
-    mhf_store_u16(g->hdr + MHF_SEG_MINOR, 1);
+    mhf_store_u16(g->hdr + MHF_SEG_MINOR, MHF_VERSION_MINOR + 1);
     mhf_store_u32(g->hdr + MHF_SEG_FLAGS, 1u << 17); /* a compatible flag */
     mhf_store_u32(g->hdr + 108, 0x21212121);          /* reserved0 */
     memset(g->hdr + 136, 0x21, 112);                  /* reserved1 */
@@ -627,7 +628,7 @@ static void future_segment(se_seg *g) {
 static void m_future_minor(const char *s) {
     edit_segment(s, SEG0, future_segment);
     edit_segment(s, SEG1, future_segment);
-    rewrite_manifest(s, 72, 80, 1, 0x21);
+    rewrite_manifest(s, 72, 80, MHF_VERSION_MINOR + 1, 0x21);
     set_manifest(s, MHF_MAN_FLAGS, 4, 1u << 16);
     set_manifest(s, MHF_MAN_RESERVED, 8, 0x2121212121212121ull);
 }

@@ -1,0 +1,236 @@
+/*
+ * idmap_read.c - the id map's reading half (SPEC.md "Id map", section 7):
+ * the section checked in place on the first query of a segment that uses
+ * it (checksum, header, every group record against the slice records), and
+ * one group's labels decoded on demand.
+ *
+ * The structure check is O(groups + slices) once per reader; afterwards a
+ * group is found by a binary search over the records (sorted by slice) and
+ * decoded with one LZ4 call: a 8192-id group of u8 labels is ~1.5 KiB of
+ * compressed bytes read and 8 KiB written.
+ */
+#include <string.h>
+
+#include <lz4.h>
+
+#include "internal.h"
+
+/* Type 7 means the id map from minor 1 on; in a 2.0 file it is an unknown
+ * optional section, which a 2.0 reader skips and so does this one. */
+int mh_idmap_present(const mh_seg *seg) {
+    const mh_section *sec;
+    return seg->major == 2 && seg->minor >= 1 &&
+           mh_seg_section(seg, MHF_SECT_IDMAP, &sec) == MH_OK;
+}
+
+static void fill_view(const uint8_t *p, uint64_t base_off, mh_idmap_view *v) {
+    v->g = mhf_load_u32(p + MHF_IDMAP_GROUP_IDS);
+    v->ngroups = mhf_load_u32(p + MHF_IDMAP_GROUP_COUNT);
+    v->group_size = mhf_load_u32(p + MHF_IDMAP_GROUP_SIZE_OFF);
+    v->data_bytes = mhf_load_u64(p + MHF_IDMAP_DATA_BYTES);
+    v->recs = p + MHF_IDMAP_HEADER_SIZE;
+    v->data = v->recs + (size_t)v->ngroups * v->group_size;
+    v->off = base_off;
+}
+
+static uint8_t width_for(uint32_t nck) {
+    return nck <= 256u ? 1 : nck <= 65536u ? 2 : 4;
+}
+
+int mh_idmap_parse(const mh_seg *seg, const uint8_t *p, uint64_t size,
+                   uint64_t base_off, mh_idmap_view *out, mh_diag *d) {
+    /* the one reserved/size rule (SPEC.md 12.1) */
+    int later = seg->minor > MHF_VERSION_MINOR;
+    MH_CHECK(size >= MHF_IDMAP_HEADER_SIZE, MH_ECORRUPT, d, base_off,
+             "id map: %llu bytes, less than its %u-byte header",
+             (unsigned long long)size, MHF_IDMAP_HEADER_SIZE);
+    uint32_t g = mhf_load_u32(p + MHF_IDMAP_GROUP_IDS);
+    uint32_t ng = mhf_load_u32(p + MHF_IDMAP_GROUP_COUNT);
+    uint32_t gsz = mhf_load_u32(p + MHF_IDMAP_GROUP_SIZE_OFF);
+    uint64_t db = mhf_load_u64(p + MHF_IDMAP_DATA_BYTES);
+    MH_CHECK(g >= MHF_IDMAP_G_MIN && g <= MHF_IDMAP_G_MAX, MH_ECORRUPT, d,
+             base_off + MHF_IDMAP_GROUP_IDS,
+             "id map: group_ids %u outside %u .. %u", g, MHF_IDMAP_G_MIN,
+             MHF_IDMAP_G_MAX);
+    MH_CHECK(later ? gsz >= MHF_IDMAP_GROUP_SIZE : gsz == MHF_IDMAP_GROUP_SIZE,
+             MH_ECORRUPT, d, base_off + MHF_IDMAP_GROUP_SIZE_OFF,
+             "id map: group_size %u, expected %s%u", gsz,
+             later ? "at least " : "", MHF_IDMAP_GROUP_SIZE);
+    MH_CHECK(later || (mhf_load_u32(p + MHF_IDMAP_RESERVED0) == 0 &&
+                       mhf_load_u64(p + MHF_IDMAP_RESERVED1) == 0),
+             MH_ECORRUPT, d, base_off + MHF_IDMAP_RESERVED0,
+             "id map: reserved header field not zero");
+    uint64_t recs = (uint64_t)ng * gsz, room = size - MHF_IDMAP_HEADER_SIZE;
+    MH_CHECK(recs <= room && db == room - recs, MH_ECORRUPT, d, base_off,
+             "id map: %llu bytes, its header says %llu (%u groups of %u bytes, "
+             "%llu data bytes)", (unsigned long long)size,
+             (unsigned long long)(MHF_IDMAP_HEADER_SIZE + recs + db), ng, gsz,
+             (unsigned long long)db);
+    const uint8_t *rp = p + MHF_IDMAP_HEADER_SIZE;
+    /* every slice has exactly ceil(count / G) groups, in (slice, id_offset)
+     * order, data_offsets tiling the data area */
+    uint32_t i = 0;
+    uint64_t next = 0;
+    for (uint32_t s = 0; s < seg->nslices; s++) {
+        mh_slice sl;
+        mh_seg_slice(seg, s, &sl);
+        uint8_t width = width_for(sl.chunk_count);
+        for (uint32_t x = 0; x < sl.count; x += g, i++) {
+            uint32_t want = sl.count - x < g ? sl.count - x : g;
+            MH_CHECK(i < ng, MH_ECORRUPT, d, base_off + MHF_IDMAP_GROUP_COUNT,
+                     "id map: %u groups, too few for the segment's slices "
+                     "(slice %u id offset %u has none)", ng, s, x);
+            const uint8_t *r = rp + (size_t)i * gsz;
+            uint64_t roff = base_off + MHF_IDMAP_HEADER_SIZE + (uint64_t)i * gsz;
+            uint32_t rs = mhf_load_u32(r + MHF_IDMAP_G_SLICE);
+            uint32_t rx = mhf_load_u32(r + MHF_IDMAP_G_ID_OFFSET);
+            MH_CHECK(rs == s && rx == x, MH_ECORRUPT, d, roff + MHF_IDMAP_G_SLICE,
+                     "id map: group %u is of slice %u id offset %u, expected "
+                     "slice %u id offset %u", i, rs, rx, s, x);
+            uint32_t cnt = mhf_load_u32(r + MHF_IDMAP_G_COUNT);
+            MH_CHECK(cnt == want, MH_ECORRUPT, d, roff + MHF_IDMAP_G_COUNT,
+                     "id map: group %u (slice %u id offset %u): count %u, "
+                     "expected %u", i, s, x, cnt, want);
+            MH_CHECK(r[MHF_IDMAP_G_WIDTH] == width, MH_ECORRUPT, d,
+                     roff + MHF_IDMAP_G_WIDTH,
+                     "id map: group %u (slice %u): width %u, expected %u for "
+                     "%u chunks", i, s, r[MHF_IDMAP_G_WIDTH], width,
+                     sl.chunk_count);
+            MH_CHECK(later || (r[MHF_IDMAP_G_RESERVED0] == 0 &&
+                               r[MHF_IDMAP_G_RESERVED0 + 1] == 0 &&
+                               r[MHF_IDMAP_G_RESERVED0 + 2] == 0 &&
+                               mhf_load_u32(r + MHF_IDMAP_G_RESERVED1) == 0),
+                     MH_ECORRUPT, d, roff + MHF_IDMAP_G_RESERVED0,
+                     "id map: group %u: reserved bytes not zero", i);
+            uint64_t doff = mhf_load_u64(r + MHF_IDMAP_G_DATA_OFFSET);
+            uint32_t cs = mhf_load_u32(r + MHF_IDMAP_G_COMP_SIZE);
+            MH_CHECK(doff == next, MH_ECORRUPT, d, roff + MHF_IDMAP_G_DATA_OFFSET,
+                     "id map: group %u: data_offset %llu, expected %llu (groups "
+                     "tile the data area)", i, (unsigned long long)doff,
+                     (unsigned long long)next);
+            MH_CHECK(cs >= 1 && cs <= db - next, MH_ECORRUPT, d,
+                     roff + MHF_IDMAP_G_COMP_SIZE,
+                     "id map: group %u: comp_size %u at data offset %llu "
+                     "outside the %llu data bytes", i, cs,
+                     (unsigned long long)doff, (unsigned long long)db);
+            next += cs;
+        }
+    }
+    MH_CHECK(i == ng, MH_ECORRUPT, d, base_off + MHF_IDMAP_GROUP_COUNT,
+             "id map: %u groups, the segment's slices make %u", ng, i);
+    MH_CHECK(next == db, MH_ECORRUPT, d, base_off + MHF_IDMAP_DATA_BYTES,
+             "id map: groups end at data byte %llu of %llu",
+             (unsigned long long)next, (unsigned long long)db);
+    fill_view(p, base_off, out);
+    return MH_OK;
+}
+
+int mh_idmap_view_get(const mh_seg *seg, mh_idmap_view *out, mh_diag *d) {
+    const mh_section *sec;
+    if (!mh_idmap_present(seg) ||
+        mh_seg_section(seg, MHF_SECT_IDMAP, &sec) != MH_OK)
+        return MH_ENOTFOUND;
+    const uint8_t *p = seg->base + sec->offset;
+    /* checked once per reader; a segment that failed is checked again on
+     * each use, so each failing query says why */
+    if (atomic_load_explicit(&((mh_seg *)seg)->idmap_ok, memory_order_acquire)) {
+        fill_view(p, sec->offset, out);
+        return MH_OK;
+    }
+    if (MH_CHECKSUMS_ENFORCED) {
+        uint64_t sum = mh_hash(p, sec->size);
+        MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
+                 "id map at byte %llu: checksum mismatch: stored 0x%016llx, "
+                 "computed 0x%016llx", (unsigned long long)sec->offset,
+                 (unsigned long long)sec->sum, (unsigned long long)sum);
+    }
+    int rc = mh_idmap_parse(seg, p, sec->size, sec->offset, out, d);
+    if (rc != MH_OK) {
+        if (d)
+            mh_diag_prefix(d, "id map at byte %llu",
+                           (unsigned long long)sec->offset);
+        return rc;
+    }
+    atomic_store_explicit(&((mh_seg *)seg)->idmap_ok, 1, memory_order_release);
+    return MH_OK;
+}
+
+uint32_t mh_idmap_first_group(const mh_idmap_view *v, uint32_t s) {
+    uint32_t lo = 0, hi = v->ngroups;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (mhf_load_u32(v->recs + (size_t)mid * v->group_size +
+                         MHF_IDMAP_G_SLICE) < s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int mh_idmap_decode(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
+                    uint32_t *labels, mh_diag *d) {
+    const uint8_t *r = v->recs + (size_t)grp * v->group_size;
+    uint32_t s = mhf_load_u32(r + MHF_IDMAP_G_SLICE);
+    uint32_t x0 = mhf_load_u32(r + MHF_IDMAP_G_ID_OFFSET);
+    uint32_t cnt = mhf_load_u32(r + MHF_IDMAP_G_COUNT);
+    uint32_t cs = mhf_load_u32(r + MHF_IDMAP_G_COMP_SIZE);
+    unsigned width = r[MHF_IDMAP_G_WIDTH];
+    uint64_t doff = mhf_load_u64(r + MHF_IDMAP_G_DATA_OFFSET);
+    uint64_t at = v->off + (uint64_t)(v->data - v->recs) + MHF_IDMAP_HEADER_SIZE +
+                  doff;
+    /* the parse bounded cnt by G <= MH_IDMAP_GROUP_MAX and width to 1, 2, 4:
+     * the packed labels go at the end of labels' bytes and are widened in
+     * place from the front (label i's 4 bytes never reach packed bytes not
+     * yet read) */
+    size_t raw = (size_t)cnt * width;
+    uint8_t *bytes = (uint8_t *)labels;
+    uint8_t *packed = bytes + (size_t)cnt * 4u - raw;
+    int got = LZ4_decompress_safe((const char *)v->data + doff, (char *)packed,
+                                  (int)cs, (int)raw);
+    MH_CHECK(got == (int)raw, MH_ECORRUPT, d, at,
+             "id map: group %u (slice %u id offset %u) at byte %llu: LZ4 block "
+             "does not decompress to %zu bytes", grp, s, x0,
+             (unsigned long long)at, raw);
+    if (width == 1) {
+        for (uint32_t i = 0; i < cnt; i++)
+            labels[i] = packed[i];
+    } else if (width == 2) {
+        for (uint32_t i = 0; i < cnt; i++)
+            labels[i] = mhf_load_u16(packed + 2 * (size_t)i);
+    } else {
+        for (uint32_t i = 0; i < cnt; i++)
+            labels[i] = mhf_load_u32(packed + 4 * (size_t)i);
+    }
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < cnt; i++)
+        bad |= labels[i] >= nck;
+    if (bad)
+        for (uint32_t i = 0; i < cnt; i++)
+            MH_CHECK(labels[i] < nck, MH_ECORRUPT, d, at,
+                     "id map: label %u at id offset %u of slice %u is not a "
+                     "chunk of the slice", labels[i], x0 + i, s);
+    return MH_OK;
+}
+
+int mh_idmap_labels(const mh_seg *seg, uint32_t slice, uint32_t x,
+                    uint32_t *labels, uint32_t *first, uint32_t *n,
+                    mh_diag *d) {
+    mh_idmap_view v;
+    int rc = mh_idmap_view_get(seg, &v, d);
+    if (rc != MH_OK)
+        return rc;
+    MH_CHECK(slice < seg->nslices, MH_EINVAL, d, 0,
+             "id map: slice %u of a segment of %u slices", slice, seg->nslices);
+    mh_slice sl;
+    mh_seg_slice(seg, slice, &sl);
+    MH_CHECK(x < sl.count, MH_EINVAL, d, 0,
+             "id map: id offset %u of a slice of %u rows", x, sl.count);
+    uint32_t grp = mh_idmap_first_group(&v, slice) + x / v.g;
+    rc = mh_idmap_decode(&v, grp, sl.chunk_count, labels, d);
+    if (rc != MH_OK)
+        return rc;
+    *first = x / v.g * v.g;
+    *n = mhf_load_u32(v.recs + (size_t)grp * v.group_size + MHF_IDMAP_G_COUNT);
+    return MH_OK;
+}
