@@ -178,29 +178,40 @@ int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
     uint64_t cover = 0;
     uint32_t visit = 0;
     for (uint32_t k = 0; k < nck; k++) {
-        mh_chunk ch;
-        MH_TRY(mh_seg_chunk(seg, s, s->chunk_first + k, &ch, &c->diag));
+        /* the fields compared, straight from the record (checked by
+         * mh_seg_slice_check); the stream mask through the decoder */
+        const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
+        const uint64_t tf = mhf_load_u64(rec + MHF_CHUNK_T_FIRST);
+        const uint64_t tl = mhf_load_u64(rec + MHF_CHUNK_T_LAST);
+        const uint32_t xf = mhf_load_u32(rec + MHF_CHUNK_ID_FIRST);
+        const uint32_t xl = mhf_load_u32(rec + MHF_CHUNK_ID_LAST);
         if (by_t) {
-            narrow(q, s, &bo, ch.t_first, ch.id_first);
-            narrow(q, s, &bo, ch.t_last, ch.id_last);
+            narrow(q, s, &bo, tf, xf);
+            narrow(q, s, &bo, tl, xl);
         }
         c->memo[k] = UINT32_MAX;
         c->ck[k] = 0;
-        if (!(q->ops & (1u << ch.op)) || ch.phy_last < q->a || ch.phy_first > q->b ||
-            !mask_meets(q, ch.stream_mask))
+        if (!(q->ops & (1u << rec[MHF_CHUNK_OP])) ||
+            mhf_load_u64(rec + MHF_CHUNK_PHY_LAST) < q->a ||
+            mhf_load_u64(rec + MHF_CHUNK_PHY_FIRST) > q->b)
             continue;
-        cover += ch.row_count;
-        uint64_t idf = s->id_first + ch.id_first, idc = s->id_first + ch.id_last;
+        if (q->sbits) {
+            mh_chunk ch;
+            MH_TRY(mh_seg_chunk(seg, s, s->chunk_first + k, &ch, &c->diag));
+            if (!mask_meets(q, ch.stream_mask))
+                continue;
+        }
+        cover += mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT);
+        uint64_t idf = s->id_first + xf, idc = s->id_first + xl;
         /* as the chunk walk: wholly before the start, or beginning past
          * the end, it holds no match */
-        if (!in_range(q, fwd ? ch.t_last : ch.t_first, fwd ? idc : idf) ||
-            !in_end(q, fwd ? ch.t_first : ch.t_last, fwd ? idf : idc)) {
+        if (!in_range(q, fwd ? tl : tf, fwd ? idc : idf) ||
+            !in_end(q, fwd ? tf : tl, fwd ? idf : idc)) {
             c->ck[k] = 2; /* its labels are only checked against its ids */
             continue;
         }
         c->ck[k] = 1;
         visit++;
-        continue;
     }
     if (!force && (cover == 0 || cover < s->count / IDQ_COVER_DIV ||
                    visit < IDQ_PER_WANT * want + IDQ_BASE))
