@@ -29,13 +29,21 @@
 
 #include "query_int.h"
 
-/* The id path is taken when the chunk walk would visit at least this many
- * chunks per wanted row (each visit decodes a block), plus IDQ_BASE: below
- * that the chunk walk decodes no more than the id path's label group and
- * located blocks. Measured on synthetic 10^7 and the qemu sort store
- * (SPEC.md 14 step 2b; tools/bench/probe.c --idmap both). */
-#define IDQ_PER_WANT 2
-#define IDQ_BASE 8
+/* The choice, in tenths of a microsecond as measured warm and cold on
+ * synthetic 10^7 (tools/bench/probe.c --idmap both). The chunk walk pays
+ * for each chunk that can match and that the start cuts (one wholly past
+ * the start costs it little once its cutoff is set): a search of its
+ * blocks and rows, IDQ_WALK_HIT when its block is cached, IDQ_DECODE when
+ * it is decoded. The id path pays IDQ_GROUP for a label group not in the
+ * context, IDQ_FIXED for the chunk pass and bounds, and IDQ_LOCATE per
+ * wanted row (a block located, often cached). Counting every chunk the
+ * start cuts whatever the cache made 1 MiB max 1 take the id path and
+ * run 4x slower warm (its chunk walk finds its blocks cached). */
+#define IDQ_WALK_HIT 1
+#define IDQ_DECODE 20
+#define IDQ_GROUP 25
+#define IDQ_FIXED 10
+#define IDQ_LOCATE 10
 /* and the chunks that can match hold at least this fraction of the slice's
  * rows (as the wide path): sparser, the walk passes many labels per match */
 #define IDQ_COVER_DIV 8
@@ -176,45 +184,65 @@ int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
      * chunk walk would visit; their first and last rows place transitions */
     const int by_t = q->kind == MH_FROM_TRANSITION || q->end_kind == MH_END_TRANSITION;
     uint64_t cover = 0;
-    uint32_t visit = 0;
-    for (uint32_t k = 0; k < nck; k++) {
-        /* the fields compared, straight from the record (checked by
-         * mh_seg_slice_check); the stream mask through the decoder */
-        const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
-        const uint64_t tf = mhf_load_u64(rec + MHF_CHUNK_T_FIRST);
-        const uint64_t tl = mhf_load_u64(rec + MHF_CHUNK_T_LAST);
-        const uint32_t xf = mhf_load_u32(rec + MHF_CHUNK_ID_FIRST);
-        const uint32_t xl = mhf_load_u32(rec + MHF_CHUNK_ID_LAST);
-        if (by_t) {
-            narrow(q, s, &bo, tf, xf);
-            narrow(q, s, &bo, tl, xl);
-        }
-        c->memo[k] = UINT32_MAX;
-        c->ck[k] = 0;
-        if (!(q->ops & (1u << rec[MHF_CHUNK_OP])) ||
-            mhf_load_u64(rec + MHF_CHUNK_PHY_LAST) < q->a ||
-            mhf_load_u64(rec + MHF_CHUNK_PHY_FIRST) > q->b)
+    /* the id path's cost, and the chunk walk's as the chunks are met (the
+     * cache looked at only until the chunk walk costs more) */
+    const int lab_here = c->lab_seg == seg && c->lab_slice == si;
+    const uint64_t id_cost = (lab_here ? 0 : IDQ_GROUP) + IDQ_FIXED + IDQ_LOCATE * (uint64_t)want;
+    uint64_t walk_cost = 0;
+    const uint32_t R = seg->rows_per_block;
+    /* only the chunks of the requested ops meeting [A, B], found as the
+     * chunk walk finds them: a narrow range pays for a few records */
+    memset(c->ck, 0, nck);
+    for (unsigned op = 0; op < MH_OP_COUNT; op++) {
+        if (!(q->ops & (1u << op)) || s->op_counts[op] == 0)
             continue;
-        if (q->sbits) {
-            mh_chunk ch;
-            MH_TRY(mh_seg_chunk(seg, s, s->chunk_first + k, &ch, &c->diag));
-            if (!mask_meets(q, ch.stream_mask))
+        uint32_t k = mhq_first_chunk(seg, s->chunk_first, s->chunk_first + nck, op, q->a) -
+                       s->chunk_first;
+        for (; k < nck; k++) {
+            /* the fields compared, straight from the record (checked by
+             * mh_seg_slice_check); the stream mask through the decoder */
+            const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
+            if (rec[MHF_CHUNK_OP] != op || mhf_load_u64(rec + MHF_CHUNK_PHY_FIRST) > q->b)
+                break;
+            const uint64_t tf = mhf_load_u64(rec + MHF_CHUNK_T_FIRST);
+            const uint64_t tl = mhf_load_u64(rec + MHF_CHUNK_T_LAST);
+            const uint32_t xf = mhf_load_u32(rec + MHF_CHUNK_ID_FIRST);
+            const uint32_t xl = mhf_load_u32(rec + MHF_CHUNK_ID_LAST);
+            if (by_t) {
+                narrow(q, s, &bo, tf, xf);
+                narrow(q, s, &bo, tl, xl);
+            }
+            c->memo[k] = UINT32_MAX;
+            if (q->sbits) {
+                mh_chunk ch;
+                MH_TRY(mh_seg_chunk(seg, s, s->chunk_first + k, &ch, &c->diag));
+                if (!mask_meets(q, ch.stream_mask))
+                    continue;
+            }
+            cover += mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT);
+            uint64_t idf = s->id_first + xf, idc = s->id_first + xl;
+            /* as the chunk walk: wholly before the start, or beginning past
+             * the end, it holds no match */
+            if (!in_range(q, fwd ? tl : tf, fwd ? idc : idf) ||
+                !in_end(q, fwd ? tf : tl, fwd ? idf : idc)) {
+                c->ck[k] = 2; /* its labels are only checked against its ids */
                 continue;
+            }
+            c->ck[k] = 1;
+            /* the chunk walk searches (and decodes a block of) a chunk the
+             * start cuts; one wholly past the start costs it little once its
+             * cutoff is set */
+            if (!force && walk_cost <= id_cost && !in_range(q, fwd ? tf : tl, fwd ? idf : idc)) {
+                uint32_t r0 = mhf_load_u32(rec + MHF_CHUNK_ROW_FIRST);
+                uint32_t r1 = r0 + mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT) - 1;
+                int hit = mh_query_cached(c, seg, s->block_first + r0 / R) &&
+                          (r1 / R == r0 / R || mh_query_cached(c, seg, s->block_first + r1 / R));
+                walk_cost += hit ? IDQ_WALK_HIT : IDQ_DECODE;
+            }
         }
-        cover += mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT);
-        uint64_t idf = s->id_first + xf, idc = s->id_first + xl;
-        /* as the chunk walk: wholly before the start, or beginning past
-         * the end, it holds no match */
-        if (!in_range(q, fwd ? tl : tf, fwd ? idc : idf) ||
-            !in_end(q, fwd ? tf : tl, fwd ? idf : idc)) {
-            c->ck[k] = 2; /* its labels are only checked against its ids */
-            continue;
-        }
-        c->ck[k] = 1;
-        visit++;
     }
     if (!force && (cover == 0 || cover < s->count / IDQ_COVER_DIV ||
-                   visit < IDQ_PER_WANT * want + IDQ_BASE))
+                   walk_cost <= id_cost))
         return 0;
     if (by_t) {
         /* the blocks' first rows place the start more finely */
@@ -224,7 +252,6 @@ int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
                    mhf_load_u32(rec + MHF_BLOCK_FIRST_ID));
         }
     }
-    const uint32_t R = seg->rows_per_block;
     const int filtered = row_filtered(q);
     size_t n = 0;
     int have_prev = 0;
