@@ -151,6 +151,27 @@ int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
         return 0;
     const int fwd = q->dir == MH_FORWARD;
     const uint32_t nck = s->chunk_count;
+    /* the cost choice below needs more chunks meeting [A, B] than a point
+     * query has: counted first (the few records a narrow range meets), so
+     * that a slice the chunk walk keeps costs little more than its search */
+    uint32_t first[MH_OP_COUNT];
+    uint32_t meet = 0;
+    const uint32_t need = (IDQ_GROUP + IDQ_FIXED + IDQ_LOCATE * (uint32_t)want) / IDQ_DECODE;
+    for (unsigned op = 0; op < MH_OP_COUNT; op++) {
+        first[op] = nck;
+        if (!(q->ops & (1u << op)) || s->op_counts[op] == 0)
+            continue;
+        first[op] = mhq_first_chunk(seg, s->chunk_first, s->chunk_first + nck, op, q->a) -
+                    s->chunk_first;
+        for (uint32_t k = first[op]; k < nck && (force || meet <= need); k++) {
+            const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
+            if (rec[MHF_CHUNK_OP] != op || mhf_load_u64(rec + MHF_CHUNK_PHY_FIRST) > q->b)
+                break;
+            meet++;
+        }
+    }
+    if (!force && meet <= need)
+        return 0;
     if (reserve(c, nck) != MH_OK)
         MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for an id-order query");
     /* the walk's bounds: exact for ids (start, end, window), from the
@@ -194,11 +215,7 @@ int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
      * chunk walk finds them: a narrow range pays for a few records */
     memset(c->ck, 0, nck);
     for (unsigned op = 0; op < MH_OP_COUNT; op++) {
-        if (!(q->ops & (1u << op)) || s->op_counts[op] == 0)
-            continue;
-        uint32_t k = mhq_first_chunk(seg, s->chunk_first, s->chunk_first + nck, op, q->a) -
-                       s->chunk_first;
-        for (; k < nck; k++) {
+        for (uint32_t k = first[op]; k < nck; k++) {
             /* the fields compared, straight from the record (checked by
              * mh_seg_slice_check); the stream mask through the decoder */
             const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
