@@ -210,6 +210,7 @@ int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
     const int lab_here = c->lab_seg == seg && c->lab_slice == si;
     const uint64_t id_cost = (lab_here ? 0 : IDQ_GROUP) + IDQ_FIXED + IDQ_LOCATE * (uint64_t)want;
     uint64_t walk_cost = 0;
+    uint32_t last_b = UINT32_MAX; /* the block the last cut chunk ends in */
     const uint32_t R = seg->rows_per_block;
     /* only the chunks of the requested ops meeting [A, B], found as the
      * chunk walk finds them: a narrow range pays for a few records */
@@ -252,9 +253,12 @@ int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
             if (!force && walk_cost <= id_cost && !in_range(q, fwd ? tf : tl, fwd ? idf : idc)) {
                 uint32_t r0 = mhf_load_u32(rec + MHF_CHUNK_ROW_FIRST);
                 uint32_t r1 = r0 + mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT) - 1;
-                int hit = mh_query_cached(c, seg, s->block_first + r0 / R) &&
+                /* chunks in row order: small ones share a block, decoded once */
+                int hit = (r0 / R == last_b ||
+                           mh_query_cached(c, seg, s->block_first + r0 / R)) &&
                           (r1 / R == r0 / R || mh_query_cached(c, seg, s->block_first + r1 / R));
                 walk_cost += hit ? IDQ_WALK_HIT : IDQ_DECODE;
+                last_b = r1 / R;
             }
         }
     }
