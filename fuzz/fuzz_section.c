@@ -2,7 +2,9 @@
  * fuzz_section.c - one section of a real format 2.0 segment replaced by
  * arbitrary bytes: the dictionary (its typed tables: strings, columns,
  * operations, metadata, streams, stream metadata, windows), the slice array
- * (stream masks), the address summary, or a section of a type the reader
+ * (stream masks), the address summary, the id map (format 2.1: replaced
+ * whole, or the real one with bytes flipped, which reaches the label
+ * decoding and fsck's tight label check), or a section of a type the reader
  * does not know (required or not) added to the directory.
  *
  * At start-up the writer builds FUZZ_STORE_STREAMS (fuzz_build.c: three
@@ -16,6 +18,9 @@
  * when fsck calls the store clean, every query answer (the exercise of
  * fuzz_check.c, stream-set and window filters) equals the brute-force
  * answer over the full scan, and the stream and window tables describe it.
+ * The id map's labels are read group by group through mh_idmap_labels:
+ * clean by fsck means every group decodes, and a group that fails to
+ * decode with a data error means fsck found a problem.
  * When fsck finds a problem, answers may be incomplete (a summary that lies
  * consistently is only fsck's to find, SPEC.md 9) but every call still
  * fails cleanly.
@@ -121,13 +126,73 @@ static int full_scan(const mh_reader *r, fuzz_vec *all) {
     return rc;
 }
 
+/* Every group of every segment's id map through the reader's API (what a
+ * query following labels reads): MH_OK, or the first data error. */
+static int read_labels(const mh_reader *r) {
+    uint32_t *labels = fuzz_malloc(MH_IDMAP_GROUP_MAX * sizeof *labels);
+    int first_err = MH_OK;
+    for (size_t i = 0; i < 2; i++) {
+        const mh_seg *seg = NULL;
+        mh_diag d = {0, 0, ""};
+        if (mh_reader_seg(r, i, &seg, &d) != MH_OK)
+            continue; /* the segment's own damage, seen by the exercise */
+        for (uint32_t s = 0; s < seg->nslices; s++) {
+            mh_slice sl;
+            mh_seg_slice(seg, s, &sl);
+            for (uint32_t x = 0; x < sl.count;) {
+                uint32_t first = 0, n = 0;
+                int rc = mh_idmap_labels(seg, s, x, labels, &first, &n, &d);
+                if (rc == MH_ENOTFOUND)
+                    goto next_seg; /* no id map: nothing to read */
+                FUZZ_ASSERT_NAMED(rc);
+                if (rc != MH_OK) {
+                    FUZZ_ASSERT_MSG(d.msg[0] != 0, "an id map failure without a detail");
+                    if (first_err == MH_OK)
+                        first_err = rc;
+                    break;
+                }
+                FUZZ_ASSERT(first <= x && n >= 1 && x - first < n && n <= MH_IDMAP_GROUP_MAX);
+                for (uint32_t k = 0; k < n; k++)
+                    FUZZ_ASSERT_MSG(labels[k] < sl.chunk_count, "a label past the slice's chunks");
+                x = first + n;
+            }
+        }
+    next_seg:;
+    }
+    free(labels);
+    return first_err;
+}
+
+/* The real id map of the segment with bytes flipped: payload bytes taken
+ * three at a time, a 16-bit offset into the section and an XOR mask. */
+static uint8_t *mutated_idmap(int seg, const uint8_t *data, size_t len, size_t *out_len) {
+    uint64_t off = 0, size = 0;
+    uint32_t cnt = 0;
+    FUZZ_ASSERT_MSG(mhf_seg_find(g_seg[seg], g_seg_size[seg], MHF_SECT_IDMAP, &off, &size, &cnt),
+                    "the streams fixture has an id map");
+    uint8_t *m = fuzz_malloc((size_t)size);
+    memcpy(m, g_seg[seg] + off, (size_t)size);
+    for (size_t i = 0; i + 3 <= len; i += 3) {
+        size_t at = ((size_t)data[i] | (size_t)data[i + 1] << 8) % (size_t)size;
+        m[at] ^= data[i + 2] ? data[i + 2] : 1;
+    }
+    *out_len = (size_t)size;
+    return m;
+}
+
 static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const uint8_t *data,
                 size_t len) {
-    static const uint32_t types[3] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY};
-    uint32_t t = which < 3 ? types[which] : type;
-    uint32_t f = which < 3 ? (t == MHF_SECT_SUMMARY ? 0 : MHF_SECT_REQUIRED) : flags;
+    static const uint32_t types[5] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY, 0,
+                                      MHF_SECT_IDMAP};
+    uint32_t t = which == 3 ? type : which == 5 ? MHF_SECT_IDMAP : types[which];
+    uint32_t f = which == 3 ? flags
+                            : (t == MHF_SECT_SUMMARY || t == MHF_SECT_IDMAP ? 0 : MHF_SECT_REQUIRED);
+    uint8_t *mutated = NULL;
+    if (which == 5)
+        data = mutated = mutated_idmap(seg, data, len, &len);
     size_t size = 0;
     uint8_t *bytes = fuzz_segment_put_section(g_seg[seg], g_seg_size[seg], t, f, data, len, &size);
+    free(mutated);
     uint8_t *man = fuzz_malloc(g_man_size);
     memcpy(man, g_man, g_man_size);
     uint8_t *rec = man + MHF_MAN_HEADER_SIZE + (size_t)seg * MHF_MAN_REC_SIZE;
@@ -163,6 +228,9 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
     int src = full_scan(r, &all);
     if (rc == MH_OK)
         rc = src;
+    int lrc = read_labels(r);
+    if (rc == MH_OK)
+        rc = lrc;
     check_filters(r, all.n ? &all : NULL, &rc);
     /* the tables: named errors or a description of the scan */
     size_t ns = mh_reader_stream_count(r);
@@ -195,9 +263,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_producer_init(&p, data, size);
     const uint8_t *payload = data;
     size_t len = fuzz_producer_reserve_payload(&p, 8);
-    uint32_t which = fuzz_producer_u32_range(&p, 0, 3);
+    /* 0 dictionary, 1 slices, 2 summary, 3 an unknown type, 4 the id map
+     * replaced, 5 the id map with bytes flipped */
+    uint32_t which = fuzz_producer_u32_range(&p, 0, 5);
     int seg = fuzz_producer_bool(&p);
-    uint32_t type = fuzz_producer_u32_range(&p, 7, 0xffff);
+    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_IDMAP + 1, 0xffff);
     uint32_t flags = fuzz_producer_u32_range(&p, 0, 1);
     if (len > (1u << 20))
         return 0;

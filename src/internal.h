@@ -938,5 +938,11 @@ int mh_idmap_decode(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
                     uint32_t *labels, mh_diag *d);
 /* Index of the first group of slice s in v (records sorted by slice). */
 uint32_t mh_idmap_first_group(const mh_idmap_view *v, uint32_t s);
+/* fsck (verify_idmap.c): the segment's id map, when it has one, checked
+ * like a reader checks it and then every label against the chunk of its
+ * row (rows decoded from the blocks) and every chunk's label count against
+ * its row_count. Slices whose own records or blocks are damaged are not
+ * judged (verify.c reports them). The first problem in d. */
+int mh_idmap_fsck(const mh_seg *seg, mh_diag *d);
 
 #endif /* MH_INTERNAL_H */

@@ -274,8 +274,9 @@ static void verify_sections(vctx *v, const mh_seg *seg) {
             continue; /* 1.0 has no data sum */
         if (x->type == MHF_SECT_DICT || x->type == MHF_SECT_SLICES)
             continue; /* checked when the segment was opened */
-        if (x->type == MHF_SECT_SUMMARY)
-            continue; /* mh_sum_fsck_begin checks it, with the reader's line */
+        if (x->type == MHF_SECT_SUMMARY ||
+            (x->type == MHF_SECT_IDMAP && mh_idmap_present(seg)))
+            continue; /* mh_sum_fsck_begin / mh_idmap_fsck check them */
         uint64_t sum = mh_hash(seg->base + x->offset, (size_t)x->size);
         if (sum != x->sum)
             report(v, MH_ECHECKSUM, seg->name, x->offset,
@@ -367,6 +368,8 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         if (v->res->problems == before_slices)
             verify_streams(v, &seg, &tl);
         if ((rc = mh_sum_fsck_end(&sum, &d)) != MH_OK)
+            report(v, rc, name, d.offset, "%s", d.msg);
+        if ((rc = mh_idmap_fsck(&seg, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if (seg.nblocks) {
             mh_block last;

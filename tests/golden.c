@@ -473,7 +473,13 @@ static const expect expects[] = {
     /* the summary is read only by a query narrow enough to use it */
     {"summary-order", MH_OK, MH_OK, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
     {"summary-posting", MH_OK, MH_OK, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
-    /* valid: a 2.1 writer's additions, skipped by this reader */
+    /* the id map is read by no query yet: fsck finds its damage */
+    {"idmap-flip", MH_OK, MH_OK, MH_OK, MH_ECHECKSUM, 0, 0},
+    {"idmap-label-range", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
+    {"idmap-label-swap", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
+    {"idmap-group-count", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
+    {"idmap-reserved", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
+    /* valid: a 2.2 writer's additions, skipped by this reader */
     {"future-minor", MH_OK, MH_OK, MH_OK, MH_OK, -1, 0},
 };
 

@@ -52,9 +52,10 @@ static void write_store(const char *dir, const mh_access *all, size_t n,
     CHECK_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
     size_t i = 0;
     if (discard_at) {
-        /* appended up to discard_at + 5000, then cut back to discard_at's
-         * transition: the segment's id map loses the cut slices' groups */
-        size_t upto = discard_at + 5000 < n ? discard_at + 5000 : n;
+        /* appended up to discard_at + 20000 (a slice past discard_at built
+         * into the segment), then cut back to discard_at's transition: the
+         * segment's id map loses the cut slices' groups */
+        size_t upto = discard_at + 20000 < n ? discard_at + 20000 : n;
         CHECK_OK(mh_writer_append_batch(w, all, upto, NULL));
         CHECK_OK(mh_writer_discard_from(w, all[discard_at].transition));
         i = discard_at;
@@ -224,6 +225,29 @@ static void bad_label(uint8_t *p, uint64_t size) {
     data[at] = 255;
 }
 
+/* Two different labels among the first group's first literal bytes swap:
+ * every label still a chunk of the slice and every chunk's count right,
+ * only the tight check (each label the chunk of its row) sees it. */
+static void swap_labels(uint8_t *p, uint64_t size) {
+    (void)size;
+    uint32_t ng = mhf_load_u32(p + MHF_IDMAP_GROUP_COUNT);
+    uint8_t *data = p + MHF_IDMAP_HEADER_SIZE + (size_t)ng * MHF_IDMAP_GROUP_SIZE;
+    size_t lit = data[0] >> 4, at = 1;
+    if (lit == 15)
+        for (uint8_t b = 255; b == 255; at++) {
+            b = data[at];
+            lit += b;
+        }
+    for (size_t i = 1; i < lit; i++)
+        if (data[at + i] != data[at]) {
+            uint8_t t = data[at];
+            data[at] = data[at + i];
+            data[at + i] = t;
+            return;
+        }
+    CHECKF(0, "no two different labels among the first %zu literals", lit);
+}
+
 /* The second group's data_offset moves by one: groups no longer tile. */
 static void bad_offset(uint8_t *p, uint64_t size) {
     (void)size;
@@ -233,6 +257,14 @@ static void bad_offset(uint8_t *p, uint64_t size) {
 
 /* A byte of the data area flipped (sum not fixed: MH_ECHECKSUM). */
 static void flip(uint8_t *p, uint64_t size) { p[size - 1] ^= 0x40; }
+
+/* fsck reports the damage: code `want`, about the id map. */
+static void fsck_sees(const char *dir, int want) {
+    problems pr = run_fsck(dir);
+    CHECKF(pr.n >= 1 && pr.code == want && strstr(pr.msg, "id map"),
+           "fsck: %d problems, first %s: %s", pr.n, mh_error_name(pr.code), pr.msg);
+    printf("  fsck: %s\n", pr.msg);
+}
 
 static void first_labels(const char *dir, int want) {
     mh_reader *r;
@@ -259,7 +291,42 @@ static void fresh_copy(const char *src, const char *dst) {
     tu_copy_dir(src, dst);
 }
 
+/* The golden id map variants (format/golden/corrupt/idmap-*): fsck's first
+ * problem, exactly (code and the words of the line), on a copy. */
+static void golden_variants(void) {
+    static const struct {
+        const char *name;
+        int code;
+        const char *words[2];
+    } v[] = {
+        {"idmap-flip", MH_ECHECKSUM, {"id map at byte ", ": checksum mismatch: stored 0x"}},
+        {"idmap-label-range", MH_ECORRUPT,
+         {"id map: label ", " at id offset 3 of slice 0 is not a chunk of the slice"}},
+        {"idmap-label-swap", MH_ECORRUPT,
+         {"id map: slice 0 id offset 0: label ", ", its row is in chunk "}},
+        {"idmap-group-count", MH_ECORRUPT,
+         {"id map: group 0 (slice 0 id offset 0): count 11, expected 10", ""}},
+        {"idmap-reserved", MH_ECORRUPT, {"id map: group 0: reserved bytes not zero", ""}},
+    };
+    char dir[512];
+    tu_mkdtemp(dir, sizeof dir, "idmap-golden");
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        char src[1024], name[128];
+        snprintf(name, sizeof name, "corrupt/%s.store", v[i].name);
+        tu_join(src, sizeof src, MH_GOLDEN_DIR, name);
+        fresh_copy(src, dir);
+        problems pr = run_fsck(dir);
+        CHECKF(pr.n == 1 && pr.code == v[i].code && strstr(pr.msg, v[i].words[0]) &&
+                   strstr(pr.msg, v[i].words[1]),
+               "%s: fsck %d problems, first %s: %s", v[i].name, pr.n,
+               mh_error_name(pr.code), pr.msg);
+    }
+    tu_rmtree(dir);
+    printf("  golden id map variants: fsck's exact lines\n");
+}
+
 int main(void) {
+    golden_variants();
     tu_rng rng = {2026};
     size_t n = 150000;
     mh_access *all = malloc(n * sizeof *all);
@@ -282,19 +349,26 @@ int main(void) {
     tu_copy_dir(dir, dir2);
     damage(dir2, 1, bad_label);
     first_labels(dir2, MH_ECORRUPT);
+    fsck_sees(dir2, MH_ECORRUPT);
+    fresh_copy(dir, dir2);
+    damage(dir2, 1, swap_labels);
+    first_labels(dir2, MH_OK); /* a reader cannot tell */
+    fsck_sees(dir2, MH_ECORRUPT);
     fresh_copy(dir, dir2);
     damage(dir2, 1, bad_offset);
     first_labels(dir2, MH_ECORRUPT);
+    fsck_sees(dir2, MH_ECORRUPT);
     fresh_copy(dir, dir2);
     damage(dir2, 0, flip);
     first_labels(dir2, MH_ECHECKSUM);
+    fsck_sees(dir2, MH_ECHECKSUM);
     tu_rmtree(dir2);
     tu_rmtree(dir);
 
     /* u16 labels: thousands of chunks per slice, a discard mid-segment */
     gen_trace(&rng, all, n, 1u << 20);
     tu_mkdtemp(dir, sizeof dir, "idmap16");
-    write_store(dir, all, n, 30000, 1, 1, 47000);
+    write_store(dir, all, n, 20000, 1, 1, 25000);
     CHECK(check_labels(dir, &groups) == 2);
     pr = run_fsck(dir);
     CHECKF(pr.n == 0, "fsck: %s", pr.msg);

@@ -543,6 +543,101 @@ static void summary_posting(se_seg *g) {
 }
 static void m_summary_posting(const char *s) { edit_segment(s, SEG0, summary_posting); }
 
+/* -- the id map (2.1, section 7) ------------------------------------------ */
+static se_section *idmap(se_seg *g) {
+    se_section *x = se_seg_find(g, MHF_SECT_IDMAP);
+    if (!x)
+        se_die("no id map", "idmap");
+    return x;
+}
+/* Decodes every group of g's id map (SPEC.md 9a: 32-byte header, 32-byte
+ * group records, LZ4 blocks of u8 labels for these small slices), lets
+ * edit change group 0's labels, and lays the section out again with each
+ * group recompressed and the data offsets following: damage that only the
+ * label checks can see. */
+static void idmap_relabel(se_seg *g, void (*edit)(unsigned char *lab, uint32_t n)) {
+    se_section *x = idmap(g);
+    unsigned char *p = x->data.p;
+    uint32_t ng = mhf_load_u32(p + 4);
+    if (mhf_load_u32(p + 8) != 32)
+        se_die("id map records are not 32 bytes", "idmap");
+    const unsigned char *data = p + 32 + (size_t)ng * 32;
+    se_buf out = {NULL, 0}, area = {NULL, 0};
+    se_append(&out, p, 32 + (size_t)ng * 32);
+    for (uint32_t i = 0; i < ng; i++) {
+        unsigned char *r = out.p + 32 + (size_t)i * 32;
+        uint32_t cnt = mhf_load_u32(r + 20);
+        if (r[24] != 1)
+            se_die("id map labels wider than a byte", "idmap");
+        unsigned char lab[MHF_IDMAP_G_MAX];
+        int got = LZ4_decompress_safe((const char *)data + mhf_load_u64(r),
+                                      (char *)lab, (int)mhf_load_u32(r + 16), (int)cnt);
+        if (got != (int)cnt)
+            se_die("id map group does not decompress", "idmap");
+        if (i == 0)
+            edit(lab, cnt);
+        char comp[LZ4_COMPRESSBOUND(MHF_IDMAP_G_MAX)];
+        int cs = LZ4_compress_default((const char *)lab, comp, (int)cnt, (int)sizeof comp);
+        if (cs <= 0)
+            se_die("cannot compress", "idmap");
+        mhf_store_u64(r, area.len);
+        mhf_store_u32(r + 16, (uint32_t)cs);
+        se_append(&area, comp, (size_t)cs);
+    }
+    mhf_store_u64(out.p + 16, area.len);
+    se_append(&out, area.p, area.len);
+    free(area.p);
+    free(x->data.p);
+    x->data = out;
+}
+static uint32_t slice0_chunks(se_seg *g) {
+    return mhf_load_u32(se_seg_find(g, MHF_SECT_SLICES)->data.p + MHF_SLICE_CHUNK_COUNT);
+}
+static uint32_t g_nck; /* slice 0's chunk count, for the edits below */
+static void label_out_of_range(unsigned char *lab, uint32_t n) {
+    (void)n;
+    lab[3] = (unsigned char)g_nck; /* id offset 3: one past the last chunk */
+}
+static void label_swap(unsigned char *lab, uint32_t n) {
+    /* ids 0 and the first of another chunk trade labels: each label still a
+     * chunk of the slice, each chunk's count still its row_count */
+    for (uint32_t i = 1; i < n; i++)
+        if (lab[i] != lab[0]) {
+            unsigned char t = lab[0];
+            lab[0] = lab[i];
+            lab[i] = t;
+            return;
+        }
+    se_die("slice 0 is one chunk", "idmap");
+}
+static void idmap_label_range(se_seg *g) {
+    g_nck = slice0_chunks(g);
+    idmap_relabel(g, label_out_of_range);
+}
+static void m_idmap_label_range(const char *s) { edit_segment(s, SEG0, idmap_label_range); }
+static void idmap_label_swap(se_seg *g) { idmap_relabel(g, label_swap); }
+static void m_idmap_label_swap(const char *s) { edit_segment(s, SEG0, idmap_label_swap); }
+static void idmap_group_count(se_seg *g) {
+    /* group 0 (slice 0, 10 ids) says 11 */
+    unsigned char *r = idmap(g)->data.p + 32;
+    mhf_store_u32(r + 20, mhf_load_u32(r + 20) + 1);
+}
+static void m_idmap_group_count(const char *s) { edit_segment(s, SEG0, idmap_group_count); }
+static void idmap_reserved(se_seg *g) {
+    idmap(g)->data.p[32 + 25] = 0x21; /* group 0's reserved byte, minor 1 */
+}
+static void m_idmap_reserved(const char *s) { edit_segment(s, SEG0, idmap_reserved); }
+static void m_idmap_flip(const char *s) {
+    /* the last byte of segment 0's id map (a group's LZ4 bytes), sums left */
+    se_buf f = se_load(s, SEG0);
+    uint64_t off = 0, size = 0;
+    uint32_t cnt = 0;
+    if (!mhf_seg_find(f.p, f.len, MHF_SECT_IDMAP, &off, &size, &cnt))
+        se_die("no id map", s);
+    free(f.p);
+    flip(s, SEG0, (size_t)(off + size - 1), 0x10);
+}
+
 /* -- a newer minor: everything 2.0 lets a 2.1 writer add ------------------- */
 static void future_dict(se_dict *d) {
     d->reserved = 0x2121; /* reserved fields of 2.0 given a meaning */
@@ -621,6 +716,26 @@ static void future_segment(se_seg *g) {
     free(e.p);
     free(sm->data.p);
     sm->data = nsum;
+    /* a longer id map group record, reserved fields set */
+    se_section *im = idmap(g);
+    uint32_t ng = mhf_load_u32(im->data.p + 4), gsz = 32;
+    se_buf gr = {malloc((size_t)ng * 32 + 1), (size_t)ng * 32};
+    if (!gr.p)
+        se_die("out of memory", "future");
+    memcpy(gr.p, im->data.p + 32, gr.len);
+    for (uint32_t i = 0; i < ng; i++)
+        memset(gr.p + (size_t)i * 32 + 25, 0x21, 7);
+    se_widen(&gr, &gsz, ng, 40, 0x77);
+    se_buf nim = {NULL, 0};
+    se_append(&nim, im->data.p, 32);
+    mhf_store_u32(nim.p + 8, 40);
+    mhf_store_u32(nim.p + 12, 0x21212121);
+    mhf_store_u64(nim.p + 24, 0x2121212121212121ull);
+    se_append(&nim, gr.p, gr.len);
+    se_append(&nim, im->data.p + 32 + (size_t)ng * 32, im->data.len - 32 - (size_t)ng * 32);
+    free(gr.p);
+    free(im->data.p);
+    im->data = nim;
     /* an unknown section, not required, between two known ones */
     static const char body[] = "a section 2.0 readers skip";
     se_seg_insert(g, 3, 100, 0, body, sizeof body);
@@ -675,6 +790,11 @@ static const struct {
     {"pc-truncated", m_pc_truncated},
     {"summary-order", m_summary_order},
     {"summary-posting", m_summary_posting},
+    {"idmap-flip", m_idmap_flip},
+    {"idmap-label-range", m_idmap_label_range},
+    {"idmap-label-swap", m_idmap_label_swap},
+    {"idmap-group-count", m_idmap_group_count},
+    {"idmap-reserved", m_idmap_reserved},
     {"future-minor", m_future_minor},
 };
 
