@@ -578,8 +578,10 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
     for (unsigned op = 0; op < MH_OP_COUNT; op++) {
         if (!(q->ops & (1u << op)) || s.op_counts[op] == 0)
             continue;
-        uint32_t lo = mhq_first_chunk(seg, s.chunk_first, s.chunk_first + s.chunk_count,
-                                      op, q->a);
+        uint32_t lo = c->first_seg == seg && c->first_si == si
+                          ? c->first_chunk[op] /* searched by the id path */
+                          : mhq_first_chunk(seg, s.chunk_first,
+                                            s.chunk_first + s.chunk_count, op, q->a);
         for (uint32_t ci = lo; ci < s.chunk_first + s.chunk_count; ci++) {
             mh_chunk ch;
             MH_TRY(mh_seg_chunk(seg, &s, ci, &ch, &c->diag));
@@ -606,6 +608,7 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
             }
         }
     }
+    c->first_seg = NULL;
     sort_cands(c, q->dir);
     size_t n = c->ncand < want ? c->ncand : want;
     /* rows of different chunks must agree too: ids are unique and

@@ -146,6 +146,7 @@ static inline uint32_t row_search(const uint32_t *col_id, uint32_t a, uint32_t b
 int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
                    const qspec *q, size_t want, mh_access *out, size_t *got) {
     int force = c->r->idmap_off < 0;
+    c->first_seg = NULL;
     if (c->r->idmap_off > 0 || (!force && want >= IDQ_MAX_WANT) ||
         !mh_idmap_present(seg))
         return 0;
@@ -170,6 +171,11 @@ int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
             meet++;
         }
     }
+    /* the chunk walk of this slice starts from these */
+    for (unsigned op = 0; op < MH_OP_COUNT; op++)
+        c->first_chunk[op] = s->chunk_first + first[op];
+    c->first_seg = seg;
+    c->first_si = si;
     if (!force && meet <= need)
         return 0;
     if (reserve(c, nck) != MH_OK)

@@ -48,6 +48,12 @@ typedef struct qctx {
     uint8_t *ck;
     uint32_t *memo;
     uint32_t capck;
+    /* the first chunk of each op meeting [A, B] in slice first_si of
+     * first_seg, found by the id path for the chunk walk of the same
+     * slice and query (scan_slice clears it); NULL: none */
+    const mh_seg *first_seg;
+    uint32_t first_si;
+    uint32_t first_chunk[MH_OP_COUNT];
 } qctx;
 
 typedef struct qspec {
