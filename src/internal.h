@@ -544,6 +544,10 @@ struct mh_reader {
     int summary_off;     /* tests: 1 queries ignore address summaries,
                           * 2 they ignore section 9 (use 6 only) */
     int aset_off;        /* tests: queries ignore address sets */
+    /* tests: 1, queries never take the id-order path (query_idmap.c);
+     * -1, they take it in every slice of a segment with an id map where the
+     * wide path does not (no cost choice); 0 the reference reader's choice */
+    int idmap_off;
     /* query contexts (scratch and decoded-block caches) kept between
      * mh_query_run calls; any thread takes one under the mutex */
     pthread_mutex_t pool_mu;

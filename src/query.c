@@ -186,6 +186,7 @@ static void ctx_free(qctx *c) {
     free(c->scratch);
     free(c->cand);
     mh_query_wide_free(c);
+    mh_query_idmap_free(c);
     memset(c, 0, sizeof *c);
 }
 
@@ -403,6 +404,11 @@ static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
     return MH_OK;
 }
 
+int mh_query_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                   const mh_rows **out) {
+    return get_block(c, seg, s, b, out);
+}
+
 static int add_cand(qctx *c, const mh_access *a) {
     if (c->ncand == c->capcand) {
         size_t cap = c->capcand ? c->capcand * 2 : 64;
@@ -562,6 +568,8 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
     mh_seg_slice(seg, si, &s);
     MH_TRY(mh_seg_slice_check(seg, si, &s, &c->diag));
     int wide = mh_query_wide(c, seg, si, &s, q, want, out, got);
+    if (wide == 0) /* the wide path takes want >= 256, the id path fewer */
+        wide = mh_query_idmap(c, seg, si, &s, q, want, out, got);
     if (wide != 0)
         return wide < 0 ? wide : MH_OK;
     c->ncand = 0;
@@ -570,8 +578,10 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
     for (unsigned op = 0; op < MH_OP_COUNT; op++) {
         if (!(q->ops & (1u << op)) || s.op_counts[op] == 0)
             continue;
-        uint32_t lo = mhq_first_chunk(seg, s.chunk_first, s.chunk_first + s.chunk_count,
-                                      op, q->a);
+        uint32_t lo = c->first_seg == seg && c->first_si == si
+                          ? c->first_chunk[op] /* searched by the id path */
+                          : mhq_first_chunk(seg, s.chunk_first,
+                                            s.chunk_first + s.chunk_count, op, q->a);
         for (uint32_t ci = lo; ci < s.chunk_first + s.chunk_count; ci++) {
             mh_chunk ch;
             MH_TRY(mh_seg_chunk(seg, &s, ci, &ch, &c->diag));
@@ -598,6 +608,7 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
             }
         }
     }
+    c->first_seg = NULL;
     sort_cands(c, q->dir);
     size_t n = c->ncand < want ? c->ncand : want;
     /* rows of different chunks must agree too: ids are unique and

@@ -39,6 +39,21 @@ typedef struct qctx {
     uint32_t *mark;    /* by id offset: epoch of the slice that placed it */
     uint32_t epoch;
     uint32_t capslice; /* rows stage and mark hold */
+    /* the id-order path's (query_idmap.c): the label group decoded last
+     * (lab_seg NULL: none), and per chunk of the slice walked whether it
+     * can match and its last located row */
+    uint32_t *lab;
+    const mh_seg *lab_seg;
+    uint32_t lab_slice, lab_first, lab_n;
+    uint8_t *ck;
+    uint32_t *memo;
+    uint32_t capck;
+    /* the first chunk of each op meeting [A, B] in slice first_si of
+     * first_seg, found by the id path for the chunk walk of the same
+     * slice and query (scan_slice clears it); NULL: none */
+    const mh_seg *first_seg;
+    uint32_t first_si;
+    uint32_t first_chunk[MH_OP_COUNT];
 } qctx;
 
 typedef struct qspec {
@@ -165,5 +180,21 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
 
 /* Frees what the wide path keeps in c. */
 void mh_query_wide_free(qctx *c);
+
+/* Decoded block b of slice s through c's cache (query.c): valid until the
+ * next call. */
+int mh_query_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                   const mh_rows **out);
+
+/* The id-order path (query_idmap.c, SPEC.md 14 step 2b). When seg has an
+ * id map and walking slice s (index si, records checked) in id order costs
+ * less than the chunk walk, writes its first `want` matches in query order
+ * to out, sets *got and returns 1; 0 when the chunk walk should answer; a
+ * negative MH_E* code (detail in c->diag) for corrupt data or no memory. */
+int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
+                   const qspec *q, size_t want, mh_access *out, size_t *got);
+
+/* Frees what the id-order path keeps in c. */
+void mh_query_idmap_free(qctx *c);
 
 #endif /* MH_QUERY_INT_H */

@@ -6,7 +6,7 @@
  *   mh_probe [--size N] [--store DIR] [--slice N] [--queries N] [--reps N]
  *            [--max N] [--range BYTES] [--dir fwd|bwd] [--ops r|w|rw]
  *            [--draw near|user|never] [--summary on|off|both]
- *            [--aset on|off|both]
+ *            [--aset on|off|both] [--idmap on|off|both]
  *
  * Generates the synthetic trace (tools/synth, seed 1, N accesses), writes
  * it to DIR unless DIR already holds a store (reporting the ingest rate),
@@ -21,7 +21,9 @@
  * segments' address summaries ignored (the reader's internal switch),
  * --summary both runs them both ways, interleaved query by query, compares
  * the answers and prints the two lines side by side. --aset does the same
- * with the segments' address sets (section 8; one of the two may be both).
+ * with the segments' address sets (section 8), --idmap with the id-order
+ * path (SPEC.md 14 step 2b: off never takes it, on where the reader's cost
+ * choice does); one of the three may be both.
  * --size 0 with an existing --store reads the trace from that store (a
  * real recording) instead of generating it.
  *
@@ -34,7 +36,7 @@
 #include <time.h>
 
 #include "draw.h"
-#include "internal.h" /* mh_reader.summary_off, aset_off: on and off */
+#include "internal.h" /* mh_reader.summary_off, aset_off, idmap_off: on and off */
 #include "memhist.h"
 #include "synth.h"
 
@@ -56,7 +58,8 @@ static int usage(const char *why, const char *what) {
             "usage: mh_probe [--size N] [--store DIR] [--slice N] [--queries N]\n"
             "                [--reps N] [--max N] [--range BYTES] [--dir fwd|bwd]\n"
             "                [--ops r|w|rw] [--draw near|user|never]\n"
-            "                [--summary on|off|both] [--aset on|off|both]\n");
+            "                [--summary on|off|both] [--aset on|off|both]\n"
+            "                [--idmap on|off|both]\n");
     return 2;
 }
 
@@ -113,7 +116,7 @@ int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
-    const char *draw = "near", *summary = "on", *aset = "on";
+    const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on";
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t *num = !strcmp(a, "--size")      ? &size
@@ -128,7 +131,8 @@ int main(int argc, char **argv) {
             return 0;
         }
         if (!num && strcmp(a, "--store") && strcmp(a, "--dir") && strcmp(a, "--ops") &&
-            strcmp(a, "--draw") && strcmp(a, "--summary") && strcmp(a, "--aset"))
+            strcmp(a, "--draw") && strcmp(a, "--summary") && strcmp(a, "--aset") &&
+            strcmp(a, "--idmap"))
             return usage("unknown option", a);
         if (!v)
             return usage("missing value", a);
@@ -158,10 +162,14 @@ int main(int argc, char **argv) {
             if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
                 return usage("--aset is on, off or both", v);
             aset = v;
+        } else if (!strcmp(a, "--idmap")) {
+            if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
+                return usage("--idmap is on, off or both", v);
+            idmap = v;
         }
     }
-    if (!strcmp(summary, "both") && !strcmp(aset, "both"))
-        return usage("--summary both and --aset both together", NULL);
+    if (!strcmp(summary, "both") + !strcmp(aset, "both") + !strcmp(idmap, "both") > 1)
+        return usage("--summary, --aset and --idmap: one of them both at a time", NULL);
     struct stat st;
     int from_store = size == 0 && stat(store, &st) == 0;
     if (from_store)
@@ -246,12 +254,17 @@ int main(int argc, char **argv) {
         mhb_trace_index_free(&ix);
     /* way k: summary_off sum_off[k], aset_off set_off[k] */
     int sum_both = !strcmp(summary, "both"), set_both = !strcmp(aset, "both");
-    int both = sum_both || set_both;
+    int idm_both = !strcmp(idmap, "both");
+    int both = sum_both || set_both || idm_both;
+    int idm_off[2] = {!strcmp(idmap, "off"), idm_both || !strcmp(idmap, "off")};
     int sum_off[2] = {!strcmp(summary, "off"), sum_both || !strcmp(summary, "off")};
     int set_off[2] = {!strcmp(aset, "off"), set_both || !strcmp(aset, "off")};
     int nways = both ? 2 : 1;
-    const char *label[2] = {sum_both ? " (summary on) " : set_both ? " (aset on) " : "",
-                            sum_both ? " (summary off)" : " (aset off)"};
+    const char *label[2] = {sum_both   ? " (summary on) "
+                            : set_both ? " (aset on) "
+                            : idm_both ? " (idmap on) "
+                                       : "",
+                            sum_both ? " (summary off)" : set_both ? " (aset off)" : " (idmap off)"};
     mh_access *out2 = malloc(max * sizeof *out2);
     double *lat2 = malloc(nq * reps * sizeof *lat2);
     if (!out2 || !lat2) {
@@ -262,6 +275,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < nways; k++) { /* the warm pass */
         r->summary_off = sum_off[k];
         r->aset_off = set_off[k];
+        r->idmap_off = idm_off[k];
         for (size_t i = 0; rc == MH_OK && i < nq; i++)
             rc = mh_query_run(r, &qs[i], out, max, &got);
     }
@@ -274,6 +288,7 @@ int main(int argc, char **argv) {
                 int k = both ? (int)((i + p + (size_t)j) % 2) : 0;
                 r->summary_off = sum_off[k];
                 r->aset_off = set_off[k];
+                r->idmap_off = idm_off[k];
                 double a = now();
                 rc = mh_query_run(r, &qs[i], k ? out2 : out, max, &gots[k]);
                 (k ? lat2 : lat)[p * nq + i] = (now() - a) * 1e6;

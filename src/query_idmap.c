@@ -1,0 +1,426 @@
+/*
+ * query_idmap.c - the id-order path of the query engine (SPEC.md 14,
+ * step 2b).
+ *
+ * Rows of a slice are stored in (op, chunk, id) order, so a query over a
+ * wide address range that wants few rows finds, in nearly every chunk, a
+ * row on each side of its start, and the chunk walk decodes a block per
+ * chunk to learn which id comes first. The id map (the label of each id
+ * offset: the chunk holding it, id_map.c) lets the slice be walked in id
+ * order instead: a label whose chunk cannot match is passed without
+ * decoding; otherwise the row is located in its chunk (the chunk's blocks
+ * binary-searched by first id, the block through the cache, its rows of
+ * the chunk binary-searched for the id) and tested like any row. Matches
+ * come out in id order, so the walk stops at `want`: no cutoff, no sort.
+ *
+ * A start or end given as a transition is placed among the ids by what the
+ * index records say (a chunk's first and last rows, a block's first row:
+ * transitions do not decrease with ids), and refined by every row the walk
+ * decodes: a located row before the start shows, through its block's rows
+ * of the same chunk, ids that all lie before it.
+ *
+ * The common case is cheap: each chunk remembers where its last located
+ * row was (the ids of one chunk met in order are its consecutive rows), and
+ * the label group decoded last stays in the context, so a cursor's next
+ * call or the next query in the same group does not decode it again.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_int.h"
+
+/* The choice, in tenths of a microsecond as measured warm and cold on
+ * synthetic 10^7 (tools/bench/probe.c --idmap both). The chunk walk pays
+ * for each chunk that can match and that the start cuts (one wholly past
+ * the start costs it little once its cutoff is set): a search of its
+ * blocks and rows, IDQ_WALK_HIT when its block is cached, IDQ_DECODE when
+ * it is decoded. The id path pays IDQ_GROUP for a label group not in the
+ * context, IDQ_FIXED for the chunk pass and bounds, and IDQ_LOCATE per
+ * wanted row (a block located, often cached). Counting every chunk the
+ * start cuts whatever the cache made 1 MiB max 1 take the id path and
+ * run 4x slower warm (its chunk walk finds its blocks cached). */
+#define IDQ_WALK_HIT 1
+#define IDQ_DECODE 20
+#define IDQ_GROUP 25
+#define IDQ_FIXED 10
+#define IDQ_LOCATE 10
+/* and the chunks that can match hold at least this fraction of the slice's
+ * rows (as the wide path): sparser, the walk passes many labels per match */
+#define IDQ_COVER_DIV 8
+#define IDQ_MAX_WANT 256
+
+void mh_query_idmap_free(qctx *c) {
+    free(c->lab);
+    free(c->ck);
+    free(c->memo);
+    c->lab = NULL;
+    c->ck = NULL;
+    c->memo = NULL;
+    c->lab_seg = NULL;
+    c->capck = 0;
+}
+
+static int reserve(qctx *c, uint32_t nck) {
+    if (!c->lab) {
+        c->lab = malloc(MH_IDMAP_GROUP_MAX * sizeof *c->lab);
+        if (!c->lab)
+            return MH_ENOMEM;
+    }
+    if (nck > c->capck) {
+        free(c->ck);
+        free(c->memo);
+        c->ck = malloc(nck);
+        c->memo = malloc((size_t)nck * sizeof *c->memo);
+        c->capck = c->ck && c->memo ? nck : 0;
+        if (!c->capck)
+            return MH_ENOMEM;
+    }
+    return MH_OK;
+}
+
+/* Where the walk is: id offsets [lo, hi] (inclusive) may still hold rows on
+ * the query's side of the start and within the end. */
+typedef struct bounds {
+    int64_t lo, hi;
+} bounds;
+
+/* Narrows bo by a row known to have transition t at id offset x: a row
+ * before the start (in query order) rules out x and everything before it,
+ * one past the end x and everything after. */
+static inline void narrow(const qspec *q, const mh_slice *s, bounds *bo,
+                          uint64_t t, uint32_t x) {
+    uint64_t id = s->id_first + x;
+    if (q->dir == MH_FORWARD) {
+        if (!in_range(q, t, id) && (int64_t)x >= bo->lo)
+            bo->lo = (int64_t)x + 1;
+        if (!in_end(q, t, id) && (int64_t)x <= bo->hi)
+            bo->hi = (int64_t)x - 1;
+    } else {
+        if (!in_range(q, t, id) && (int64_t)x <= bo->hi)
+            bo->hi = (int64_t)x - 1;
+        if (!in_end(q, t, id) && (int64_t)x >= bo->lo)
+            bo->lo = (int64_t)x + 1;
+    }
+}
+
+/* The label group of slice si holding id offset x, from the context when it
+ * is the one decoded last. */
+static int labels_at(qctx *c, const mh_seg *seg, uint32_t si, uint32_t x) {
+    if (c->lab_seg == seg && c->lab_slice == si && x >= c->lab_first &&
+        x - c->lab_first < c->lab_n)
+        return MH_OK;
+    c->lab_seg = NULL;
+    uint32_t first = 0, n = 0;
+    MH_TRY(mh_idmap_labels(seg, si, x, c->lab, &first, &n, &c->diag));
+    if (n == 0 || x < first || x - first >= n)
+        MH_FAIL(MH_ECORRUPT, &c->diag, 0,
+                "id map: slice %u: the group for id offset %u holds %u..%u", si,
+                x, first, first + n - 1);
+    c->lab_seg = seg;
+    c->lab_slice = si;
+    c->lab_first = first;
+    c->lab_n = n;
+    return MH_OK;
+}
+
+static int not_there(qctx *c, uint32_t si, const mh_slice *s, uint32_t k,
+                     uint32_t x) {
+    MH_FAIL(MH_ECORRUPT, &c->diag, 0,
+            "id map: access %llu (id offset %u of slice %u) is not in chunk %u, "
+            "its label", (unsigned long long)(s->id_first + x), x, si, k);
+}
+
+/* First row index in [a, b) of rows whose id offset is >= x. */
+static inline uint32_t row_search(const uint32_t *col_id, uint32_t a, uint32_t b,
+                                  uint32_t x) {
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (col_id[m] < x)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
+                   const qspec *q, size_t want, mh_access *out, size_t *got) {
+    int force = c->r->idmap_off < 0;
+    c->first_seg = NULL;
+    if (c->r->idmap_off > 0 || (!force && want >= IDQ_MAX_WANT) ||
+        !mh_idmap_present(seg))
+        return 0;
+    const int fwd = q->dir == MH_FORWARD;
+    const uint32_t nck = s->chunk_count;
+    /* the cost choice below needs more chunks meeting [A, B] than a point
+     * query has: counted first (the few records a narrow range meets), so
+     * that a slice the chunk walk keeps costs little more than its search */
+    uint32_t first[MH_OP_COUNT];
+    uint32_t meet = 0;
+    const uint32_t need = (IDQ_GROUP + IDQ_FIXED + IDQ_LOCATE * (uint32_t)want) / IDQ_DECODE;
+    for (unsigned op = 0; op < MH_OP_COUNT; op++) {
+        first[op] = nck;
+        if (!(q->ops & (1u << op)) || s->op_counts[op] == 0)
+            continue;
+        first[op] = mhq_first_chunk(seg, s->chunk_first, s->chunk_first + nck, op, q->a) -
+                    s->chunk_first;
+        for (uint32_t k = first[op]; k < nck && (force || meet <= need); k++) {
+            const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
+            if (rec[MHF_CHUNK_OP] != op || mhf_load_u64(rec + MHF_CHUNK_PHY_FIRST) > q->b)
+                break;
+            meet++;
+        }
+    }
+    /* the chunk walk of this slice starts from these */
+    for (unsigned op = 0; op < MH_OP_COUNT; op++)
+        c->first_chunk[op] = s->chunk_first + first[op];
+    c->first_seg = seg;
+    c->first_si = si;
+    if (!force && meet <= need)
+        return 0;
+    if (reserve(c, nck) != MH_OK)
+        MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for an id-order query");
+    /* the walk's bounds: exact for ids (start, end, window), from the
+     * index records for transitions */
+    bounds bo = {0, (int64_t)s->count - 1};
+    uint64_t lo_id = q->id_lo, hi_id = q->id_hi;
+    if (q->kind == MH_FROM_ID) {
+        /* nothing lies after UINT64_MAX or before 0: the chunk walk says so */
+        if (fwd ? q->start == UINT64_MAX : q->start == 0)
+            return 0;
+        if (fwd && q->start + 1 > lo_id)
+            lo_id = q->start + 1;
+        if (!fwd && q->start - 1 < hi_id)
+            hi_id = q->start - 1;
+    }
+    if (q->end_kind == MH_END_ID) {
+        if (fwd && q->end < hi_id)
+            hi_id = q->end;
+        if (!fwd && q->end > lo_id)
+            lo_id = q->end;
+    }
+    uint64_t idl = s->id_first + s->count - 1;
+    if (lo_id > idl || hi_id < s->id_first || lo_id > hi_id)
+        return 0;
+    if (lo_id > s->id_first)
+        bo.lo = (int64_t)(lo_id - s->id_first);
+    if (hi_id < idl)
+        bo.hi = (int64_t)(hi_id - s->id_first);
+    /* the chunks: which can hold a match (ck), the rows of the requested
+     * ops meeting [A, B] (cover, the wide path's coverage), how many the
+     * chunk walk would visit; their first and last rows place transitions */
+    const int by_t = q->kind == MH_FROM_TRANSITION || q->end_kind == MH_END_TRANSITION;
+    uint64_t cover = 0;
+    /* the id path's cost, and the chunk walk's as the chunks are met (the
+     * cache looked at only until the chunk walk costs more) */
+    const int lab_here = c->lab_seg == seg && c->lab_slice == si;
+    const uint64_t id_cost = (lab_here ? 0 : IDQ_GROUP) + IDQ_FIXED + IDQ_LOCATE * (uint64_t)want;
+    uint64_t walk_cost = 0;
+    uint32_t last_b = UINT32_MAX; /* the block the last cut chunk ends in */
+    const uint32_t R = seg->rows_per_block;
+    /* only the chunks of the requested ops meeting [A, B], found as the
+     * chunk walk finds them: a narrow range pays for a few records */
+    memset(c->ck, 0, nck);
+    for (unsigned op = 0; op < MH_OP_COUNT; op++) {
+        for (uint32_t k = first[op]; k < nck; k++) {
+            /* the fields compared, straight from the record (checked by
+             * mh_seg_slice_check); the stream mask through the decoder */
+            const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
+            if (rec[MHF_CHUNK_OP] != op || mhf_load_u64(rec + MHF_CHUNK_PHY_FIRST) > q->b)
+                break;
+            const uint64_t tf = mhf_load_u64(rec + MHF_CHUNK_T_FIRST);
+            const uint64_t tl = mhf_load_u64(rec + MHF_CHUNK_T_LAST);
+            const uint32_t xf = mhf_load_u32(rec + MHF_CHUNK_ID_FIRST);
+            const uint32_t xl = mhf_load_u32(rec + MHF_CHUNK_ID_LAST);
+            if (by_t) {
+                narrow(q, s, &bo, tf, xf);
+                narrow(q, s, &bo, tl, xl);
+            }
+            c->memo[k] = UINT32_MAX;
+            if (q->sbits) {
+                mh_chunk ch;
+                MH_TRY(mh_seg_chunk(seg, s, s->chunk_first + k, &ch, &c->diag));
+                if (!mask_meets(q, ch.stream_mask))
+                    continue;
+            }
+            cover += mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT);
+            uint64_t idf = s->id_first + xf, idc = s->id_first + xl;
+            /* as the chunk walk: wholly before the start, or beginning past
+             * the end, it holds no match */
+            if (!in_range(q, fwd ? tl : tf, fwd ? idc : idf) ||
+                !in_end(q, fwd ? tf : tl, fwd ? idf : idc)) {
+                c->ck[k] = 2; /* its labels are only checked against its ids */
+                continue;
+            }
+            c->ck[k] = 1;
+            /* the chunk walk searches (and decodes a block of) a chunk the
+             * start cuts; one wholly past the start costs it little once its
+             * cutoff is set */
+            if (!force && walk_cost <= id_cost && !in_range(q, fwd ? tf : tl, fwd ? idf : idc)) {
+                uint32_t r0 = mhf_load_u32(rec + MHF_CHUNK_ROW_FIRST);
+                uint32_t r1 = r0 + mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT) - 1;
+                /* chunks in row order: small ones share a block, decoded once */
+                int hit = (r0 / R == last_b ||
+                           mh_query_cached(c, seg, s->block_first + r0 / R)) &&
+                          (r1 / R == r0 / R || mh_query_cached(c, seg, s->block_first + r1 / R));
+                walk_cost += hit ? IDQ_WALK_HIT : IDQ_DECODE;
+                last_b = r1 / R;
+            }
+        }
+    }
+    if (!force && (cover == 0 || cover < s->count / IDQ_COVER_DIV ||
+                   walk_cost <= id_cost))
+        return 0;
+    if (by_t) {
+        /* the blocks' first rows place the start more finely */
+        for (uint32_t b = 0; b < s->block_count; b++) {
+            const uint8_t *rec = seg->blocks + (size_t)(s->block_first + b) * seg->block_recsz;
+            narrow(q, s, &bo, mhf_load_u64(rec + MHF_BLOCK_FIRST_T),
+                   mhf_load_u32(rec + MHF_BLOCK_FIRST_ID));
+        }
+    }
+    const int filtered = row_filtered(q);
+    size_t n = 0;
+    int have_prev = 0;
+    uint64_t prev_t = 0, prev_id = 0;
+    int64_t x = fwd ? bo.lo : bo.hi;
+    while (fwd ? x <= bo.hi : x >= bo.lo) {
+        MH_TRY(labels_at(c, seg, si, (uint32_t)x));
+        const uint32_t *lab = c->lab;
+        const int64_t g0 = c->lab_first, g1 = (int64_t)c->lab_first + c->lab_n - 1;
+        /* the labels of this group, in query order, until a candidate */
+        int64_t stop = fwd ? (g1 < bo.hi ? g1 : bo.hi) : (g0 > bo.lo ? g0 : bo.lo);
+        uint32_t k = 0;
+        int found = 0;
+        if (fwd) {
+            for (; x <= stop; x++)
+                if (c->ck[k = lab[x - g0]]) {
+                    found = 1;
+                    break;
+                }
+        } else {
+            for (; x >= stop; x--)
+                if (c->ck[k = lab[x - g0]]) {
+                    found = 1;
+                    break;
+                }
+        }
+        if (!found)
+            continue; /* x is past this group (or past the bounds) */
+        const uint32_t xo = (uint32_t)x;
+        const uint8_t *crec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
+        if (c->ck[k] == 2) {
+            /* a chunk wholly before the start or past the end: a label of
+             * one of its rows cannot lead to a match, but a label outside
+             * its ids would hide the row it belongs to */
+            if (xo < mhf_load_u32(crec + MHF_CHUNK_ID_FIRST) ||
+                xo > mhf_load_u32(crec + MHF_CHUNK_ID_LAST))
+                return not_there(c, si, s, s->chunk_first + k, xo);
+            x += fwd ? 1 : -1;
+            continue;
+        }
+        /* locate the row: in the block of the chunk's last located row when
+         * the id lies within its rows of the chunk there, else by binary
+         * search over the chunk's blocks by first id */
+        const uint32_t r0 = mhf_load_u32(crec + MHF_CHUNK_ROW_FIRST);
+        const uint32_t r1 = r0 + mhf_load_u32(crec + MHF_CHUNK_ROW_COUNT);
+        const uint32_t b0 = r0 / R, b1 = (r1 - 1) / R;
+        const mh_rows *rows = NULL;
+        uint32_t b = UINT32_MAX, k0 = 0, k1 = 0;
+        if (c->memo[k] != UINT32_MAX) {
+            uint32_t mb = c->memo[k] / R;
+            const mh_rows *mr = mh_query_cached(c, seg, s->block_first + mb);
+            if (mr) {
+                uint32_t base = mb * R;
+                uint32_t a0 = (r0 > base ? r0 : base) - base;
+                uint32_t a1 = (r1 < base + mr->n ? r1 : base + mr->n) - base;
+                if (a0 < a1 && mr->id_off[a0] <= xo && xo <= mr->id_off[a1 - 1])
+                    b = mb;
+            }
+        }
+        if (b == UINT32_MAX) {
+            uint32_t lo = b0, hi = b1;
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo + 1) / 2;
+                const uint8_t *rec = seg->blocks + (size_t)(s->block_first + mid) * seg->block_recsz;
+                if (mhf_load_u32(rec + MHF_BLOCK_FIRST_ID) <= xo)
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+            b = lo;
+        }
+        mh_block bl;
+        MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, &c->diag));
+        if (bl.phy_max < q->a || bl.phy_min > q->b || !mask_meets(q, bl.stream_mask)) {
+            x += fwd ? 1 : -1; /* no row of this block can match */
+            continue;
+        }
+        MH_TRY(mh_query_block(c, seg, s, b, &rows));
+        const uint32_t base = b * R;
+        k0 = (r0 > base ? r0 : base) - base;
+        k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;
+        if (k0 >= k1)
+            return not_there(c, si, s, s->chunk_first + k, xo);
+        const uint32_t *col_id = rows->id_off;
+        const uint64_t *col_t = rows->t;
+        uint32_t i;
+        uint32_t m = c->memo[k];
+        if (m != UINT32_MAX && m / R == b && m % R + 1 < k1 && col_id[m % R + 1] == xo)
+            i = m % R + 1; /* the next row of the chunk: the common case */
+        else if (m != UINT32_MAX && m / R == b && m % R > k0 && col_id[m % R - 1] == xo)
+            i = m % R - 1; /* backward */
+        else {
+            i = row_search(col_id, k0, k1, xo);
+            if (i == k1 || col_id[i] != xo)
+                return not_there(c, si, s, s->chunk_first + k, xo);
+        }
+        c->memo[k] = base + i;
+        const uint64_t id = s->id_first + xo, t = col_t[i];
+        /* the rows located follow their ids (a label pointing to a row of
+         * another chunk with this id would break it: ids are unique) */
+        if (have_prev && (fwd ? t < prev_t : t > prev_t))
+            MH_FAIL(MH_ECORRUPT, &c->diag, 0,
+                    "slice %u: accesses %llu and %llu of different chunks "
+                    "disagree (id repeated or transition out of order)",
+                    si, (unsigned long long)prev_id, (unsigned long long)id);
+        have_prev = 1;
+        prev_t = t;
+        prev_id = id;
+        if (!in_range(q, t, id)) {
+            /* before the start: so is every row of the chunk in this block
+             * up to the last one before it (ids after x, forward) */
+            /* (a binary search: in_range is monotone along them) */
+            uint32_t a = fwd ? i + 1 : k0, z = fwd ? k1 : i;
+            while (a < z) {
+                uint32_t mid = a + (z - a) / 2;
+                int side = in_range(q, col_t[mid], s->id_first + col_id[mid]);
+                if (fwd ? !side : side)
+                    a = mid + 1;
+                else
+                    z = mid;
+            }
+            /* forward, rows [i, a) are before the start; backward [a, i] */
+            uint32_t p = fwd ? a - 1 : a;
+            narrow(q, s, &bo, col_t[p], col_id[p]);
+            if (fwd)
+                x = (int64_t)col_id[p] + 1;
+            else
+                x = (int64_t)col_id[p] - 1;
+            continue;
+        }
+        if (!in_end(q, t, id))
+            break; /* every later row is past the end too */
+        x += fwd ? 1 : -1;
+        const uint64_t phy = rows->phy[i];
+        if (phy > q->b || phy + (rows->size[i] - 1u) < q->a)
+            continue;
+        if (filtered && !row_keep(q, rows, i))
+            continue;
+        out[n] = mhq_access(s, rows, i, crec[MHF_CHUNK_OP]);
+        if (++n == want)
+            break;
+    }
+    *got = n;
+    return 1;
+}
