@@ -192,19 +192,32 @@ int mh_idmap_decode(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
              "id map: group %u (slice %u id offset %u) at byte %llu: LZ4 block "
              "does not decompress to %zu bytes", grp, s, x0,
              (unsigned long long)at, raw);
-    if (width == 1) {
-        for (uint32_t i = 0; i < cnt; i++)
-            labels[i] = packed[i];
-    } else if (width == 2) {
-        for (uint32_t i = 0; i < cnt; i++)
-            labels[i] = mhf_load_u16(packed + 2 * (size_t)i);
-    } else {
-        for (uint32_t i = 0; i < cnt; i++)
-            labels[i] = mhf_load_u32(packed + 4 * (size_t)i);
-    }
+    /* widened WIDEN labels at a time through a copy: the packed bytes of
+     * the next step lie at or past where this step writes (label i0 + WIDEN's
+     * packed bytes start at 4 cnt - raw + (i0 + WIDEN) width, at least 4 (i0
+     * + WIDEN) while i0 + WIDEN <= cnt), and a loop whose source is not
+     * its destination vectorizes (in place, the widening cost more than the
+     * LZ4 decode) */
+    enum { WIDEN = 256 };
+    uint8_t tmp[WIDEN * 4];
     uint32_t bad = 0;
-    for (uint32_t i = 0; i < cnt; i++)
-        bad |= labels[i] >= nck;
+    for (uint32_t i0 = 0; i0 < cnt; i0 += WIDEN) {
+        uint32_t k = cnt - i0 < WIDEN ? cnt - i0 : WIDEN;
+        memcpy(tmp, packed + (size_t)i0 * width, (size_t)k * width);
+        uint32_t *out = labels + i0;
+        if (width == 1) {
+            for (uint32_t i = 0; i < k; i++)
+                out[i] = tmp[i];
+        } else if (width == 2) {
+            for (uint32_t i = 0; i < k; i++)
+                out[i] = (uint32_t)tmp[2 * i] | (uint32_t)tmp[2 * i + 1] << 8;
+        } else {
+            for (uint32_t i = 0; i < k; i++)
+                out[i] = mhf_load_u32(tmp + 4 * (size_t)i);
+        }
+        for (uint32_t i = 0; i < k; i++)
+            bad |= out[i] >= nck;
+    }
     if (bad)
         for (uint32_t i = 0; i < cnt; i++)
             MH_CHECK(labels[i] < nck, MH_ECORRUPT, d, at,
