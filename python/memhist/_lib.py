@@ -47,7 +47,9 @@ class mh_writer_options(Structure):
                 ("lz4_acceleration", c_int32), ("commit_accesses", u64),
                 ("background", c_int32), ("reserved", c_int32),
                 # since 1.2
-                ("reorder_window", u64)]
+                ("reorder_window", u64),
+                # since 1.3
+                ("id_map", u32), ("reserved2", u32)]
 
 
 class mh_reader_options(Structure):
@@ -73,7 +75,9 @@ class mh_segment_info(Structure):
                 ("dict_bytes", u64), ("index_bytes", u64),
                 # since 1.2
                 ("streams", u32), ("windows", u32), ("summary_bytes", u64),
-                ("has_pc", u32)]
+                ("has_pc", u32),
+                # since 1.3
+                ("idmap_bytes", u64)]
 
 
 class mh_stream_info(Structure):

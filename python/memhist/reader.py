@@ -197,6 +197,7 @@ class SegmentInfo(NamedTuple):
     windows: int = 0
     summary_bytes: int = 0
     has_pc: bool = False
+    idmap_bytes: int = 0
 
 
 class Reader:
@@ -314,7 +315,8 @@ class Reader:
                 s.id_first, s.accesses, tuple(s.op_counts), s.transition_first,
                 s.transition_last, s.slices, s.chunks, s.blocks, s.rows_per_block,
                 s.file_bytes, s.compressed_bytes, s.raw_bytes, s.dict_bytes,
-                s.index_bytes, s.streams, s.windows, s.summary_bytes, bool(s.has_pc)))
+                s.index_bytes, s.streams, s.windows, s.summary_bytes, bool(s.has_pc),
+                s.idmap_bytes))
         return out
 
     def _table_failed(self, info, struct) -> None:
