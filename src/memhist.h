@@ -244,8 +244,18 @@ typedef struct mh_writer_options {
 } mh_writer_options;
 
 /* Fills *opt with the defaults above, struct_size = sizeof *opt and zeroed
- * reserved fields. */
+ * reserved fields. mh_writer_options_init is a macro passing the caller's
+ * sizeof to mh_writer_options_init_size, which writes exactly `size` bytes
+ * (the library's defaults for the fields it knows, zeros past them;
+ * nothing when size is below the first published size): a program built
+ * against an older header never gets bytes written past its struct. (The
+ * exported function mh_writer_options_init, called by programs built
+ * against 1.1 or 1.2 headers, writes the first published 40 bytes only,
+ * with struct_size 40: the fields those callers may set later are then
+ * taken at their defaults.) Since 1.3. */
+MH_API void mh_writer_options_init_size(mh_writer_options *opt, size_t size);
 MH_API void mh_writer_options_init(mh_writer_options *opt);
+#define mh_writer_options_init(opt) mh_writer_options_init_size((opt), sizeof *(opt))
 
 #define MH_CREATE 1u /* create the store; MH_EEXIST if it exists */
 #define MH_APPEND 2u /* open an existing store and append; MH_ENOENT if absent */
@@ -504,8 +514,13 @@ typedef struct mh_query {
 
 /* Fills q with: struct_size = sizeof *q, forward from transition 0, the
  * whole address space, reads and writes, no end bound, every stream, no pc
- * or window filter. */
+ * or window filter. Like mh_writer_options_init, a macro passing the
+ * caller's sizeof to mh_query_init_size (exactly `size` bytes written);
+ * the exported mh_query_init, for programs built against older headers,
+ * writes the first published 56 bytes with struct_size 56. Since 1.3. */
+MH_API void mh_query_init_size(mh_query *q, size_t size);
 MH_API void mh_query_init(mh_query *q);
+#define mh_query_init(q) mh_query_init_size((q), sizeof *(q))
 
 /* Runs q and writes at most max accesses to out (ascending ids forward,
  * descending backward); *n gets how many. A store with no match gives 0.

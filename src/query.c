@@ -35,17 +35,28 @@ struct mh_cursor {
     uint64_t sbits[MHQ_SBITS_WORDS]; /* spec's stream set */
 };
 
-void mh_query_init(mh_query *q) {
-    if (!q)
+void mh_query_init_size(mh_query *q, size_t size) {
+    if (!q || size < MH_QUERY_SIZE_1)
         return;
-    memset(q, 0, sizeof *q);
-    q->struct_size = sizeof *q;
-    q->start_kind = MH_FROM_TRANSITION;
-    q->direction = MH_FORWARD;
-    q->addr_last = UINT64_MAX;
-    q->ops = MH_OPS_RW;
-    q->end_kind = MH_END_NONE;
+    mh_query d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = (uint32_t)(size < UINT32_MAX ? size : UINT32_MAX);
+    d.start_kind = MH_FROM_TRANSITION;
+    d.direction = MH_FORWARD;
+    d.addr_last = UINT64_MAX;
+    d.ops = MH_OPS_RW;
+    d.end_kind = MH_END_NONE;
+    /* exactly the caller's bytes (see mh_writer_options_init_size) */
+    size_t n = size < sizeof d ? size : sizeof d;
+    memcpy(q, &d, n);
+    if (size > n)
+        memset((char *)q + n, 0, size - n);
 }
+
+/* The exported symbol of the 1.1 / 1.2 headers (memhist.h's macro hides
+ * it from code built with this one): its callers' structs may be as short
+ * as the first published size. */
+void(mh_query_init)(mh_query *q) { mh_query_init_size(q, MH_QUERY_SIZE_1); }
 
 /* Validates the caller's query (of its struct_size) into *spec; d says
  * which field is wrong. sbits: room for the stream set's bits

@@ -25,19 +25,34 @@
  * mh_diag_code then knows whether the failure was described. */
 static void call_start(mh_writer *w) { w->err.code = 0; }
 
-void mh_writer_options_init(mh_writer_options *opt) {
-    if (!opt)
+void mh_writer_options_init_size(mh_writer_options *opt, size_t size) {
+    if (!opt || size < MH_WRITER_OPTIONS_SIZE_1)
         return;
-    memset(opt, 0, sizeof *opt);
-    opt->struct_size = sizeof *opt;
-    opt->slice_accesses = 32768;
-    opt->block_accesses = 512;
-    opt->chunk_min_accesses = 128;
-    opt->lz4_acceleration = 1;
-    opt->commit_accesses = (uint64_t)1 << 24;
-    opt->background = 2;
-    opt->reorder_window = (uint64_t)1 << 20;
-    opt->id_map = 1;
+    mh_writer_options d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = (uint32_t)(size < UINT32_MAX ? size : UINT32_MAX);
+    d.slice_accesses = 32768;
+    d.block_accesses = 512;
+    d.chunk_min_accesses = 128;
+    d.lz4_acceleration = 1;
+    d.commit_accesses = (uint64_t)1 << 24;
+    d.background = 2;
+    d.reorder_window = (uint64_t)1 << 20;
+    d.id_map = 1;
+    /* exactly the caller's bytes: its struct may be older (shorter) than
+     * this library's or newer (longer: the bytes this library does not
+     * know are zeroed, which is what the checks on open want) */
+    size_t n = size < sizeof d ? size : sizeof d;
+    memcpy(opt, &d, n);
+    if (size > n)
+        memset((char *)opt + n, 0, size - n);
+}
+
+/* The exported symbol of the 1.1 / 1.2 headers (the macro of memhist.h
+ * hides it from code built with this one): its callers' structs may be as
+ * short as the first published size. */
+void(mh_writer_options_init)(mh_writer_options *opt) {
+    mh_writer_options_init_size(opt, MH_WRITER_OPTIONS_SIZE_1);
 }
 
 /* A builder thread: builds queued slices, then appends them to the segment

@@ -9,6 +9,7 @@
  */
 #include <signal.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -607,6 +608,50 @@ static void count_problem(void *ctx, const mh_problem *p) {
     ps->wrong += p->struct_size != sizeof *p;
 }
 
+/* The init functions write exactly the caller's bytes: the exported
+ * symbols of older headers (called through the parenthesized names, as a
+ * program built against 1.1 or 1.2 does) fill only the first published size
+ * of a buffer that holds nothing more (ASan would see a byte past it), and
+ * the sized ones zero what a newer caller's struct has beyond this
+ * library's. */
+static void test_init_sizes(void) {
+    unsigned char *old = malloc(40);
+    CHECK(old != NULL);
+    memset(old, 0xee, 40);
+    (mh_writer_options_init)((mh_writer_options *)(void *)old);
+    uint32_t sz;
+    memcpy(&sz, old, 4);
+    CHECK(sz == 40);
+    free(old);
+    old = malloc(56);
+    CHECK(old != NULL);
+    (mh_query_init)((mh_query *)(void *)old);
+    memcpy(&sz, old, 4);
+    CHECK(sz == 56);
+    free(old);
+    /* a struct from a newer header: longer, its tail zeroed, accepted */
+    unsigned char big[sizeof(mh_writer_options) + 16];
+    memset(big, 0xee, sizeof big);
+    mh_writer_options_init_size((mh_writer_options *)(void *)big, sizeof big);
+    memcpy(&sz, big, 4);
+    CHECK(sz == sizeof big);
+    for (size_t i = sizeof(mh_writer_options); i < sizeof big; i++)
+        CHECK(big[i] == 0);
+    char store[4096];
+    path_in(store, sizeof store, "init-sizes.store");
+    mh_writer *w = NULL;
+    CHECK(mh_writer_open(store, MH_CREATE, (mh_writer_options *)(void *)big, &w) == MH_OK);
+    CHECK(mh_writer_close(w) == MH_OK);
+    /* below the first published size: nothing is written */
+    mh_writer_options tiny;
+    memset(&tiny, 0xee, sizeof tiny);
+    mh_writer_options_init_size(&tiny, 39);
+    CHECK(tiny.struct_size == 0xeeeeeeeeu);
+    mh_query q;
+    mh_query_init(&q);
+    CHECK(q.struct_size == sizeof q && q.addr_last == UINT64_MAX);
+}
+
 static void test_abi(void) {
     /* the runtime version is the library's; here the same build */
     CHECK(mh_version_number() == MH_VERSION_NUMBER);
@@ -843,6 +888,7 @@ int main(void) {
     test_append();
     test_reader();
     test_abi();
+    test_init_sizes();
     test_failed_writer();
     tu_rmtree(g_dir);
     printf("misuse: ok\n");

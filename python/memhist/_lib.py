@@ -117,7 +117,7 @@ _PROTOTYPES = [
     ("mh_strerror", c_char_p, [c_int]),
     ("mh_error_name", c_char_p, [c_int]),
     ("mh_op_name", c_char_p, [c_uint]),
-    ("mh_writer_options_init", None, [POINTER(mh_writer_options)]),
+    ("mh_writer_options_init_size", None, [POINTER(mh_writer_options), c_size_t]),
     ("mh_writer_open_ex", c_int, [c_char_p, c_uint, POINTER(mh_writer_options),
                                   POINTER(c_void_p), c_char_p, c_size_t]),
     ("mh_writer_set_meta", c_int, [c_void_p, c_char_p, c_char_p]),
@@ -155,7 +155,7 @@ _PROTOTYPES = [
                                           POINTER(c_char_p), POINTER(c_char_p)]),
     ("mh_reader_window_count", c_size_t, [c_void_p]),
     ("mh_reader_window_info", c_int, [c_void_p, c_size_t, POINTER(mh_window_info)]),
-    ("mh_query_init", None, [POINTER(mh_query)]),
+    ("mh_query_init_size", None, [POINTER(mh_query), c_size_t]),
     # out is a void pointer so that a numpy buffer's address passes as is.
     ("mh_query_run", c_int, [c_void_p, POINTER(mh_query), c_void_p, c_size_t,
                              POINTER(c_size_t)]),

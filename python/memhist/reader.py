@@ -73,7 +73,7 @@ def make_query(first: int = 0, last: int = U64_MAX, *, start: Optional[int] = No
                window: Optional[int] = None) -> mh_query:
     """Builds the C query (see Reader.query for the parameters)."""
     q = mh_query()
-    lib.mh_query_init(byref(q))
+    lib.mh_query_init_size(byref(q), ctypes.sizeof(q))
     q.addr_first = _u64("first", first)
     q.addr_last = _u64("last", last)
     q.ops = parse_ops(ops)

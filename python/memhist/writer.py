@@ -52,7 +52,7 @@ class Writer:
         if mode not in _MODES:
             raise InvalidArgumentError(detail="mode %r: use one of %s" % (mode, ", ".join(_MODES)))
         opt = mh_writer_options()
-        lib.mh_writer_options_init(byref(opt))
+        lib.mh_writer_options_init_size(byref(opt), ctypes.sizeof(opt))
         for k, v in options.items():
             if k not in _OPTIONS:
                 raise InvalidArgumentError(detail="unknown writer option %r (known: %s)"
