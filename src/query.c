@@ -749,6 +749,7 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
      * one that is not pays one slice's chunk search more. The summary only
      * skips slices without a match, so the answers are the same. */
     int sum_on = -2;
+    size_t seg_found = 0; /* matches found in the current segment */
     mh_sum_iter it;
     const mh_seg *seg = NULL;
     for (;;) {
@@ -765,6 +766,7 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
             if (si == UINT32_MAX)
                 si = seg->nslices - 1;
             sum_on = sum_on == -2 ? -2 : -1;
+            seg_found = 0;
         }
         if (sum_on == -1) {
             /* the address set (aset_read.c), once per segment: no
@@ -777,6 +779,16 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                     mh_diag_prefix(&c->diag, "%s", seg->name);
                     return meets;
                 }
+                /* the start slice, scanned before the set was asked, found
+                 * a match the set says cannot be: a set that is well formed
+                 * but not exact (only fsck proves exactness) */
+                if (seg_found)
+                    MH_FAIL(MH_ECORRUPT, &c->diag, 0,
+                            "%s: address set: no interval of the query's "
+                            "operations meets [0x%llx, 0x%llx], but its slices "
+                            "hold %zu matching accesses", seg->name,
+                            (unsigned long long)q->a, (unsigned long long)q->b,
+                            seg_found);
                 if (!next_segment(r, fwd, &li, &si))
                     return MH_OK;
                 seg = NULL;
@@ -820,6 +832,7 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
             return rc;
         }
         *n += got;
+        seg_found += got;
         if (*n == need)
             return MH_OK;
         if (sum_on == -2)
