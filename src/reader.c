@@ -830,13 +830,28 @@ int mh_reader_window_find(const mh_reader *r, uint64_t window,
     return mh_struct_out(out, &w, WINDOW_INFO_SIZE_1, sizeof w);
 }
 
-/* SPEC.md section types */
-static const char *section_name(uint32_t type) {
-    static const char *const names[] = {NULL, "data", "dictionary", "slices",
-                                        "chunks", "blocks", "address summary",
-                                        "id map"};
-    return type >= 1 && type < sizeof names / sizeof names[0] ? names[type]
-                                                             : "unknown";
+/* SPEC.md section types, each named from the minor that defines it on
+ * (§5.2: in an older segment the type is an unknown section). */
+static const char *section_name(uint32_t type, uint16_t major, uint16_t minor) {
+    static const struct {
+        const char *name;
+        uint16_t minor; /* of major 2 */
+    } names[] = {{NULL, 0},
+                 {"data", 0},
+                 {"dictionary", 0},
+                 {"slices", 0},
+                 {"chunks", 0},
+                 {"blocks", 0},
+                 {"address summary", 0},
+                 {"id map", 1},
+                 {"address set", 1},
+                 {"fine address summary", 1},
+                 {"address postings", 2}};
+    if (type < 1 || type >= sizeof names / sizeof names[0])
+        return "unknown";
+    if (major < 2 ? type > MHF_SECT_SUMMARY : minor < names[type].minor)
+        return "unknown";
+    return names[type].name;
 }
 
 size_t mh_reader_section_count(const mh_reader *r, size_t seg) {
@@ -861,7 +876,7 @@ int mh_reader_section_info(const mh_reader *r, size_t seg, size_t i,
     memset(&full, 0, sizeof full);
     full.struct_size = sizeof full;
     full.type = x->type;
-    full.name = section_name(x->type);
+    full.name = section_name(x->type, s->major, s->minor);
     full.flags = x->flags;
     full.records = x->recsz ? x->count : 0;
     full.offset = x->offset;
