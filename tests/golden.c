@@ -183,6 +183,18 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
                    (unsigned long long)x.offset, x.flags);
             known += is_known;
             at += x.size;
+            /* types 7-10 are named from the minor that defines them on */
+            static const char *const later[] = {"id map", "address set",
+                                                "fine address summary", "address postings"};
+            static const uint16_t since[] = {1, 1, 1, 2};
+            mh_segment_info si = {.struct_size = sizeof si};
+            CHECK_OK(mh_reader_segment_info(r, seg, &si));
+            if (x.type >= 7 && x.type <= 10) {
+                int named = si.version_major == 2 && si.version_minor >= since[x.type - 7];
+                CHECKF(strcmp(x.name, named ? later[x.type - 7] : "unknown") == 0,
+                       "segment %zu (2.%u) section type %u named %s", seg, si.version_minor,
+                       x.type, x.name);
+            }
         }
         CHECKF(known == (v2 ? (idmap ? 7u : 6u) : 5u), "segment %zu: %u known sections", seg,
                known);
