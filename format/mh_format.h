@@ -18,8 +18,9 @@
 
 /* ---- versions ---------------------------------------------------------- */
 #define MHF_VERSION_MAJOR 2u   /* what a writer writes; a reader reads 1.x and 2.x */
-#define MHF_VERSION_MINOR 1u   /* a newer minor only adds optional content:
-                                  2.1 adds the id map (section 7) */
+#define MHF_VERSION_MINOR 2u   /* a newer minor only adds optional content:
+                                  2.1 adds sections 7, 8, 9; 2.2 adds the
+                                  address postings (section 10) */
 #define MHF1_VERSION_MAJOR 1u  /* format 1.0: read, never written */
 #define MHF_BYTE_ORDER_MARK 0x0A0B0C0Du /* stored little-endian: 0D 0C 0B 0A */
 #define MHF_BYTE_ORDER_SWAPPED 0x0D0C0B0Au /* what a big-endian writer would leave */
@@ -320,6 +321,31 @@
 #define MHF_ASET_R_BYTES 20        /* u32 bytes, >= 1 */
 #define MHF_ASET_K 64u             /* what the writer writes */
 #define MHF_ASET_K_MAX 65536u      /* largest K a reader accepts */
+
+/* ---- address postings (section 10, since 2.2; SPEC.md §9d) ------------- */
+#define MHF_SECT_APOST 10u
+#define MHF_APOST_HEADER_SIZE 80u
+#define MHF_APOST_SHIFT 0          /* u32 granule shift g, 3 .. 63 */
+#define MHF_APOST_RUN_KEYS 4       /* u32 K: keys per run, 1 .. 65536 */
+#define MHF_APOST_RUN_SIZE_OFF 8   /* u32 run record size (24) */
+#define MHF_APOST_RUN_COUNT 12     /* u32 runs of all operations */
+#define MHF_APOST_DATA_BYTES 16    /* u64 */
+#define MHF_APOST_POSTINGS 24      /* u64 sum of every key's n */
+#define MHF_APOST_OPS 32           /* 3 x 16-byte operation records */
+#define MHF_APOST_OP_SIZE 16u
+#define MHF_APOST_OP_KEYS 0        /* u64 keys of the operation */
+#define MHF_APOST_OP_RUN_FIRST 8   /* u32 its first run */
+#define MHF_APOST_OP_RUN_COUNT 12  /* u32 its runs */
+#define MHF_APOST_RUN_SIZE 24u
+#define MHF_APOST_R_GRANULE 0      /* u64 granule of the run's first key */
+#define MHF_APOST_R_OFFSET 8       /* u64 from the data area's start */
+#define MHF_APOST_R_KEYS 16        /* u32 keys in the run */
+#define MHF_APOST_R_BYTES 20       /* u32 bytes, >= 1 */
+#define MHF_APOST_SHIFT_MIN 3u
+#define MHF_APOST_SHIFT_MAX 63u
+#define MHF_APOST_K 32u            /* what the reference writer writes */
+#define MHF_APOST_K_MAX 65536u     /* largest K a reader accepts */
+#define MHF_APOST_SPAN 16u         /* a query uses it below this many granules */
 
 /* ---- little-endian helpers --------------------------------------------- */
 static inline uint16_t mhf_load_u16(const void *p) {

@@ -390,6 +390,7 @@ typedef struct mh_seg {
     _Atomic int summary_ok[2]; /* sections 6 and 9 checked (summary_read.c) */
     _Atomic int idmap_ok;   /* id map checked (idmap_read.c) */
     _Atomic int aset_ok;    /* address set checked (aset_read.c) */
+    _Atomic int apost_ok;   /* address postings checked (apost_read.c) */
 } mh_seg;
 
 /* A validated slice record. */
@@ -640,6 +641,7 @@ typedef struct mh_segw_config {
     const mh_summary_hooks *summary; /* NULL: no address summary */
     uint32_t idmap_group_ids; /* ids per id map group (G); 0: no id map */
     int aset;                        /* 1: write the address set (2.1) */
+    int apost;                       /* 1: write the address postings (2.2) */
 } mh_segw_config;
 
 /* The writer's slice buffer keeps, per access, only what the format
@@ -1081,5 +1083,115 @@ int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
  * the segment's rows' ranges, per op (it decodes every block again). The
  * first problem is returned; MH_OK when the segment has no set. */
 int mh_aset_fsck(const mh_seg *seg, int rows_ok, mh_diag *d);
+
+/* ---- address postings (apost_build.c, apost_read.c, verify_apost.c) -- */
+/* Section 10 (format 2.2, optional, SPEC.md §9d): for each operation o and
+ * granule w at shift g, the slices having a row of op o meeting
+ * [w << g, ((w + 1) << g) - 1], strictly increasing; a key (o, w) present
+ * iff it has one. Keys in runs of K; postings as varint deltas (form 0) or
+ * a bitmap of the segment's slices (form 1). A narrow query (fewer than 16
+ * granules) walks only the slices its keys list. */
+
+/* The writer's accumulator of one segment's granules, per slice and op,
+ * at a base shift (3, coarser when a slice is too wide or they pile up). */
+typedef struct mh_apost_acc mh_apost_acc;
+/* fixed_shift 0: the writer's (base shift 3, coarser as needed); else
+ * fsck's, at exactly that shift (no pile limit; gives up past 2^26
+ * granules in a slice). */
+int mh_apost_acc_create(mh_apost_acc **out, uint32_t fixed_shift);
+int mh_apost_acc_failed(const mh_apost_acc *a); /* 1: gave up */
+void mh_apost_acc_destroy(mh_apost_acc *a); /* NULL accepted */
+/* The next slice (index: the number added so far): its exact merged ranges
+ * per op, pairs[2i] .. pairs[2i + 1], n[op] of them one op after the other
+ * (the builder's aset_iv / aset_n); count: the segment's accesses so far.
+ * Out of memory, a slice too wide at every shift <= 10, or a pile past
+ * its limit: the segment gets no section (never a wrong one). */
+void mh_apost_acc_add(mh_apost_acc *a, const uint64_t *pairs,
+                      const uint32_t n[MHF_OP_COUNT], uint64_t count);
+/* Forgets slices nslices.. (mh_writer_discard_from). */
+void mh_apost_acc_truncate(mh_apost_acc *a, uint32_t nslices);
+/* Every key (op ascending, then granule) at the accumulator's shift with
+ * its postings, to fn; fn's first non-zero return stops it and is
+ * returned. MH_ENOMEM when it gave up. */
+typedef int (*mh_apost_key_fn)(void *ctx, unsigned op, uint64_t w,
+                               const uint32_t *post, uint32_t n);
+int mh_apost_acc_walk(const mh_apost_acc *a, mh_apost_key_fn fn, void *ctx);
+/* Appends the section for the slices added (the first shift >= the base
+ * whose section takes at most budget bytes, none past shift 10) to out;
+ * budget 0: count / 4 + 4096. MH_OK with nothing appended when none. */
+int mh_apost_acc_serialize(mh_apost_acc *a, uint64_t count, uint64_t budget,
+                           mh_buf *out);
+/* The section's bytes of explicit keys: for op o, nkeys[o] granules
+ * gran[o][i] (increasing) with postings post[o][first[o][i] ..
+ * first[o][i + 1]) (slice indexes, increasing); K keys per run; form[o][i]
+ * 0/1, or form NULL for the shorter. Tests and fuzzing build sections so. */
+int mh_apost_encode(uint32_t shift, uint32_t k, uint32_t nslices,
+                    const uint64_t *const gran[MHF_OP_COUNT],
+                    const uint32_t *const first[MHF_OP_COUNT],
+                    const uint32_t *const post[MHF_OP_COUNT],
+                    const size_t nkeys[MHF_OP_COUNT],
+                    const uint8_t *const form[MHF_OP_COUNT], mh_buf *out);
+
+/* A section whose header and run table are checked, read in place. */
+typedef struct mh_apost_view {
+    uint32_t shift, k, run_size, nruns, nslices;
+    uint64_t data_bytes, postings, off; /* off: the section's file offset */
+    uint64_t nkeys[MHF_OP_COUNT];
+    uint32_t run_first[MHF_OP_COUNT], run_count[MHF_OP_COUNT];
+    const uint8_t *runs, *data;
+} mh_apost_view;
+/* Checks header, operation and run records of the size bytes at p
+ * (base_off: their file offset; minor: the segment's, §12.1; nslices: the
+ * segment's slice count). MH_ECORRUPT with detail. */
+int mh_apost_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
+                   uint16_t minor, uint32_t nslices, mh_apost_view *out,
+                   mh_diag *d);
+/* The segment's section: checksum and mh_apost_parse on first use,
+ * remembered in seg->apost_ok; details "address postings at byte N: ...".
+ * MH_ENOTFOUND (no detail) when the segment has none. */
+int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d);
+/* Decoding one run (run: index in the section's run table). */
+typedef struct mh_apost_cur {
+    const mh_apost_view *v;
+    const uint8_t *p, *end;
+    uint64_t w;          /* the current key's granule */
+    uint64_t bound;      /* highest granule the run may hold */
+    uint32_t left, run, i, op;
+} mh_apost_cur;
+void mh_apost_run_open(const mh_apost_view *v, uint32_t op, uint32_t run,
+                       mh_apost_cur *c);
+/* Next key: 1 with c->w its granule, *n its postings, checked (varints in
+ * the run's bytes, granule order and bounds, n >= 1, form, postings
+ * increasing and below the slice count, popcount); ORs them into bits
+ * (nullable; bit s of word s >> 6) and writes them to list (nullable, room
+ * for nslices). 0 after the last key (its bytes used exactly). MH_ECORRUPT
+ * with detail "address postings at byte N: ...". */
+int mh_apost_run_step(mh_apost_cur *c, uint64_t *bits, uint32_t *list,
+                      uint32_t *n, mh_diag *d);
+
+/* The candidate slices of one segment for one narrow query: a bitmap of
+ * the segment's slices in the caller's scratch (no allocation of its own). */
+typedef struct mh_apost_iter {
+    const uint64_t *bits;
+    uint32_t nslices;
+    uint32_t shift;      /* the section's granule shift */
+} mh_apost_iter;
+/* 1: `it` lists the candidates (possibly none); 0: the section does not
+ * serve this query (absent, or [a, b] spans >= 16 granules): use the
+ * summaries; < 0 MH_E* (broken section, diag set: "address postings at
+ * byte N: ..."). *scratch / *scratch_cap (64-bit words): the caller's,
+ * grown here by realloc when the segment's slices need more (the caller
+ * frees it). ops: bit o for operation o. */
+int mh_apost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
+                   mh_apost_iter *it, uint64_t **scratch, size_t *scratch_cap,
+                   mh_diag *d);
+/* First candidate >= s / last candidate <= s; UINT32_MAX when none. */
+uint32_t mh_apost_next(const mh_apost_iter *it, uint32_t s);
+uint32_t mh_apost_prev(const mh_apost_iter *it, uint32_t s);
+/* fsck (verify_apost.c): the section's sum and structure, every run
+ * decoded, posting_count, and (rows_ok: the slices verified) every slice's
+ * granules per op at the section's shift equal to the postings (it decodes
+ * every block again). The first problem; MH_OK when the segment has none. */
+int mh_apost_fsck(const mh_seg *seg, int rows_ok, mh_diag *d);
 
 #endif /* MH_INTERNAL_H */

@@ -101,11 +101,11 @@ extern "C" {
 
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
-#define MH_VERSION_MINOR 3
+#define MH_VERSION_MINOR 4
 #define MH_VERSION_PATCH 0
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.3.0"
+#define MH_VERSION_STRING "1.4.0"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
@@ -241,6 +241,15 @@ typedef struct mh_writer_options {
      * segments are still 2.1; queries take the 2.0 path). 0 or 1. */
     uint32_t id_map;
     uint32_t reserved2;   /* must be 0 */
+    /* --- since 1.4 --- */
+    /* Write each segment's address postings (format 2.2, SPEC.md "Address
+     * postings"): for each word-sized granule and operation, the slices
+     * touching it, about 0.2 bytes per access on real programs, so that a
+     * query on a narrow range (a few words) walks only the slices that hold
+     * its addresses. Default 1; 0 = none (queries use the address
+     * summaries as in 2.1). 0 or 1. */
+    uint32_t address_postings;
+    uint32_t reserved3;   /* must be 0 */
 } mh_writer_options;
 
 /* Fills *opt with the defaults above, struct_size = sizeof *opt and zeroed

@@ -270,9 +270,11 @@ static int parse_header2(const uint8_t *b, mh_seg *s, uint64_t file_size,
                  d, eo + MHF2_DIR_BYTES,
                  "directory entry %u: section runs past the directory", i);
         at = end;
-        /* types 1-6, and 9 (the fine summary) from 2.1 on, appear once */
+        /* types 1-6, 9 (the fine summary) from 2.1 on and 10 (the address
+         * postings) from 2.2 on appear once */
         if ((x.type >= MHF_SECT_DATA && x.type <= MHF_SECT_SUMMARY) ||
-            (x.type == MHF_SECT_SUMMARY_FINE && s->major == 2 && s->minor >= 1)) {
+            (x.type == MHF_SECT_SUMMARY_FINE && s->major == 2 && s->minor >= 1) ||
+            (x.type == MHF_SECT_APOST && s->major == 2 && s->minor >= 2)) {
             MH_CHECK(!(seen >> x.type & 1u), MH_ECORRUPT, d, eo,
                      "directory entry %u: section type %u appears twice", i,
                      x.type);

@@ -37,6 +37,7 @@ struct mh_segw {
     XXH3_state_t *data_hash; /* of the data section so far */
     mh_aset_acc *aset;   /* the address set's intervals (aset_build.c) */
     int aset_lost;       /* out of memory for them: no set this segment */
+    mh_apost_acc *apost; /* the address postings' granules (apost_build.c) */
     mh_rows cols;        /* for reading slices back (discard) */
     uint8_t *raw;
 };
@@ -74,6 +75,8 @@ int mh_segw_create(const mh_segw_config *cfg, mh_segw **out, mh_diag *d) {
     }
     uint8_t zero[MHF_SEG_HEADER_SIZE] = {0};
     if (rc == MH_OK && data_hash_reset(w) != MH_OK)
+        rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
+    if (rc == MH_OK && cfg->apost && mh_apost_acc_create(&w->apost, 0) != MH_OK)
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (rc == MH_OK && cfg->aset && mh_aset_acc_create(&w->aset) != MH_OK)
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
@@ -172,6 +175,8 @@ int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
     w->raw_total += b->raw_total;
     for (unsigned o = 0; o < MHF_OP_COUNT; o++)
         w->op_counts[o] += b->op_n[o];
+    if (w->apost) /* and its granules the address postings' (apost_build.c) */
+        mh_apost_acc_add(w->apost, b->aset_lost ? NULL : (const uint64_t *)(const void *)b->aset_iv.p, b->aset_n, w->count);
     /* the slice's merged ranges join the segment's address set; without
      * memory for them the segment gets no set (it is optional) */
     if (w->aset && !w->aset_lost) {
@@ -377,6 +382,8 @@ int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
         free(acc);
         return mh_diag_os(d, 0, "cannot truncate", w->tmp_path);
     }
+    if (w->apost) /* its granule lists are per slice: the first i stay exact */
+        mh_apost_acc_truncate(w->apost, (uint32_t)i);
     int hrc = rehash_data(w, d);
     if (hrc == MH_OK)
         hrc = reset_aset(w, d);
@@ -567,6 +574,10 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     if (w->aset && !w->aset_lost && nsl > 0 &&
         mh_aset_acc_serialize(w->aset, w->count, &aset) != MH_OK)
         aset.n = 0; /* out of memory: no set (optional), never a wrong one */
+    mh_buf apost = {0};
+    if (w->apost && nsl > 0 &&
+        mh_apost_acc_serialize(w->apost, w->count, 0, &apost) != MH_OK)
+        apost.n = 0; /* out of memory: none (optional), never a wrong one */
     /* the sections after the data, in directory order */
     seal_sec sec[MAX_SEAL_SECTIONS];
     size_t ns = 0;
@@ -592,6 +603,8 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         sec[ns++] = (seal_sec){MHF_SECT_ASET, 0, 0, 0, aset.p, aset.n};
     if (fine.n) /* after section 6: a 2.0 reader reads 6 and skips 9 */
         sec[ns++] = (seal_sec){MHF_SECT_SUMMARY_FINE, 0, 0, 0, fine.p, fine.n};
+    if (apost.n) /* after section 9 (SPEC §9d) */
+        sec[ns++] = (seal_sec){MHF_SECT_APOST, 0, 0, 0, apost.p, apost.n};
     for (size_t i = 0; i < si->nextra; i++) {
         const mh_extra_section *x = &si->extra[i];
         sec[ns++] = (seal_sec){x->type, x->flags, x->recsz, x->count,
@@ -622,6 +635,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     mh_buf_free(&fine);
     mh_buf_free(&idmap);
     mh_buf_free(&aset);
+    mh_buf_free(&apost);
     uint8_t h[MHF_SEG_HEADER_SIZE] = {0};
     memcpy(h, MHF_SEG_MAGIC, 8);
     mhf_store_u16(h + MHF_SEG_MAJOR, MHF_VERSION_MAJOR);
@@ -699,5 +713,6 @@ void mh_segw_destroy(mh_segw *w) {
     mh_buf_free(&w->iddata);
     XXH3_freeState(w->data_hash);
     mh_aset_acc_destroy(w->aset);
+    mh_apost_acc_destroy(w->apost);
     free(w);
 }

@@ -388,7 +388,7 @@ int mh_builder_create(const mh_segw_config *cfg, mh_builder **out) {
     w->lz4_acceleration = cfg->lz4_acceleration;
     w->summary = cfg->summary;
     w->idmap_g = cfg->idmap_group_ids;
-    w->aset = cfg->aset;
+    w->aset = cfg->aset || cfg->apost; /* aset_iv feeds both (apost_build.c) */
     int rc = mh_rows_reserve(&w->cols, w->rows_per_block);
     if (rc == MH_OK) {
         w->raw_cap = mh_block_raw_bound(w->rows_per_block);

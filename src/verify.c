@@ -278,10 +278,11 @@ static void verify_sections(vctx *v, const mh_seg *seg) {
         if (x->type == MHF_SECT_DICT || x->type == MHF_SECT_SLICES)
             continue; /* checked when the segment was opened */
         if (x->type == MHF_SECT_SUMMARY || x->type == MHF_SECT_ASET ||
+            x->type == MHF_SECT_APOST ||
             (x->type == MHF_SECT_IDMAP && mh_idmap_present(seg)) ||
             (x->type == MHF_SECT_SUMMARY_FINE &&
              mh_summary_section(seg, MH_SUM_FINE) == x))
-            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_aset_fsck check them */
+            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_aset_fsck / mh_apost_fsck check them */
         uint64_t sum = mh_hash(seg->base + x->offset, (size_t)x->size);
         if (sum != x->sum)
             report(v, MH_ECHECKSUM, seg->name, x->offset,
@@ -380,6 +381,8 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         if ((rc = mh_idmap_fsck(&seg, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_aset_fsck(&seg, rows_ok, &d)) != MH_OK)
+            report(v, rc, name, d.offset, "%s", d.msg);
+        if ((rc = mh_apost_fsck(&seg, rows_ok, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if (seg.nblocks) {
             mh_block last;

@@ -657,7 +657,7 @@ static void test_abi(void) {
     CHECK(mh_version_number() == MH_VERSION_NUMBER);
     CHECK(mh_version_number() == 10300);
     CHECK(!strcmp(mh_version_string(), MH_VERSION_STRING));
-    CHECK(!strcmp(mh_version_string(), "1.3.0"));
+    CHECK(!strcmp(mh_version_string(), "1.4.0"));
 
     char store[4096];
     path_in(store, sizeof store, "abi.store");

@@ -49,7 +49,9 @@ class mh_writer_options(Structure):
                 # since 1.2
                 ("reorder_window", u64),
                 # since 1.3
-                ("id_map", u32), ("reserved2", u32)]
+                ("id_map", u32), ("reserved2", u32),
+                # since 1.4
+                ("address_postings", u32), ("reserved3", u32)]
 
 
 class mh_reader_options(Structure):

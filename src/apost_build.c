@@ -1,0 +1,515 @@
+/*
+ * apost_build.c - the address postings' writing half (SPEC.md "Address
+ * postings", section type 10, format 2.2).
+ *
+ * Per slice and operation, the granules its rows meet come from the exact
+ * merged ranges the slice builder already makes for the address set
+ * (aset_iv): one walk over them, no per-row cost. They are kept compact
+ * until seal, as varint deltas per slice and op at a base shift (3; a
+ * slice meeting more than 2^22 granules, or a pile past its limit, raises
+ * it for the whole segment by recoding in place: a coarser list is never
+ * longer). At seal a k-way merge of the slices' lists (a heap keyed by
+ * granule, then slice) gives each key's postings in order; the keys are
+ * written straight into runs, and a shift whose section passes its budget
+ * (count / 4 + 4096 bytes) is abandoned for the next one, up to 10.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define BASE_SHIFT 3u
+#define LAST_SHIFT 10u                 /* past it: no section (section 9 serves) */
+#define SLICE_GRANULES ((uint64_t)1 << 22) /* per slice, at the base shift */
+#define FIXED_GRANULES ((uint64_t)1 << 26) /* fsck's limit per slice */
+#define BUDGET(count) ((count) / 4u + 4096u)
+/* The pile of granule lists may take count / 2 + 1 MiB bytes: past it the
+ * base shift is raised (a real program's slices revisit the same stack and
+ * heap words: about 0.3 bytes per access at shift 3 on the real traces). */
+#define PILE_LIMIT(count) ((count) / 2u + ((uint64_t)1 << 20))
+
+typedef struct slice_lists {
+    uint64_t off[MHF_OP_COUNT]; /* into data */
+    uint32_t n[MHF_OP_COUNT];   /* granules */
+} slice_lists;
+
+struct mh_apost_acc {
+    uint32_t g0;
+    int fixed;     /* fsck's: g0 never changes, no pile limit */
+    int gave_up;
+    mh_buf data;   /* per slice, per op: first granule, then w - prev - 1 */
+    mh_buf slices; /* slice_lists per slice */
+};
+
+static inline size_t varint_len(uint64_t v) {
+    size_t k = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        k++;
+    }
+    return k;
+}
+
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* Our own varints: never broken, so no bounds. */
+static inline uint64_t get_varint(const uint8_t **p) {
+    const uint8_t *q = *p;
+    uint64_t v = 0;
+    for (unsigned s = 0;; s += 7) {
+        uint8_t b = *q++;
+        v |= (uint64_t)(b & 0x7f) << s;
+        if (b < 0x80)
+            break;
+    }
+    *p = q;
+    return v;
+}
+
+int mh_apost_acc_create(mh_apost_acc **out, uint32_t fixed_shift) {
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return MH_ENOMEM;
+    (*out)->g0 = fixed_shift ? fixed_shift : BASE_SHIFT;
+    (*out)->fixed = fixed_shift != 0;
+    return MH_OK;
+}
+
+int mh_apost_acc_failed(const mh_apost_acc *a) { return a->gave_up; }
+
+void mh_apost_acc_destroy(mh_apost_acc *a) {
+    if (!a)
+        return;
+    mh_buf_free(&a->data);
+    mh_buf_free(&a->slices);
+    free(a);
+}
+
+static void give_up(mh_apost_acc *a) {
+    mh_buf_free(&a->data);
+    a->gave_up = 1; /* slices stays: it counts them for truncate */
+}
+
+#define NSL(a) ((uint32_t)((a)->slices.n / sizeof(slice_lists)))
+
+/* Granules and bytes of sorted maximal ranges at shift g (a granule two
+ * touching ranges share counted once). */
+static void measure(const uint64_t *iv, uint32_t n, unsigned g, uint64_t *gran,
+                    uint64_t *bytes) {
+    uint64_t cnt = 0, b = 0, last = 0;
+    int any = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t lo = iv[2 * i] >> g, hi = iv[2 * i + 1] >> g;
+        if (any && lo <= last) {
+            if (hi <= last)
+                continue;
+            lo = last + 1;
+        }
+        b += varint_len(any ? lo - last - 1u : lo) + (hi - lo);
+        cnt += hi - lo + 1u;
+        last = hi;
+        any = 1;
+    }
+    *gran = cnt;
+    *bytes = b;
+}
+
+/* Recodes every list at shift g > a->g0, in place (a coarser list's
+ * varints are never longer). */
+static void coarsen(mh_apost_acc *a, unsigned g) {
+    unsigned k = g - a->g0;
+    slice_lists *sl = (slice_lists *)(void *)a->slices.p;
+    const uint8_t *r = a->data.p;
+    uint8_t *w = a->data.p;
+    for (uint32_t s = 0; s < NSL(a); s++)
+        for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+            uint64_t prev = 0, lastc = 0;
+            uint32_t m = 0;
+            sl[s].off[o] = (uint64_t)(w - a->data.p);
+            for (uint32_t i = 0; i < sl[s].n[o]; i++) {
+                uint64_t x = get_varint(&r);
+                prev = i ? prev + 1u + x : x;
+                uint64_t c = prev >> k;
+                if (m && c == lastc)
+                    continue;
+                w = put_varint(w, m ? c - lastc - 1u : c);
+                lastc = c;
+                m++;
+            }
+            sl[s].n[o] = m;
+        }
+    a->data.n = (size_t)(w - a->data.p);
+    a->g0 = g;
+}
+
+void mh_apost_acc_add(mh_apost_acc *a, const uint64_t *pairs,
+                      const uint32_t n[MHF_OP_COUNT], uint64_t count) {
+    slice_lists sl;
+    memset(&sl, 0, sizeof sl);
+    if (!a->gave_up && !pairs)
+        give_up(a); /* the builder lost the ranges */
+    if (a->gave_up) {
+        (void)mh_buf_append(&a->slices, &sl, sizeof sl); /* counts slices */
+        return;
+    }
+    /* the first shift at which the slice meets at most 2^22 granules */
+    unsigned g = a->g0;
+    uint64_t gran[MHF_OP_COUNT], bytes[MHF_OP_COUNT];
+    for (;; g++) {
+        uint64_t total = 0;
+        const uint64_t *iv = pairs;
+        for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+            measure(iv, n[o], g, &gran[o], &bytes[o]);
+            total += gran[o];
+            iv += 2 * (size_t)n[o];
+        }
+        if (a->fixed || total <= SLICE_GRANULES || g > LAST_SHIFT)
+            break;
+    }
+    if (a->fixed ? gran[0] + gran[1] + gran[2] > FIXED_GRANULES
+                 : g > LAST_SHIFT) {
+        give_up(a);
+        mh_apost_acc_add(a, pairs, n, count);
+        return;
+    }
+    if (g > a->g0)
+        coarsen(a, g);
+    if (mh_buf_reserve(&a->data, (size_t)(bytes[0] + bytes[1] + bytes[2])) !=
+            MH_OK ||
+        mh_buf_reserve(&a->slices, sizeof sl) != MH_OK) {
+        give_up(a);
+        mh_apost_acc_add(a, pairs, n, count);
+        return;
+    }
+    const uint64_t *iv = pairs;
+    uint8_t *p = a->data.p + a->data.n;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        sl.off[o] = (uint64_t)(p - a->data.p);
+        sl.n[o] = (uint32_t)gran[o];
+        uint64_t last = 0;
+        int any = 0;
+        for (uint32_t i = 0; i < n[o]; i++) {
+            uint64_t lo = iv[2 * i] >> g, hi = iv[2 * i + 1] >> g;
+            if (any && lo <= last) {
+                if (hi <= last)
+                    continue;
+                lo = last + 1;
+            }
+            p = put_varint(p, any ? lo - last - 1u : lo);
+            for (uint64_t x = lo; x < hi; x++)
+                *p++ = 0;
+            last = hi;
+            any = 1;
+        }
+        iv += 2 * (size_t)n[o];
+    }
+    a->data.n = (size_t)(p - a->data.p);
+    mh_buf_append(&a->slices, &sl, sizeof sl); /* reserved above */
+    /* a pile past its limit: coarser, or none */
+    while (!a->fixed && a->data.n > PILE_LIMIT(count)) {
+        if (a->g0 >= LAST_SHIFT) {
+            give_up(a);
+            return;
+        }
+        coarsen(a, a->g0 + 1);
+    }
+}
+
+void mh_apost_acc_truncate(mh_apost_acc *a, uint32_t nslices) {
+    if (nslices >= NSL(a))
+        return;
+    const slice_lists *sl = (const slice_lists *)(const void *)a->slices.p;
+    if (!a->gave_up)
+        a->data.n = (size_t)sl[nslices].off[0];
+    a->slices.n = (size_t)nslices * sizeof(slice_lists);
+    /* the lists kept were exact at g0, so they still are; a segment that
+     * gave up stays without a section */
+}
+
+/* ---- the section's key writer (the builder's seal and mh_apost_encode) */
+
+typedef struct kw {
+    mh_buf runs, data;
+    uint32_t k, nslices, shift;
+    uint64_t nkeys[MHF_OP_COUNT], postings;
+    uint32_t run_first[MHF_OP_COUNT], run_count[MHF_OP_COUNT];
+    unsigned op;         /* the op being written */
+    uint32_t in_run;     /* keys of the open run; 0: none open */
+    size_t run_start;    /* its first data byte */
+    uint64_t prev;       /* the last key's granule */
+    uint64_t limit;      /* the section's bytes may not pass it (0: none) */
+} kw;
+
+static void kw_close_run(kw *x) {
+    if (!x->in_run)
+        return;
+    uint8_t *r = x->runs.p + x->runs.n - MHF_APOST_RUN_SIZE;
+    mhf_store_u32(r + MHF_APOST_R_KEYS, x->in_run);
+    mhf_store_u32(r + MHF_APOST_R_BYTES, (uint32_t)(x->data.n - x->run_start));
+    x->in_run = 0;
+}
+
+static void kw_start(kw *x, uint32_t shift, uint32_t k, uint32_t nslices,
+                     uint64_t limit) {
+    x->runs.n = x->data.n = 0;
+    x->k = k;
+    x->nslices = nslices;
+    x->shift = shift;
+    x->postings = 0;
+    memset(x->nkeys, 0, sizeof x->nkeys);
+    memset(x->run_first, 0, sizeof x->run_first);
+    memset(x->run_count, 0, sizeof x->run_count);
+    x->op = 0;
+    x->in_run = 0;
+    x->limit = limit;
+}
+
+static void kw_op(kw *x, unsigned op) {
+    while (x->op < op) {
+        kw_close_run(x);
+        x->op++;
+        x->run_first[x->op] = x->run_first[x->op - 1] + x->run_count[x->op - 1];
+    }
+}
+
+/* One key (op ascending, granule increasing within it) and its n postings
+ * (increasing); form 0/1, or -1 for the shorter. 1 when the section has
+ * passed its limit, MH_ENOMEM, else MH_OK. */
+static int kw_key(kw *x, unsigned op, uint64_t w, const uint32_t *post,
+                  uint32_t n, int form) {
+    kw_op(x, op);
+    if (x->in_run == x->k)
+        kw_close_run(x);
+    size_t f0 = varint_len(post[0]);
+    for (uint32_t i = 1; i < n; i++)
+        f0 += varint_len(post[i] - post[i - 1] - 1u);
+    size_t f1 = ((size_t)x->nslices + 7) / 8;
+    if (form < 0)
+        form = f1 < f0;
+    size_t need = 20 + (form ? f1 : f0);
+    if (x->in_run == 0) {
+        MH_TRY(mh_buf_reserve(&x->runs, MHF_APOST_RUN_SIZE));
+        uint8_t *r = x->runs.p + x->runs.n;
+        memset(r, 0, MHF_APOST_RUN_SIZE);
+        mhf_store_u64(r + MHF_APOST_R_GRANULE, w);
+        mhf_store_u64(r + MHF_APOST_R_OFFSET, x->data.n);
+        x->runs.n += MHF_APOST_RUN_SIZE;
+        x->run_start = x->data.n;
+        x->run_count[op]++;
+    }
+    MH_TRY(mh_buf_reserve(&x->data, need));
+    uint8_t *p = x->data.p + x->data.n;
+    if (x->in_run)
+        p = put_varint(p, w - x->prev - 1u);
+    p = put_varint(p, (uint64_t)n * 2u + (unsigned)form);
+    if (form == 0) {
+        p = put_varint(p, post[0]);
+        for (uint32_t i = 1; i < n; i++)
+            p = put_varint(p, post[i] - post[i - 1] - 1u);
+    } else {
+        memset(p, 0, f1);
+        for (uint32_t i = 0; i < n; i++)
+            p[post[i] >> 3] |= (uint8_t)(1u << (post[i] & 7));
+        p += f1;
+    }
+    x->data.n = (size_t)(p - x->data.p);
+    x->in_run++;
+    x->nkeys[op]++;
+    x->postings += n;
+    x->prev = w;
+    if (x->limit && MHF_APOST_HEADER_SIZE + x->runs.n + x->data.n > x->limit)
+        return 1;
+    return MH_OK;
+}
+
+/* The section into out: header, runs, data. */
+static int kw_finish(kw *x, mh_buf *out) {
+    kw_op(x, MHF_OP_COUNT - 1);
+    kw_close_run(x);
+    size_t size = MHF_APOST_HEADER_SIZE + x->runs.n + x->data.n;
+    MH_TRY(mh_buf_reserve(out, size));
+    uint8_t *h = out->p + out->n;
+    memset(h, 0, MHF_APOST_HEADER_SIZE);
+    mhf_store_u32(h + MHF_APOST_SHIFT, x->shift);
+    mhf_store_u32(h + MHF_APOST_RUN_KEYS, x->k);
+    mhf_store_u32(h + MHF_APOST_RUN_SIZE_OFF, MHF_APOST_RUN_SIZE);
+    mhf_store_u32(h + MHF_APOST_RUN_COUNT,
+                  (uint32_t)(x->runs.n / MHF_APOST_RUN_SIZE));
+    mhf_store_u64(h + MHF_APOST_DATA_BYTES, x->data.n);
+    mhf_store_u64(h + MHF_APOST_POSTINGS, x->postings);
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        uint8_t *r = h + MHF_APOST_OPS + o * MHF_APOST_OP_SIZE;
+        mhf_store_u64(r + MHF_APOST_OP_KEYS, x->nkeys[o]);
+        mhf_store_u32(r + MHF_APOST_OP_RUN_FIRST, x->run_first[o]);
+        mhf_store_u32(r + MHF_APOST_OP_RUN_COUNT, x->run_count[o]);
+    }
+    memcpy(h + MHF_APOST_HEADER_SIZE, x->runs.p, x->runs.n);
+    memcpy(h + MHF_APOST_HEADER_SIZE + x->runs.n, x->data.p, x->data.n);
+    out->n += size;
+    return MH_OK;
+}
+
+static void kw_free(kw *x) {
+    mh_buf_free(&x->runs);
+    mh_buf_free(&x->data);
+}
+
+int mh_apost_encode(uint32_t shift, uint32_t k, uint32_t nslices,
+                    const uint64_t *const gran[MHF_OP_COUNT],
+                    const uint32_t *const first[MHF_OP_COUNT],
+                    const uint32_t *const post[MHF_OP_COUNT],
+                    const size_t nkeys[MHF_OP_COUNT],
+                    const uint8_t *const form[MHF_OP_COUNT], mh_buf *out) {
+    kw x;
+    memset(&x, 0, sizeof x);
+    kw_start(&x, shift, k ? k : MHF_APOST_K, nslices, 0);
+    int rc = MH_OK;
+    for (unsigned o = 0; o < MHF_OP_COUNT && rc == MH_OK; o++)
+        for (size_t i = 0; i < nkeys[o] && rc == MH_OK; i++)
+            rc = kw_key(&x, o, gran[o][i], post[o] + first[o][i],
+                        first[o][i + 1] - first[o][i], form ? form[o][i] : -1);
+    if (rc == MH_OK)
+        rc = kw_finish(&x, out);
+    kw_free(&x);
+    return rc;
+}
+
+/* ---- seal: the k-way merge ------------------------------------------- */
+
+typedef struct cursor {
+    const uint8_t *p;
+    uint32_t left;
+    uint64_t w;   /* current granule at the base shift */
+    uint64_t key; /* w >> (shift - base) */
+} cursor;
+
+/* heap of slice indexes, ordered by (key, slice) */
+static inline int before(const cursor *c, uint32_t x, uint32_t y) {
+    return c[x].key < c[y].key || (c[x].key == c[y].key && x < y);
+}
+
+static void sift_down(const cursor *c, uint32_t *h, uint32_t n, uint32_t i) {
+    for (;;) {
+        uint32_t l = 2 * i + 1, m = i;
+        if (l < n && before(c, h[l], h[m]))
+            m = l;
+        if (l + 1 < n && before(c, h[l + 1], h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        uint32_t t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Moves cursor c past every granule of its current key; 0 when done. */
+static int advance(cursor *c, unsigned k) {
+    while (c->left) {
+        c->w += 1u + get_varint(&c->p);
+        c->left--;
+        if ((c->w >> k) != c->key) {
+            c->key = c->w >> k;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Hands every key at shift g to fn in order; stops at fn's first
+ * non-zero return and returns it. */
+static int merge_pass(const mh_apost_acc *a, unsigned g, mh_apost_key_fn fn,
+                      void *ctx, cursor *cur, uint32_t *heap, uint32_t *post) {
+    const slice_lists *sl = (const slice_lists *)(const void *)a->slices.p;
+    uint32_t S = NSL(a);
+    unsigned k = g - a->g0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        uint32_t hn = 0;
+        for (uint32_t s = 0; s < S; s++) {
+            if (sl[s].n[o] == 0)
+                continue;
+            cursor *c = &cur[s];
+            c->p = a->data.p + sl[s].off[o];
+            c->w = get_varint(&c->p);
+            c->left = sl[s].n[o] - 1u;
+            c->key = c->w >> k;
+            heap[hn++] = s;
+        }
+        for (uint32_t i = hn / 2; i-- > 0;)
+            sift_down(cur, heap, hn, i);
+        while (hn) {
+            uint64_t key = cur[heap[0]].key;
+            uint32_t n = 0;
+            /* the heap yields this key's slices in increasing order */
+            while (hn && cur[heap[0]].key == key) {
+                uint32_t s = heap[0];
+                post[n++] = s;
+                if (!advance(&cur[s], k))
+                    heap[0] = heap[--hn];
+                sift_down(cur, heap, hn, 0);
+            }
+            int rc = fn(ctx, o, key, post, n);
+            if (rc != MH_OK)
+                return rc;
+        }
+    }
+    return MH_OK;
+}
+
+static int kw_key_fn(void *ctx, unsigned op, uint64_t w, const uint32_t *post,
+                     uint32_t n) {
+    return kw_key(ctx, op, w, post, n, -1);
+}
+
+int mh_apost_acc_walk(const mh_apost_acc *a, mh_apost_key_fn fn, void *ctx) {
+    uint32_t S = NSL(a);
+    if (a->gave_up)
+        return MH_ENOMEM;
+    cursor *cur = malloc((size_t)(S ? S : 1) * sizeof *cur);
+    uint32_t *heap = malloc((size_t)(S ? S : 1) * sizeof *heap);
+    uint32_t *post = malloc((size_t)(S ? S : 1) * sizeof *post);
+    int rc = cur && heap && post ? merge_pass(a, a->g0, fn, ctx, cur, heap, post)
+                                 : MH_ENOMEM;
+    free(cur);
+    free(heap);
+    free(post);
+    return rc;
+}
+
+int mh_apost_acc_serialize(mh_apost_acc *a, uint64_t count, uint64_t budget,
+                           mh_buf *out) {
+    uint32_t S = NSL(a);
+    if (a->gave_up || S == 0)
+        return MH_OK;
+    if (!budget)
+        budget = BUDGET(count);
+    cursor *cur = malloc((size_t)S * sizeof *cur);
+    uint32_t *heap = malloc((size_t)S * sizeof *heap);
+    uint32_t *post = malloc((size_t)S * sizeof *post);
+    kw x;
+    memset(&x, 0, sizeof x);
+    int rc = cur && heap && post ? MH_OK : MH_ENOMEM;
+    for (unsigned g = a->g0; rc == MH_OK && g <= LAST_SHIFT; g++) {
+        kw_start(&x, g, MHF_APOST_K, S, budget);
+        rc = merge_pass(a, g, kw_key_fn, &x, cur, heap, post);
+        if (rc == MH_OK) {
+            rc = kw_finish(&x, out);
+            break;
+        }
+        if (rc == 1)
+            rc = MH_OK; /* over budget: one bit coarser */
+    }
+    free(cur);
+    free(heap);
+    free(post);
+    kw_free(&x);
+    return rc;
+}

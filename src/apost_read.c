@@ -1,0 +1,444 @@
+/*
+ * apost_read.c - the address postings' reading half (SPEC.md "Address
+ * postings", section type 10, format 2.2): the section checked on a
+ * segment's first use (sum, header, operation and run records), runs
+ * decoded with every check of §9d, and the one question a narrow query
+ * asks: which slices of this segment have a row of its operations in one
+ * of the (fewer than 16) granules its range meets?
+ *
+ * The answer is a bitmap of the segment's slices in the caller's scratch:
+ * a segment has a few hundred slices, so clearing it and scanning it for
+ * the next candidate cost a few words, and a union of up to 48 keys needs
+ * no merge. Each run a query touches is decoded whole, so a query reports
+ * a broken run the same way whichever of its keys it wanted.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define GRANULE_MAX(v) (UINT64_MAX >> (v)->shift)
+
+static inline const uint8_t *run_rec(const mh_apost_view *v, uint32_t i) {
+    return v->runs + (size_t)i * v->run_size;
+}
+
+static void fill_view(const uint8_t *p, uint64_t base_off, uint32_t nslices,
+                      mh_apost_view *out) {
+    out->shift = mhf_load_u32(p + MHF_APOST_SHIFT);
+    out->k = mhf_load_u32(p + MHF_APOST_RUN_KEYS);
+    out->run_size = mhf_load_u32(p + MHF_APOST_RUN_SIZE_OFF);
+    out->nruns = mhf_load_u32(p + MHF_APOST_RUN_COUNT);
+    out->data_bytes = mhf_load_u64(p + MHF_APOST_DATA_BYTES);
+    out->postings = mhf_load_u64(p + MHF_APOST_POSTINGS);
+    out->nslices = nslices;
+    out->off = base_off;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        const uint8_t *r = p + MHF_APOST_OPS + o * MHF_APOST_OP_SIZE;
+        out->nkeys[o] = mhf_load_u64(r + MHF_APOST_OP_KEYS);
+        out->run_first[o] = mhf_load_u32(r + MHF_APOST_OP_RUN_FIRST);
+        out->run_count[o] = mhf_load_u32(r + MHF_APOST_OP_RUN_COUNT);
+    }
+    out->runs = p + MHF_APOST_HEADER_SIZE;
+    out->data = out->runs + (size_t)out->nruns * out->run_size;
+}
+
+
+int mh_apost_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
+                   uint16_t minor, uint32_t nslices, mh_apost_view *out,
+                   mh_diag *d) {
+    int later = minor > MHF_VERSION_MINOR;
+    MH_CHECK(size >= MHF_APOST_HEADER_SIZE, MH_ECORRUPT, d, base_off,
+             "address postings at byte %llu: %llu bytes, less than its %u-byte "
+             "header", (unsigned long long)base_off, (unsigned long long)size,
+             MHF_APOST_HEADER_SIZE);
+    uint32_t g = mhf_load_u32(p + MHF_APOST_SHIFT);
+    uint32_t k = mhf_load_u32(p + MHF_APOST_RUN_KEYS);
+    uint32_t rsz = mhf_load_u32(p + MHF_APOST_RUN_SIZE_OFF);
+    uint32_t nruns = mhf_load_u32(p + MHF_APOST_RUN_COUNT);
+    uint64_t data = mhf_load_u64(p + MHF_APOST_DATA_BYTES);
+    uint64_t postings = mhf_load_u64(p + MHF_APOST_POSTINGS);
+    uint64_t o_g = base_off + MHF_APOST_SHIFT, o_k = base_off + MHF_APOST_RUN_KEYS;
+    uint64_t o_rs = base_off + MHF_APOST_RUN_SIZE_OFF;
+    MH_CHECK(g >= MHF_APOST_SHIFT_MIN && g <= MHF_APOST_SHIFT_MAX, MH_ECORRUPT,
+             d, o_g, "address postings at byte %llu: granule shift %u, not "
+             "%u ... %u", (unsigned long long)o_g, g, MHF_APOST_SHIFT_MIN,
+             MHF_APOST_SHIFT_MAX);
+    MH_CHECK(k >= 1 && k <= MHF_APOST_K_MAX, MH_ECORRUPT, d, o_k,
+             "address postings at byte %llu: %u keys per run, not 1 ... %u",
+             (unsigned long long)o_k, k, MHF_APOST_K_MAX);
+    MH_CHECK(later ? rsz >= MHF_APOST_RUN_SIZE : rsz == MHF_APOST_RUN_SIZE,
+             MH_ECORRUPT, d, o_rs,
+             "address postings at byte %llu: run_size %u, expected %s%u",
+             (unsigned long long)o_rs, rsz, later ? "at least " : "",
+             MHF_APOST_RUN_SIZE);
+    uint64_t table = (uint64_t)nruns * rsz; /* < 2^64 */
+    uint64_t room = size - MHF_APOST_HEADER_SIZE;
+    MH_CHECK(table <= room && data <= room - table, MH_ECORRUPT, d, base_off,
+             "address postings at byte %llu: %u runs of %u bytes and %llu data "
+             "bytes do not fit in its %llu bytes", (unsigned long long)base_off,
+             nruns, rsz, (unsigned long long)data, (unsigned long long)size);
+    uint64_t need = MHF_APOST_HEADER_SIZE + table + data;
+    MH_CHECK(later || need == size, MH_ECORRUPT, d, base_off,
+             "address postings at byte %llu: %llu bytes, its header says %llu",
+             (unsigned long long)base_off, (unsigned long long)size,
+             (unsigned long long)need);
+    const uint8_t *runs = p + MHF_APOST_HEADER_SIZE;
+    uint64_t gmax = UINT64_MAX >> g, keys_total = 0;
+    uint32_t next_run = 0;
+    uint64_t next_off = 0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        const uint8_t *r = p + MHF_APOST_OPS + o * MHF_APOST_OP_SIZE;
+        uint64_t roff = base_off + MHF_APOST_OPS + o * MHF_APOST_OP_SIZE;
+        uint64_t nk = mhf_load_u64(r + MHF_APOST_OP_KEYS);
+        uint32_t first = mhf_load_u32(r + MHF_APOST_OP_RUN_FIRST);
+        uint32_t cnt = mhf_load_u32(r + MHF_APOST_OP_RUN_COUNT);
+        MH_CHECK(first == next_run && cnt <= nruns - first, MH_ECORRUPT, d,
+                 roff + MHF_APOST_OP_RUN_FIRST,
+                 "address postings at byte %llu: op %u: runs [%u, +%u) do not "
+                 "follow the previous op's (next is %u of %u)",
+                 (unsigned long long)(roff + MHF_APOST_OP_RUN_FIRST), o, first,
+                 cnt, next_run, nruns);
+        MH_CHECK(nk / k + (nk % k != 0) == cnt, MH_ECORRUPT, d, roff,
+                 "address postings at byte %llu: op %u: %llu keys in %u runs "
+                 "of %u", (unsigned long long)roff, o, (unsigned long long)nk,
+                 cnt, k);
+        keys_total += nk; /* nk <= cnt * k < 2^48 */
+        next_run = first + cnt;
+        uint64_t prev_last = 0;
+        for (uint32_t i = 0; i < cnt; i++) {
+            const uint8_t *x = runs + (size_t)(first + i) * rsz;
+            uint64_t xoff = base_off + MHF_APOST_HEADER_SIZE +
+                            (uint64_t)(first + i) * rsz;
+            uint64_t w = mhf_load_u64(x + MHF_APOST_R_GRANULE);
+            uint64_t off = mhf_load_u64(x + MHF_APOST_R_OFFSET);
+            uint32_t kn = mhf_load_u32(x + MHF_APOST_R_KEYS);
+            uint32_t nb = mhf_load_u32(x + MHF_APOST_R_BYTES);
+            uint64_t want = i + 1 < cnt ? k : nk - (uint64_t)(cnt - 1) * k;
+            MH_CHECK(kn == want, MH_ECORRUPT, d, xoff + MHF_APOST_R_KEYS,
+                     "address postings at byte %llu: run %u (op %u): %u keys, "
+                     "expected %llu", (unsigned long long)(xoff + MHF_APOST_R_KEYS),
+                     first + i, o, kn, (unsigned long long)want);
+            /* its keys' granules are w, w + 1, ... at least: the run's last
+             * is >= w + kn - 1, and the next run starts past it */
+            MH_CHECK(w <= gmax && kn - 1u <= gmax - w &&
+                         (i == 0 || w > prev_last),
+                     MH_ECORRUPT, d, xoff + MHF_APOST_R_GRANULE,
+                     "address postings at byte %llu: run %u (op %u): first "
+                     "granule 0x%llx with %u keys is not above the previous "
+                     "run's (0x%llx) and within 0x%llx",
+                     (unsigned long long)(xoff + MHF_APOST_R_GRANULE), first + i,
+                     o, (unsigned long long)w, kn, (unsigned long long)prev_last,
+                     (unsigned long long)gmax);
+            MH_CHECK(off == next_off && nb >= 1 && nb <= data - off, MH_ECORRUPT,
+                     d, xoff + MHF_APOST_R_OFFSET,
+                     "address postings at byte %llu: run %u: bytes [%llu, +%u) "
+                     "do not follow the previous run's (next is %llu of %llu)",
+                     (unsigned long long)(xoff + MHF_APOST_R_OFFSET), first + i,
+                     (unsigned long long)off, nb, (unsigned long long)next_off,
+                     (unsigned long long)data);
+            prev_last = w + (kn - 1u);
+            next_off = off + nb;
+        }
+    }
+    MH_CHECK(next_run == nruns, MH_ECORRUPT, d, base_off + MHF_APOST_RUN_COUNT,
+             "address postings at byte %llu: the operations list %u runs, its "
+             "header %u", (unsigned long long)(base_off + MHF_APOST_RUN_COUNT),
+             next_run, nruns);
+    MH_CHECK(next_off == data, MH_ECORRUPT, d, base_off + MHF_APOST_DATA_BYTES,
+             "address postings at byte %llu: the runs cover %llu data bytes, "
+             "its header says %llu",
+             (unsigned long long)(base_off + MHF_APOST_DATA_BYTES),
+             (unsigned long long)next_off, (unsigned long long)data);
+    /* every key has 1 ... nslices postings */
+    MH_CHECK(postings >= keys_total &&
+                 (nslices == 0 ? postings == 0
+                               : postings / nslices <= keys_total),
+             MH_ECORRUPT, d, base_off + MHF_APOST_POSTINGS,
+             "address postings at byte %llu: posting_count %llu for %llu keys "
+             "of %u slices", (unsigned long long)(base_off + MHF_APOST_POSTINGS),
+             (unsigned long long)postings, (unsigned long long)keys_total,
+             nslices);
+    fill_view(p, base_off, nslices, out);
+    return MH_OK;
+}
+
+int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
+    const mh_section *sec;
+    if (mh_seg_section(seg, MHF_SECT_APOST, &sec) != MH_OK)
+        return MH_ENOTFOUND;
+    const uint8_t *p = seg->base + sec->offset;
+    /* checked once per reader; a segment that failed is checked again on
+     * each use, so each failing query says why */
+    if (atomic_load_explicit(&((mh_seg *)seg)->apost_ok, memory_order_acquire)) {
+        fill_view(p, sec->offset, seg->nslices, out);
+        return MH_OK;
+    }
+    if (MH_CHECKSUMS_ENFORCED) {
+        uint64_t sum = mh_hash(p, sec->size);
+        MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
+                 "address postings at byte %llu: checksum mismatch: stored "
+                 "0x%016llx, computed 0x%016llx",
+                 (unsigned long long)sec->offset, (unsigned long long)sec->sum,
+                 (unsigned long long)sum);
+    }
+    MH_TRY(mh_apost_parse(p, sec->size, sec->offset, seg->minor, seg->nslices,
+                          out, d));
+    atomic_store_explicit(&((mh_seg *)seg)->apost_ok, 1, memory_order_release);
+    return MH_OK;
+}
+
+void mh_apost_run_open(const mh_apost_view *v, uint32_t op, uint32_t run,
+                       mh_apost_cur *c) {
+    uint32_t i = v->run_first[op] + run;
+    const uint8_t *x = run_rec(v, i);
+    c->v = v;
+    c->p = v->data + mhf_load_u64(x + MHF_APOST_R_OFFSET);
+    c->end = c->p + mhf_load_u32(x + MHF_APOST_R_BYTES);
+    c->w = mhf_load_u64(x + MHF_APOST_R_GRANULE);
+    /* parse checked: the next run of the op starts above this one */
+    c->bound = run + 1 < v->run_count[op]
+                   ? mhf_load_u64(run_rec(v, i + 1) + MHF_APOST_R_GRANULE) - 1u
+                   : GRANULE_MAX(v);
+    c->left = mhf_load_u32(x + MHF_APOST_R_KEYS);
+    c->run = i;
+    c->i = 0;
+    c->op = op;
+}
+
+/* One LEB128 varint of at most 64 bits inside [*p, end): 0, or -1. */
+static inline int get_varint(const uint8_t **p, const uint8_t *end,
+                             uint64_t *out) {
+    const uint8_t *q = *p;
+    if (q < end && *q < 0x80) { /* the common case: one byte */
+        *out = *q;
+        *p = q + 1;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (unsigned shift = 0; q < end && shift < 64; shift += 7) {
+        uint8_t b = *q++;
+        if (shift == 63 && b > 1)
+            return -1; /* beyond 64 bits */
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            *out = v;
+            *p = q;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The file offset of c->p, for details. */
+static inline uint64_t cur_off(const mh_apost_cur *c) {
+    const mh_apost_view *v = c->v;
+    return v->off + MHF_APOST_HEADER_SIZE + (uint64_t)v->nruns * v->run_size +
+           (uint64_t)(c->p - v->data);
+}
+
+/* "address postings at byte N: <formatted>" with N where c stands. */
+__attribute__((format(printf, 3, 4))) static int
+run_fail(const mh_apost_cur *c, mh_diag *d, const char *fmt, ...) {
+    char msg[MH_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    uint64_t off = cur_off(c);
+    return mh_diag_fail(d, MH_ECORRUPT, off, "address postings at byte %llu: %s",
+                        (unsigned long long)off, msg);
+}
+#define RUN_CHECK(cond, ...)                                                   \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            MH_TRACE_FAIL_(MH_ECORRUPT, cond);                                 \
+            return run_fail(c, d, __VA_ARGS__);                                \
+        }                                                                      \
+    } while (0)
+
+int mh_apost_run_step(mh_apost_cur *c, uint64_t *bits, uint32_t *list,
+                      uint32_t *n, mh_diag *d) {
+    const uint32_t S = c->v->nslices;
+    if (c->left == 0) {
+        RUN_CHECK(c->p == c->end, "run %u: %llu bytes left "
+                 "after its keys", c->run, (unsigned long long)(c->end - c->p));
+        return 0;
+    }
+    if (c->i > 0) {
+        uint64_t gap;
+        RUN_CHECK(get_varint(&c->p, c->end, &gap) == 0, "run %u: key %u's granule varint "
+                 "runs past the run's bytes or 64 bits", c->run, c->i);
+        /* w = w_prev + 1 + gap, not past the run's bound */
+        RUN_CHECK(c->w < c->bound && gap <= c->bound - c->w - 1u, "run %u: key %u's granule "
+                 "0x%llx + 1 + %llu passes the run's bound 0x%llx", c->run, c->i,
+                 (unsigned long long)c->w, (unsigned long long)gap,
+                 (unsigned long long)c->bound);
+        c->w += 1u + gap;
+    }
+    uint64_t h;
+    RUN_CHECK(get_varint(&c->p, c->end, &h) == 0, "run %u: key %u (granule 0x%llx): its count varint "
+             "runs past the run's bytes or 64 bits", c->run, c->i,
+             (unsigned long long)c->w);
+    uint64_t cnt = h >> 1;
+    RUN_CHECK(cnt >= 1 && cnt <= S, "run %u: key %u (granule 0x%llx): %llu postings, "
+             "not 1 ... %u (the slices)", c->run, c->i, (unsigned long long)c->w,
+             (unsigned long long)cnt, S);
+    if ((h & 1u) == 0) {
+        uint64_t s = 0;
+        for (uint64_t j = 0; j < cnt; j++) {
+            uint64_t x;
+            RUN_CHECK(get_varint(&c->p, c->end, &x) == 0, "run %u: key %u (granule "
+                     "0x%llx): posting %llu's varint runs past the run's bytes "
+                     "or 64 bits", c->run, c->i, (unsigned long long)c->w,
+                     (unsigned long long)j);
+            /* s_0 = x, s_j = s_{j-1} + 1 + x */
+            RUN_CHECK(j == 0 ? x < S : (s + 1u < S && x < S - s - 1u),
+                     "run %u: key "
+                     "%u (granule 0x%llx): posting %llu passes slice %u (the "
+                     "segment has %u)", c->run, c->i, (unsigned long long)c->w,
+                     (unsigned long long)j, S ? S - 1 : 0, S);
+            s = j == 0 ? x : s + 1u + x;
+            if (bits)
+                bits[s >> 6] |= (uint64_t)1 << (s & 63);
+            if (list)
+                list[j] = (uint32_t)s;
+        }
+    } else {
+        size_t nb = ((size_t)S + 7) / 8;
+        RUN_CHECK((size_t)(c->end - c->p) >= nb, "run %u: key %u (granule 0x%llx): its %zu-byte "
+                 "bitmap runs past the run's bytes", c->run, c->i,
+                 (unsigned long long)c->w, nb);
+        const uint8_t *m = c->p;
+        uint64_t pop = 0;
+        for (size_t j = 0; j < nb; j++)
+            pop += (uint64_t)__builtin_popcount(m[j]);
+        RUN_CHECK(pop == cnt, "run %u: key %u (granule 0x%llx): bitmap has "
+                 "%llu bits set, its count says %llu", c->run, c->i,
+                 (unsigned long long)c->w, (unsigned long long)pop,
+                 (unsigned long long)cnt);
+        RUN_CHECK(S % 8 == 0 || (m[nb - 1] >> (S % 8)) == 0, "run %u: key %u (granule 0x%llx): "
+                 "bitmap has a bit at or above slice %u (the segment's count)",
+                 c->run, c->i, (unsigned long long)c->w, S);
+        if (bits)
+            for (size_t j = 0; j < nb; j++)
+                bits[j >> 3] |= (uint64_t)m[j] << ((j & 7) * 8);
+        if (list) {
+            uint32_t q = 0;
+            for (size_t j = 0; j < nb; j++)
+                for (unsigned b = m[j]; b; b &= b - 1)
+                    list[q++] = (uint32_t)(j * 8 + (unsigned)__builtin_ctz(b));
+        }
+        c->p += nb;
+    }
+    *n = (uint32_t)cnt;
+    c->i++;
+    c->left--;
+    return 1;
+}
+
+int mh_apost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
+                   mh_apost_iter *it, uint64_t **scratch, size_t *scratch_cap,
+                   mh_diag *d) {
+    mh_apost_view v;
+    int rc = mh_apost_view_get(seg, &v, d);
+    if (rc == MH_ENOTFOUND)
+        return 0;
+    if (rc != MH_OK)
+        return rc;
+    uint64_t wa = a >> v.shift, wb = b >> v.shift;
+    if (a > b || wb - wa >= MHF_APOST_SPAN)
+        return 0;
+    size_t words = ((size_t)v.nslices + 63) / 64;
+    if (words > *scratch_cap || !*scratch) {
+        size_t cap = words > 8 ? words : 8;
+        uint64_t *p = realloc(*scratch, cap * sizeof *p);
+        if (!p)
+            return mh_diag_fail(d, MH_ENOMEM, 0,
+                                "out of memory for the candidates of %u slices",
+                                v.nslices);
+        *scratch = p;
+        *scratch_cap = cap;
+    }
+    uint64_t *bits = *scratch;
+    memset(bits, 0, words * sizeof *bits);
+    it->bits = bits;
+    it->nslices = v.nslices;
+    it->shift = v.shift;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        if (!(ops >> o & 1u) || v.run_count[o] == 0)
+            continue;
+        /* the last run starting at or before wa (its keys may reach wa),
+         * else the first one */
+        uint32_t lo = 0, hi = v.run_count[o];
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (mhf_load_u64(run_rec(&v, v.run_first[o] + mid) +
+                             MHF_APOST_R_GRANULE) <= wa)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (uint32_t r = lo ? lo - 1 : 0; r < v.run_count[o]; r++) {
+            if (mhf_load_u64(run_rec(&v, v.run_first[o] + r) +
+                             MHF_APOST_R_GRANULE) > wb)
+                break;
+            mh_apost_cur c;
+            mh_apost_run_open(&v, o, r, &c);
+            uint32_t n;
+            for (;;) {
+                /* the postings are ORed in only for the wanted keys, but
+                 * every key of the run is decoded and checked */
+                const uint8_t *p0 = c.p;
+                uint64_t w0 = c.w;
+                uint32_t i0 = c.i, left0 = c.left;
+                rc = mh_apost_run_step(&c, NULL, NULL, &n, d);
+                if (rc <= 0)
+                    break;
+                if (c.w >= wa && c.w <= wb) {
+                    /* again, ORing: the key was checked, so this cannot fail */
+                    c.p = p0;
+                    c.w = w0;
+                    c.i = i0;
+                    c.left = left0;
+                    rc = mh_apost_run_step(&c, bits, NULL, &n, d);
+                    if (rc < 0)
+                        break;
+                }
+            }
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 1;
+}
+
+uint32_t mh_apost_next(const mh_apost_iter *it, uint32_t s) {
+    if (s >= it->nslices)
+        return UINT32_MAX;
+    size_t wi = s >> 6, nw = ((size_t)it->nslices + 63) / 64;
+    uint64_t x = it->bits[wi] & (~(uint64_t)0 << (s & 63));
+    while (!x) {
+        if (++wi == nw)
+            return UINT32_MAX;
+        x = it->bits[wi];
+    }
+    return (uint32_t)(wi * 64 + (unsigned)__builtin_ctzll(x));
+}
+
+uint32_t mh_apost_prev(const mh_apost_iter *it, uint32_t s) {
+    if (it->nslices == 0)
+        return UINT32_MAX;
+    if (s >= it->nslices)
+        s = it->nslices - 1;
+    size_t wi = s >> 6;
+    uint64_t x = it->bits[wi] & (~(uint64_t)0 >> (63 - (s & 63)));
+    while (!x) {
+        if (wi == 0)
+            return UINT32_MAX;
+        x = it->bits[--wi];
+    }
+    return (uint32_t)(wi * 64 + 63 - (unsigned)__builtin_clzll(x));
+}

@@ -1,0 +1,220 @@
+/*
+ * verify_apost.c - fsck's check of a segment's address postings (SPEC.md
+ * "Address postings"): the section's sum and structure and every run
+ * decoded with the reader's own decoder (apost_read.c), so fsck refuses
+ * exactly what a query refuses; its posting_count; and, when the
+ * segment's slices verified, exactness: every slice's rows are decoded
+ * again, their ranges merged per op, their granules at the section's shift
+ * put through the writer's accumulator (at that fixed shift), and the keys
+ * it yields compared one by one with the section's.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The section's keys in order, as a stream. */
+typedef struct sect_keys {
+    const mh_apost_view *v;
+    unsigned op;
+    uint32_t run;   /* within op */
+    int open;
+    mh_apost_cur c;
+    uint32_t *list, n;
+    uint64_t off;   /* where the current key starts, for details */
+    mh_diag *d;
+    uint64_t nkeys; /* compared so far */
+} sect_keys;
+
+/* Next key of the section: 1, 0 at the end, < 0 broken. */
+static int sect_next(sect_keys *k) {
+    for (;;) {
+        if (k->op >= MHF_OP_COUNT)
+            return 0;
+        if (!k->open) {
+            if (k->run >= k->v->run_count[k->op]) {
+                k->op++;
+                k->run = 0;
+                continue;
+            }
+            mh_apost_run_open(k->v, k->op, k->run, &k->c);
+            k->open = 1;
+        }
+        k->off = k->v->off + MHF_APOST_HEADER_SIZE +
+                 (uint64_t)k->v->nruns * k->v->run_size +
+                 (uint64_t)(k->c.p - k->v->data);
+        int rc = mh_apost_run_step(&k->c, NULL, k->list, &k->n, k->d);
+        if (rc != 0)
+            return rc;
+        k->open = 0;
+        k->run++;
+    }
+}
+
+typedef struct cmp_ctx {
+    sect_keys *k;
+    mh_diag *d;
+} cmp_ctx;
+
+/* The rows' key (op, w) with its postings against the section's next. */
+static int compare_key(void *ctx, unsigned op, uint64_t w, const uint32_t *post,
+                       uint32_t n) {
+    cmp_ctx *x = ctx;
+    sect_keys *k = x->k;
+    int rc = sect_next(k);
+    if (rc < 0)
+        return rc;
+    if (rc == 0 || k->op > op || (k->op == op && k->c.w > w))
+        return mh_diag_fail(x->d, MH_ECORRUPT, k->off,
+                            "address postings at byte %llu: op %u granule "
+                            "0x%llx (slice %u meets it) is missing",
+                            (unsigned long long)k->off, op,
+                            (unsigned long long)w, post[0]);
+    if (k->op < op || k->c.w < w)
+        return mh_diag_fail(x->d, MH_ECORRUPT, k->off,
+                            "address postings at byte %llu: op %u granule "
+                            "0x%llx is listed, no row of its op meets it",
+                            (unsigned long long)k->off, k->op,
+                            (unsigned long long)k->c.w);
+    uint32_t i = 0;
+    while (i < n && i < k->n && post[i] == k->list[i])
+        i++;
+    if (i < n || i < k->n) {
+        uint32_t s = i < n && (i >= k->n || post[i] < k->list[i]) ? post[i]
+                                                                   : k->list[i];
+        int listed = i < k->n && k->list[i] == s;
+        return mh_diag_fail(x->d, MH_ECORRUPT, k->off,
+                            "address postings at byte %llu: op %u granule "
+                            "0x%llx: slice %u %s", (unsigned long long)k->off,
+                            op, (unsigned long long)w, s,
+                            listed ? "is listed, none of its rows meets it"
+                                   : "meets it, not listed");
+    }
+    k->nkeys++;
+    return MH_OK;
+}
+
+static int cmp_op_lo(const void *a, const void *b) {
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* Slice si's rows' ranges per op, sorted and merged (maximal, touching
+ * merged, as the writer's), into acc. */
+static int add_slice(const mh_seg *seg, uint32_t si, mh_apost_acc *acc,
+                     mh_rows *rows, uint8_t *scratch, mh_buf *iv, mh_diag *d) {
+    mh_slice s;
+    mh_seg_slice(seg, si, &s);
+    MH_TRY(mh_seg_slice_check(seg, si, &s, d));
+    uint32_t R = seg->rows_per_block;
+    iv->n = 0;
+    MH_TRY(mh_buf_reserve(iv, (size_t)s.count * 24) == MH_OK
+               ? MH_OK
+               : mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the "
+                              "address postings"));
+    uint64_t *p = (uint64_t *)(void *)iv->p; /* (op, lo, hi) triples */
+    size_t m = 0;
+    uint32_t ck = s.chunk_first;
+    mh_chunk c;
+    MH_TRY(mh_seg_chunk(seg, &s, ck, &c, d));
+    for (uint32_t b = 0; b < s.block_count; b++) {
+        MH_TRY(mh_seg_decode_block(seg, &s, b, scratch, rows, d));
+        for (uint32_t r = 0; r < rows->n && m < s.count; r++) {
+            uint32_t row = b * R + r;
+            /* the chunks tile the slice's rows in order */
+            while (row - c.row_first >= c.row_count &&
+                   ck + 1 < s.chunk_first + s.chunk_count)
+                MH_TRY(mh_seg_chunk(seg, &s, ++ck, &c, d));
+            p[3 * m] = c.op;
+            p[3 * m + 1] = rows->phy[r];
+            p[3 * m + 2] = rows->phy[r] + (rows->size[r] - 1u);
+            m++;
+        }
+    }
+    /* sort (op, lo, hi) triples: by op then lo; then merge per op */
+    qsort(p, m, 24, cmp_op_lo);
+    uint64_t *q = p; /* pairs, written over the triples */
+    uint32_t n[MHF_OP_COUNT] = {0};
+    size_t j = 0;
+    unsigned last_op = MHF_OP_COUNT;
+    for (size_t i = 0; i < m; i++) {
+        unsigned op = (unsigned)p[3 * i];
+        uint64_t lo = p[3 * i + 1], hi = p[3 * i + 2];
+        if (op == last_op &&
+            (q[2 * j - 1] == UINT64_MAX || lo <= q[2 * j - 1] + 1u)) {
+            if (hi > q[2 * j - 1])
+                q[2 * j - 1] = hi;
+        } else {
+            q[2 * j] = lo; /* 2j + 1 <= 3i + 1: never past the triple read */
+            q[2 * j + 1] = hi;
+            j++;
+            n[op]++;
+            last_op = op;
+        }
+    }
+    mh_apost_acc_add(acc, q, n, 0);
+    return MH_OK;
+}
+
+int mh_apost_fsck(const mh_seg *seg, int rows_ok, mh_diag *d) {
+    mh_apost_view v;
+    int rc = mh_apost_view_get(seg, &v, d);
+    if (rc == MH_ENOTFOUND)
+        return MH_OK;
+    MH_TRY(rc);
+    /* every run decodes, whatever the rows say, and the counts add up */
+    uint64_t postings = 0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        for (uint32_t r = 0; r < v.run_count[o]; r++) {
+            mh_apost_cur c;
+            mh_apost_run_open(&v, o, r, &c);
+            uint32_t n;
+            while ((rc = mh_apost_run_step(&c, NULL, NULL, &n, d)) == 1)
+                postings += n;
+            if (rc < 0)
+                return rc;
+        }
+    MH_CHECK(postings == v.postings, MH_ECORRUPT, d, v.off + MHF_APOST_POSTINGS,
+             "address postings at byte %llu: posting_count %llu, its keys "
+             "have %llu", (unsigned long long)(v.off + MHF_APOST_POSTINGS),
+             (unsigned long long)v.postings, (unsigned long long)postings);
+    if (!rows_ok)
+        return MH_OK;
+    mh_apost_acc *acc = NULL;
+    mh_rows rows = {0};
+    mh_buf iv = {0};
+    uint32_t *list = malloc(((size_t)v.nslices + 1) * sizeof *list);
+    uint8_t *scratch = malloc(mh_block_raw_bound(seg->rows_per_block));
+    rc = list && scratch && mh_apost_acc_create(&acc, v.shift) == MH_OK &&
+                 mh_rows_reserve(&rows, seg->rows_per_block) == MH_OK
+             ? MH_OK
+             : mh_diag_fail(d, MH_ENOMEM, 0,
+                            "out of memory checking the address postings");
+    for (uint32_t si = 0; rc == MH_OK && si < seg->nslices; si++)
+        rc = add_slice(seg, si, acc, &rows, scratch, &iv, d);
+    if (rc == MH_OK && mh_apost_acc_failed(acc))
+        rc = mh_diag_fail(d, MH_ENOMEM, v.off,
+                          "address postings at byte %llu: a slice meets more "
+                          "than 2^26 granules at shift %u: not checked",
+                          (unsigned long long)v.off, v.shift);
+    if (rc == MH_OK) {
+        sect_keys k = {.v = &v, .list = list, .d = d};
+        cmp_ctx x = {&k, d};
+        rc = mh_apost_acc_walk(acc, compare_key, &x);
+        if (rc == MH_OK && (rc = sect_next(&k)) == 1)
+            rc = mh_diag_fail(d, MH_ECORRUPT, k.off,
+                              "address postings at byte %llu: op %u granule "
+                              "0x%llx is listed, no row of its op meets it",
+                              (unsigned long long)k.off, k.op,
+                              (unsigned long long)k.c.w);
+        if (rc == MH_ENOMEM)
+            rc = mh_diag_fail(d, MH_ENOMEM, 0,
+                              "out of memory checking the address postings");
+    }
+    mh_apost_acc_destroy(acc);
+    mh_rows_free(&rows);
+    mh_buf_free(&iv);
+    free(list);
+    free(scratch);
+    return rc;
+}
