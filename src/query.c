@@ -196,6 +196,7 @@ static void ctx_free(qctx *c) {
     free(c->slot);
     free(c->scratch);
     free(c->cand);
+    free(c->ap_bits);
     mh_query_wide_free(c);
     mh_query_idmap_free(c);
     memset(c, 0, sizeof *c);
@@ -749,6 +750,12 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
      * one that is not pays one slice's chunk search more. The summary only
      * skips slices without a match, so the answers are the same. */
     int sum_on = -2;
+    /* the address postings (section 10, SPEC 9d) of the current segment:
+     * 1 they serve this range (ait lists the candidate slices: the address
+     * set, the summaries and the start-slice-first rule are not used), 0
+     * they do not (absent, or a range of 16 granules or more) */
+    int ap_on = 0;
+    mh_apost_iter ait;
     size_t seg_found = 0; /* matches found in the current segment */
     mh_sum_iter it;
     const mh_seg *seg = NULL;
@@ -767,6 +774,18 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                 si = seg->nslices - 1;
             sum_on = sum_on == -2 ? -2 : -1;
             seg_found = 0;
+            /* asked before the start slice is scanned: exact per slice,
+             * they pass a start slice without a match for the price of
+             * one run decoded per op */
+            ap_on = r->apost_off ? 0
+                                 : mh_apost_query(seg, q->a, q->b, q->ops, &ait,
+                                                  &c->ap_bits, &c->ap_cap, &c->diag);
+            if (ap_on < 0) {
+                mh_diag_prefix(&c->diag, "%s", seg->name);
+                return ap_on;
+            }
+            if (ap_on)
+                sum_on = 0;
         }
         if (sum_on == -1) {
             /* the address set (aset_read.c), once per segment: no
@@ -811,8 +830,10 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                 return sum_on;
             }
         }
-        if (sum_on > 0) {
-            uint32_t cand = fwd ? mh_sum_next(&it, si) : mh_sum_prev(&it, si);
+        if (ap_on || sum_on > 0) {
+            uint32_t cand = ap_on ? (fwd ? mh_apost_next(&ait, si) : mh_apost_prev(&ait, si))
+                            : fwd ? mh_sum_next(&it, si)
+                                  : mh_sum_prev(&it, si);
             if (cand == UINT32_MAX) { /* none left in this segment */
                 if (!next_segment(r, fwd, &li, &si))
                     return MH_OK;

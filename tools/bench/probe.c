@@ -7,7 +7,7 @@
  *            [--max N] [--range BYTES] [--dir fwd|bwd] [--ops r|w|rw]
  *            [--draw near|user|never] [--summary on|off|both]
  *            [--aset on|off|both] [--idmap on|off|both]
- *            [--qfile FILE] [--answers FILE]
+ *            [--apost on|off|both] [--qfile FILE] [--answers FILE]
  *
  * Generates the synthetic trace (tools/synth, seed 1, N accesses), writes
  * it to DIR unless DIR already holds a store (reporting the ingest rate),
@@ -24,7 +24,8 @@
  * the answers and prints the two lines side by side. --aset does the same
  * with the segments' address sets (section 8), --idmap with the id-order
  * path (SPEC.md 14 step 2b: off never takes it, on where the reader's cost
- * choice does); one of the three may be both.
+ * choice does), --apost with the address postings (section 10, format
+ * 2.2); one of the four may be both.
  * --size 0 with an existing --store reads the trace from that store (a
  * real recording) instead of generating it.
  * --qfile FILE: the drawn queries are written to FILE; when FILE exists
@@ -44,7 +45,7 @@
 #include <time.h>
 
 #include "draw.h"
-#include "internal.h" /* mh_reader.summary_off, aset_off, idmap_off: on and off */
+#include "internal.h" /* mh_reader.summary_off, aset_off, idmap_off, apost_off */
 #include "memhist.h"
 #include "synth.h"
 
@@ -67,7 +68,8 @@ static int usage(const char *why, const char *what) {
             "                [--reps N] [--max N] [--range BYTES] [--dir fwd|bwd]\n"
             "                [--ops r|w|rw] [--draw near|user|never]\n"
             "                [--summary on|off|both] [--aset on|off|both]\n"
-            "                [--idmap on|off|both] [--qfile FILE] [--answers FILE]\n");
+            "                [--idmap on|off|both] [--apost on|off|both]\n"
+            "                [--qfile FILE] [--answers FILE]\n");
     return 2;
 }
 
@@ -124,7 +126,7 @@ int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
-    const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on";
+    const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on", *apost = "on";
     const char *qfile = NULL, *afile = NULL;
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -141,7 +143,8 @@ int main(int argc, char **argv) {
         }
         if (!num && strcmp(a, "--store") && strcmp(a, "--dir") && strcmp(a, "--ops") &&
             strcmp(a, "--draw") && strcmp(a, "--summary") && strcmp(a, "--aset") &&
-            strcmp(a, "--idmap") && strcmp(a, "--qfile") && strcmp(a, "--answers"))
+            strcmp(a, "--idmap") && strcmp(a, "--apost") && strcmp(a, "--qfile") &&
+            strcmp(a, "--answers"))
             return usage("unknown option", a);
         if (!v)
             return usage("missing value", a);
@@ -175,14 +178,20 @@ int main(int argc, char **argv) {
             if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
                 return usage("--aset is on, off or both", v);
             aset = v;
+        } else if (!strcmp(a, "--apost")) {
+            if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
+                return usage("--apost is on, off or both", v);
+            apost = v;
         } else if (!strcmp(a, "--idmap")) {
             if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
                 return usage("--idmap is on, off or both", v);
             idmap = v;
         }
     }
-    if (!strcmp(summary, "both") + !strcmp(aset, "both") + !strcmp(idmap, "both") > 1)
-        return usage("--summary, --aset and --idmap: one of them both at a time", NULL);
+    if (!strcmp(summary, "both") + !strcmp(aset, "both") + !strcmp(idmap, "both") +
+            !strcmp(apost, "both") > 1)
+        return usage("--summary, --aset, --idmap and --apost: one of them both at a time",
+                     NULL);
     struct stat st;
     /* queries from --qfile: neither the trace nor a draw */
     int load_q = qfile && stat(qfile, &st) == 0 && stat(store, &st) == 0;
@@ -304,8 +313,9 @@ int main(int argc, char **argv) {
     }
     /* way k: summary_off sum_off[k], aset_off set_off[k] */
     int sum_both = !strcmp(summary, "both"), set_both = !strcmp(aset, "both");
-    int idm_both = !strcmp(idmap, "both");
-    int both = sum_both || set_both || idm_both;
+    int idm_both = !strcmp(idmap, "both"), ap_both = !strcmp(apost, "both");
+    int both = sum_both || set_both || idm_both || ap_both;
+    int ap_off[2] = {!strcmp(apost, "off"), ap_both || !strcmp(apost, "off")};
     int idm_off[2] = {!strcmp(idmap, "off"), idm_both || !strcmp(idmap, "off")};
     int sum_off[2] = {!strcmp(summary, "off"), sum_both || !strcmp(summary, "off")};
     int set_off[2] = {!strcmp(aset, "off"), set_both || !strcmp(aset, "off")};
@@ -313,8 +323,12 @@ int main(int argc, char **argv) {
     const char *label[2] = {sum_both   ? " (summary on) "
                             : set_both ? " (aset on) "
                             : idm_both ? " (idmap on) "
+                            : ap_both  ? " (apost on) "
                                        : "",
-                            sum_both ? " (summary off)" : set_both ? " (aset off)" : " (idmap off)"};
+                            sum_both   ? " (summary off)"
+                            : set_both ? " (aset off)"
+                            : ap_both  ? " (apost off)"
+                                       : " (idmap off)"};
     mh_access *out2 = malloc(max * sizeof *out2);
     double *lat2 = malloc(nq * reps * sizeof *lat2);
     if (!out2 || !lat2) {
@@ -326,6 +340,7 @@ int main(int argc, char **argv) {
         r->summary_off = sum_off[k];
         r->aset_off = set_off[k];
         r->idmap_off = idm_off[k];
+        r->apost_off = ap_off[k];
         for (size_t i = 0; rc == MH_OK && i < nq; i++)
             rc = mh_query_run(r, &qs[i], out, max, &got);
     }
@@ -339,6 +354,7 @@ int main(int argc, char **argv) {
                 r->summary_off = sum_off[k];
                 r->aset_off = set_off[k];
                 r->idmap_off = idm_off[k];
+                r->apost_off = ap_off[k];
                 double a = now();
                 rc = mh_query_run(r, &qs[i], k ? out2 : out, max, &gots[k]);
                 (k ? lat2 : lat)[p * nq + i] = (now() - a) * 1e6;
@@ -358,7 +374,8 @@ int main(int argc, char **argv) {
                 (got != got2 || memcmp(out, out2, got * sizeof *out))) {
                 fprintf(stderr, "mh_probe: query %zu: %zu accesses with the %s, "
                                 "%zu without, or different ones\n", i, got,
-                        sum_both ? "summary" : "address set", got2);
+                        sum_both ? "summary" : set_both ? "address set"
+                                   : ap_both ? "address postings" : "id map", got2);
                 return 1;
             }
         }
