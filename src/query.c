@@ -774,18 +774,48 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                 si = seg->nslices - 1;
             sum_on = sum_on == -2 ? -2 : -1;
             seg_found = 0;
-            /* asked before the start slice is scanned: exact per slice,
-             * they pass a start slice without a match for the price of
-             * one run decoded per op */
-            ap_on = r->apost_off ? 0
-                                 : mh_apost_query(seg, q->a, q->b, q->ops, &ait,
-                                                  &c->ap_bits, &c->ap_cap, &c->diag);
-            if (ap_on < 0) {
-                mh_diag_prefix(&c->diag, "%s", seg->name);
-                return ap_on;
+            /* the postings, asked before the start slice is scanned: exact
+             * per slice, they pass a start slice without a match. When
+             * they serve the range the address set is asked first: exact
+             * to the byte, it passes a segment whose postings still list
+             * the slices of a word whose other bytes were accessed, for
+             * less than the postings' run decode (callgrind, never
+             * accessed 8 B on sort x 20 segments, below) */
+            ap_on = 0;
+            if (!r->apost_off) {
+                mh_apost_view v;
+                int rc = mh_apost_view_get(seg, &v, &c->diag);
+                if (rc != MH_ENOTFOUND) {
+                    if (rc != MH_OK) {
+                        mh_diag_prefix(&c->diag, "%s", seg->name);
+                        return rc;
+                    }
+                    ap_on = (q->b >> v.shift) - (q->a >> v.shift) < MHF_APOST_SPAN;
+                }
             }
-            if (ap_on)
-                sum_on = 0;
+            if (ap_on && !r->aset_off) {
+                int meets = mh_aset_meets(seg, q->a, q->b, q->ops, &c->diag);
+                if (meets < 0) {
+                    mh_diag_prefix(&c->diag, "%s", seg->name);
+                    return meets;
+                }
+                if (meets == 0) {
+                    if (!next_segment(r, fwd, &li, &si))
+                        return MH_OK;
+                    seg = NULL;
+                    continue;
+                }
+            }
+            if (ap_on) {
+                ap_on = mh_apost_query(seg, q->a, q->b, q->ops, &ait, &c->ap_bits,
+                                       &c->ap_cap, &c->diag);
+                if (ap_on < 0) {
+                    mh_diag_prefix(&c->diag, "%s", seg->name);
+                    return ap_on;
+                }
+                if (ap_on)
+                    sum_on = 0;
+            }
         }
         if (sum_on == -1) {
             /* the address set (aset_read.c), once per segment: no
