@@ -6,7 +6,9 @@
  * whole, or the real one with bytes flipped, which reaches the label
  * decoding and fsck's tight label check), the address set (2.1: replaced
  * whole, or the real one with bytes flipped, which reaches the run decoding
- * and fsck's exactness check), or a section of a type the reader
+ * and fsck's exactness check), the address postings (2.2: replaced whole,
+ * or the real one with bytes flipped, which reaches the run decoding and
+ * fsck's exactness check), or a section of a type the reader
  * does not know (required or not) added to the directory.
  *
  * At start-up the writer builds FUZZ_STORE_STREAMS (fuzz_build.c: three
@@ -20,6 +22,9 @@
  * when fsck calls the store clean, every query answer (the exercise of
  * fuzz_check.c, stream-set and window filters) equals the brute-force
  * answer over the full scan, and the stream and window tables describe it.
+ * The address postings are asked (mh_apost_query) for a point and a
+ * 64-byte range at addresses of the scan and at 0 and 2^64 - 1 in every
+ * segment: clean by fsck means every such query is served.
  * The id map's labels are read group by group through mh_idmap_labels:
  * clean by fsck means every group decodes, and a group that fails to
  * decode with a data error means fsck found a problem.
@@ -165,6 +170,41 @@ static int read_labels(const mh_reader *r) {
     return first_err;
 }
 
+/* Narrow candidate queries on every segment's address postings (what a
+ * query on a few words reads): MH_OK, or the first data error. */
+static int read_apost(const mh_reader *r, const fuzz_vec *all) {
+    int first_err = MH_OK;
+    uint64_t *scratch = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i < 2; i++) {
+        const mh_seg *seg = NULL;
+        mh_diag d = {0, 0, ""};
+        if (mh_reader_seg(r, i, &seg, &d) != MH_OK)
+            continue;
+        size_t n = all ? all->n : 0;
+        for (size_t k = 0; k < n + 2 && k < 66; k++) {
+            uint64_t a = k < n ? all->v[k * (n / 64 + 1) % n].physical : k == n ? 0 : UINT64_MAX;
+            uint64_t b = a > UINT64_MAX - 63 ? UINT64_MAX : a + (k & 1 ? 63 : 0);
+            mh_apost_iter it;
+            int rc = mh_apost_query(seg, a, b, (uint32_t)(k % 7) + 1, &it, &scratch, &cap, &d);
+            FUZZ_ASSERT_NAMED(rc < 0 ? rc : MH_OK); /* 1 served, 0 not */
+            if (rc < 0) {
+                FUZZ_ASSERT_MSG(d.msg[0] != 0, "an address postings failure without a detail");
+                if (first_err == MH_OK)
+                    first_err = rc;
+                break;
+            }
+            if (rc == 1) { /* next and prev stay inside the slices */
+                uint32_t x = mh_apost_next(&it, 0), y = mh_apost_prev(&it, UINT32_MAX - 1);
+                FUZZ_ASSERT(x == UINT32_MAX || x < seg->nslices);
+                FUZZ_ASSERT(y == UINT32_MAX || (y < seg->nslices && x <= y));
+            }
+        }
+    }
+    free(scratch);
+    return first_err;
+}
+
 /* The real id map of the segment with bytes flipped: payload bytes taken
  * three at a time, a 16-bit offset into the section and an XOR mask. */
 static uint8_t *mutated_idmap(int seg, const uint8_t *data, size_t len, size_t *out_len) {
@@ -198,20 +238,41 @@ static uint8_t *mutated_aset(int seg, const uint8_t *data, size_t len, size_t *o
     return m;
 }
 
+/* The real address postings of the segment with bytes flipped, as the
+ * id map's. */
+static uint8_t *mutated_apost(int seg, const uint8_t *data, size_t len, size_t *out_len) {
+    uint64_t off = 0, size = 0;
+    uint32_t cnt = 0;
+    FUZZ_ASSERT_MSG(mhf_seg_find(g_seg[seg], g_seg_size[seg], MHF_SECT_APOST, &off, &size, &cnt),
+                    "the streams fixture has address postings");
+    uint8_t *m = fuzz_malloc((size_t)size);
+    memcpy(m, g_seg[seg] + off, (size_t)size);
+    for (size_t i = 0; i + 3 <= len; i += 3) {
+        size_t at = ((size_t)data[i] | (size_t)data[i + 1] << 8) % (size_t)size;
+        m[at] ^= data[i + 2] ? data[i + 2] : 1;
+    }
+    *out_len = (size_t)size;
+    return m;
+}
+
 static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const uint8_t *data,
                 size_t len) {
     static const uint32_t types[5] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY, 0,
                                       MHF_SECT_IDMAP};
     uint32_t t = which == 3 ? type : which == 5 ? MHF_SECT_IDMAP
+                                   : which >= 8 ? MHF_SECT_APOST
                                    : which >= 6 ? MHF_SECT_ASET : types[which];
     uint32_t f = which == 3 ? flags
-                            : (t == MHF_SECT_SUMMARY || t == MHF_SECT_IDMAP || t == MHF_SECT_ASET
+                            : (t == MHF_SECT_SUMMARY || t == MHF_SECT_IDMAP || t == MHF_SECT_ASET ||
+                                       t == MHF_SECT_APOST
                                    ? 0 : MHF_SECT_REQUIRED);
     uint8_t *mutated = NULL;
     if (which == 5)
         data = mutated = mutated_idmap(seg, data, len, &len);
     if (which == 7)
         data = mutated = mutated_aset(seg, data, len, &len);
+    if (which == 9)
+        data = mutated = mutated_apost(seg, data, len, &len);
     size_t size = 0;
     uint8_t *bytes = fuzz_segment_put_section(g_seg[seg], g_seg_size[seg], t, f, data, len, &size);
     free(mutated);
@@ -253,6 +314,9 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
     int lrc = read_labels(r);
     if (rc == MH_OK)
         rc = lrc;
+    int arc = read_apost(r, all.n ? &all : NULL);
+    if (rc == MH_OK)
+        rc = arc;
     check_filters(r, all.n ? &all : NULL, &rc);
     /* the tables: named errors or a description of the scan */
     size_t ns = mh_reader_stream_count(r);
@@ -287,10 +351,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t len = fuzz_producer_reserve_payload(&p, 8);
     /* 0 dictionary, 1 slices, 2 summary, 3 an unknown type, 4 the id map
      * replaced, 5 the id map with bytes flipped, 6 the address set
-     * replaced, 7 the address set with bytes flipped */
-    uint32_t which = fuzz_producer_u32_range(&p, 0, 7);
+     * replaced, 7 the address set with bytes flipped, 8 the address
+     * postings replaced, 9 the address postings with bytes flipped */
+    uint32_t which = fuzz_producer_u32_range(&p, 0, 9);
     int seg = fuzz_producer_bool(&p);
-    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_ASET + 1, 0xffff);
+    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_APOST + 1, 0xffff);
     uint32_t flags = fuzz_producer_u32_range(&p, 0, 1);
     if (len > (1u << 20))
         return 0;

@@ -231,9 +231,9 @@ static const uint8_t *section_get(const uint8_t *seg, uint32_t type, size_t *len
 static void section_tail(tail *t, uint32_t which, uint32_t seg, uint32_t type,
                          uint32_t flags) {
     tail body = {{0}, 0};
-    tail_push(&body, which, 7);
+    tail_push(&body, which, 9);
     tail_push(&body, seg, 1);
-    tail_push(&body, type - (MHF_SECT_ASET + 1), 0xffff - (MHF_SECT_ASET + 1));
+    tail_push(&body, type - (MHF_SECT_APOST + 1), 0xffff - (MHF_SECT_APOST + 1));
     tail_push(&body, flags, 1);
     t->n = 0;
     tail_push(t, body.n, 8);
@@ -246,9 +246,10 @@ static void gen_sections(const char *work) {
     fuzz_join(dir, sizeof dir, work, "sections");
     fuzz_rmtree(dir);
     fuzz_build_store(dir, FUZZ_STORE_STREAMS, NULL);
-    static const uint32_t types[7] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY, 0,
-                                      MHF_SECT_IDMAP, 0, MHF_SECT_ASET};
-    static const char *const tnames[7] = {"dict", "slices", "summary", "", "idmap", "", "aset"};
+    static const uint32_t types[9] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY, 0,
+                                      MHF_SECT_IDMAP, 0, MHF_SECT_ASET, 0, MHF_SECT_APOST};
+    static const char *const tnames[9] = {"dict", "slices", "summary", "", "idmap", "", "aset",
+                                          "", "apost"};
     for (uint32_t seg = 0; seg < 2; seg++) {
         fuzz_segment_name(name, seg);
         fuzz_join(path, sizeof path, dir, name);
@@ -256,13 +257,13 @@ static void gen_sections(const char *work) {
         uint8_t *buf = fuzz_read_file(path, &size);
         FUZZ_ASSERT(buf != NULL);
         tail t;
-        for (uint32_t w = 0; w < 7; w++) {
-            if (w == 3 || w == 5)
+        for (uint32_t w = 0; w < 9; w++) {
+            if (w == 3 || w == 5 || w == 7)
                 continue; /* the unknown types and the flips: below */
             size_t len = 0;
             const uint8_t *p = section_get(buf, types[w], &len);
             FUZZ_ASSERT_MSG(p != NULL, "the streams fixture lacks a section");
-            section_tail(&t, w, seg, MHF_SECT_ASET + 1, 0);
+            section_tail(&t, w, seg, MHF_SECT_APOST + 1, 0);
             snprintf(name, sizeof name, "%s-%u", tnames[w], seg);
             emit_with_tail("fuzz_section", name, p, len, &t);
         }
@@ -270,15 +271,20 @@ static void gen_sections(const char *work) {
         static const char blob[] = "a section of a later minor";
         /* the id map with bytes flipped: (offset u16, mask) triples */
         static const uint8_t flips[] = {40, 0, 0x01, 70, 0, 0x80, 0x90, 0, 0x04};
-        section_tail(&t, 5, seg, MHF_SECT_ASET + 1, 0);
+        section_tail(&t, 5, seg, MHF_SECT_APOST + 1, 0);
         snprintf(name, sizeof name, "idmap-flip-%u", seg);
         emit_with_tail("fuzz_section", name, flips, sizeof flips, &t);
         /* the address set with bytes flipped (its header, run table, data) */
         static const uint8_t aflips[] = {20, 0, 0x01, 90, 0, 0x40, 0x70, 0, 0x02};
-        section_tail(&t, 7, seg, MHF_SECT_ASET + 1, 0);
+        section_tail(&t, 7, seg, MHF_SECT_APOST + 1, 0);
         snprintf(name, sizeof name, "aset-flip-%u", seg);
         emit_with_tail("fuzz_section", name, aflips, sizeof aflips, &t);
-        section_tail(&t, 3, seg, MHF_SECT_ASET + 1, 0);
+        /* the address postings with bytes flipped (header, runs, data) */
+        static const uint8_t pflips[] = {0, 0, 0x01, 100, 0, 0x08, 0x60, 0, 0x10};
+        section_tail(&t, 9, seg, MHF_SECT_APOST + 1, 0);
+        snprintf(name, sizeof name, "apost-flip-%u", seg);
+        emit_with_tail("fuzz_section", name, pflips, sizeof pflips, &t);
+        section_tail(&t, 3, seg, MHF_SECT_APOST + 1, 0);
         snprintf(name, sizeof name, "unknown-%u", seg);
         emit_with_tail("fuzz_section", name, blob, sizeof blob, &t);
         section_tail(&t, 3, seg, 0x100, 1);

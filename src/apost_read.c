@@ -135,7 +135,8 @@ int mh_apost_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
             MH_CHECK(off == next_off && nb >= 1 && nb <= data - off, MH_ECORRUPT,
                      d, xoff + MHF_APOST_R_OFFSET,
                      "address postings at byte %llu: run %u: bytes [%llu, +%u) "
-                     "do not follow the previous run's (next is %llu of %llu)",
+                     "do not continue the runs before it (at %llu) inside the "
+                     "%llu data bytes",
                      (unsigned long long)(xoff + MHF_APOST_R_OFFSET), first + i,
                      (unsigned long long)off, nb, (unsigned long long)next_off,
                      (unsigned long long)data);

@@ -114,7 +114,7 @@ static unsigned check_labels(const char *dir, size_t *groups_out) {
     tu_rng rng = {5};
     for (size_t i = 0; i < r->nsegs; i++) {
         const mh_seg *seg = seg_of(r, i);
-        CHECK(seg->major == 2 && seg->minor == 1);
+        CHECK(seg->major == 2 && seg->minor == MHF_VERSION_MINOR);
         CHECK(mh_idmap_present(seg));
         mh_segment_info si = {.struct_size = sizeof si};
         CHECK_OK(mh_reader_segment_info(r, i, &si));
@@ -380,7 +380,7 @@ int main(void) {
     mh_reader *r;
     CHECK_OK(mh_reader_open(dir, &r));
     const mh_seg *seg = seg_of(r, 0);
-    CHECK(seg->minor == 1 && !mh_idmap_present(seg));
+    CHECK(seg->minor == MHF_VERSION_MINOR && !mh_idmap_present(seg));
     mh_segment_info si = {.struct_size = sizeof si};
     CHECK_OK(mh_reader_segment_info(r, 0, &si));
     CHECK(si.idmap_bytes == 0);

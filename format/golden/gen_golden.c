@@ -321,7 +321,7 @@ static void m_segment_byte_order(const char *s) {
 }
 static void m_segment_incompat_flag(const char *s) { set_header(s, SEG0, MHF_SEG_FLAGS, 4, 1); }
 static void m_segment_newer_minor(const char *s) {
-    /* minor 2: newer than this reader's 2.1 */
+    /* minor 3: newer than this reader's 2.2 */
     set_header(s, SEG0, MHF_SEG_MINOR, 2, MHF_VERSION_MINOR + 1);
     set_header(s, SEG0, MHF_SEG_FLAGS, 4, 1u << 16); /* a compatible flag */
 }
@@ -680,7 +680,246 @@ static void aset_inexact(se_seg *g) {
 }
 static void m_aset_inexact(const char *s) { edit_segment(s, SEG0, aset_inexact); }
 
-/* -- a newer minor: everything 2.0 lets a 2.1 writer add ------------------- */
+/* -- address postings (2.2, section 10) --
+ * Decoded and encoded here from SPEC.md 9d (not with the library), so each
+ * variant is the section a stranger's writer would make, changed in one way. */
+typedef struct ap_key {
+    unsigned op;
+    uint64_t w;
+    uint64_t slices; /* bit s: slice s (tiny.store's segments have <= 3) */
+} ap_key;
+typedef struct ap_sect {
+    uint32_t shift, k;
+    size_t n;
+    ap_key key[256];
+} ap_sect;
+static se_section *apost_or_null(se_seg *g) {
+    for (size_t i = 0; i < g->nsect; i++)
+        if (g->s[i].type == MHF_SECT_APOST)
+            return &g->s[i];
+    return NULL; /* segment 0: its slice of two 4 GiB accesses meets too
+                    many granules at every shift up to 10 */
+}
+static se_section *apost(se_seg *g) {
+    se_section *x = apost_or_null(g);
+    if (!x)
+        se_die("segment has no address postings", "apost");
+    return x;
+}
+static uint32_t seg_slices(se_seg *g) { return se_seg_find(g, MHF_SECT_SLICES)->count; }
+static uint64_t ap_varint(const unsigned char **q) {
+    uint64_t v = 0;
+    for (unsigned s = 0;; s += 7) {
+        v |= (uint64_t)(**q & 0x7f) << s;
+        if (*(*q)++ < 0x80)
+            return v;
+    }
+}
+static void ap_decode(se_seg *g, ap_sect *a) {
+    const unsigned char *p = apost(g)->data.p;
+    uint32_t S = seg_slices(g), rsz = mhf_load_u32(p + MHF_APOST_RUN_SIZE_OFF);
+    uint32_t nruns = mhf_load_u32(p + MHF_APOST_RUN_COUNT);
+    const unsigned char *data = p + MHF_APOST_HEADER_SIZE + (size_t)nruns * rsz;
+    a->shift = mhf_load_u32(p + MHF_APOST_SHIFT);
+    a->k = mhf_load_u32(p + MHF_APOST_RUN_KEYS);
+    a->n = 0;
+    for (unsigned o = 0; o < 3; o++) {
+        const unsigned char *op = p + MHF_APOST_OPS + o * MHF_APOST_OP_SIZE;
+        uint32_t first = mhf_load_u32(op + MHF_APOST_OP_RUN_FIRST);
+        uint32_t cnt = mhf_load_u32(op + MHF_APOST_OP_RUN_COUNT);
+        for (uint32_t r = first; r < first + cnt; r++) {
+            const unsigned char *rr = p + MHF_APOST_HEADER_SIZE + (size_t)r * rsz;
+            const unsigned char *q = data + mhf_load_u64(rr + MHF_APOST_R_OFFSET);
+            uint64_t w = mhf_load_u64(rr + MHF_APOST_R_GRANULE);
+            uint32_t keys = mhf_load_u32(rr + MHF_APOST_R_KEYS);
+            for (uint32_t i = 0; i < keys; i++) {
+                if (a->n == sizeof a->key / sizeof a->key[0])
+                    se_die("too many keys", "apost");
+                if (i)
+                    w += 1 + ap_varint(&q);
+                uint64_t h = ap_varint(&q), n = h >> 1, bits = 0;
+                if (h & 1) {
+                    for (uint32_t s = 0; s < S; s++)
+                        if (q[s >> 3] >> (s & 7) & 1)
+                            bits |= 1ull << s;
+                    q += (S + 7) / 8;
+                } else {
+                    uint64_t s = 0;
+                    for (uint64_t j = 0; j < n; j++) {
+                        uint64_t x = ap_varint(&q);
+                        s = j ? s + 1 + x : x;
+                        bits |= 1ull << s;
+                    }
+                }
+                a->key[a->n++] = (ap_key){o, w, bits};
+            }
+        }
+    }
+}
+/* The section of a's keys (sorted by op, granule), K per run, each key in
+ * its shorter form (form 0 on a tie), or form 1 for key force1. */
+static void ap_encode(se_seg *g, const ap_sect *a, size_t force1) {
+    uint32_t S = seg_slices(g);
+    se_buf runs = {NULL, 0}, data = {NULL, 0};
+    uint64_t nk[3] = {0, 0, 0}, postings = 0;
+    uint32_t first[3] = {0, 0, 0}, cnt[3] = {0, 0, 0}, nruns = 0;
+    size_t i = 0;
+    for (unsigned o = 0; o < 3; o++) {
+        first[o] = nruns;
+        while (i < a->n && a->key[i].op == o) {
+            size_t start = data.len;
+            unsigned char rec[MHF_APOST_RUN_SIZE] = {0};
+            mhf_store_u64(rec + MHF_APOST_R_GRANULE, a->key[i].w);
+            mhf_store_u64(rec + MHF_APOST_R_OFFSET, start);
+            uint32_t keys = 0;
+            for (; keys < a->k && i < a->n && a->key[i].op == o; keys++, i++) {
+                const ap_key *x = &a->key[i];
+                if (keys)
+                    se_append_varint(&data, x->w - a->key[i - 1].w - 1);
+                uint64_t n = (uint64_t)__builtin_popcountll(x->slices);
+                se_buf f0 = {NULL, 0};
+                uint64_t prev = 0;
+                int any = 0;
+                for (uint32_t s = 0; s < S; s++)
+                    if (x->slices >> s & 1) {
+                        se_append_varint(&f0, any ? s - prev - 1 : s);
+                        prev = s;
+                        any = 1;
+                    }
+                int form = i == force1 || (S + 7) / 8 < f0.len;
+                se_append_varint(&data, n * 2 + (unsigned)form);
+                if (form) {
+                    unsigned char bm[8] = {0};
+                    for (uint32_t s = 0; s < S; s++)
+                        if (x->slices >> s & 1)
+                            bm[s >> 3] |= (unsigned char)(1u << (s & 7));
+                    se_append(&data, bm, (S + 7) / 8);
+                } else {
+                    se_append(&data, f0.p, f0.len);
+                }
+                free(f0.p);
+                postings += n;
+                nk[o]++;
+            }
+            mhf_store_u32(rec + MHF_APOST_R_KEYS, keys);
+            mhf_store_u32(rec + MHF_APOST_R_BYTES, (uint32_t)(data.len - start));
+            se_append(&runs, rec, sizeof rec);
+            nruns++;
+            cnt[o]++;
+        }
+    }
+    unsigned char h[MHF_APOST_HEADER_SIZE] = {0};
+    mhf_store_u32(h + MHF_APOST_SHIFT, a->shift);
+    mhf_store_u32(h + MHF_APOST_RUN_KEYS, a->k);
+    mhf_store_u32(h + MHF_APOST_RUN_SIZE_OFF, MHF_APOST_RUN_SIZE);
+    mhf_store_u32(h + MHF_APOST_RUN_COUNT, nruns);
+    mhf_store_u64(h + MHF_APOST_DATA_BYTES, data.len);
+    mhf_store_u64(h + MHF_APOST_POSTINGS, postings);
+    for (unsigned o = 0; o < 3; o++) {
+        unsigned char *r = h + MHF_APOST_OPS + o * MHF_APOST_OP_SIZE;
+        mhf_store_u64(r + MHF_APOST_OP_KEYS, nk[o]);
+        mhf_store_u32(r + MHF_APOST_OP_RUN_FIRST, first[o]);
+        mhf_store_u32(r + MHF_APOST_OP_RUN_COUNT, cnt[o]);
+    }
+    se_buf out = {NULL, 0};
+    se_append(&out, h, sizeof h);
+    se_append(&out, runs.p, runs.len);
+    se_append(&out, data.p, data.len);
+    free(runs.p);
+    free(data.p);
+    se_section *x = apost(g);
+    free(x->data.p);
+    x->data = out;
+}
+/* The first key of op 0 in exactly one slice (form 0). */
+static size_t ap_single(const ap_sect *a) {
+    for (size_t i = 0; i < a->n; i++)
+        if (a->key[i].op == 0 && __builtin_popcountll(a->key[i].slices) == 1)
+            return i;
+    se_die("no key of op 0 in one slice", "apost");
+    return 0;
+}
+static void apost_posting(se_seg *g) {
+    /* a key's one slice moved to the next: well formed, not exact */
+    ap_sect a;
+    ap_decode(g, &a);
+    ap_key *x = &a.key[ap_single(&a)];
+    unsigned s = (unsigned)__builtin_ctzll(x->slices);
+    x->slices = 1ull << ((s + 1) % seg_slices(g));
+    ap_encode(g, &a, SIZE_MAX);
+}
+static void m_apost_posting(const char *s) { edit_segment(s, SEG1, apost_posting); }
+static void apost_missing_key(se_seg *g) {
+    /* op 0's first key left out */
+    ap_sect a;
+    ap_decode(g, &a);
+    if (a.n < 2 || a.key[0].op != 0)
+        se_die("op 0 has no key to drop", "apost");
+    memmove(&a.key[0], &a.key[1], (a.n - 1) * sizeof a.key[0]);
+    a.n--;
+    ap_encode(g, &a, SIZE_MAX);
+}
+static void m_apost_missing_key(const char *s) { edit_segment(s, SEG1, apost_missing_key); }
+static void apost_extra_key(se_seg *g) {
+    /* op 0 gains a key one granule past the first of its keys followed by
+     * a gap, listing slice 0: no row of op 0 meets that granule */
+    ap_sect a;
+    ap_decode(g, &a);
+    size_t i = 1;
+    while (i < a.n && a.key[i].op == 0 && a.key[i].w - a.key[i - 1].w < 3)
+        i++;
+    if (i == a.n || a.key[i].op != 0)
+        se_die("op 0 has no gap between keys", "apost");
+    memmove(&a.key[i + 1], &a.key[i], (a.n - i) * sizeof a.key[0]);
+    a.key[i] = (ap_key){0, a.key[i - 1].w + 1, 1};
+    a.n++;
+    ap_encode(g, &a, SIZE_MAX);
+}
+static void m_apost_extra_key(const char *s) { edit_segment(s, SEG1, apost_extra_key); }
+static void apost_popcount(se_seg *g) {
+    /* op 0's first key written as a bitmap (form 1), then its count says
+     * one posting more than the bitmap has bits */
+    ap_sect a;
+    ap_decode(g, &a);
+    ap_encode(g, &a, 0);
+    unsigned char *p = apost(g)->data.p;
+    uint32_t nruns = mhf_load_u32(p + MHF_APOST_RUN_COUNT);
+    unsigned char *h = p + MHF_APOST_HEADER_SIZE + (size_t)nruns * MHF_APOST_RUN_SIZE;
+    if (*h >= 0x7e || !(*h & 1))
+        se_die("op 0's first key is not a small bitmap key", "apost");
+    *h += 2;
+    mhf_store_u64(p + MHF_APOST_POSTINGS, mhf_load_u64(p + MHF_APOST_POSTINGS) + 1);
+}
+static void m_apost_popcount(const char *s) { edit_segment(s, SEG1, apost_popcount); }
+static void apost_granule_order(se_seg *g) {
+    /* runs of 2 keys; op 0's second run starts at its first run's first
+     * granule (not above every granule of the run before it) */
+    ap_sect a;
+    ap_decode(g, &a);
+    a.k = 2;
+    ap_encode(g, &a, SIZE_MAX);
+    unsigned char *p = apost(g)->data.p;
+    if (mhf_load_u32(p + MHF_APOST_OPS + MHF_APOST_OP_RUN_COUNT) < 2)
+        se_die("op 0 has fewer than 3 keys", "apost");
+    unsigned char *r0 = p + MHF_APOST_HEADER_SIZE, *r1 = r0 + MHF_APOST_RUN_SIZE;
+    mhf_store_u64(r1 + MHF_APOST_R_GRANULE, mhf_load_u64(r0 + MHF_APOST_R_GRANULE));
+}
+static void m_apost_granule_order(const char *s) { edit_segment(s, SEG1, apost_granule_order); }
+static void apost_shift(se_seg *g) {
+    /* granule_shift 2, below the 3 a reader accepts */
+    mhf_store_u32(apost(g)->data.p + MHF_APOST_SHIFT, 2);
+}
+static void m_apost_shift(const char *s) { edit_segment(s, SEG1, apost_shift); }
+static void apost_run_bounds(se_seg *g) {
+    /* run 0's bytes one more than the data area holds */
+    unsigned char *p = apost(g)->data.p;
+    unsigned char *r0 = p + MHF_APOST_HEADER_SIZE;
+    mhf_store_u32(r0 + MHF_APOST_R_BYTES,
+                  (uint32_t)mhf_load_u64(p + MHF_APOST_DATA_BYTES) + 1);
+}
+static void m_apost_run_bounds(const char *s) { edit_segment(s, SEG1, apost_run_bounds); }
+
+/* -- a newer minor: everything 2.1 lets a 2.2 writer add ------------------- */
 static void future_dict(se_dict *d) {
     d->reserved = 0x2121; /* reserved fields of 2.0 given a meaning */
     se_table *st = se_dict_find(d, 5);
@@ -797,6 +1036,27 @@ static void future_segment(se_seg *g) {
     free(runs.p);
     free(as->data.p);
     as->data = nset;
+    /* longer address postings run records (32): a reader of this minor
+     * reads their first 24 bytes (SPEC.md 9d, 12.1) */
+    se_section *ap = apost_or_null(g);
+    uint32_t apn = ap ? mhf_load_u32(ap->data.p + MHF_APOST_RUN_COUNT) : 0;
+    if (ap) {
+        uint32_t apsz = MHF_APOST_RUN_SIZE;
+        se_buf apr = {malloc((size_t)apn * MHF_APOST_RUN_SIZE + 1), (size_t)apn * MHF_APOST_RUN_SIZE};
+        if (!apr.p)
+            se_die("out of memory", "future");
+        memcpy(apr.p, ap->data.p + MHF_APOST_HEADER_SIZE, apr.len);
+        se_widen(&apr, &apsz, apn, 32, 0x77);
+        se_buf nap = {NULL, 0};
+        se_append(&nap, ap->data.p, MHF_APOST_HEADER_SIZE);
+        mhf_store_u32(nap.p + MHF_APOST_RUN_SIZE_OFF, 32);
+        se_append(&nap, apr.p, apr.len);
+        size_t aphead = MHF_APOST_HEADER_SIZE + (size_t)apn * MHF_APOST_RUN_SIZE;
+        se_append(&nap, ap->data.p + aphead, ap->data.len - aphead);
+        free(apr.p);
+        free(ap->data.p);
+        ap->data = nap;
+    }
     /* an unknown section, not required, between two known ones */
     static const char body[] = "a section 2.0 readers skip";
     se_seg_insert(g, 3, 100, 0, body, sizeof body);
@@ -860,6 +1120,13 @@ static const struct {
     {"idmap-reserved", m_idmap_reserved},
     {"aset-header", m_aset_header},
     {"aset-inexact", m_aset_inexact},
+    {"apost-posting", m_apost_posting},
+    {"apost-missing-key", m_apost_missing_key},
+    {"apost-extra-key", m_apost_extra_key},
+    {"apost-popcount", m_apost_popcount},
+    {"apost-granule-order", m_apost_granule_order},
+    {"apost-shift", m_apost_shift},
+    {"apost-run-bounds", m_apost_run_bounds},
     {"future-minor", m_future_minor},
 };
 

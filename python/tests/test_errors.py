@@ -59,7 +59,10 @@ SUMMARY_ONLY = {"summary-order", "summary-posting", "fine-summary-order",
 #: Variants every query answers right (the damage is in a section no query of
 #: 40 rows reads, or is well formed but inexact) and only fsck finds.
 FSCK_ONLY = {"idmap-flip", "idmap-label-range", "idmap-label-swap",
-             "idmap-group-count", "idmap-reserved", "aset-inexact"}
+             "idmap-group-count", "idmap-reserved", "aset-inexact",
+             "apost-posting", "apost-missing-key", "apost-extra-key",
+             "apost-popcount", "apost-granule-order", "apost-shift",
+             "apost-run-bounds"}
 #: Variants whose every segment is sound but whose store-level tables are
 #: not: a stream missing from the newest segment's table, window parts that
 #: do not continue. Only the stream / window tables read them.
