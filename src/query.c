@@ -728,6 +728,22 @@ static int next_segment(const mh_reader *r, int fwd, size_t *li, uint32_t *si) {
     return 1;
 }
 
+/* Can the address postings serve [a, b]? Decided from the section's shift
+ * taken unchecked (a range too wide for them neither reads nor checks the
+ * section: a query that would not use a broken one is not refused, SPEC
+ * 9d); a shift outside 3 .. 63 decides as 3, so a query narrow at that
+ * shift reads the section and is refused by its check. */
+static int apost_may_serve(const mh_seg *seg, const mh_section *sec, uint64_t a,
+                           uint64_t b) {
+    uint32_t shift = MHF_APOST_SHIFT_MIN;
+    if (sec->size >= 4) {
+        uint32_t s = mhf_load_u32(seg->base + sec->offset + MHF_APOST_SHIFT);
+        if (s >= MHF_APOST_SHIFT_MIN && s <= MHF_APOST_SHIFT_MAX)
+            shift = s;
+    }
+    return (b >> shift) - (a >> shift) < MHF_APOST_SPAN;
+}
+
 static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                 size_t *n) {
     *n = 0;
@@ -782,7 +798,9 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
              * less than the postings' run decode (callgrind, never
              * accessed 8 B on sort x 20 segments, below) */
             ap_on = 0;
-            if (!r->apost_off) {
+            const mh_section *asec;
+            if (!r->apost_off && mh_seg_section(seg, MHF_SECT_APOST, &asec) == MH_OK &&
+                apost_may_serve(seg, asec, q->a, q->b)) {
                 mh_apost_view v;
                 int rc = mh_apost_view_get(seg, &v, &c->diag);
                 if (rc != MH_ENOTFOUND) {

@@ -18,7 +18,8 @@
  * resume chains and cursors read in pieces. The test counts the segment
  * visits the postings served (so a run that never took the path fails).
  * A flipped byte in a segment's section: MH_ECHECKSUM for a narrow query,
- * detail naming the address postings, never an answer.
+ * detail naming the address postings, never an answer; a whole-space query
+ * (which would not use the section) answers.
  *
  * Usage: query_apost [QUERIES]          synthetic stores
  *        query_apost --real MEMHIST     a qemu recording made with MEMHIST
@@ -360,6 +361,12 @@ static void check_damage(const char *dir, const trace *tr) {
     char msg[MH_ERRMSG_MAX];
     mh_reader_errmsg(r, msg, sizeof msg);
     CHECKF(strstr(msg, "address postings") && strstr(msg, seg->name), "detail: %s", msg);
+    /* a range too wide for the postings neither reads nor checks them:
+     * answered (SPEC 9d: refused only by the queries that would use it) */
+    mh_query wide = q;
+    wide.addr_first = 0;
+    wide.addr_last = UINT64_MAX;
+    tu_check_query(r, tr->all, tr->n, &wide, 4);
     /* ignored, the same store answers (the oracle's answer) */
     r->apost_off = 1;
     tu_check_query(r, tr->all, tr->n, &q, 4);
