@@ -390,25 +390,30 @@ typedef struct cursor {
     uint64_t key; /* w >> (shift - base) */
 } cursor;
 
-/* heap of slice indexes, ordered by (key, slice) */
-static inline int before(const cursor *c, uint32_t x, uint32_t y) {
-    return c[x].key < c[y].key || (c[x].key == c[y].key && x < y);
+/* A heap entry: a slice's current key, held in the heap itself so that
+ * comparisons touch no cursor; ordered by (key, slice). */
+typedef struct hent {
+    uint64_t key;
+    uint32_t s;
+} hent;
+
+static inline int before(const hent *x, const hent *y) {
+    return x->key < y->key || (x->key == y->key && x->s < y->s);
 }
 
-static void sift_down(const cursor *c, uint32_t *h, uint32_t n, uint32_t i) {
+static void sift_down(hent *h, uint32_t n, uint32_t i) {
+    hent top = h[i];
     for (;;) {
-        uint32_t l = 2 * i + 1, m = i;
-        if (l < n && before(c, h[l], h[m]))
-            m = l;
-        if (l + 1 < n && before(c, h[l + 1], h[m]))
-            m = l + 1;
-        if (m == i)
-            return;
-        uint32_t t = h[i];
+        uint32_t l = 2 * i + 1, m;
+        if (l >= n)
+            break;
+        m = l + 1 < n && before(&h[l + 1], &h[l]) ? l + 1 : l;
+        if (!before(&h[m], &top))
+            break;
         h[i] = h[m];
-        h[m] = t;
         i = m;
     }
+    h[i] = top;
 }
 
 /* Moves cursor c past every granule of its current key; 0 when done. */
@@ -427,7 +432,7 @@ static int advance(cursor *c, unsigned k) {
 /* Hands every key at shift g to fn in order; stops at fn's first
  * non-zero return and returns it. */
 static int merge_pass(const mh_apost_acc *a, unsigned g, mh_apost_key_fn fn,
-                      void *ctx, cursor *cur, uint32_t *heap, uint32_t *post) {
+                      void *ctx, cursor *cur, hent *heap, uint32_t *post) {
     const slice_lists *sl = (const slice_lists *)(const void *)a->slices.p;
     uint32_t S = NSL(a);
     unsigned k = g - a->g0;
@@ -441,20 +446,22 @@ static int merge_pass(const mh_apost_acc *a, unsigned g, mh_apost_key_fn fn,
             c->w = get_varint(&c->p);
             c->left = sl[s].n[o] - 1u;
             c->key = c->w >> k;
-            heap[hn++] = s;
+            heap[hn++] = (hent){c->key, s};
         }
         for (uint32_t i = hn / 2; i-- > 0;)
-            sift_down(cur, heap, hn, i);
+            sift_down(heap, hn, i);
         while (hn) {
-            uint64_t key = cur[heap[0]].key;
+            uint64_t key = heap[0].key;
             uint32_t n = 0;
             /* the heap yields this key's slices in increasing order */
-            while (hn && cur[heap[0]].key == key) {
-                uint32_t s = heap[0];
+            while (hn && heap[0].key == key) {
+                uint32_t s = heap[0].s;
                 post[n++] = s;
-                if (!advance(&cur[s], k))
+                if (advance(&cur[s], k))
+                    heap[0].key = cur[s].key;
+                else
                     heap[0] = heap[--hn];
-                sift_down(cur, heap, hn, 0);
+                sift_down(heap, hn, 0);
             }
             int rc = fn(ctx, o, key, post, n);
             if (rc != MH_OK)
@@ -474,7 +481,7 @@ int mh_apost_acc_walk(const mh_apost_acc *a, mh_apost_key_fn fn, void *ctx) {
     if (a->gave_up)
         return MH_ENOMEM;
     cursor *cur = malloc((size_t)(S ? S : 1) * sizeof *cur);
-    uint32_t *heap = malloc((size_t)(S ? S : 1) * sizeof *heap);
+    hent *heap = malloc((size_t)(S ? S : 1) * sizeof *heap);
     uint32_t *post = malloc((size_t)(S ? S : 1) * sizeof *post);
     int rc = cur && heap && post ? merge_pass(a, a->g0, fn, ctx, cur, heap, post)
                                  : MH_ENOMEM;
@@ -492,7 +499,7 @@ int mh_apost_acc_serialize(mh_apost_acc *a, uint64_t count, uint64_t budget,
     if (!budget)
         budget = BUDGET(count);
     cursor *cur = malloc((size_t)S * sizeof *cur);
-    uint32_t *heap = malloc((size_t)S * sizeof *heap);
+    hent *heap = malloc((size_t)S * sizeof *heap);
     uint32_t *post = malloc((size_t)S * sizeof *post);
     kw x;
     memset(&x, 0, sizeof x);
