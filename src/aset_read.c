@@ -258,9 +258,38 @@ int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
         /* the intervals starting at or before b: the last of them is the
          * only one that can reach a (they are sorted and disjoint), but
          * the first to reach it answers */
-        while ((rc = mh_aset_run_step(&c, d)) == 1 && c.lo <= b)
+        for (;;) {
+            /* the common interval inline: gap and length one byte each,
+             * far below 2^64 and inside the run's bound (so none of
+             * mh_aset_run_step's checks can fail); anything else, and the
+             * run's end, through it. A never-accessed point query decodes
+             * ~30 intervals per op in every segment (callgrind, sort in 20
+             * segments: 31 k of 67 k instructions a query) */
+            while (c.i > 0 && c.left > 0 && c.end - c.p >= 2 &&
+                   (c.p[0] | c.p[1]) < 0x80 && c.hi <= UINT64_MAX - 258) {
+                uint64_t nlo = c.hi + 2 + c.p[0], nhi = nlo + c.p[1];
+                if (nhi > c.bound)
+                    break;
+                c.p += 2;
+                c.lo = nlo;
+                c.hi = nhi;
+                c.i++;
+                c.left--;
+                if (nlo > b)
+                    break;
+                if (nhi >= a)
+                    return 1;
+            }
+            if (c.i > 0 && c.lo > b) {
+                rc = 0;
+                break;
+            }
+            rc = mh_aset_run_step(&c, d);
+            if (rc != 1 || c.lo > b)
+                break;
             if (c.hi >= a)
                 return 1;
+        }
         if (rc < 0) {
             if (d)
                     mh_diag_prefix(d, "address set at byte %llu",

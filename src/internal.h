@@ -545,6 +545,7 @@ struct mh_reader {
     int summary_off;     /* tests: 1 queries ignore address summaries,
                           * 2 they ignore section 9 (use 6 only) */
     int aset_off;        /* tests: queries ignore address sets */
+    int apost_off;       /* tests: queries ignore address postings (2.2) */
     /* tests: 1, queries never take the id-order path (query_idmap.c);
      * -1, they take it in every slice of a segment with an id map where the
      * wide path does not (no cost choice); 0 the reference reader's choice */

@@ -54,6 +54,10 @@ typedef struct qctx {
     const mh_seg *first_seg;
     uint32_t first_si;
     uint32_t first_chunk[MH_OP_COUNT];
+    /* the address postings' candidate slices of the current segment
+     * (apost_read.c writes them here: a bit per slice) */
+    uint64_t *ap_bits;
+    size_t ap_cap;
 } qctx;
 
 typedef struct qspec {

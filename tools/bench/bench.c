@@ -320,6 +320,12 @@ typedef struct child_msg {
     int rc;
     double seconds;
     double mib;
+    /* a reader's resident memory at the end of its run, store still open,
+     * above what the process held before opening it: anonymous (RssAnon:
+     * the decoded-block cache and contexts, bounded by the cache option)
+     * and file-backed (RssFile: the store's mapped pages the queries
+     * touched, clean and reclaimable). -1 unknown. */
+    double anon_mib, file_mib;
     char err[256];
 } child_msg;
 
@@ -348,7 +354,7 @@ static void in_child(child_fn fn, void *ctx, child_msg *m)
         close(fds[0]);
         child_msg r;
         memset(&r, 0, sizeof r);
-        r.mib = -1;
+        r.mib = r.anon_mib = r.file_mib = -1;
         fn(ctx, &r);
         ssize_t k = write(fds[1], &r, sizeof r);
         _exit(k == (ssize_t)sizeof r ? 0 : 1);
@@ -515,6 +521,7 @@ static void reader_child(void *p, child_msg *m)
     free(c->t->a);
     c->t->a = NULL;
     int reset = reset_hwm();
+    long anon0 = vm_kib("RssAnon"), file0 = vm_kib("RssFile");
     int rc;
     mhb_impl im = {c->sqlite ? "SQLite" : "memhist", NULL, NULL, 0, SIZE_MAX, !c->sqlite};
     mh_reader *r = NULL;
@@ -530,6 +537,12 @@ static void reader_child(void *p, child_msg *m)
     }
     if (rc == MH_OK)
         rc = mhb_classes_run_once(c->cls, c->ncls, &im, c->budget);
+    /* the split, before close unmaps the store and frees the cache */
+    long anon1 = vm_kib("RssAnon"), file1 = vm_kib("RssFile");
+    if (anon0 >= 0 && anon1 >= 0 && file0 >= 0 && file1 >= 0) {
+        m->anon_mib = (double)(anon1 > anon0 ? anon1 - anon0 : 0) / 1024.0;
+        m->file_mib = (double)(file1 > file0 ? file1 - file0 : 0) / 1024.0;
+    }
     mh_reader_close(r);
     mhb_sql_reader_close(s);
     m->rc = rc;
@@ -673,8 +686,10 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     w->dist = o->dist;
     for (int i = 0; i < 4; i++)
         w->ingest_rate[i] = w->writer_mib[i] = -1;
-    for (int i = 0; i < MHB_SLOTS; i++)
+    for (int i = 0; i < MHB_SLOTS; i++) {
         w->bytes_per_access[i] = w->open_ms[i] = w->reader_mib[i] = -1;
+        w->reader_anon_mib[i] = w->reader_file_mib[i] = -1;
+    }
 
     fprintf(stderr, "mh_bench: %s: drawing the queries (%s distribution)\n", w->name,
             o->dist == MHB_DIST_USER ? "user" : "near");
@@ -822,6 +837,8 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
             return 1;
         }
         w->reader_mib[k] = m.mib;
+        w->reader_anon_mib[k] = m.anon_mib;
+        w->reader_file_mib[k] = m.file_mib;
         w->open_ms[k] = open_time(st.path[k], k != MHB_MH, &st.sql[k]);
     }
 

@@ -187,7 +187,11 @@ typedef struct mhb_workload {
     double bytes_per_access[MHB_SLOTS];
     uint64_t store_bytes[MHB_SLOTS];
     double open_ms[MHB_SLOTS];
-    double reader_mib[MHB_SLOTS];
+    double reader_mib[MHB_SLOTS];      /* peak RSS (VmHWM) */
+    /* at the end of the run, store open, above the process before the
+     * open: anonymous (cache, bounded by its option) and file-backed
+     * (mapped store pages, reclaimable) */
+    double reader_anon_mib[MHB_SLOTS], reader_file_mib[MHB_SLOTS];
     mhb_cold cold[MHB_SLOTS];
     uint64_t mh_slices, mh_chunks, mh_blocks;
     uint64_t sql_slices[MHB_SLOTS], sql_chunks[MHB_SLOTS]; /* [MHB_SQL], [MHB_SQLD] */

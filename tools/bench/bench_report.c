@@ -167,6 +167,12 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
         fprintf(f, "| reader peak RSS MiB | %s | %s | %s | |\n",
                 num(a, sizeof a, x->reader_mib[0], 1), num(b, sizeof b, x->reader_mib[1], 1),
                 num(e, sizeof e, x->reader_mib[2], 1));
+        fprintf(f, "| reader RSS MiB at the end, anonymous (cache; bounded by its option) | %s | %s | %s | |\n",
+                num(a, sizeof a, x->reader_anon_mib[0], 1), num(b, sizeof b, x->reader_anon_mib[1], 1),
+                num(e, sizeof e, x->reader_anon_mib[2], 1));
+        fprintf(f, "| reader RSS MiB at the end, file-backed (mapped store pages; reclaimable) | %s | %s | %s | |\n",
+                num(a, sizeof a, x->reader_file_mib[0], 1), num(b, sizeof b, x->reader_file_mib[1], 1),
+                num(e, sizeof e, x->reader_file_mib[2], 1));
         /* format 2.0: streams, pc column, address summary, producers */
         fprintf(f, "| streams / accesses with a pc / segments | %u / %" PRIu64 " / %u | | | |\n",
                 x->nstreams, x->with_pc, x->segments);
@@ -331,6 +337,8 @@ int mhb_report_json(const char *path, const mhb_machine *m,
                 x->producer_same == 1 ? "true" : x->producer_same == 0 ? "false" : "null");
         json_slots(f, "open_ms", x->open_ms);
         json_slots(f, "reader_peak_rss_mib", x->reader_mib);
+        json_slots(f, "reader_rss_anon_mib", x->reader_anon_mib);
+        json_slots(f, "reader_rss_file_mib", x->reader_file_mib);
         fprintf(f, "     \"store_bytes\": {\"memhist\": %" PRIu64 ", \"sqlite\": %" PRIu64
                    ", \"sqlite_design\": %" PRIu64 "},\n",
                 x->store_bytes[0], x->store_bytes[1], x->store_bytes[2]);

@@ -7,6 +7,7 @@
  *            [--max N] [--range BYTES] [--dir fwd|bwd] [--ops r|w|rw]
  *            [--draw near|user|never] [--summary on|off|both]
  *            [--aset on|off|both] [--idmap on|off|both]
+ *            [--apost on|off|both] [--qfile FILE] [--answers FILE]
  *
  * Generates the synthetic trace (tools/synth, seed 1, N accesses), writes
  * it to DIR unless DIR already holds a store (reporting the ingest rate),
@@ -23,9 +24,17 @@
  * the answers and prints the two lines side by side. --aset does the same
  * with the segments' address sets (section 8), --idmap with the id-order
  * path (SPEC.md 14 step 2b: off never takes it, on where the reader's cost
- * choice does); one of the three may be both.
+ * choice does), --apost with the address postings (section 10, format
+ * 2.2); one of the four may be both.
  * --size 0 with an existing --store reads the trace from that store (a
  * real recording) instead of generating it.
+ * --qfile FILE: the drawn queries are written to FILE; when FILE exists
+ * they are read from it instead and the trace is neither generated nor
+ * read (a callgrind run on a real store then costs the queries only:
+ * valgrind --tool=callgrind --toggle-collect=mh_query_run mh_probe ...).
+ * --answers FILE writes every answer of the first way's first pass
+ * (binary mh_access records, each query's preceded by its u64 count), so
+ * that two builds can be compared with cmp.
  *
  * Exit status: 0 done, 1 a failure, 2 bad usage.
  */
@@ -36,7 +45,7 @@
 #include <time.h>
 
 #include "draw.h"
-#include "internal.h" /* mh_reader.summary_off, aset_off, idmap_off: on and off */
+#include "internal.h" /* mh_reader.summary_off, aset_off, idmap_off, apost_off */
 #include "memhist.h"
 #include "synth.h"
 
@@ -59,7 +68,8 @@ static int usage(const char *why, const char *what) {
             "                [--reps N] [--max N] [--range BYTES] [--dir fwd|bwd]\n"
             "                [--ops r|w|rw] [--draw near|user|never]\n"
             "                [--summary on|off|both] [--aset on|off|both]\n"
-            "                [--idmap on|off|both]\n");
+            "                [--idmap on|off|both] [--apost on|off|both]\n"
+            "                [--qfile FILE] [--answers FILE]\n");
     return 2;
 }
 
@@ -116,7 +126,8 @@ int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
-    const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on";
+    const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on", *apost = "on";
+    const char *qfile = NULL, *afile = NULL;
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t *num = !strcmp(a, "--size")      ? &size
@@ -132,7 +143,8 @@ int main(int argc, char **argv) {
         }
         if (!num && strcmp(a, "--store") && strcmp(a, "--dir") && strcmp(a, "--ops") &&
             strcmp(a, "--draw") && strcmp(a, "--summary") && strcmp(a, "--aset") &&
-            strcmp(a, "--idmap"))
+            strcmp(a, "--idmap") && strcmp(a, "--apost") && strcmp(a, "--qfile") &&
+            strcmp(a, "--answers"))
             return usage("unknown option", a);
         if (!v)
             return usage("missing value", a);
@@ -141,6 +153,10 @@ int main(int argc, char **argv) {
                 return usage("bad number", v);
         } else if (!strcmp(a, "--store")) {
             store = v;
+        } else if (!strcmp(a, "--qfile")) {
+            qfile = v;
+        } else if (!strcmp(a, "--answers")) {
+            afile = v;
         } else if (!strcmp(a, "--dir")) {
             if (strcmp(v, "fwd") && strcmp(v, "bwd"))
                 return usage("--dir is fwd or bwd", v);
@@ -162,15 +178,25 @@ int main(int argc, char **argv) {
             if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
                 return usage("--aset is on, off or both", v);
             aset = v;
+        } else if (!strcmp(a, "--apost")) {
+            if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
+                return usage("--apost is on, off or both", v);
+            apost = v;
         } else if (!strcmp(a, "--idmap")) {
             if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
                 return usage("--idmap is on, off or both", v);
             idmap = v;
         }
     }
-    if (!strcmp(summary, "both") + !strcmp(aset, "both") + !strcmp(idmap, "both") > 1)
-        return usage("--summary, --aset and --idmap: one of them both at a time", NULL);
+    if (!strcmp(summary, "both") + !strcmp(aset, "both") + !strcmp(idmap, "both") +
+            !strcmp(apost, "both") > 1)
+        return usage("--summary, --aset, --idmap and --apost: one of them both at a time",
+                     NULL);
     struct stat st;
+    /* queries from --qfile: neither the trace nor a draw */
+    int load_q = qfile && stat(qfile, &st) == 0 && stat(store, &st) == 0;
+    if (load_q)
+        size = 0;
     int from_store = size == 0 && stat(store, &st) == 0;
     if (from_store)
         size = 1; /* for the checks below; the store says how many */
@@ -179,6 +205,18 @@ int main(int argc, char **argv) {
         return usage("--size, --queries, --reps, --max (<= 100000) must be > 0, "
                      "--range 0 (whole space) or a power of two", NULL);
 
+    if (load_q) {
+        FILE *f = fopen(qfile, "rb");
+        long len = -1;
+        if (f && fseek(f, 0, SEEK_END) == 0)
+            len = ftell(f);
+        if (!f || len <= 0 || len % (long)sizeof(mh_query) || fseek(f, 0, SEEK_SET)) {
+            fprintf(stderr, "mh_probe: %s: not a query file\n", qfile);
+            return 1;
+        }
+        nq = (uint64_t)len / sizeof(mh_query);
+        fclose(f);
+    }
     mh_access *t = from_store ? NULL : malloc(size * sizeof *t);
     mh_access *out = malloc(max * sizeof *out);
     mh_query *qs = calloc(nq, sizeof *qs);
@@ -196,7 +234,7 @@ int main(int argc, char **argv) {
         n += k;
     }
     mh_synth_free(g);
-    if (from_store && read_store(store, &t, &n) != 0)
+    if (from_store && !load_q && read_store(store, &t, &n) != 0)
         return 1;
 
     if (!from_store && stat(store, &st) != 0) {
@@ -227,7 +265,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     mh_stats stats = {.struct_size = sizeof stats};
-    if (mh_reader_stats(r, &stats) != MH_OK || stats.accesses != n) {
+    if (mh_reader_stats(r, &stats) != MH_OK || (!load_q && stats.accesses != n)) {
         fprintf(stderr, "mh_probe: %s does not hold the %zu-access trace (another "
                         "--size wrote it?)\n", store, n);
         return 1;
@@ -235,11 +273,20 @@ int main(int argc, char **argv) {
 
     uint64_t rng = 42;
     mhb_trace_index ix;
-    if (strcmp(draw, "near") && mhb_trace_index_make(t, n, &ix) != MH_OK) {
+    if (load_q) {
+        FILE *f = fopen(qfile, "rb");
+        if (!f || fread(qs, sizeof *qs, nq, f) != nq) {
+            fprintf(stderr, "mh_probe: reading %s failed\n", qfile);
+            return 1;
+        }
+        fclose(f);
+        draw = NULL;
+    }
+    if (draw && strcmp(draw, "near") && mhb_trace_index_make(t, n, &ix) != MH_OK) {
         fprintf(stderr, "mh_probe: out of memory\n");
         return 1;
     }
-    for (size_t i = 0; i < nq; i++) {
+    for (size_t i = 0; draw && i < nq; i++) {
         if (!strcmp(draw, "near")) {
             mhb_draw_query(t, n, ops, dir, range, &rng, &qs[i]);
         } else if (!strcmp(draw, "user")) {
@@ -250,12 +297,25 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
-    if (strcmp(draw, "near"))
+    if (draw && strcmp(draw, "near"))
         mhb_trace_index_free(&ix);
+    if (qfile && !load_q) { /* the draw's queries have no stream list */
+        FILE *f = fopen(qfile, "wb");
+        if (!f || fwrite(qs, sizeof *qs, nq, f) != nq || fclose(f)) {
+            fprintf(stderr, "mh_probe: writing %s failed\n", qfile);
+            return 1;
+        }
+    }
+    FILE *af = afile ? fopen(afile, "wb") : NULL;
+    if (afile && !af) {
+        fprintf(stderr, "mh_probe: cannot write %s\n", afile);
+        return 1;
+    }
     /* way k: summary_off sum_off[k], aset_off set_off[k] */
     int sum_both = !strcmp(summary, "both"), set_both = !strcmp(aset, "both");
-    int idm_both = !strcmp(idmap, "both");
-    int both = sum_both || set_both || idm_both;
+    int idm_both = !strcmp(idmap, "both"), ap_both = !strcmp(apost, "both");
+    int both = sum_both || set_both || idm_both || ap_both;
+    int ap_off[2] = {!strcmp(apost, "off"), ap_both || !strcmp(apost, "off")};
     int idm_off[2] = {!strcmp(idmap, "off"), idm_both || !strcmp(idmap, "off")};
     int sum_off[2] = {!strcmp(summary, "off"), sum_both || !strcmp(summary, "off")};
     int set_off[2] = {!strcmp(aset, "off"), set_both || !strcmp(aset, "off")};
@@ -263,8 +323,12 @@ int main(int argc, char **argv) {
     const char *label[2] = {sum_both   ? " (summary on) "
                             : set_both ? " (aset on) "
                             : idm_both ? " (idmap on) "
+                            : ap_both  ? " (apost on) "
                                        : "",
-                            sum_both ? " (summary off)" : set_both ? " (aset off)" : " (idmap off)"};
+                            sum_both   ? " (summary off)"
+                            : set_both ? " (aset off)"
+                            : ap_both  ? " (apost off)"
+                                       : " (idmap off)"};
     mh_access *out2 = malloc(max * sizeof *out2);
     double *lat2 = malloc(nq * reps * sizeof *lat2);
     if (!out2 || !lat2) {
@@ -276,6 +340,7 @@ int main(int argc, char **argv) {
         r->summary_off = sum_off[k];
         r->aset_off = set_off[k];
         r->idmap_off = idm_off[k];
+        r->apost_off = ap_off[k];
         for (size_t i = 0; rc == MH_OK && i < nq; i++)
             rc = mh_query_run(r, &qs[i], out, max, &got);
     }
@@ -289,6 +354,7 @@ int main(int argc, char **argv) {
                 r->summary_off = sum_off[k];
                 r->aset_off = set_off[k];
                 r->idmap_off = idm_off[k];
+                r->apost_off = ap_off[k];
                 double a = now();
                 rc = mh_query_run(r, &qs[i], k ? out2 : out, max, &gots[k]);
                 (k ? lat2 : lat)[p * nq + i] = (now() - a) * 1e6;
@@ -296,15 +362,28 @@ int main(int argc, char **argv) {
             got = gots[0];
             got2 = gots[1];
             results += got;
+            if (af && p == 0) {
+                uint64_t g64 = got;
+                if (fwrite(&g64, sizeof g64, 1, af) != 1 ||
+                    fwrite(out, sizeof *out, got, af) != got) {
+                    fprintf(stderr, "mh_probe: writing %s failed\n", afile);
+                    return 1;
+                }
+            }
             if (both && rc == MH_OK &&
                 (got != got2 || memcmp(out, out2, got * sizeof *out))) {
                 fprintf(stderr, "mh_probe: query %zu: %zu accesses with the %s, "
                                 "%zu without, or different ones\n", i, got,
-                        sum_both ? "summary" : "address set", got2);
+                        sum_both ? "summary" : set_both ? "address set"
+                                   : ap_both ? "address postings" : "id map", got2);
                 return 1;
             }
         }
     mh_reader_close(r);
+    if (af && fclose(af) != 0) {
+        fprintf(stderr, "mh_probe: writing %s failed\n", afile);
+        return 1;
+    }
     if (rc != MH_OK) {
         fprintf(stderr, "mh_probe: query: %s\n", mh_strerror(rc));
         return 1;
