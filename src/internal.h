@@ -593,8 +593,10 @@ void mh_buf_free(mh_buf *b);
  * no initialisation and mean nothing between calls. */
 #define MH_SORT_RANK_MAX 1024u                /* distinct high parts renamed at most */
 #define MH_SORT_RANK_SLOTS (2 * MH_SORT_RANK_MAX) /* open addressing, power of two */
+#define MH_SORT_DIGIT_BITS 11u /* mh_radix_sort_words: 2048-bucket digits */
 typedef struct mh_sort_scratch {
     uint32_t hist[8][256];
+    uint32_t hist11[3][1u << MH_SORT_DIGIT_BITS]; /* mh_radix_sort_words */
     uint64_t slot_key[MH_SORT_RANK_SLOTS];
     uint16_t slot_rank[MH_SORT_RANK_SLOTS];
     uint64_t sorted[MH_SORT_RANK_MAX]; /* the distinct high parts, ascending */
@@ -605,6 +607,14 @@ typedef struct mh_sort_scratch {
  * the caller's scratch, used by one call at a time. */
 void mh_radix_sort(mh_sort_scratch *s, uint64_t *key, uint32_t *val,
                    uint64_t *tmpk, uint32_t *tmpv, size_t n);
+/* Sorts n words by their bits [32, 32 + kbits) (kbits <= 33), stable,
+ * the low 32 bits a payload riding along: one store per word and pass
+ * where mh_radix_sort makes two, and 11-bit digits (a 22-bit key in two
+ * passes). When map is not NULL, each word's bits 48-63 are first replaced
+ * by map[bits 48-63] (the caller's renaming; the key must then still fit
+ * kbits). tmp holds n words. Sorted words end in word. */
+void mh_radix_sort_words(mh_sort_scratch *s, uint64_t *word, uint64_t *tmp,
+                         size_t n, unsigned kbits, const uint16_t *map);
 
 /* ---- slice building (slice_build.c) and segment writing (segment_write.c) */
 /* The address summary hook points (summary_build.c fills them in; a NULL
@@ -701,6 +711,7 @@ struct mh_builder {
     union LZ4_stream_u *lz4; /* kept between blocks (lz4.h: LZ4_stream_t) */
     size_t raw_cap, comp_cap;
     mh_sort_scratch sort;
+    uint16_t rank_map[MH_SORT_RANK_MAX]; /* provisional -> real rank */
     uint32_t *stream_slot;         /* 65536 entries, on first multi-stream slice */
 };
 
