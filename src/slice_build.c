@@ -85,20 +85,26 @@ static void form_chunks(mh_builder *w, const mh_rec *a, const uint64_t *ord,
     uint32_t first = *nck, nint = 0;
     uint64_t *lo = w->ck_lo + first, *hi = w->ck_hi + first;
     uint32_t *start = w->ck_start + first;
+    /* the open interval's end in a local (the stores through hi may alias
+     * it); an end of 2^64 - 1 swallows everything after it */
+    uint64_t cur = 0;
     for (uint32_t i = 0; i < m; i++) {
         const mh_rec *x = &a[(uint32_t)ord[i]];
         uint64_t end = x->physical + (x->size - 1u);
-        if (nint && (hi[nint - 1] == UINT64_MAX ||
-                     x->physical <= hi[nint - 1] + 1u)) {
-            if (end > hi[nint - 1])
-                hi[nint - 1] = end;
+        if (nint && (cur == UINT64_MAX || x->physical <= cur + 1u)) {
+            if (end > cur)
+                cur = end;
         } else {
+            if (nint)
+                hi[nint - 1] = cur;
             lo[nint] = x->physical;
-            hi[nint] = end;
             start[nint] = i;
+            cur = end;
             nint++;
         }
     }
+    if (nint)
+        hi[nint - 1] = cur;
     /* the address summary's keys come from these exact ranges, before the
      * gap merge below widens them (summary_build.c) */
     unsigned op = m ? a[(uint32_t)ord[0]].op : 0;
@@ -162,10 +168,18 @@ static int group_words(mh_builder *w, const mh_rec *a, uint32_t n,
     for (uint32_t i = 0; i < MH_SORT_RANK_SLOTS; i++)
         s->slot_key[i] = UINT64_MAX;
     uint32_t np = 0;
-    uint64_t last = UINT64_MAX, prov = 0;
+    /* the last two regions met: a program alternating between its stack
+     * and one heap object looks up neither */
+    uint64_t last = UINT64_MAX, prov = 0, last2 = UINT64_MAX, prov2 = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t phy = a[i].physical, hp = phy >> 16;
-        if (hp != last) {
+        if (hp != last && hp == last2) {
+            last2 = last;
+            last = hp;
+            uint64_t p = prov2;
+            prov2 = prov;
+            prov = p;
+        } else if (hp != last) {
             uint32_t k = (uint32_t)((hp * 0x9E3779B97F4A7C15u) >> 53) &
                          (MH_SORT_RANK_SLOTS - 1);
             while (s->slot_key[k] != UINT64_MAX && s->slot_key[k] != hp)
@@ -178,6 +192,8 @@ static int group_words(mh_builder *w, const mh_rec *a, uint32_t n,
                 s->sorted[np] = hp << 10 | np; /* hp < 2^48 */
                 np++;
             }
+            last2 = last;
+            prov2 = prov;
             last = hp;
             prov = s->slot_rank[k];
         }
