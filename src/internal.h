@@ -658,9 +658,10 @@ typedef struct mh_segw_config {
  * builder's passes over the slice touch fewer cache lines. */
 typedef struct mh_rec {
     uint64_t transition;
-    uint64_t physical;
     uint64_t linear;   /* as given; meaningful only when has_linear */
-    uint64_t pc;       /* as given; meaningful only when has_pc */
+    uint64_t physical;
+    uint64_t pc;       /* as given; meaningful only when has_pc (the
+                          builder stores 0 without it) */
     uint32_t size;     /* >= 1, physical + size - 1 does not wrap */
     uint32_t stream;   /* <= MH_STREAM_MAX, declared */
     uint8_t op;        /* < MHF_OP_COUNT */
@@ -669,6 +670,20 @@ typedef struct mh_rec {
     uint8_t pad[5];    /* 0 */
 } mh_rec;
 _Static_assert(sizeof(mh_rec) == 48, "mh_rec is 48 bytes");
+/* An mh_rec is an mh_access's bytes from its transition on (writer.c
+ * copies the 48 bytes whole; the reserved bytes, checked 0, are pad). */
+_Static_assert(offsetof(mh_rec, linear) == offsetof(mh_access, linear) - 8 &&
+                   offsetof(mh_rec, physical) == offsetof(mh_access, physical) - 8 &&
+                   offsetof(mh_rec, pc) == offsetof(mh_access, pc) - 8 &&
+                   offsetof(mh_rec, size) == offsetof(mh_access, size) - 8 &&
+                   offsetof(mh_rec, stream) == offsetof(mh_access, stream) - 8 &&
+                   offsetof(mh_rec, op) == offsetof(mh_access, op) - 8 &&
+                   offsetof(mh_rec, has_linear) == offsetof(mh_access, has_linear) - 8 &&
+                   offsetof(mh_rec, has_pc) == offsetof(mh_access, has_pc) - 8 &&
+                   offsetof(mh_rec, pad) == offsetof(mh_access, reserved) - 8 &&
+                   offsetof(mh_access, transition) == 8 &&
+                   sizeof(mh_access) == 8 + sizeof(mh_rec),
+               "mh_rec mirrors mh_access from its transition on");
 
 /* Per-stream figures of one built slice (streams present only). */
 typedef struct mh_slice_stream {
