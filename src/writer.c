@@ -73,21 +73,33 @@ static void *builder_main(void *arg) {
         pthread_mutex_unlock(&w->mu);
         int rc = failed ? MH_OK : mh_builder_run(b, j.buf, j.n, j.id_base);
         pthread_mutex_lock(&w->mu);
+        /* the built slice is the builder's own copy: the rows go back to
+         * the producer now, not after this slice's turn to be appended
+         * (the producer waited for a buffer while the builder waited for
+         * the previous slice) */
+        w->pool[w->npool++] = j.buf;
+        pthread_cond_broadcast(&w->cv);
         while (w->jobs_done != j.seq)
             pthread_cond_wait(&w->cv, &w->mu);
         mh_diag d = {0, 0, ""};
         if (rc != MH_OK)
             mh_diag_fail(&d, rc, 0, "building a slice of %u accesses: %s", j.n,
                          mh_strerror(rc));
-        if (rc == MH_OK && w->job_rc == MH_OK)
+        if (rc == MH_OK && w->job_rc == MH_OK) {
+            /* without mu: only the builder whose turn it is appends, and
+             * the writer's thread touches segw only once jobs_done has
+             * caught up (wait_idle), so the producer and the other
+             * builders go on meanwhile */
+            pthread_mutex_unlock(&w->mu);
             rc = mh_segw_append(w->segw, b, &d);
+            pthread_mutex_lock(&w->mu);
+        }
         if (rc != MH_OK && w->job_rc == MH_OK) {
             w->job_rc = rc;
             w->job_errno = errno; /* the caller's thread reports it */
             w->job_diag = d;
         }
         w->jobs_done++;
-        w->pool[w->npool++] = j.buf;
         pthread_cond_broadcast(&w->cv);
     }
     pthread_mutex_unlock(&w->mu);
