@@ -370,6 +370,14 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
     if (n == 0)
         return MH_OK;
     MH_TRY(reserve_scratch(w, n));
+    /* LZ4 from a clean state at each slice. LZ4_resetStream_fast before
+     * each block leaves the hash table dirty, and with background builders
+     * the compressed bytes were seen to depend on which slices this builder
+     * had built before (an id map of a sort recording 1 byte longer or
+     * shorter from run to run; tests/reproducible.c): a store was not
+     * reproducible. Within the slice the history is the slice's own.
+     * 16 KiB cleared per slice. */
+    LZ4_initStream(w->lz4, sizeof *w->lz4);
     w->chunks.n = w->blocks.n = w->data.n = 0;
     w->raw_total = 0;
     w->sum_keys.n = 0;
