@@ -406,13 +406,15 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
         form_chunks(w, a, w->key + op_start[o], op_n[o], &nck);
         op_ck[o + 1] = nck;
     }
-    /* counting sort of rows by chunk, ids ascending inside a chunk */
-    uint32_t *cnt = w->ck_start; /* reuse: nck + 1 entries */
-    memset(cnt, 0, ((size_t)nck + 1) * sizeof *cnt);
-    for (uint32_t i = 0; i < n; i++)
-        cnt[w->chunk_of[i] + 1]++;
-    for (uint32_t c = 0; c < nck; c++)
-        cnt[c + 1] += cnt[c];
+    /* counting sort of rows by chunk, ids ascending inside a chunk. The
+     * counts are known: an op's chunks are consecutive runs of its rows in
+     * address order, so chunk c of op o begins at op_start[o] + its start
+     * in the op (ck_start) in the (op, chunk, id) order */
+    uint32_t *cnt = w->ck_start; /* nck + 1 entries */
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        for (uint32_t c = op_ck[o]; c < op_ck[o + 1]; c++)
+            cnt[c] += op_start[o];
+    cnt[nck] = n;
     /* cnt[c] = row_first of chunk c; fill perm with a moving copy in tmpv */
     memcpy(w->tmpv, cnt, (size_t)nck * sizeof *cnt);
     for (uint32_t i = 0; i < n; i++)
