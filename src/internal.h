@@ -601,6 +601,7 @@ typedef struct mh_sort_scratch {
     uint16_t slot_rank[MH_SORT_RANK_SLOTS];
     uint64_t sorted[MH_SORT_RANK_MAX]; /* the distinct high parts, ascending */
     uint32_t nranks;
+    uint16_t map[MH_SORT_RANK_MAX]; /* mh_radix_order: provisional -> rank */
 } mh_sort_scratch;
 
 /* Sorts n (key, payload) pairs by key, stable. tmp arrays of n; s is
@@ -615,6 +616,13 @@ void mh_radix_sort(mh_sort_scratch *s, uint64_t *key, uint32_t *val,
  * kbits). tmp holds n words. Sorted words end in word. */
 void mh_radix_sort_words(mh_sort_scratch *s, uint64_t *word, uint64_t *tmp,
                          size_t n, unsigned kbits, const uint16_t *map);
+/* The order of n keys key[0], key[stride], ...: word[k]'s low 32 bits are
+ * the index of the k-th smallest (ties in index order), n < 2^32. Through
+ * mh_radix_sort_words with the keys' high parts (bits 16 and up) ranked;
+ * returns 0, word and tmp (n each) used as scratch, when they take more
+ * than MH_SORT_RANK_MAX values: sort the keys otherwise then. */
+int mh_radix_order(mh_sort_scratch *s, const uint64_t *key, size_t stride,
+                   size_t n, uint64_t *word, uint64_t *tmp);
 
 /* ---- slice building (slice_build.c) and segment writing (segment_write.c) */
 /* The address summary hook points (summary_build.c fills them in; a NULL

@@ -227,3 +227,37 @@ void mh_radix_sort_words(mh_sort_scratch *s, uint64_t *word, uint64_t *tmp,
     if (src != word)
         memcpy(word, src, n * sizeof *word);
 }
+
+int mh_radix_order(mh_sort_scratch *s, const uint64_t *key, size_t stride,
+                   size_t n, uint64_t *word, uint64_t *tmp) {
+    for (uint32_t i = 0; i < RANK_SLOTS; i++)
+        s->slot_key[i] = RANK_EMPTY;
+    uint32_t np = 0;
+    uint64_t last = RANK_EMPTY, prov = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = key[i * stride], h = k >> RANK_SHIFT;
+        if (h != last) {
+            uint32_t sl = rank_slot(s, h);
+            if (s->slot_key[sl] == RANK_EMPTY) {
+                if (np == RANK_MAX)
+                    return 0;
+                s->slot_key[sl] = h;
+                s->slot_rank[sl] = (uint16_t)np;
+                s->sorted[np] = h << 10 | np; /* h < 2^48 */
+                np++;
+            }
+            last = h;
+            prov = s->slot_rank[sl];
+        }
+        word[i] = prov << 48 | (k & 0xffff) << 32 | i;
+    }
+    _Static_assert(RANK_MAX <= 1024, "provisional rank in 10 bits");
+    qsort(s->sorted, np, sizeof *s->sorted, cmp_u64);
+    for (uint32_t r = 0; r < np; r++)
+        s->map[s->sorted[r] & 1023] = (uint16_t)r;
+    unsigned rb = 0;
+    while (rb < 16 && (1u << rb) < np)
+        rb++;
+    mh_radix_sort_words(s, word, tmp, n, 16 + rb, s->map);
+    return 1;
+}
