@@ -160,11 +160,18 @@ static int merge_op(mh_aset_acc *a, unsigned op) {
     MH_TRY(scratch_reserve(a, n));
     uint64_t *iv = (uint64_t *)(void *)b->p;
     const uint64_t *pend = iv + 2 * m0;
-    for (size_t i = 0; i < np; i++) {
-        a->key[i] = pend[2 * i];
-        a->val[i] = (uint32_t)i; /* np < 2^32: a segment's ranges */
+    /* the pending pairs' order by lo (np < 2^32: a segment's ranges); ties
+     * may come in any order, the union is the same */
+    if (mh_radix_order(&a->sort, pend, 2, np, a->key, a->tmpk)) {
+        for (size_t i = 0; i < np; i++)
+            a->val[i] = (uint32_t)a->key[i];
+    } else {
+        for (size_t i = 0; i < np; i++) {
+            a->key[i] = pend[2 * i];
+            a->val[i] = (uint32_t)i;
+        }
+        mh_radix_sort(&a->sort, a->key, a->val, a->tmpk, a->tmpv, np);
     }
-    mh_radix_sort(&a->sort, a->key, a->val, a->tmpk, a->tmpv, np);
     size_t m = 0, i = 0, k = 0;
     while (i < m0 || k < np) {
         if (k == np || (i < m0 && iv[2 * i] <= pend[2 * a->val[k]])) {

@@ -158,6 +158,27 @@ static inline uint8_t *col_close(uint8_t *start, uint8_t *end, size_t gap) {
     return start + k + len;
 }
 
+/* The presence bitmap of n flags (each 0 or 1), bit i in byte i / 8 at
+ * position i % 8: eight flags a multiply (the flag at byte k of x lands
+ * on bit 56 + k, every other product above bit 63 or below bit 56, with
+ * no carry), where a shift and an or per flag took ~11 instructions an
+ * access on gzip's qemu trace (callgrind). */
+static void put_bitmap(uint8_t *q, const uint8_t *f, uint32_t n) {
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, f + i, sizeof x);
+        x &= 0x0101010101010101u;
+        q[i >> 3] = (uint8_t)((x * 0x0102040810204080u) >> 56);
+    }
+    if (i < n) {
+        uint8_t b = 0;
+        for (uint32_t k = 0; i + k < n; k++)
+            b |= (uint8_t)((f[i + k] & 1u) << k);
+        q[i >> 3] = b;
+    }
+}
+
 size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const mh_rows *c,
                            uint64_t t_base, int stream, int pc) {
     /* the columns in locals: the byte stores through q may alias anything,
@@ -190,9 +211,7 @@ size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const mh_rows *c,
     }
     p = col_close(p, q, gap);
     q = p + gap;
-    memset(q, 0, bitmap);
-    for (uint32_t i = 0; i < n; i++)
-        q[i >> 3] |= (uint8_t)(has_lin[i] << (i & 7u));
+    put_bitmap(q, has_lin, n);
     q += bitmap;
     for (uint32_t i = 0; i < n; i++)
         if (has_lin[i])
@@ -210,9 +229,7 @@ size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const mh_rows *c,
     }
     if (pc) {
         q = p + gap;
-        memset(q, 0, bitmap);
-        for (uint32_t i = 0; i < n; i++)
-            q[i >> 3] |= (uint8_t)(has_pc[i] << (i & 7u));
+        put_bitmap(q, has_pc, n);
         q += bitmap;
         prev = 0;
         for (uint32_t i = 0; i < n; i++)

@@ -595,18 +595,36 @@ void mh_buf_free(mh_buf *b);
  * no initialisation and mean nothing between calls. */
 #define MH_SORT_RANK_MAX 1024u                /* distinct high parts renamed at most */
 #define MH_SORT_RANK_SLOTS (2 * MH_SORT_RANK_MAX) /* open addressing, power of two */
+#define MH_SORT_DIGIT_BITS 11u /* mh_radix_sort_words: 2048-bucket digits */
 typedef struct mh_sort_scratch {
     uint32_t hist[8][256];
+    uint32_t hist11[3][1u << MH_SORT_DIGIT_BITS]; /* mh_radix_sort_words */
     uint64_t slot_key[MH_SORT_RANK_SLOTS];
     uint16_t slot_rank[MH_SORT_RANK_SLOTS];
     uint64_t sorted[MH_SORT_RANK_MAX]; /* the distinct high parts, ascending */
     uint32_t nranks;
+    uint16_t map[MH_SORT_RANK_MAX]; /* mh_radix_order: provisional -> rank */
 } mh_sort_scratch;
 
 /* Sorts n (key, payload) pairs by key, stable. tmp arrays of n; s is
  * the caller's scratch, used by one call at a time. */
 void mh_radix_sort(mh_sort_scratch *s, uint64_t *key, uint32_t *val,
                    uint64_t *tmpk, uint32_t *tmpv, size_t n);
+/* Sorts n words by their bits [32, 32 + kbits) (kbits <= 33), stable,
+ * the low 32 bits a payload riding along: one store per word and pass
+ * where mh_radix_sort makes two, and 11-bit digits (a 22-bit key in two
+ * passes). When map is not NULL, each word's bits 48-63 are first replaced
+ * by map[bits 48-63] (the caller's renaming; the key must then still fit
+ * kbits). tmp holds n words. Sorted words end in word. */
+void mh_radix_sort_words(mh_sort_scratch *s, uint64_t *word, uint64_t *tmp,
+                         size_t n, unsigned kbits, const uint16_t *map);
+/* The order of n keys key[0], key[stride], ...: word[k]'s low 32 bits are
+ * the index of the k-th smallest (ties in index order), n < 2^32. Through
+ * mh_radix_sort_words with the keys' high parts (bits 16 and up) ranked;
+ * returns 0, word and tmp (n each) used as scratch, when they take more
+ * than MH_SORT_RANK_MAX values: sort the keys otherwise then. */
+int mh_radix_order(mh_sort_scratch *s, const uint64_t *key, size_t stride,
+                   size_t n, uint64_t *word, uint64_t *tmp);
 
 /* ---- slice building (slice_build.c) and segment writing (segment_write.c) */
 /* The address summary hook points (summary_build.c fills them in; a NULL
@@ -651,9 +669,10 @@ typedef struct mh_segw_config {
  * builder's passes over the slice touch fewer cache lines. */
 typedef struct mh_rec {
     uint64_t transition;
-    uint64_t physical;
     uint64_t linear;   /* as given; meaningful only when has_linear */
-    uint64_t pc;       /* as given; meaningful only when has_pc */
+    uint64_t physical;
+    uint64_t pc;       /* as given; meaningful only when has_pc (the
+                          builder stores 0 without it) */
     uint32_t size;     /* >= 1, physical + size - 1 does not wrap */
     uint32_t stream;   /* <= MH_STREAM_MAX, declared */
     uint8_t op;        /* < MHF_OP_COUNT */
@@ -662,6 +681,20 @@ typedef struct mh_rec {
     uint8_t pad[5];    /* 0 */
 } mh_rec;
 _Static_assert(sizeof(mh_rec) == 48, "mh_rec is 48 bytes");
+/* An mh_rec is an mh_access's bytes from its transition on (writer.c
+ * copies the 48 bytes whole; the reserved bytes, checked 0, are pad). */
+_Static_assert(offsetof(mh_rec, linear) == offsetof(mh_access, linear) - 8 &&
+                   offsetof(mh_rec, physical) == offsetof(mh_access, physical) - 8 &&
+                   offsetof(mh_rec, pc) == offsetof(mh_access, pc) - 8 &&
+                   offsetof(mh_rec, size) == offsetof(mh_access, size) - 8 &&
+                   offsetof(mh_rec, stream) == offsetof(mh_access, stream) - 8 &&
+                   offsetof(mh_rec, op) == offsetof(mh_access, op) - 8 &&
+                   offsetof(mh_rec, has_linear) == offsetof(mh_access, has_linear) - 8 &&
+                   offsetof(mh_rec, has_pc) == offsetof(mh_access, has_pc) - 8 &&
+                   offsetof(mh_rec, pad) == offsetof(mh_access, reserved) - 8 &&
+                   offsetof(mh_access, transition) == 8 &&
+                   sizeof(mh_access) == 8 + sizeof(mh_rec),
+               "mh_rec mirrors mh_access from its transition on");
 
 /* Per-stream figures of one built slice (streams present only). */
 typedef struct mh_slice_stream {
@@ -704,6 +737,7 @@ struct mh_builder {
     union LZ4_stream_u *lz4; /* kept between blocks (lz4.h: LZ4_stream_t) */
     size_t raw_cap, comp_cap;
     mh_sort_scratch sort;
+    uint16_t rank_map[MH_SORT_RANK_MAX]; /* provisional -> real rank */
     uint32_t *stream_slot;         /* 65536 entries, on first multi-stream slice */
 };
 

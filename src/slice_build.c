@@ -41,6 +41,11 @@ static int reserve_scratch(mh_builder *w, uint32_t n) {
     return MH_OK;
 }
 
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
 /* k-th largest (0-based) of n values; reorders v. */
 static uint64_t select_kth_largest(uint64_t *v, size_t n, size_t k) {
     size_t lo = 0, hi = n - 1;
@@ -73,33 +78,40 @@ static uint64_t select_kth_largest(uint64_t *v, size_t n, size_t k) {
 }
 
 /* Forms the chunks of one operation from its rows sorted by address
- * (w->val[0..m) = row indexes). Writes chunk ranges starting at *nck and
- * sets chunk_of[row]. */
-static void form_chunks(mh_builder *w, const mh_rec *a, uint32_t m,
-                        uint32_t *nck) {
+ * (ord[0..m): row indexes in their low 32 bits). Writes chunk ranges
+ * starting at *nck and sets chunk_of[row]. */
+static void form_chunks(mh_builder *w, const mh_rec *a, const uint64_t *ord,
+                        uint32_t m, uint32_t *nck) {
     uint32_t first = *nck, nint = 0;
     uint64_t *lo = w->ck_lo + first, *hi = w->ck_hi + first;
     uint32_t *start = w->ck_start + first;
+    /* the open interval's end in a local (the stores through hi may alias
+     * it); an end of 2^64 - 1 swallows everything after it */
+    uint64_t cur = 0;
     for (uint32_t i = 0; i < m; i++) {
-        const mh_rec *x = &a[w->val[i]];
+        const mh_rec *x = &a[(uint32_t)ord[i]];
         uint64_t end = x->physical + (x->size - 1u);
-        if (nint && (hi[nint - 1] == UINT64_MAX ||
-                     x->physical <= hi[nint - 1] + 1u)) {
-            if (end > hi[nint - 1])
-                hi[nint - 1] = end;
+        if (nint && (cur == UINT64_MAX || x->physical <= cur + 1u)) {
+            if (end > cur)
+                cur = end;
         } else {
+            if (nint)
+                hi[nint - 1] = cur;
             lo[nint] = x->physical;
-            hi[nint] = end;
             start[nint] = i;
+            cur = end;
             nint++;
         }
     }
+    if (nint)
+        hi[nint - 1] = cur;
     /* the address summary's keys come from these exact ranges, before the
      * gap merge below widens them (summary_build.c) */
+    unsigned op = m ? a[(uint32_t)ord[0]].op : 0;
     if (w->summary && w->summary->ranges && m)
-        w->summary->ranges(w, a[w->val[0]].op, lo, hi, nint);
+        w->summary->ranges(w, op, lo, hi, nint);
     if (w->aset && m) /* and the address set's (aset_build.c) */
-        mh_aset_slice_ranges(w, a[w->val[0]].op, lo, hi, nint);
+        mh_aset_slice_ranges(w, op, lo, hi, nint);
     uint32_t limit = m / (w->chunk_min_accesses ? w->chunk_min_accesses : 1);
     if (limit < 1)
         limit = 1;
@@ -137,9 +149,95 @@ static void form_chunks(mh_builder *w, const mh_rec *a, uint32_t m,
     for (uint32_t c = 0; c < nint; c++) {
         uint32_t end = c + 1 < nint ? start[c + 1] : m;
         for (uint32_t i = start[c]; i < end; i++)
-            w->chunk_of[w->val[i]] = first + c;
+            w->chunk_of[(uint32_t)ord[i]] = first + c;
     }
     *nck = first + nint;
+}
+
+/* Sort words of the rows: (rank of physical >> 16) << 48 | (physical &
+ * 0xffff) << 32 | row, the rank taken among the slice's distinct high
+ * parts (as sort.c renames them), so that the words sort by address, ties
+ * by row, exactly as the (physical, row) pairs do. First the provisional
+ * ranks in order of appearance, the only per-row lookup (neighbours in a
+ * trace mostly share a region: one compare); the real ranks replace them
+ * in the sort's histogram pass. 0 when the slice has more than
+ * MH_SORT_RANK_MAX distinct high parts. */
+static int group_words(mh_builder *w, const mh_rec *a, uint32_t n,
+                       uint32_t *fill, unsigned *kbits) {
+    mh_sort_scratch *s = &w->sort;
+    for (uint32_t i = 0; i < MH_SORT_RANK_SLOTS; i++)
+        s->slot_key[i] = UINT64_MAX;
+    uint32_t np = 0;
+    /* the last two regions met: a program alternating between its stack
+     * and one heap object looks up neither */
+    uint64_t last = UINT64_MAX, prov = 0, last2 = UINT64_MAX, prov2 = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t phy = a[i].physical, hp = phy >> 16;
+        if (hp != last && hp == last2) {
+            last2 = last;
+            last = hp;
+            uint64_t p = prov2;
+            prov2 = prov;
+            prov = p;
+        } else if (hp != last) {
+            uint32_t k = (uint32_t)((hp * 0x9E3779B97F4A7C15u) >> 53) &
+                         (MH_SORT_RANK_SLOTS - 1);
+            while (s->slot_key[k] != UINT64_MAX && s->slot_key[k] != hp)
+                k = (k + 1) & (MH_SORT_RANK_SLOTS - 1);
+            if (s->slot_key[k] == UINT64_MAX) {
+                if (np == MH_SORT_RANK_MAX)
+                    return 0;
+                s->slot_key[k] = hp;
+                s->slot_rank[k] = (uint16_t)np;
+                s->sorted[np] = hp << 10 | np; /* hp < 2^48 */
+                np++;
+            }
+            last2 = last;
+            prov2 = prov;
+            last = hp;
+            prov = s->slot_rank[k];
+        }
+        uint32_t pos = fill[a[i].op]++;
+        w->key[pos] = prov << 48 | (phy & 0xffff) << 32 | i;
+    }
+    _Static_assert(MH_SORT_RANK_MAX <= 1024, "provisional rank in 10 bits");
+    qsort(s->sorted, np, sizeof *s->sorted, cmp_u64);
+    for (uint32_t r = 0; r < np; r++)
+        w->rank_map[s->sorted[r] & 1023] = (uint16_t)r;
+    unsigned rb = 0;
+    while (rb < 16 && (1u << rb) < np)
+        rb++;
+    *kbits = 16 + rb;
+    return 1;
+}
+
+/* w->key[op_start[o] .. op_start[o + 1]): op o's rows (low 32 bits) in
+ * address order, ties in id order. */
+static void order_by_address(mh_builder *w, const mh_rec *a, uint32_t n,
+                             const uint32_t *op_start) {
+    uint32_t fill[MHF_OP_COUNT];
+    memcpy(fill, op_start, sizeof fill);
+    unsigned kbits = 0;
+    if (group_words(w, a, n, fill, &kbits)) {
+        for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+            mh_radix_sort_words(&w->sort, w->key + op_start[o], w->tmpk,
+                                op_start[o + 1] - op_start[o], kbits,
+                                w->rank_map);
+        return;
+    }
+    /* scattered: the (physical, row) pairs sorted as they are */
+    memcpy(fill, op_start, sizeof fill);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pos = fill[a[i].op]++;
+        w->val[pos] = i;
+        w->key[pos] = a[i].physical;
+    }
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        uint32_t s0 = op_start[o], m = op_start[o + 1] - s0;
+        mh_radix_sort(&w->sort, w->key + s0, w->val + s0, w->tmpk, w->tmpv, m);
+        for (uint32_t i = 0; i < m; i++)
+            w->key[s0 + i] = w->val[s0 + i];
+    }
 }
 
 static int put_block(mh_builder *w, const mh_rec *a, const uint32_t *rows,
@@ -272,6 +370,14 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
     if (n == 0)
         return MH_OK;
     MH_TRY(reserve_scratch(w, n));
+    /* LZ4 from a clean state at each slice. LZ4_resetStream_fast before
+     * each block leaves the hash table dirty, and with background builders
+     * the compressed bytes were seen to depend on which slices this builder
+     * had built before (an id map of a sort recording 1 byte longer or
+     * shorter from run to run; tests/reproducible.c): a store was not
+     * reproducible. Within the slice the history is the slice's own.
+     * 16 KiB cleared per slice. */
+    LZ4_initStream(w->lz4, sizeof *w->lz4);
     w->chunks.n = w->blocks.n = w->data.n = 0;
     w->raw_total = 0;
     w->sum_keys.n = 0;
@@ -288,36 +394,27 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
     MH_TRY(slice_streams(w, a, n, any, pc));
     if (w->summary && w->summary->slice_keys)
         MH_TRY(w->summary->slice_keys(w, a, n));
-    /* group rows by operation (ids ascending inside each group) */
+    /* group rows by operation (ids ascending inside each group), each
+     * group sorted by address: w->key[op_start[o] ..] */
     uint32_t op_start[MHF_OP_COUNT + 1] = {0};
     for (unsigned o = 0; o < MHF_OP_COUNT; o++)
         op_start[o + 1] = op_start[o] + op_n[o];
-    uint32_t fill[MHF_OP_COUNT];
-    memcpy(fill, op_start, sizeof fill);
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t pos = fill[a[i].op]++;
-        w->val[pos] = i;
-        w->key[pos] = a[i].physical;
-    }
+    order_by_address(w, a, n, op_start);
     uint32_t nck = 0;
     uint32_t op_ck[MHF_OP_COUNT + 1] = {0};
     for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
-        uint32_t s = op_start[o], m = op_n[o];
-        mh_radix_sort(&w->sort, w->key + s, w->val + s, w->tmpk, w->tmpv, m);
-        /* form_chunks reads w->val from 0: shift the view */
-        uint32_t *saved = w->val;
-        w->val = saved + s;
-        form_chunks(w, a, m, &nck);
-        w->val = saved;
+        form_chunks(w, a, w->key + op_start[o], op_n[o], &nck);
         op_ck[o + 1] = nck;
     }
-    /* counting sort of rows by chunk, ids ascending inside a chunk */
-    uint32_t *cnt = w->ck_start; /* reuse: nck + 1 entries */
-    memset(cnt, 0, ((size_t)nck + 1) * sizeof *cnt);
-    for (uint32_t i = 0; i < n; i++)
-        cnt[w->chunk_of[i] + 1]++;
-    for (uint32_t c = 0; c < nck; c++)
-        cnt[c + 1] += cnt[c];
+    /* counting sort of rows by chunk, ids ascending inside a chunk. The
+     * counts are known: an op's chunks are consecutive runs of its rows in
+     * address order, so chunk c of op o begins at op_start[o] + its start
+     * in the op (ck_start) in the (op, chunk, id) order */
+    uint32_t *cnt = w->ck_start; /* nck + 1 entries */
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        for (uint32_t c = op_ck[o]; c < op_ck[o + 1]; c++)
+            cnt[c] += op_start[o];
+    cnt[nck] = n;
     /* cnt[c] = row_first of chunk c; fill perm with a moving copy in tmpv */
     memcpy(w->tmpv, cnt, (size_t)nck * sizeof *cnt);
     for (uint32_t i = 0; i < n; i++)

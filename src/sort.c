@@ -164,3 +164,100 @@ void mh_radix_sort(mh_sort_scratch *s, uint64_t *key, uint32_t *val,
     if (ranked)
         rank_undo(s, key, n);
 }
+
+/* The words' digits: histograms (after the renaming), then one scatter
+ * per digit where the words differ. A slice's ranked address keys (16 low
+ * bits and a rank of at most 10) take two or three digits, against three
+ * or four byte passes, each moving one word instead of a key and its
+ * payload. */
+void mh_radix_sort_words(mh_sort_scratch *s, uint64_t *word, uint64_t *tmp,
+                         size_t n, unsigned kbits, const uint16_t *map) {
+    if (n == 0)
+        return;
+    const unsigned B = MH_SORT_DIGIT_BITS;
+    const uint32_t M = (1u << B) - 1u;
+    unsigned nd = (kbits + B - 1) / B;
+    if (nd == 0)
+        nd = 1;
+    if (nd > 3)
+        nd = 3;
+    uint32_t (*h)[1u << MH_SORT_DIGIT_BITS] = s->hist11;
+    memset(h, 0, nd * sizeof *h);
+    const uint64_t low48 = ((uint64_t)1 << 48) - 1;
+    if (map) {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = word[i];
+            x = (uint64_t)map[x >> 48] << 48 | (x & low48);
+            word[i] = x;
+            uint32_t k = (uint32_t)(x >> 32);
+            h[0][k & M]++;
+            h[1][(k >> B) & M]++;
+            if (nd > 2)
+                h[2][(k >> 2 * B) & M]++;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = word[i];
+            h[0][(x >> 32) & M]++;
+            h[1][(x >> (32 + B)) & M]++;
+            if (nd > 2)
+                h[2][(x >> (32 + 2 * B)) & M]++;
+        }
+    }
+    uint64_t *src = word, *dst = tmp;
+    for (unsigned d = 0; d < nd; d++) {
+        uint32_t *c = h[d];
+        unsigned shift = 32 + d * B;
+        if (c[(word[0] >> shift) & M] == n)
+            continue; /* every word has this digit */
+        uint32_t sum = 0;
+        for (uint32_t b = 0; b <= M; b++) {
+            uint32_t v = c[b];
+            c[b] = sum;
+            sum += v;
+        }
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = src[i];
+            dst[c[(x >> shift) & M]++] = x;
+        }
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != word)
+        memcpy(word, src, n * sizeof *word);
+}
+
+int mh_radix_order(mh_sort_scratch *s, const uint64_t *key, size_t stride,
+                   size_t n, uint64_t *word, uint64_t *tmp) {
+    for (uint32_t i = 0; i < RANK_SLOTS; i++)
+        s->slot_key[i] = RANK_EMPTY;
+    uint32_t np = 0;
+    uint64_t last = RANK_EMPTY, prov = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = key[i * stride], h = k >> RANK_SHIFT;
+        if (h != last) {
+            uint32_t sl = rank_slot(s, h);
+            if (s->slot_key[sl] == RANK_EMPTY) {
+                if (np == RANK_MAX)
+                    return 0;
+                s->slot_key[sl] = h;
+                s->slot_rank[sl] = (uint16_t)np;
+                s->sorted[np] = h << 10 | np; /* h < 2^48 */
+                np++;
+            }
+            last = h;
+            prov = s->slot_rank[sl];
+        }
+        word[i] = prov << 48 | (k & 0xffff) << 32 | i;
+    }
+    _Static_assert(RANK_MAX <= 1024, "provisional rank in 10 bits");
+    qsort(s->sorted, np, sizeof *s->sorted, cmp_u64);
+    for (uint32_t r = 0; r < np; r++)
+        s->map[s->sorted[r] & 1023] = (uint16_t)r;
+    unsigned rb = 0;
+    while (rb < 16 && (1u << rb) < np)
+        rb++;
+    mh_radix_sort_words(s, word, tmp, n, 16 + rb, s->map);
+    return 1;
+}

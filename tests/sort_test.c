@@ -48,6 +48,30 @@ static void check_sort(const uint64_t *in, size_t n, const char *what) {
                "%s (n=%zu): position %zu holds key %#llx payload %u, want "
                "%#llx %u", what, n, i, (unsigned long long)key[i], val[i],
                (unsigned long long)ref[i].key, ref[i].val);
+    /* mh_radix_order (the builder's and the address set's word sort):
+     * the same order of indexes, keys read with a stride of 2, or a
+     * refusal exactly when the high parts take more than 1024 values */
+    uint64_t *pairs = malloc((n ? 2 * n : 1) * sizeof *pairs);
+    uint64_t *word = malloc((n ? n : 1) * sizeof *word);
+    uint64_t *wtmp = malloc((n ? n : 1) * sizeof *wtmp);
+    CHECK(pairs && word && wtmp);
+    for (size_t i = 0; i < n; i++) {
+        pairs[2 * i] = in[i];
+        pairs[2 * i + 1] = ~in[i]; /* never read */
+    }
+    int done = mh_radix_order(&scratch, pairs, 2, n, word, wtmp);
+    size_t highs = 0;
+    for (size_t i = 0; i < n; i++)
+        highs += i == 0 || ref[i].key >> 16 != ref[i - 1].key >> 16;
+    CHECKF(done == (highs <= 1024), "%s (n=%zu): mh_radix_order returned %d "
+           "for %zu high parts", what, n, done, highs);
+    for (size_t i = 0; done && i < n; i++)
+        CHECKF((uint32_t)word[i] == ref[i].val,
+               "%s (n=%zu): mh_radix_order position %zu holds index %u, want "
+               "%u", what, n, i, (uint32_t)word[i], ref[i].val);
+    free(pairs);
+    free(word);
+    free(wtmp);
     free(key);
     free(tmpk);
     free(val);

@@ -49,6 +49,7 @@ typedef struct opts {
     int no_pc;            /* --no-pc: has_pc cleared on every trace */
     unsigned producer_threads; /* at most this many producer threads */
     uint64_t threads_total;
+    int ingest_only;      /* --ingest-only: the memhist ingest (bg on) alone */
 } opts;
 
 static void usage(FILE *f)
@@ -60,6 +61,7 @@ static void usage(FILE *f)
             "                [--dist user|near] [--no-sqlite-design] [--no-cold]\n"
             "                [--repeat K] [--keep] [--quick] [--store DIR]\n"
             "                [--threads K[,K...]] [--threads-total N] [--no-pc]\n"
+            "                [--ingest-only]\n"
             "  --sizes       synthetic trace sizes (1000000, 1e6; default 1e6 unless\n"
             "                --lackey is given)\n"
             "  --lackey      a valgrind lackey trace (record_real_traces.sh makes\n"
@@ -98,6 +100,9 @@ static void usage(FILE *f)
             "                classes and the producer ingest\n"
             "  --threads-total N  accesses of a --threads workload (default 1e7)\n"
             "  --no-pc       clear has_pc on every trace (a format 1.x comparison)\n"
+            "  --ingest-only only the memhist ingest with background threads on\n"
+            "                (rate, writer RSS, bytes per access): no queries, no\n"
+            "                SQLite, no run without background threads\n"
             "  --keep        keep the stores\n"
             "  --quick       1e5 accesses, 5 queries per class, small slices, answers\n"
             "                also checked against a brute-force scan (the ctest)\n"
@@ -171,6 +176,8 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->cold = 0;
         } else if (!strcmp(a, "--no-pc")) {
             o->no_pc = 1;
+        } else if (!strcmp(a, "--ingest-only")) {
+            o->ingest_only = 1;
         } else if (v == NULL) {
             return bad_usage("unknown option or missing value", a);
         } else if (!strcmp(a, "--sizes")) {
@@ -691,17 +698,18 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         w->reader_anon_mib[i] = w->reader_file_mib[i] = -1;
     }
 
-    fprintf(stderr, "mh_bench: %s: drawing the queries (%s distribution)\n", w->name,
-            o->dist == MHB_DIST_USER ? "user" : "near");
+    if (!o->ingest_only)
+        fprintf(stderr, "mh_bench: %s: drawing the queries (%s distribution)\n", w->name,
+                o->dist == MHB_DIST_USER ? "user" : "near");
     w->nstreams = (uint32_t)t->nsids;
     w->with_pc = t->with_pc;
     w->bytes_nopc = w->producer_rate = w->producer_mib = -1;
     w->producer_same = -1;
-    int rc = mhb_classes_make(t->a, t->n, o->queries, o->seed, o->dist, t->sids,
+    int rc = o->ingest_only ? MH_OK : mhb_classes_make(t->a, t->n, o->queries, o->seed, o->dist, t->sids,
                               t->nsids, &w->cls, &w->ncls);
     if (rc != MH_OK)
         return 1;
-    if (t->reps > 1)
+    if (t->reps > 1 && !o->ingest_only)
         mhb_classes_repeat(w->cls, w->ncls, t->reps, t->shift, o->seed);
 
     ingest_ctx ic;
@@ -726,7 +734,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     /* on: the library's default number of builder threads; off: the
      * producer's thread builds and writes every slice itself */
     int32_t threads = ic.mh.background;
-    for (int bg = 1; bg >= 0; bg--) {
+    for (int bg = 1; bg >= (o->ingest_only ? 1 : 0); bg--) {
         fprintf(stderr, "mh_bench: %s: memhist ingest, background threads %s\n",
                 w->name, bg ? "on" : "off");
         ic.mh.background = bg ? threads : 0;
@@ -751,6 +759,11 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     w->store_bytes[MHB_MH] = mhb_path_bytes(mh_path);
     w->bytes_per_access[MHB_MH] = (double)w->store_bytes[MHB_MH] / (double)total;
     mhb_remove_path(mh_path2);
+    if (o->ingest_only) {
+        if (!o->keep)
+            mhb_remove_path(mh_path);
+        return failed;
+    }
 
     /* the same accesses without their pc: what the pc column costs */
     if (t->with_pc > 0) {
