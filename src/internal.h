@@ -550,6 +550,9 @@ struct mh_reader {
      * -1, they take it in every slice of a segment with an id map where the
      * wide path does not (no cost choice); 0 the reference reader's choice */
     int idmap_off;
+    /* tests: id map label groups decoded by queries (query_idmap.c), so
+     * that a test can see a repeated query reuse its cached groups */
+    _Atomic uint64_t idmap_groups_decoded;
     /* query contexts (scratch and decoded-block caches) kept between
      * mh_query_run calls; any thread takes one under the mutex */
     pthread_mutex_t pool_mu;

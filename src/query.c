@@ -140,14 +140,16 @@ static int read_query(const mh_reader *r, const mh_query *in, qspec *spec,
     (sizeof(uint32_t) + 3 * sizeof(uint64_t) + sizeof(uint32_t) + 1)
 #define ROW_OPT_BYTES (sizeof(uint32_t) + sizeof(uint64_t) + 1)
 
-static size_t entry_bytes(const mh_rows *r) {
-    return (size_t)r->cap * ROW_BYTES + (size_t)r->opt_cap * ROW_OPT_BYTES;
+static size_t entry_bytes(const centry *x) {
+    return (size_t)x->rows.cap * ROW_BYTES + (size_t)x->rows.opt_cap * ROW_OPT_BYTES +
+           (size_t)x->lab_cap * sizeof *x->lab;
 }
 
 static int ctx_init(qctx *c, const mh_reader *r) {
     memset(c, 0, sizeof *c);
     c->r = r;
     c->head = c->tail = -1;
+    c->pin = -1;
     /* segments open lazily: the largest block seen so far, else the
      * writer's default, sizes the cache; scratch grows per segment */
     uint32_t rows = atomic_load(&r->max_rows_per_block);
@@ -190,8 +192,10 @@ static int ctx_fit(qctx *c, const mh_seg *seg) {
 }
 
 static void ctx_free(qctx *c) {
-    for (uint32_t i = 0; c->ent && i < c->nent; i++)
+    for (uint32_t i = 0; c->ent && i < c->nent; i++) {
         mh_rows_free(&c->ent[i].rows);
+        free(c->ent[i].lab);
+    }
     free(c->ent);
     free(c->slot);
     free(c->scratch);
@@ -202,24 +206,24 @@ static void ctx_free(qctx *c) {
     memset(c, 0, sizeof *c);
 }
 
-static uint32_t home(const qctx *c, const mh_seg *seg, uint32_t block) {
+static uint32_t home(const qctx *c, const mh_seg *seg, uint64_t key) {
     uint64_t h = (uint64_t)(uintptr_t)seg * 0x9E3779B97F4A7C15u ^
-                 (uint64_t)block * 0xC2B2AE3D27D4EB4Fu;
+                 key * 0xC2B2AE3D27D4EB4Fu;
     h ^= h >> 31;
     return (uint32_t)h & c->mask;
 }
 
-static int32_t cache_find(const qctx *c, const mh_seg *seg, uint32_t block) {
-    for (uint32_t i = home(c, seg, block);; i = (i + 1) & c->mask) {
+static int32_t cache_find(const qctx *c, const mh_seg *seg, uint64_t key) {
+    for (uint32_t i = home(c, seg, key);; i = (i + 1) & c->mask) {
         int32_t e = c->slot[i];
-        if (e < 0 || (c->ent[e].seg == seg && c->ent[e].block == block))
+        if (e < 0 || (c->ent[e].seg == seg && c->ent[e].key == key))
             return e;
     }
 }
 
 static void cache_unhash(qctx *c, int32_t e) {
     const centry *x = &c->ent[e];
-    uint32_t i = home(c, x->seg, x->block);
+    uint32_t i = home(c, x->seg, x->key);
     while (c->slot[i] != e)
         i = (i + 1) & c->mask;
     /* backward shift: move up every later entry of the run that may sit
@@ -229,7 +233,7 @@ static void cache_unhash(qctx *c, int32_t e) {
         int32_t f = c->slot[j];
         if (f < 0)
             break;
-        uint32_t k = home(c, c->ent[f].seg, c->ent[f].block);
+        uint32_t k = home(c, c->ent[f].seg, c->ent[f].key);
         int movable = i <= j ? (k <= i || k > j) : (k <= i && k > j);
         if (movable) {
             c->slot[i] = f;
@@ -354,6 +358,55 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
     return MH_OK;
 }
 
+/* An entry for a new key: a new one while the entries held fit the
+ * budget, else the least recently used (the pinned label group passed
+ * over: the id path's blocks must not reuse the labels it walks), taken
+ * out of the list and the table. */
+static int32_t take_entry(qctx *c) {
+    int32_t e;
+    if (c->nent < c->capent && (c->nent < 2 || c->held < c->r->cache_bytes)) {
+        e = (int32_t)c->nent++;
+        c->ent[e].seg = NULL;
+        return e;
+    }
+    e = c->tail; /* the least recently used */
+    if (e == c->pin && c->ent[e].prev >= 0)
+        e = c->ent[e].prev;
+    lru_unlink(c, e);
+    if (c->ent[e].seg)
+        cache_unhash(c, e);
+    c->ent[e].seg = NULL;
+    return e;
+}
+
+/* Entry e, which failed to fill, as a free entry: reused first. */
+static void entry_free_tail(qctx *c, int32_t e) {
+    centry *x = &c->ent[e];
+    x->rows.n = 0;
+    x->lab_n = 0;
+    if (c->tail >= 0) {
+        c->ent[c->tail].next = e;
+        x->prev = c->tail;
+    } else {
+        c->head = e;
+        x->prev = -1;
+    }
+    x->next = -1;
+    c->tail = e;
+}
+
+/* Entry e, filled, under (seg, key): hashed and made the most recent. */
+static void entry_insert(qctx *c, int32_t e, const mh_seg *seg, uint64_t key) {
+    centry *x = &c->ent[e];
+    x->seg = seg;
+    x->key = key;
+    uint32_t i = home(c, seg, key);
+    while (c->slot[i] >= 0)
+        i = (i + 1) & c->mask;
+    c->slot[i] = e;
+    lru_push_front(c, e);
+}
+
 /* Decoded block b of slice s (through the cache). The rows stay valid
  * until the next call. */
 static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
@@ -368,53 +421,75 @@ static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
         *out = &c->ent[e].rows;
         return MH_OK;
     }
-    /* a new entry while the entries held fit the budget, else the least
-     * recently used is reused */
-    if (c->nent < c->capent && (c->nent < 2 || c->held < c->r->cache_bytes)) {
-        e = (int32_t)c->nent++;
-        c->ent[e].seg = NULL;
-    } else {
-        e = c->tail; /* the least recently used */
-        lru_unlink(c, e);
-        if (c->ent[e].seg)
-            cache_unhash(c, e);
-        c->ent[e].seg = NULL;
-    }
+    e = take_entry(c);
     centry *x = &c->ent[e];
+    size_t was = entry_bytes(x);
+    /* an entry that held a label group holds rows now */
+    free(x->lab);
+    x->lab = NULL;
+    x->lab_cap = x->lab_n = 0;
     x->rows.n = 0;
-    size_t was = entry_bytes(&x->rows);
     int rc = mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
     if (rc == MH_OK)
         rc = mh_seg_decode_block(seg, s, b, c->scratch, &x->rows, &c->diag);
     else
         mh_diag_fail(&c->diag, rc, 0, "out of memory for a decoded block");
-    c->held = c->held - was + entry_bytes(&x->rows);
+    c->held = c->held - was + entry_bytes(x);
     if (rc == MH_OK)
         rc = mh_query_check_rows(seg, s, b, &x->rows, &c->diag);
     if (rc != MH_OK) {
-        /* a free entry, reused first */
-        x->rows.n = 0;
-        if (c->tail >= 0) {
-            c->ent[c->tail].next = e;
-            x->prev = c->tail;
-        } else {
-            c->head = e;
-            x->prev = -1;
-        }
-        x->next = -1;
-        c->tail = e;
+        entry_free_tail(c, e);
         return rc;
     }
-    x->seg = seg;
-    x->block = key;
-    uint32_t i = home(c, seg, key);
-    while (c->slot[i] >= 0)
-        i = (i + 1) & c->mask;
-    c->slot[i] = e;
-    lru_push_front(c, e);
+    entry_insert(c, e, seg, key);
     *out = &x->rows;
     return MH_OK;
 }
+
+int32_t mhq_labels_cached(const qctx *c, const mh_seg *seg, uint32_t grp) {
+    return cache_find(c, seg, MHQ_KEY_LABELS | grp);
+}
+
+int mhq_labels_entry(qctx *c, const mh_seg *seg, uint32_t grp, uint32_t cap,
+                     int32_t *out, int *fresh) {
+    uint64_t key = MHQ_KEY_LABELS | grp;
+    int32_t e = cache_find(c, seg, key);
+    if (e >= 0) {
+        if (c->head != e) {
+            lru_unlink(c, e);
+            lru_push_front(c, e);
+        }
+        *out = e;
+        *fresh = 0;
+        return MH_OK;
+    }
+    e = take_entry(c);
+    centry *x = &c->ent[e];
+    size_t was = entry_bytes(x);
+    /* an entry that held rows holds labels now */
+    mh_rows_free(&x->rows);
+    x->lab_n = 0;
+    if (x->lab_cap < cap) {
+        free(x->lab);
+        x->lab = malloc((size_t)cap * sizeof *x->lab);
+        x->lab_cap = x->lab ? cap : 0;
+    }
+    c->held = c->held - was + entry_bytes(x);
+    if (!x->lab) {
+        entry_free_tail(c, e);
+        MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for an id map label group");
+    }
+    x->key = key; /* hashed by mhq_labels_done */
+    *out = e;
+    *fresh = 1;
+    return MH_OK;
+}
+
+void mhq_labels_done(qctx *c, int32_t e, const mh_seg *seg) {
+    entry_insert(c, e, seg, c->ent[e].key);
+}
+
+void mhq_labels_drop(qctx *c, int32_t e) { entry_free_tail(c, e); }
 
 int mh_query_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                    const mh_rows **out) {

@@ -21,8 +21,9 @@
  *
  * The common case is cheap: each chunk remembers where its last located
  * row was (the ids of one chunk met in order are its consecutive rows), and
- * the label group decoded last stays in the context, so a cursor's next
- * call or the next query in the same group does not decode it again.
+ * decoded label groups stay in the context's cache of decoded blocks (its
+ * LRU and byte budget, keyed apart from blocks), so a cursor's next call or
+ * a later query over the same ids does not decode them again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,6 @@
 #define IDQ_MAX_WANT 256
 
 void mh_query_idmap_free(qctx *c) {
-    free(c->lab);
     free(c->ck);
     free(c->memo);
     c->lab = NULL;
@@ -61,11 +61,6 @@ void mh_query_idmap_free(qctx *c) {
 }
 
 static int reserve(qctx *c, uint32_t nck) {
-    if (!c->lab) {
-        c->lab = malloc(MH_IDMAP_GROUP_MAX * sizeof *c->lab);
-        if (!c->lab)
-            return MH_ENOMEM;
-    }
     if (nck > c->capck) {
         free(c->ck);
         free(c->memo);
@@ -103,23 +98,59 @@ static inline void narrow(const qspec *q, const mh_slice *s, bounds *bo,
     }
 }
 
-/* The label group of slice si holding id offset x, from the context when it
- * is the one decoded last. */
-static int labels_at(qctx *c, const mh_seg *seg, uint32_t si, uint32_t x) {
+/* The index in seg's id map of the group of slice si holding id offset x
+ * (x < the slice's count), and the map's view. */
+static int group_of(qctx *c, const mh_seg *seg, uint32_t si, uint32_t x,
+                    mh_idmap_view *v, uint32_t *grp) {
+    MH_TRY(mh_idmap_view_get(seg, v, &c->diag));
+    *grp = mh_idmap_first_group(v, si) + x / v->g;
+    return MH_OK;
+}
+
+/* The label group of slice si holding id offset x: the one walked when it
+ * holds x, else from the cache, else decoded (and checked) into it. It is
+ * pinned in the cache until the next group or the walk's end. */
+static int labels_at(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
+                     uint32_t x) {
     if (c->lab_seg == seg && c->lab_slice == si && x >= c->lab_first &&
         x - c->lab_first < c->lab_n)
         return MH_OK;
     c->lab_seg = NULL;
-    uint32_t first = 0, n = 0;
-    MH_TRY(mh_idmap_labels(seg, si, x, c->lab, &first, &n, &c->diag));
-    if (n == 0 || x < first || x - first >= n)
-        MH_FAIL(MH_ECORRUPT, &c->diag, 0,
-                "id map: slice %u: the group for id offset %u holds %u..%u", si,
-                x, first, first + n - 1);
+    c->pin = -1;
+    mh_idmap_view v;
+    uint32_t grp;
+    MH_TRY(group_of(c, seg, si, x, &v, &grp));
+    int32_t e;
+    int fresh;
+    MH_TRY(mhq_labels_entry(c, seg, grp, v.g, &e, &fresh));
+    centry *ent = &c->ent[e];
+    if (fresh) {
+        /* as mh_idmap_labels: the parse made group grp of slice si hold
+         * ids [x / g * g, + count) with count <= g */
+        int rc = mh_idmap_decode(&v, grp, s->chunk_count, ent->lab, &c->diag);
+        if (rc != MH_OK) {
+            mhq_labels_drop(c, e);
+            return rc;
+        }
+        ent->lab_first = x / v.g * v.g;
+        ent->lab_n = mhf_load_u32(v.recs + (size_t)grp * v.group_size + MHF_IDMAP_G_COUNT);
+        if (ent->lab_n == 0 || x < ent->lab_first || x - ent->lab_first >= ent->lab_n) {
+            uint32_t f = ent->lab_first, n = ent->lab_n;
+            mhq_labels_drop(c, e);
+            MH_FAIL(MH_ECORRUPT, &c->diag, 0,
+                    "id map: slice %u: the group for id offset %u holds %u..%u", si,
+                    x, f, f + n - 1);
+        }
+        mhq_labels_done(c, e, seg);
+        atomic_fetch_add_explicit(&((mh_reader *)c->r)->idmap_groups_decoded, 1,
+                                  memory_order_relaxed);
+    }
+    c->pin = e;
+    c->lab = ent->lab;
     c->lab_seg = seg;
     c->lab_slice = si;
-    c->lab_first = first;
-    c->lab_n = n;
+    c->lab_first = ent->lab_first;
+    c->lab_n = ent->lab_n;
     return MH_OK;
 }
 
@@ -143,8 +174,34 @@ static inline uint32_t row_search(const uint32_t *col_id, uint32_t a, uint32_t b
     return a;
 }
 
+/* Is the group of slice si holding id offset x (< its count) in the cache?
+ * Only a checked id map has groups there: an unchecked one is not checked
+ * for the cost choice (the chunk walk may answer without it). */
+static int group_cached(const qctx *c, const mh_seg *seg, uint32_t si, uint32_t x) {
+    if (!atomic_load_explicit(&seg->idmap_ok, memory_order_acquire))
+        return 0;
+    mh_idmap_view v;
+    if (mh_idmap_view_get(seg, &v, NULL) != MH_OK)
+        return 0;
+    return mhq_labels_cached(c, seg, mh_idmap_first_group(&v, si) + x / v.g) >= 0;
+}
+
+static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
+                      const qspec *q, size_t want, mh_access *out, size_t *got);
+
 int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
                    const qspec *q, size_t want, mh_access *out, size_t *got) {
+    int rc = idmap_walk(c, seg, si, s, q, want, out, got);
+    /* the group walked is unpinned: later blocks may push it out of the
+     * cache, so the next walk finds it there again or decodes it */
+    c->pin = -1;
+    c->lab_seg = NULL;
+    c->lab = NULL;
+    return rc;
+}
+
+static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
+                      const qspec *q, size_t want, mh_access *out, size_t *got) {
     int force = c->r->idmap_off < 0;
     c->first_seg = NULL;
     if (c->r->idmap_off > 0 || (!force && want >= IDQ_MAX_WANT) ||
@@ -213,7 +270,7 @@ int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
     uint64_t cover = 0;
     /* the id path's cost, and the chunk walk's as the chunks are met (the
      * cache looked at only until the chunk walk costs more) */
-    const int lab_here = c->lab_seg == seg && c->lab_slice == si;
+    const int lab_here = group_cached(c, seg, si, (uint32_t)(fwd ? bo.lo : bo.hi));
     const uint64_t id_cost = (lab_here ? 0 : IDQ_GROUP) + IDQ_FIXED + IDQ_LOCATE * (uint64_t)want;
     uint64_t walk_cost = 0;
     uint32_t last_b = UINT32_MAX; /* the block the last cut chunk ends in */
@@ -285,7 +342,7 @@ int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
     uint64_t prev_t = 0, prev_id = 0;
     int64_t x = fwd ? bo.lo : bo.hi;
     while (fwd ? x <= bo.hi : x >= bo.lo) {
-        MH_TRY(labels_at(c, seg, si, (uint32_t)x));
+        MH_TRY(labels_at(c, seg, si, s, (uint32_t)x));
         const uint32_t *lab = c->lab;
         const int64_t g0 = c->lab_first, g1 = (int64_t)c->lab_first + c->lab_n - 1;
         /* the labels of this group, in query order, until a candidate */

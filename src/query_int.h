@@ -9,14 +9,22 @@
 
 #include "internal.h"
 
-/* Decoded blocks kept by one query context: an LRU list threaded through
- * the entries, found through an open-addressing table (linear probing,
- * backward-shift deletion). Entries get their row buffers on first use. */
+/* Decoded blocks and id map label groups kept by one query context: an
+ * LRU list threaded through the entries, found through an open-addressing
+ * table (linear probing, backward-shift deletion), under one byte budget.
+ * An entry's key is a segment and a u64: a block's index in the segment's
+ * block array, or MHQ_KEY_LABELS | a group's index in the segment's id map
+ * (the one section of its kind), so the two never meet. Entries get their
+ * buffers on first use; an entry reused for the other kind frees its old
+ * buffer. */
+#define MHQ_KEY_LABELS (UINT64_C(1) << 32)
 typedef struct centry {
     const mh_seg *seg; /* NULL: free */
-    uint32_t block;    /* index in the segment's block array */
+    uint64_t key;      /* block index, or MHQ_KEY_LABELS | group index */
     int32_t prev, next; /* LRU list, most recent first; -1 ends */
     mh_rows rows;
+    uint32_t *lab;              /* a label group's labels (lab_cap held) */
+    uint32_t lab_cap, lab_first, lab_n; /* its first id offset, its count */
 } centry;
 
 typedef struct qctx {
@@ -39,12 +47,15 @@ typedef struct qctx {
     uint32_t *mark;    /* by id offset: epoch of the slice that placed it */
     uint32_t epoch;
     uint32_t capslice; /* rows stage and mark hold */
-    /* the id-order path's (query_idmap.c): the label group decoded last
-     * (lab_seg NULL: none), and per chunk of the slice walked whether it
-     * can match and its last located row */
-    uint32_t *lab;
+    /* the id-order path's (query_idmap.c): the label group it walks (an
+     * entry of the cache, lab_seg NULL: none; pinned, pin >= 0, so that
+     * the blocks it decodes do not push it out while in use), and per
+     * chunk of the slice walked whether it can match and its last located
+     * row */
+    const uint32_t *lab;
     const mh_seg *lab_seg;
     uint32_t lab_slice, lab_first, lab_n;
+    int32_t pin;
     uint8_t *ck;
     uint32_t *memo;
     uint32_t capck;
@@ -184,6 +195,19 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
 
 /* Frees what the wide path keeps in c. */
 void mh_query_wide_free(qctx *c);
+
+/* The cache entry holding label group `grp` of seg's id map, made when
+ * absent (query.c): *fresh says whether the caller must fill it (its lab
+ * then holds cap labels; mhq_labels_done when they are decoded and checked,
+ * mhq_labels_drop when not, before any other call on c's cache). Made the
+ * most recently used; the entry c->pin names is never the one reused. */
+int mhq_labels_entry(qctx *c, const mh_seg *seg, uint32_t grp, uint32_t cap,
+                     int32_t *e, int *fresh);
+void mhq_labels_done(qctx *c, int32_t e, const mh_seg *seg);
+void mhq_labels_drop(qctx *c, int32_t e);
+/* The entry of label group grp when c's cache holds it, else -1 (LRU order
+ * left as it is). */
+int32_t mhq_labels_cached(const qctx *c, const mh_seg *seg, uint32_t grp);
 
 /* Decoded block b of slice s through c's cache (query.c): valid until the
  * next call. */
