@@ -15,7 +15,8 @@
  * kept between calls). Then a real recording (qemu, made by the test;
  * exit 77 without qemu) the same way, and corrupt id maps: a label
  * rewritten to another chunk (section sums fixed) must give MH_ECORRUPT,
- * never a wrong answer or a crash.
+ * never a wrong answer or a crash. Label groups are cached with the decoded
+ * blocks: a repeated query decodes none (mh_reader.idmap_groups_decoded).
  *
  * Usage: idmap_query [QUERIES]          synthetic traces and corrupt labels
  *        idmap_query --real MEMHIST     a qemu recording made with MEMHIST
@@ -532,6 +533,69 @@ static void check_corrupt(void) {
     free(tr.win);
 }
 
+/* Decoded label groups stay in the reader's block cache: queries A, B, A,
+ * B over far-apart ids (forced through the id path) decode A's and B's
+ * groups on the first pass and none on the second (one group per context
+ * would decode A's again after B). Every answer is the oracle's. Then the
+ * same with a cache of two entries (the label group walked pinned while
+ * its blocks come and go) over random queries. */
+static uint64_t run_forced(mh_reader *r, const trace *tr, const mh_query *q, size_t max,
+                           mh_access *got, mh_access *want) {
+    oracle_query oq;
+    CHECK_OK(oracle_query_from(&oq, q, tr->win, tr->nwin));
+    size_t nw = 0, ng = 0;
+    CHECK_OK(oracle_run(tr->all, tr->n, &oq, want, max, &nw));
+    uint64_t before = atomic_load(&r->idmap_groups_decoded);
+    r->idmap_off = -1;
+    CHECK_OK(mh_query_run(r, q, got, max, &ng));
+    r->idmap_off = 0;
+    oracle_format_query(tu_context, sizeof tu_context, &oq);
+    if (oracle_compare("id order, cached labels", got, ng, want, nw) != 0)
+        tu_fail(__FILE__, __LINE__, "answers differ (max %zu)", max);
+    CHECK(nw > 0);
+    return atomic_load(&r->idmap_groups_decoded) - before;
+}
+
+static void check_label_cache(const char *dir, const trace *tr) {
+    mh_reader *r = NULL;
+    CHECK_OK(mh_reader_open(dir, &r));
+    mh_access *got = malloc(1000 * sizeof *got), *want = malloc(1000 * sizeof *want);
+    CHECK(got && want);
+    mh_query q[2];
+    for (int k = 0; k < 2; k++) {
+        mh_query_init(&q[k]);
+        q[k].start_kind = MH_FROM_ID;
+        q[k].start = k ? tr->n * 3 / 4 : tr->n / 4;
+        q[k].direction = k ? MH_BACKWARD : MH_FORWARD;
+        q[k].ops = MH_OPS_RW;
+    }
+    uint64_t first = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int k = 0; k < 2; k++) {
+            uint64_t d = run_forced(r, tr, &q[k], 10, got, want);
+            tu_context[0] = '\0';
+            if (pass == 0)
+                CHECKF(d >= 1, "query %d: %llu label groups decoded, expected some", k,
+                       (unsigned long long)d);
+            else
+                CHECKF(d == 0, "query %d again: %llu label groups decoded, expected none "
+                       "(cached)", k, (unsigned long long)d);
+            first += d;
+        }
+    }
+    printf("  label cache: %llu groups decoded by the first pass, none by the second\n",
+           (unsigned long long)first);
+    /* two entries: a label group and a block */
+    CHECK_OK(mh_reader_set_cache(r, 1));
+    random_queries(r, tr, 200, 99);
+    uint64_t d = run_forced(r, tr, &q[0], 10, got, want);
+    tu_context[0] = '\0';
+    CHECK(d <= 1);
+    free(got);
+    free(want);
+    mh_reader_close(r);
+}
+
 static void run_config(const config *c, size_t queries) {
     printf("%s: %zu accesses\n", c->name, c->total);
     trace tr;
@@ -546,6 +610,7 @@ static void run_config(const config *c, size_t queries) {
     check_present(r);
     random_queries(r, &tr, queries, c->seed * 1000003);
     mh_reader_close(r);
+    check_label_cache(dir, &tr);
     tu_rmtree(dir);
     free(tr.all);
     free(tr.win);
