@@ -425,6 +425,7 @@ static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
     centry *x = &c->ent[e];
     size_t was = entry_bytes(x);
     /* an entry that held a label group holds rows now */
+    c->lab_held -= (size_t)x->lab_cap * sizeof *x->lab;
     free(x->lab);
     x->lab = NULL;
     x->lab_cap = x->lab_n = 0;
@@ -450,6 +451,16 @@ int32_t mhq_labels_cached(const qctx *c, const mh_seg *seg, uint32_t grp) {
     return cache_find(c, seg, MHQ_KEY_LABELS | grp);
 }
 
+/* The least recently used label group but the pinned one, -1 none: a walk
+ * from the LRU end, paid only when a group is decoded (~10^5 instructions
+ * an 8192-id group). */
+static int32_t lru_labels(const qctx *c) {
+    for (int32_t e = c->tail; e >= 0; e = c->ent[e].prev)
+        if (e != c->pin && c->ent[e].seg && (c->ent[e].key & MHQ_KEY_LABELS))
+            return e;
+    return -1;
+}
+
 int mhq_labels_entry(qctx *c, const mh_seg *seg, uint32_t grp, uint32_t cap,
                      int32_t *out, int *fresh) {
     uint64_t key = MHQ_KEY_LABELS | grp;
@@ -463,16 +474,34 @@ int mhq_labels_entry(qctx *c, const mh_seg *seg, uint32_t grp, uint32_t cap,
         *fresh = 0;
         return MH_OK;
     }
-    e = take_entry(c);
+    /* label groups hold at most MHQ_LABELS_SHARE of the budget: past it a
+     * new group replaces the least recently used group, not a block. Wide
+     * queries from many places (whole space, max 1) each decode a group
+     * and a few blocks: with every group kept, a working set of blocks
+     * that fit the cache no longer did, and the LRU, cycled through, kept
+     * neither (python store: 4x the block decodes a pass) */
+    size_t bytes = (size_t)cap * sizeof *c->ent[0].lab;
+    e = -1;
+    if (c->lab_held + bytes > c->r->cache_bytes / MHQ_LABELS_SHARE)
+        e = lru_labels(c);
+    if (e >= 0) {
+        lru_unlink(c, e);
+        cache_unhash(c, e);
+        c->ent[e].seg = NULL;
+    } else {
+        e = take_entry(c);
+    }
     centry *x = &c->ent[e];
     size_t was = entry_bytes(x);
     /* an entry that held rows holds labels now */
     mh_rows_free(&x->rows);
     x->lab_n = 0;
     if (x->lab_cap < cap) {
+        c->lab_held -= (size_t)x->lab_cap * sizeof *x->lab;
         free(x->lab);
-        x->lab = malloc((size_t)cap * sizeof *x->lab);
+        x->lab = malloc(bytes);
         x->lab_cap = x->lab ? cap : 0;
+        c->lab_held += (size_t)x->lab_cap * sizeof *x->lab;
     }
     c->held = c->held - was + entry_bytes(x);
     if (!x->lab) {

@@ -18,6 +18,9 @@
  * buffers on first use; an entry reused for the other kind frees its old
  * buffer. */
 #define MHQ_KEY_LABELS (UINT64_C(1) << 32)
+/* label groups take at most 1/MHQ_LABELS_SHARE of the byte budget (query.c,
+ * mhq_labels_entry) */
+#define MHQ_LABELS_SHARE 8
 typedef struct centry {
     const mh_seg *seg; /* NULL: free */
     uint64_t key;      /* block index, or MHQ_KEY_LABELS | group index */
@@ -56,6 +59,7 @@ typedef struct qctx {
     const mh_seg *lab_seg;
     uint32_t lab_slice, lab_first, lab_n;
     int32_t pin;
+    size_t lab_held; /* bytes the cache's label groups take (of held) */
     uint8_t *ck;
     uint32_t *memo;
     uint32_t capck;
