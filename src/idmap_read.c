@@ -226,6 +226,51 @@ int mh_idmap_decode(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
     return MH_OK;
 }
 
+int mh_idmap_decode_packed(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
+                           uint8_t *out, unsigned *width, mh_diag *d) {
+    const uint8_t *r = v->recs + (size_t)grp * v->group_size;
+    uint32_t s = mhf_load_u32(r + MHF_IDMAP_G_SLICE);
+    uint32_t x0 = mhf_load_u32(r + MHF_IDMAP_G_ID_OFFSET);
+    uint32_t cnt = mhf_load_u32(r + MHF_IDMAP_G_COUNT);
+    uint32_t cs = mhf_load_u32(r + MHF_IDMAP_G_COMP_SIZE);
+    unsigned w = r[MHF_IDMAP_G_WIDTH];
+    uint64_t doff = mhf_load_u64(r + MHF_IDMAP_G_DATA_OFFSET);
+    uint64_t at = v->off + (uint64_t)(v->data - v->recs) + MHF_IDMAP_HEADER_SIZE +
+                  doff;
+    /* the parse bounded cnt by G and the width to 1, 2, 4 */
+    size_t raw = (size_t)cnt * w;
+    int got = LZ4_decompress_safe((const char *)v->data + doff, (char *)out, (int)cs,
+                                  (int)raw);
+    MH_CHECK(got == (int)raw, MH_ECORRUPT, d, at,
+             "id map: group %u (slice %u id offset %u) at byte %llu: LZ4 block "
+             "does not decompress to %zu bytes", grp, s, x0,
+             (unsigned long long)at, raw);
+    /* every label a chunk of the slice: or-ed first (vectorizes), each
+     * found only when one is not */
+    uint32_t bad = 0;
+    if (w == 1) {
+        for (uint32_t i = 0; i < cnt; i++)
+            bad |= out[i] >= nck;
+    } else if (w == 2) {
+        for (uint32_t i = 0; i < cnt; i++)
+            bad |= mhf_load_u16(out + 2 * (size_t)i) >= nck;
+    } else {
+        for (uint32_t i = 0; i < cnt; i++)
+            bad |= mhf_load_u32(out + 4 * (size_t)i) >= nck;
+    }
+    if (bad)
+        for (uint32_t i = 0; i < cnt; i++) {
+            uint32_t l = w == 1 ? out[i]
+                         : w == 2 ? mhf_load_u16(out + 2 * (size_t)i)
+                                  : mhf_load_u32(out + 4 * (size_t)i);
+            MH_CHECK(l < nck, MH_ECORRUPT, d, at,
+                     "id map: label %u at id offset %u of slice %u is not a "
+                     "chunk of the slice", l, x0 + i, s);
+        }
+    *width = w;
+    return MH_OK;
+}
+
 int mh_idmap_labels(const mh_seg *seg, uint32_t slice, uint32_t x,
                     uint32_t *labels, uint32_t *first, uint32_t *n,
                     mh_diag *d) {

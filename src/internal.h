@@ -1044,6 +1044,11 @@ int mh_idmap_decode(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
                     uint32_t *labels, mh_diag *d);
 /* Index of the first group of slice s in v (records sorted by slice). */
 uint32_t mh_idmap_first_group(const mh_idmap_view *v, uint32_t s);
+/* Group grp's labels as stored (query_idmap.c keeps them so, 1 byte a label
+ * for slices of up to 256 chunks): count x *width little-endian bytes into
+ * out (G x 4 bytes room), checked as mh_idmap_decode checks them. */
+int mh_idmap_decode_packed(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
+                           uint8_t *out, unsigned *width, mh_diag *d);
 /* fsck (verify_idmap.c): the segment's id map, when it has one, checked
  * like a reader checks it and then every label against the chunk of its
  * row (rows decoded from the blocks) and every chunk's label count against

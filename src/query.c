@@ -163,7 +163,10 @@ static int ctx_init(qctx *c, const mh_reader *r) {
         want = 2;
     if (want > (1u << 20))
         want = 1u << 20;
-    c->capent = (uint32_t)want;
+    /* as many entries again for label groups (query_idmap.c), smaller than
+     * blocks: the byte budget bounds both, so that groups held do not cost
+     * blocks their entries */
+    c->capent = (uint32_t)want * 2;
     uint32_t tsize = 4;
     while (tsize < 2 * c->capent)
         tsize *= 2;

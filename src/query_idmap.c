@@ -122,18 +122,23 @@ static int labels_at(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
     MH_TRY(group_of(c, seg, si, x, &v, &grp));
     int32_t e;
     int fresh;
-    MH_TRY(mhq_labels_entry(c, seg, grp, v.g, &e, &fresh));
+    /* kept as stored: 1 byte a label in slices of up to 256 chunks, a
+     * quarter of the cache a widened group takes */
+    const uint8_t *rec = v.recs + (size_t)grp * v.group_size;
+    uint32_t cnt = mhf_load_u32(rec + MHF_IDMAP_G_COUNT);
+    MH_TRY(mhq_labels_entry(c, seg, grp, cnt * (uint32_t)rec[MHF_IDMAP_G_WIDTH], &e, &fresh));
     centry *ent = &c->ent[e];
     if (fresh) {
         /* as mh_idmap_labels: the parse made group grp of slice si hold
-         * ids [x / g * g, + count) with count <= g */
-        int rc = mh_idmap_decode(&v, grp, s->chunk_count, ent->lab, &c->diag);
+         * ids [x / g * g, + count) with count <= g, width 1, 2 or 4 */
+        int rc = mh_idmap_decode_packed(&v, grp, s->chunk_count, ent->lab, &ent->lab_w,
+                                        &c->diag);
         if (rc != MH_OK) {
             mhq_labels_drop(c, e);
             return rc;
         }
         ent->lab_first = x / v.g * v.g;
-        ent->lab_n = mhf_load_u32(v.recs + (size_t)grp * v.group_size + MHF_IDMAP_G_COUNT);
+        ent->lab_n = cnt;
         if (ent->lab_n == 0 || x < ent->lab_first || x - ent->lab_first >= ent->lab_n) {
             uint32_t f = ent->lab_first, n = ent->lab_n;
             mhq_labels_drop(c, e);
@@ -147,6 +152,7 @@ static int labels_at(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
     }
     c->pin = e;
     c->lab = ent->lab;
+    c->lab_w = ent->lab_w;
     c->lab_seg = seg;
     c->lab_slice = si;
     c->lab_first = ent->lab_first;
@@ -343,25 +349,36 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
     int64_t x = fwd ? bo.lo : bo.hi;
     while (fwd ? x <= bo.hi : x >= bo.lo) {
         MH_TRY(labels_at(c, seg, si, s, (uint32_t)x));
-        const uint32_t *lab = c->lab;
+        const uint8_t *lab = c->lab;
         const int64_t g0 = c->lab_first, g1 = (int64_t)c->lab_first + c->lab_n - 1;
-        /* the labels of this group, in query order, until a candidate */
+        /* the labels of this group, in query order, until a candidate: one
+         * loop per stored width, so that the common u8 one stays tight */
         int64_t stop = fwd ? (g1 < bo.hi ? g1 : bo.hi) : (g0 > bo.lo ? g0 : bo.lo);
         uint32_t k = 0;
         int found = 0;
-        if (fwd) {
-            for (; x <= stop; x++)
-                if (c->ck[k = lab[x - g0]]) {
-                    found = 1;
-                    break;
-                }
-        } else {
-            for (; x >= stop; x--)
-                if (c->ck[k = lab[x - g0]]) {
-                    found = 1;
-                    break;
-                }
-        }
+#define IDQ_SCAN(LOAD)                                                         \
+    do {                                                                       \
+        if (fwd) {                                                             \
+            for (; x <= stop; x++)                                             \
+                if (c->ck[k = (LOAD)]) {                                       \
+                    found = 1;                                                 \
+                    break;                                                     \
+                }                                                              \
+        } else {                                                               \
+            for (; x >= stop; x--)                                             \
+                if (c->ck[k = (LOAD)]) {                                       \
+                    found = 1;                                                 \
+                    break;                                                     \
+                }                                                              \
+        }                                                                      \
+    } while (0)
+        if (c->lab_w == 1)
+            IDQ_SCAN(lab[x - g0]);
+        else if (c->lab_w == 2)
+            IDQ_SCAN(mhf_load_u16(lab + 2 * (x - g0)));
+        else
+            IDQ_SCAN(mhf_load_u32(lab + 4 * (x - g0)));
+#undef IDQ_SCAN
         if (!found)
             continue; /* x is past this group (or past the bounds) */
         const uint32_t xo = (uint32_t)x;

@@ -26,8 +26,9 @@ typedef struct centry {
     uint64_t key;      /* block index, or MHQ_KEY_LABELS | group index */
     int32_t prev, next; /* LRU list, most recent first; -1 ends */
     mh_rows rows;
-    uint32_t *lab;              /* a label group's labels (lab_cap held) */
-    uint32_t lab_cap, lab_first, lab_n; /* its first id offset, its count */
+    uint8_t *lab; /* a label group's labels as stored, lab_w bytes each */
+    uint32_t lab_cap, lab_first, lab_n; /* bytes held, first id offset, count */
+    unsigned lab_w;
 } centry;
 
 typedef struct qctx {
@@ -55,7 +56,8 @@ typedef struct qctx {
      * the blocks it decodes do not push it out while in use), and per
      * chunk of the slice walked whether it can match and its last located
      * row */
-    const uint32_t *lab;
+    const uint8_t *lab;
+    unsigned lab_w;
     const mh_seg *lab_seg;
     uint32_t lab_slice, lab_first, lab_n;
     int32_t pin;
@@ -202,7 +204,7 @@ void mh_query_wide_free(qctx *c);
 
 /* The cache entry holding label group `grp` of seg's id map, made when
  * absent (query.c): *fresh says whether the caller must fill it (its lab
- * then holds cap labels; mhq_labels_done when they are decoded and checked,
+ * then holds cap bytes; mhq_labels_done when they are decoded and checked,
  * mhq_labels_drop when not, before any other call on c's cache). Made the
  * most recently used; the entry c->pin names is never the one reused. */
 int mhq_labels_entry(qctx *c, const mh_seg *seg, uint32_t grp, uint32_t cap,
