@@ -338,8 +338,10 @@ static void check_damage(const char *dir, const trace *tr) {
     const mh_section *sec;
     CHECK_OK(mh_seg_section(seg, MHF_SECT_APOST, &sec));
     uint64_t at = sec->offset + sec->size / 2;
-    char path[4096];
+    char path[4096], name[MHF_SEGMENT_NAME_LEN + 1];
     tu_join(path, sizeof path, dir, seg->name);
+    /* seg is the closed reader's: its name is kept */
+    snprintf(name, sizeof name, "%s", seg->name);
     mh_reader_close(r);
     size_t len = 0;
     unsigned char *b = tu_read_file(path, &len);
@@ -360,7 +362,7 @@ static void check_damage(const char *dir, const trace *tr) {
     CHECK(n == 0);
     char msg[MH_ERRMSG_MAX];
     mh_reader_errmsg(r, msg, sizeof msg);
-    CHECKF(strstr(msg, "address postings") && strstr(msg, seg->name), "detail: %s", msg);
+    CHECKF(strstr(msg, "address postings") && strstr(msg, name), "detail: %s", msg);
     /* a range too wide for the postings neither reads nor checks them:
      * answered (SPEC 9d: refused only by the queries that would use it) */
     mh_query wide = q;
