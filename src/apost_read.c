@@ -209,30 +209,6 @@ void mh_apost_run_open(const mh_apost_view *v, uint32_t op, uint32_t run,
     c->op = op;
 }
 
-/* One LEB128 varint of at most 64 bits inside [*p, end): 0, or -1. */
-static inline int get_varint(const uint8_t **p, const uint8_t *end,
-                             uint64_t *out) {
-    const uint8_t *q = *p;
-    if (q < end && *q < 0x80) { /* the common case: one byte */
-        *out = *q;
-        *p = q + 1;
-        return 0;
-    }
-    uint64_t v = 0;
-    for (unsigned shift = 0; q < end && shift < 64; shift += 7) {
-        uint8_t b = *q++;
-        if (shift == 63 && b > 1)
-            return -1; /* beyond 64 bits */
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if (b < 0x80) {
-            *out = v;
-            *p = q;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* The file offset of c->p, for details. */
 static inline uint64_t cur_off(const mh_apost_cur *c) {
     const mh_apost_view *v = c->v;
@@ -270,7 +246,7 @@ int mh_apost_run_step(mh_apost_cur *c, uint64_t *bits, uint32_t *list,
     }
     if (c->i > 0) {
         uint64_t gap;
-        RUN_CHECK(get_varint(&c->p, c->end, &gap) == 0, "run %u: key %u's granule varint "
+        RUN_CHECK(mhf_get_varint(&c->p, c->end, &gap) == 0, "run %u: key %u's granule varint "
                  "runs past the run's bytes or 64 bits", c->run, c->i);
         /* w = w_prev + 1 + gap, not past the run's bound */
         RUN_CHECK(c->w < c->bound && gap <= c->bound - c->w - 1u, "run %u: key %u's granule "
@@ -280,7 +256,7 @@ int mh_apost_run_step(mh_apost_cur *c, uint64_t *bits, uint32_t *list,
         c->w += 1u + gap;
     }
     uint64_t h;
-    RUN_CHECK(get_varint(&c->p, c->end, &h) == 0, "run %u: key %u (granule 0x%llx): its count varint "
+    RUN_CHECK(mhf_get_varint(&c->p, c->end, &h) == 0, "run %u: key %u (granule 0x%llx): its count varint "
              "runs past the run's bytes or 64 bits", c->run, c->i,
              (unsigned long long)c->w);
     uint64_t cnt = h >> 1;
@@ -291,7 +267,7 @@ int mh_apost_run_step(mh_apost_cur *c, uint64_t *bits, uint32_t *list,
         uint64_t s = 0;
         for (uint64_t j = 0; j < cnt; j++) {
             uint64_t x;
-            RUN_CHECK(get_varint(&c->p, c->end, &x) == 0, "run %u: key %u (granule "
+            RUN_CHECK(mhf_get_varint(&c->p, c->end, &x) == 0, "run %u: key %u (granule "
                      "0x%llx): posting %llu's varint runs past the run's bytes "
                      "or 64 bits", c->run, c->i, (unsigned long long)c->w,
                      (unsigned long long)j);
