@@ -209,6 +209,28 @@ void mh_apost_run_open(const mh_apost_view *v, uint32_t op, uint32_t run,
     c->op = op;
 }
 
+/* Bits set in m[0..n): 64 bits at a time with the SWAR sum (gcc without
+ * -mpopcnt calls libgcc's __popcountdi2 per call: one per byte cost 6 % of
+ * a point query's instructions on the gzip store). */
+static inline uint64_t popcount_bytes(const uint8_t *m, size_t n) {
+    uint64_t pop = 0;
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        uint64_t x;
+        memcpy(&x, m + j, 8);
+        x -= (x >> 1) & 0x5555555555555555u;
+        x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+        x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
+        pop += (x * 0x0101010101010101u) >> 56;
+    }
+    for (; j < n; j++) {
+        unsigned b = m[j];
+        for (; b; b &= b - 1)
+            pop++;
+    }
+    return pop;
+}
+
 /* The file offset of c->p, for details. */
 static inline uint64_t cur_off(const mh_apost_cur *c) {
     const mh_apost_view *v = c->v;
@@ -289,9 +311,7 @@ int mh_apost_run_step(mh_apost_cur *c, uint64_t *bits, uint32_t *list,
                  "bitmap runs past the run's bytes", c->run, c->i,
                  (unsigned long long)c->w, nb);
         const uint8_t *m = c->p;
-        uint64_t pop = 0;
-        for (size_t j = 0; j < nb; j++)
-            pop += (uint64_t)__builtin_popcount(m[j]);
+        uint64_t pop = popcount_bytes(m, nb);
         RUN_CHECK(pop == cnt, "run %u: key %u (granule 0x%llx): bitmap has "
                  "%llu bits set, its count says %llu", c->run, c->i,
                  (unsigned long long)c->w, (unsigned long long)pop,
