@@ -378,6 +378,50 @@ static inline void mhf_store_u64(void *p, uint64_t v) {
     mhf_store_u32((uint8_t *)p + 4, (uint32_t)(v >> 32));
 }
 
+/* Unsigned LEB128 varints (7 bits a byte, low first, at most 64 bits): the
+ * one codec of the sections that use them (access blocks §6, address set
+ * §9b, address postings §9d). */
+static inline size_t mhf_varint_len(uint64_t v) {
+    size_t k = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        k++;
+    }
+    return k;
+}
+/* Writes v at p (room for mhf_varint_len(v) bytes); returns the end. */
+static inline uint8_t *mhf_put_varint(uint8_t *p, uint64_t v) {
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+/* Reads one varint inside [*p, end) into *out and moves *p past it: 0; -1
+ * when it runs past end or beyond 64 bits (*p, *out unchanged). */
+static inline int mhf_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
+    const uint8_t *q = *p;
+    if (q < end && *q < 0x80) { /* the common case: one byte */
+        *out = *q;
+        *p = q + 1;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (unsigned shift = 0; q < end && shift < 64; shift += 7) {
+        uint8_t b = *q++;
+        if (shift == 63 && b > 1)
+            return -1; /* beyond 64 bits */
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            *out = v;
+            *p = q;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 /* zigzag maps signed differences onto small unsigned numbers */
 static inline uint64_t mhf_zigzag(uint64_t diff) {
     return (diff << 1) ^ (uint64_t)(-(int64_t)(diff >> 63));

@@ -41,24 +41,6 @@ struct mh_apost_acc {
     mh_buf slices; /* slice_lists per slice */
 };
 
-static inline size_t varint_len(uint64_t v) {
-    size_t k = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        k++;
-    }
-    return k;
-}
-
-static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
 /* Our own varints: never broken, so no bounds. */
 static inline uint64_t get_varint(const uint8_t **p) {
     const uint8_t *q = *p;
@@ -112,7 +94,7 @@ static void measure(const uint64_t *iv, uint32_t n, unsigned g, uint64_t *gran,
                 continue;
             lo = last + 1;
         }
-        b += varint_len(any ? lo - last - 1u : lo) + (hi - lo);
+        b += mhf_varint_len(any ? lo - last - 1u : lo) + (hi - lo);
         cnt += hi - lo + 1u;
         last = hi;
         any = 1;
@@ -139,7 +121,7 @@ static void coarsen(mh_apost_acc *a, unsigned g) {
                 uint64_t c = prev >> k;
                 if (m && c == lastc)
                     continue;
-                w = put_varint(w, m ? c - lastc - 1u : c);
+                w = mhf_put_varint(w, m ? c - lastc - 1u : c);
                 lastc = c;
                 m++;
             }
@@ -202,7 +184,7 @@ void mh_apost_acc_add(mh_apost_acc *a, const uint64_t *pairs,
                     continue;
                 lo = last + 1;
             }
-            p = put_varint(p, any ? lo - last - 1u : lo);
+            p = mhf_put_varint(p, any ? lo - last - 1u : lo);
             for (uint64_t x = lo; x < hi; x++)
                 *p++ = 0;
             last = hi;
@@ -287,9 +269,9 @@ static int kw_key(kw *x, unsigned op, uint64_t w, const uint32_t *post,
     kw_op(x, op);
     if (x->in_run == x->k)
         kw_close_run(x);
-    size_t f0 = varint_len(post[0]);
+    size_t f0 = mhf_varint_len(post[0]);
     for (uint32_t i = 1; i < n; i++)
-        f0 += varint_len(post[i] - post[i - 1] - 1u);
+        f0 += mhf_varint_len(post[i] - post[i - 1] - 1u);
     size_t f1 = ((size_t)x->nslices + 7) / 8;
     if (form < 0)
         form = f1 < f0;
@@ -307,12 +289,12 @@ static int kw_key(kw *x, unsigned op, uint64_t w, const uint32_t *post,
     MH_TRY(mh_buf_reserve(&x->data, need));
     uint8_t *p = x->data.p + x->data.n;
     if (x->in_run)
-        p = put_varint(p, w - x->prev - 1u);
-    p = put_varint(p, (uint64_t)n * 2u + (unsigned)form);
+        p = mhf_put_varint(p, w - x->prev - 1u);
+    p = mhf_put_varint(p, (uint64_t)n * 2u + (unsigned)form);
     if (form == 0) {
-        p = put_varint(p, post[0]);
+        p = mhf_put_varint(p, post[0]);
         for (uint32_t i = 1; i < n; i++)
-            p = put_varint(p, post[i] - post[i - 1] - 1u);
+            p = mhf_put_varint(p, post[i] - post[i - 1] - 1u);
     } else {
         memset(p, 0, f1);
         for (uint32_t i = 0; i < n; i++)

@@ -240,30 +240,12 @@ int mh_aset_acc_finish(mh_aset_acc *a, const uint64_t *pairs[MHF_OP_COUNT],
     return 0;
 }
 
-static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
-static inline size_t varint_len(uint64_t v) {
-    size_t k = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        k++;
-    }
-    return k;
-}
-
 /* Bytes of the intervals [i0, i1) of a sorted maximal list as one run. */
 static size_t run_bytes(const uint64_t *iv, size_t i0, size_t i1) {
-    size_t bytes = varint_len(iv[2 * i0 + 1] - iv[2 * i0]);
+    size_t bytes = mhf_varint_len(iv[2 * i0 + 1] - iv[2 * i0]);
     for (size_t i = i0 + 1; i < i1; i++)
-        bytes += varint_len(iv[2 * i] - iv[2 * i - 1] - 2u) +
-                 varint_len(iv[2 * i + 1] - iv[2 * i]);
+        bytes += mhf_varint_len(iv[2 * i] - iv[2 * i - 1] - 2u) +
+                 mhf_varint_len(iv[2 * i + 1] - iv[2 * i]);
     return bytes;
 }
 
@@ -300,10 +282,10 @@ int mh_aset_encode(const uint64_t *const pairs[MHF_OP_COUNT],
         for (size_t i0 = 0; i0 < n[o]; i0 += k) {
             size_t i1 = i0 + k < n[o] ? i0 + k : n[o];
             uint8_t *start = d;
-            d = put_varint(d, iv[2 * i0 + 1] - iv[2 * i0]);
+            d = mhf_put_varint(d, iv[2 * i0 + 1] - iv[2 * i0]);
             for (size_t i = i0 + 1; i < i1; i++) {
-                d = put_varint(d, iv[2 * i] - iv[2 * i - 1] - 2u);
-                d = put_varint(d, iv[2 * i + 1] - iv[2 * i]);
+                d = mhf_put_varint(d, iv[2 * i] - iv[2 * i - 1] - 2u);
+                d = mhf_put_varint(d, iv[2 * i + 1] - iv[2 * i]);
             }
             mhf_store_u64(run + MHF_ASET_R_LO, iv[2 * i0]);
             mhf_store_u64(run + MHF_ASET_R_OFFSET, (uint64_t)(start - d0));

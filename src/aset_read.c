@@ -172,30 +172,6 @@ void mh_aset_run_open(const mh_aset_view *v, uint32_t op, uint32_t run,
              (uint64_t)v->nruns * v->run_size + off;
 }
 
-/* One LEB128 varint of at most 64 bits inside [*p, end): 0, or -1. */
-static inline int get_varint(const uint8_t **p, const uint8_t *end,
-                             uint64_t *out) {
-    const uint8_t *q = *p;
-    if (q < end && *q < 0x80) { /* the common case: one byte */
-        *out = *q;
-        *p = q + 1;
-        return 0;
-    }
-    uint64_t v = 0;
-    for (unsigned shift = 0; q < end && shift < 64; shift += 7) {
-        uint8_t b = *q++;
-        if (shift == 63 && b > 1)
-            return -1; /* beyond 64 bits */
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if (b < 0x80) {
-            *out = v;
-            *p = q;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 int mh_aset_run_step(mh_aset_cur *c, mh_diag *d) {
     if (c->left == 0) {
         MH_CHECK(c->p == c->end, MH_ECORRUPT, d, c->off,
@@ -204,8 +180,8 @@ int mh_aset_run_step(mh_aset_cur *c, mh_diag *d) {
         return 0;
     }
     uint64_t gap = 0, len;
-    int bad = c->i > 0 && get_varint(&c->p, c->end, &gap) != 0;
-    bad = bad || get_varint(&c->p, c->end, &len) != 0;
+    int bad = c->i > 0 && mhf_get_varint(&c->p, c->end, &gap) != 0;
+    bad = bad || mhf_get_varint(&c->p, c->end, &len) != 0;
     MH_CHECK(!bad, MH_ECORRUPT, d, c->off,
              "address set: run %u: interval %u's varint runs past the run's "
              "bytes or 64 bits", c->run, c->i);

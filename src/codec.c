@@ -115,15 +115,6 @@ size_t mh_block_raw_bound(uint32_t n) {
            10u * MH_MAX_STORED_COLUMNS;
 }
 
-static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
 /* A column is encoded `gap` bytes after its start, gap being the length
  * of the varint of the largest length the column can have; its length
  * then goes in front, and the column moves down only when its length
@@ -134,19 +125,10 @@ _Static_assert((uint64_t)MHF_MAX_ROWS_PER_BLOCK * 10u +
                        MHF_MAX_ROWS_PER_BLOCK / 8u < (1u << 21),
                "a column's length fits three varint bytes");
 
-static inline size_t varint_len(uint64_t v) {
-    size_t k = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        k++;
-    }
-    return k;
-}
-
 static inline uint8_t *col_close(uint8_t *start, uint8_t *end, size_t gap) {
     size_t len = (size_t)(end - start) - gap;
     uint8_t lenb[COL_GAP_MAX];
-    size_t k = (size_t)(put_varint(lenb, len) - lenb);
+    size_t k = (size_t)(mhf_put_varint(lenb, len) - lenb);
     if (k == gap) {
         memcpy(start, lenb, k);
         return end;
@@ -189,24 +171,24 @@ size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const mh_rows *c,
     uint8_t *p = raw, *q;
     uint64_t prev = UINT64_MAX; /* -1: the first delta is the id offset */
     size_t bitmap = ((size_t)n + 7u) / 8u;
-    const size_t gap = varint_len((uint64_t)n * 10u + bitmap);
+    const size_t gap = mhf_varint_len((uint64_t)n * 10u + bitmap);
     q = p + gap;
     for (uint32_t i = 0; i < n; i++) {
-        q = put_varint(q, mhf_zigzag((uint64_t)id_off[i] - prev - 1u));
+        q = mhf_put_varint(q, mhf_zigzag((uint64_t)id_off[i] - prev - 1u));
         prev = id_off[i];
     }
     p = col_close(p, q, gap);
     prev = t_base;
     q = p + gap;
     for (uint32_t i = 0; i < n; i++) {
-        q = put_varint(q, mhf_zigzag(t[i] - prev));
+        q = mhf_put_varint(q, mhf_zigzag(t[i] - prev));
         prev = t[i];
     }
     p = col_close(p, q, gap);
     prev = 0;
     q = p + gap;
     for (uint32_t i = 0; i < n; i++) {
-        q = put_varint(q, mhf_zigzag(phy[i] - prev));
+        q = mhf_put_varint(q, mhf_zigzag(phy[i] - prev));
         prev = phy[i];
     }
     p = col_close(p, q, gap);
@@ -215,16 +197,16 @@ size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const mh_rows *c,
     q += bitmap;
     for (uint32_t i = 0; i < n; i++)
         if (has_lin[i])
-            q = put_varint(q, mhf_zigzag(lin[i] - phy[i]));
+            q = mhf_put_varint(q, mhf_zigzag(lin[i] - phy[i]));
     p = col_close(p, q, gap);
     q = p + gap;
     for (uint32_t i = 0; i < n; i++)
-        q = put_varint(q, size[i]);
+        q = mhf_put_varint(q, size[i]);
     p = col_close(p, q, gap);
     if (stream || pc) {
         q = p + gap;
         for (uint32_t i = 0; i < n; i++)
-            q = put_varint(q, stv[i]);
+            q = mhf_put_varint(q, stv[i]);
         p = col_close(p, q, gap);
     }
     if (pc) {
@@ -234,7 +216,7 @@ size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const mh_rows *c,
         prev = 0;
         for (uint32_t i = 0; i < n; i++)
             if (has_pc[i]) {
-                q = put_varint(q, mhf_zigzag(pcv[i] - prev));
+                q = mhf_put_varint(q, mhf_zigzag(pcv[i] - prev));
                 prev = pcv[i];
             }
         p = col_close(p, q, gap);

@@ -1,6 +1,7 @@
 /*
- * cmd_upgrade.c - `memhist upgrade`: a format 1.0 or 2.0 store rewritten as
- * a new store of the format this memhist writes (2.1: with the id map).
+ * cmd_upgrade.c - `memhist upgrade`: a format 1.0, 2.0 or 2.1 store rewritten
+ * as a new store of the format this memhist writes (2.2: with the id map and
+ * the address postings).
  *
  * A 2.0 writer never appends to a 1.0 store (its segments could not be
  * listed in a 2.0 MANIFEST), so an old store that must grow is copied:
@@ -15,14 +16,15 @@
 
 static const char synopsis[] = "memhist upgrade SRC DST [--quiet]";
 static const char help[] =
-    "Rewrites SRC, a store of format 1.0 or 2.0, as DST, a new store of the\n"
-    "format this memhist writes (2.1, with the id map): the same accesses with\n"
+    "Rewrites SRC, a store of format 1.0, 2.0 or 2.1, as DST, a new store of the\n"
+    "format this memhist writes (2.2, with the id map and the address\n"
+    "postings): the same accesses with\n"
     "the same ids, and the same metadata. SRC is not modified; DST must not\n"
-    "exist. A store whose segments are all format 2.1 already is refused.\n\n"
+    "exist. A store whose segments are all format 2.2 already is refused.\n\n"
     "options:\n"
     "  -q, --quiet   no progress, no summary\n"
     "  -h, --help    this help\n\n"
-    "Exit status: 0 upgraded, 1 failed (SRC is already 2.1 or cannot be read,\n"
+    "Exit status: 0 upgraded, 1 failed (SRC is already 2.2 or cannot be read,\n"
     "DST exists, a write failed; DST is removed), 2 bad usage.\n";
 
 static int run(int argc, char **argv);
