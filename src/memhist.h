@@ -430,11 +430,14 @@ typedef struct mh_reader mh_reader;
  * MH_ETRUNCATED, MH_EIO, MH_ENOMEM (of the manifest). */
 MH_API int mh_reader_open(const char *path, mh_reader **out);
 
-/* Default of mh_reader_set_cache: 8 MiB of decoded blocks per context. */
+/* Default of mh_reader_set_cache: 8 MiB of decoded blocks (and id-map label
+ * groups) per context. */
 #define MH_READER_CACHE_DEFAULT ((size_t)8 << 20)
 
 /* Sets how many bytes of decoded access blocks each query context keeps
- * between calls (least recently used first out). mh_query_run uses one
+ * between calls (least recently used first out), with the decoded id-map
+ * label groups of the id-order path (at most an eighth of the bytes).
+ * mh_query_run uses one
  * context per concurrent caller (kept by r for the next call), each cursor
  * has its own. A warm cache is what makes repeated and resumed queries over
  * the same region cheap; 0 keeps the minimum (two blocks). Memory is taken
