@@ -85,7 +85,7 @@ def test_read_back_with_streams_and_pcs(store):
     r, acc, _ = store
     assert rows(r.query(ops="rwx")) == [tuple(a) for a in acc]
     segs = r.segments
-    assert len(segs) == 4 and all(s.version == "2.1" for s in segs)
+    assert len(segs) == 4 and all(s.version == "2.2" for s in segs)  # what 1.4 writes
     for s in segs:
         # every segment carries every declared stream; the pc column only
         # when one of its accesses has a pc
