@@ -10,7 +10,8 @@
  *
  * Each time: mh_reader_open must succeed or return a data error; an open
  * reader is driven through everything it claims to hold with every answer
- * checked (fuzz_exercise_reader); fsck (mh_verify) must agree with what the
+ * checked (fuzz_exercise_reader; against a brute-force scan only when
+ * fsck calls the store clean); fsck (mh_verify) must agree with what the
  * reader met - a store it calls clean must open and answer every query
  * without error, and a store whose reader failed on bad data must not be
  * called clean; after fsck --repair says the store is clean, it must open
@@ -56,9 +57,15 @@ static void run(const char *dir, const uint8_t *seg, size_t size) {
     fuzz_write_file(dir, "MANIFEST", man, man_size);
     free(man);
 
-    int rc = open_and_exercise(dir);
+    /* fsck first: a well-formed but inexact index (address summary, set or
+     * postings: their exactness is fsck's to check, SPEC.md §9-§9d) may
+     * make a query miss rows, so answers are held to the brute-force scan
+     * only in a store fsck calls clean (as fuzz_section does) */
     mh_verify_result res = {.struct_size = sizeof res};
     int vrc = fuzz_verify(dir, 0, &res);
+    fuzz_set_lenient(vrc != MH_OK);
+    int rc = open_and_exercise(dir);
+    fuzz_set_lenient(0);
     if (vrc == MH_OK)
         FUZZ_ASSERT_MSG(rc == MH_OK,
                         "fsck calls the store clean but reading it fails");
