@@ -171,27 +171,14 @@ uint32_t mh_idmap_first_group(const mh_idmap_view *v, uint32_t s) {
 int mh_idmap_decode(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
                     uint32_t *labels, mh_diag *d) {
     const uint8_t *r = v->recs + (size_t)grp * v->group_size;
-    uint32_t s = mhf_load_u32(r + MHF_IDMAP_G_SLICE);
-    uint32_t x0 = mhf_load_u32(r + MHF_IDMAP_G_ID_OFFSET);
     uint32_t cnt = mhf_load_u32(r + MHF_IDMAP_G_COUNT);
-    uint32_t cs = mhf_load_u32(r + MHF_IDMAP_G_COMP_SIZE);
     unsigned width = r[MHF_IDMAP_G_WIDTH];
-    uint64_t doff = mhf_load_u64(r + MHF_IDMAP_G_DATA_OFFSET);
-    uint64_t at = v->off + (uint64_t)(v->data - v->recs) + MHF_IDMAP_HEADER_SIZE +
-                  doff;
     /* the parse bounded cnt by G <= MH_IDMAP_GROUP_MAX and width to 1, 2, 4:
-     * the packed labels go at the end of labels' bytes and are widened in
-     * place from the front (label i's 4 bytes never reach packed bytes not
-     * yet read) */
+     * the packed labels (decoded and checked by mh_idmap_decode_packed) go
+     * at the end of labels' bytes and are widened from the front */
     size_t raw = (size_t)cnt * width;
-    uint8_t *bytes = (uint8_t *)labels;
-    uint8_t *packed = bytes + (size_t)cnt * 4u - raw;
-    int got = LZ4_decompress_safe((const char *)v->data + doff, (char *)packed,
-                                  (int)cs, (int)raw);
-    MH_CHECK(got == (int)raw, MH_ECORRUPT, d, at,
-             "id map: group %u (slice %u id offset %u) at byte %llu: LZ4 block "
-             "does not decompress to %zu bytes", grp, s, x0,
-             (unsigned long long)at, raw);
+    uint8_t *packed = (uint8_t *)labels + (size_t)cnt * 4u - raw;
+    MH_TRY(mh_idmap_decode_packed(v, grp, nck, packed, &width, d));
     /* widened WIDEN labels at a time through a copy: the packed bytes of
      * the next step lie at or past where this step writes (label i0 + WIDEN's
      * packed bytes start at 4 cnt - raw + (i0 + WIDEN) width, at least 4 (i0
@@ -200,7 +187,6 @@ int mh_idmap_decode(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
      * LZ4 decode) */
     enum { WIDEN = 256 };
     uint8_t tmp[WIDEN * 4];
-    uint32_t bad = 0;
     for (uint32_t i0 = 0; i0 < cnt; i0 += WIDEN) {
         uint32_t k = cnt - i0 < WIDEN ? cnt - i0 : WIDEN;
         memcpy(tmp, packed + (size_t)i0 * width, (size_t)k * width);
@@ -215,14 +201,7 @@ int mh_idmap_decode(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
             for (uint32_t i = 0; i < k; i++)
                 out[i] = mhf_load_u32(tmp + 4 * (size_t)i);
         }
-        for (uint32_t i = 0; i < k; i++)
-            bad |= out[i] >= nck;
     }
-    if (bad)
-        for (uint32_t i = 0; i < cnt; i++)
-            MH_CHECK(labels[i] < nck, MH_ECORRUPT, d, at,
-                     "id map: label %u at id offset %u of slice %u is not a "
-                     "chunk of the slice", labels[i], x0 + i, s);
     return MH_OK;
 }
 
