@@ -77,6 +77,74 @@ static uint64_t select_kth_largest(uint64_t *v, size_t n, size_t k) {
     return v[k];
 }
 
+/* Rows a chunk may hold before it is cut (0: never). A query for a few
+ * bytes inside a chunk walks the chunk's rows in id order (SPEC.md 14 step
+ * 4): in a hot merged interval (a stack frame, gzip's window: one interval
+ * of 20 k rows) that is block after block for a rarely touched word. Cut
+ * at a block's worth of rows, such a walk decodes two or three blocks. */
+static uint32_t cut_rows(const mh_builder *w) {
+    return w->rows_per_block;
+}
+
+/* Cuts each of the nint chunks (from `first`) holding more than cap rows
+ * into pieces of at least cap rows, each cut at an address no row of the
+ * chunk straddles (the next row in address order starts past the end of
+ * every row before it), so pieces do not overlap and every row lies in
+ * one. A piece's bounds are its rows' own: [first start, highest end].
+ * Returns the new count; at most m / cap pieces are added. */
+static uint32_t cut_hot(mh_builder *w, const mh_rec *a, const uint64_t *ord,
+                        uint32_t m, uint32_t first, uint32_t nint,
+                        uint32_t cap) {
+    uint64_t *lo = w->ck_lo + first, *hi = w->ck_hi + first;
+    uint32_t *start = w->ck_start + first;
+    /* first pass: the rows where pieces start, and the highest end of the
+     * rows before each (the gap merge is done with w->gaps, the sorts with
+     * w->tmpk; at most m / cap cuts) */
+    uint64_t *cuts = w->gaps, *reach_at = w->tmpk;
+    uint32_t ncut = 0;
+    for (uint32_t c = 0; c < nint; c++) {
+        uint32_t s0 = start[c], end = c + 1 < nint ? start[c + 1] : m;
+        if (end - s0 <= cap)
+            continue;
+        uint32_t piece = s0;
+        uint64_t reach = 0; /* highest end of the chunk's rows before i */
+        for (uint32_t i = s0; i < end; i++) {
+            const mh_rec *x = &a[(uint32_t)ord[i]];
+            if (i - piece >= cap && x->physical > reach) {
+                reach_at[ncut] = reach;
+                cuts[ncut++] = i;
+                piece = i;
+            }
+            uint64_t e = x->physical + (x->size - 1u);
+            if (i == s0 || e > reach)
+                reach = e;
+        }
+    }
+    if (ncut == 0)
+        return nint;
+    /* second pass, from the back: chunk c's pieces land at their final
+     * places, past every chunk still to be read (chunk c's own record is
+     * read before its first piece is written, at c or after) */
+    uint32_t out = nint + ncut, k = ncut;
+    for (uint32_t c = nint; c-- > 0;) {
+        uint32_t s0 = start[c];
+        uint64_t c_lo = lo[c], c_hi = hi[c];
+        while (k > 0 && cuts[k - 1] > s0) {
+            uint32_t i = (uint32_t)cuts[--k];
+            out--;
+            start[out] = i;
+            lo[out] = a[(uint32_t)ord[i]].physical;
+            hi[out] = c_hi;
+            c_hi = reach_at[k]; /* the part before the cut ends there */
+        }
+        out--;
+        start[out] = s0;
+        lo[out] = c_lo;
+        hi[out] = c_hi;
+    }
+    return nint + ncut;
+}
+
 /* Forms the chunks of one operation from its rows sorted by address
  * (ord[0..m): row indexes in their low 32 bits). Writes chunk ranges
  * starting at *nck and sets chunk_of[row]. */
@@ -112,7 +180,12 @@ static void form_chunks(mh_builder *w, const mh_rec *a, const uint64_t *ord,
         w->summary->ranges(w, op, lo, hi, nint);
     if (w->aset && m) /* and the address set's (aset_build.c) */
         mh_aset_slice_ranges(w, op, lo, hi, nint);
+    /* the cut below may add up to m / cap chunks: the gap merge leaves
+     * room for them, so a slice keeps at most m / chunk_min_accesses */
+    uint32_t cap = cut_rows(w);
     uint32_t limit = m / (w->chunk_min_accesses ? w->chunk_min_accesses : 1);
+    if (cap && limit > m / cap)
+        limit -= m / cap;
     if (limit < 1)
         limit = 1;
     if (nint > limit) {
@@ -146,6 +219,8 @@ static void form_chunks(mh_builder *w, const mh_rec *a, const uint64_t *ord,
         }
         nint = out + 1;
     }
+    if (cap)
+        nint = cut_hot(w, a, ord, m, first, nint, cap);
     for (uint32_t c = 0; c < nint; c++) {
         uint32_t end = c + 1 < nint ? start[c + 1] : m;
         for (uint32_t i = start[c]; i < end; i++)

@@ -185,7 +185,7 @@ static void check_segment(const mh_seg *seg, const mh_access *acc, size_t n,
     const mh_section *sec;
     CHECK_OK(mh_seg_section(seg, MHF_SECT_APOST, &sec));
     CHECK(sec->flags == 0);
-    CHECKF(sec->size <= seg->count / 4 + 4096, "%llu bytes for %llu accesses",
+    CHECKF(sec->size <= seg->count / 2 + 4096, "%llu bytes for %llu accesses",
            (unsigned long long)sec->size, (unsigned long long)seg->count);
     uint32_t *slice_of = malloc(seg->count * sizeof *slice_of);
     CHECK(slice_of);
