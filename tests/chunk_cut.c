@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "memhist.h"
 #include "testutil.h"
@@ -33,17 +32,6 @@ static int cmp_row(const void *x, const void *y) {
     if (a->phy != b->phy)
         return (a->phy > b->phy) - (a->phy < b->phy);
     return (a->id > b->id) - (a->id < b->id);
-}
-
-static void read_all(mh_reader *r, mh_access **all, size_t *n) {
-    mh_stats st = {.struct_size = sizeof st};
-    CHECK_OK(mh_reader_stats(r, &st));
-    *all = malloc((st.accesses + 1) * sizeof **all);
-    CHECK(*all != NULL);
-    mh_query q;
-    mh_query_init(&q);
-    CHECK_OK(mh_query_run(r, &q, *all, st.accesses + 1, n));
-    CHECK(*n == st.accesses);
 }
 
 typedef struct figures {
@@ -209,34 +197,18 @@ static void run_synthetic(void) {
  * writer: 32 Ki-access slices); its hottest read chunk's range gets the
  * point queries. */
 static int run_real(const char *memhist) {
-    if (access("/usr/bin/qemu-x86_64", X_OK) != 0 &&
-        system("command -v qemu-x86_64 >/dev/null 2>&1") != 0) {
-        printf("chunk_cut --real: qemu-x86_64 not found: skipped\n");
-        return TU_SKIP;
-    }
-    char dir[4096], in[4096], rec[4096], cmd[16384];
+    char dir[4096], rec[4096];
     tu_mkdtemp(dir, sizeof dir, "chunk-cut-real");
-    tu_join(in, sizeof in, dir, "in.txt");
-    tu_join(rec, sizeof rec, dir, "rec.mh");
-    FILE *f = fopen(in, "w");
-    CHECK(f != NULL);
-    for (int i = 1; i <= 6000; i++)
-        fprintf(f, "%d line %d\n", (i * 7919) % 100003, i);
-    fclose(f);
-    snprintf(cmd, sizeof cmd,
-             "env -i LC_ALL=C '%s' record --engine qemu --quiet -o '%s' -- /usr/bin/sort '%s' "
-             ">/dev/null 2>'%s/err'", memhist, rec, in, dir);
-    int rc = system(cmd);
+    int rc = tu_record_sort(memhist, dir, 6000, 7919, 100003, rec, sizeof rec,
+                            "chunk_cut --real");
     if (rc != 0) {
-        printf("chunk_cut --real: memhist record failed (%d)\n", rc);
         tu_rmtree(dir);
-        return 1;
+        return rc;
     }
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(rec, &r));
-    mh_access *all = NULL;
     size_t n = 0;
-    read_all(r, &all, &n);
+    mh_access *all = tu_read_all(r, &n);
     CHECK(n > 200000);
     for (size_t i = 0; i < n; i++)
         CHECK(all[i].id == i);

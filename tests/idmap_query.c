@@ -21,7 +21,6 @@
  * Usage: idmap_query [QUERIES]          synthetic traces and corrupt labels
  *        idmap_query --real MEMHIST     a qemu recording made with MEMHIST
  */
-#define _GNU_SOURCE /* memmem */
 #include <lz4.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,24 +282,6 @@ static void random_queries(mh_reader *r, const trace *tr, size_t count, uint64_t
 }
 
 /* Every access, read through the chunk walk: a recording's trace. */
-static void read_all(mh_reader *r, trace *tr) {
-    mh_stats st = {.struct_size = sizeof st};
-    CHECK_OK(mh_reader_stats(r, &st));
-    tr->n = st.accesses;
-    tr->all = malloc((tr->n ? tr->n : 1) * sizeof *tr->all);
-    CHECK(tr->all != NULL);
-    mh_query q;
-    mh_query_init(&q);
-    q.ops = MH_OPS_ALL;
-    r->idmap_off = 1;
-    size_t n = 0;
-    CHECK_OK(mh_query_run(r, &q, tr->all, tr->n, &n));
-    CHECK(n == tr->n);
-    for (size_t i = 0; i < n; i++)
-        CHECK(tr->all[i].id == i);
-    r->idmap_off = 0;
-}
-
 /* ---- a damaged id map ---------------------------------------------------- */
 /* The section's groups decoded, for rewriting. */
 typedef struct idmap_sec {
@@ -619,42 +600,22 @@ static void run_config(const config *c, size_t queries) {
 /* A small qemu recording (sort of a generated file), upgraded through the
  * CLI's recorder as a user would make it, queried the three ways. */
 static int run_real(const char *memhist, size_t queries) {
-    if (access("/usr/bin/qemu-x86_64", X_OK) != 0 && system("command -v qemu-x86_64 >/dev/null 2>&1") != 0) {
-        printf("idmap_query --real: qemu-x86_64 not found: skipped\n");
-        return TU_SKIP;
-    }
-    char dir[4096], in[4096], store[4096], cmd[16384];
+    char dir[4096], store[4096];
     tu_mkdtemp(dir, sizeof dir, "idmap-real");
-    tu_join(in, sizeof in, dir, "in.txt");
-    tu_join(store, sizeof store, dir, "rec.mh");
-    FILE *f = fopen(in, "w");
-    CHECK(f != NULL);
-    for (int i = 1; i <= 3000; i++)
-        fprintf(f, "%d row %d\n", (i * 104729) % 1000003, i);
-    fclose(f);
-    snprintf(cmd, sizeof cmd,
-             "env -i LC_ALL=C '%s' record --engine qemu --quiet -o '%s' -- /usr/bin/sort '%s' "
-             ">/dev/null 2>'%s/err'",
-             memhist, store, in, dir);
-    int rc = system(cmd);
+    int rc = tu_record_sort(memhist, dir, 3000, 104729, 1000003, store, sizeof store, "idmap_query --real");
     if (rc != 0) {
-        char err[4096];
-        tu_join(err, sizeof err, dir, "err");
-        size_t len = 0;
-        unsigned char *e = tu_read_file(err, &len);
-        printf("idmap_query --real: memhist record failed (%d): %.*s\n", rc, (int)len,
-               e ? (const char *)e : "");
-        /* an engine that cannot run here (no qemu user mode) is a skip */
-        int skip = e && memmem(e, len, "qemu", 4) != NULL;
-        free(e);
         tu_rmtree(dir);
-        return skip ? TU_SKIP : 1;
+        return rc;
     }
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(store, &r));
     check_present(r);
     trace tr = {0};
-    read_all(r, &tr);
+    r->idmap_off = 1; /* the trace read without the path under test */
+    tr.all = tu_read_all(r, &tr.n);
+    r->idmap_off = 0;
+    for (size_t i = 0; i < tr.n; i++)
+        CHECK(tr.all[i].id == i);
     printf("real: %zu accesses recorded\n", tr.n);
     CHECK(tr.n > 100000);
     random_queries(r, &tr, queries, 4242);

@@ -2,6 +2,7 @@
  * testutil.c - shared test helpers; see testutil.h. The oracle they check
  * answers against is tests/oracle_lib (oracle.h).
  */
+#define _GNU_SOURCE /* memmem */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -740,3 +741,46 @@ size_t tu_random_filtered_queries(const mh_reader *r, const mh_access *all, size
     return filtered_hits;
 }
 
+mh_access *tu_read_all(const mh_reader *r, size_t *n) {
+    mh_stats st = {.struct_size = sizeof st};
+    CHECK_OK(mh_reader_stats(r, &st));
+    mh_access *all = malloc((st.accesses ? st.accesses : 1) * sizeof *all);
+    CHECK(all != NULL);
+    mh_query q;
+    mh_query_init(&q);
+    CHECK_OK(mh_query_run(r, &q, all, st.accesses, n));
+    CHECK(*n == st.accesses);
+    return all;
+}
+
+int tu_record_sort(const char *memhist, const char *dir, int lines, uint64_t mul,
+                   uint64_t mod, char *rec, size_t cap, const char *who) {
+    if (access("/usr/bin/qemu-x86_64", X_OK) != 0 &&
+        system("command -v qemu-x86_64 >/dev/null 2>&1") != 0) {
+        printf("%s: qemu-x86_64 not found: skipped\n", who);
+        return TU_SKIP;
+    }
+    char in[4096], err[4096], cmd[16384];
+    tu_join(in, sizeof in, dir, "in.txt");
+    tu_join(err, sizeof err, dir, "err");
+    tu_join(rec, cap, dir, "rec.mh");
+    FILE *f = fopen(in, "w");
+    CHECK(f != NULL);
+    for (int i = 1; i <= lines; i++)
+        fprintf(f, "%llu row %d\n", (unsigned long long)((uint64_t)i * mul % mod), i);
+    CHECK(fclose(f) == 0);
+    snprintf(cmd, sizeof cmd,
+             "env -i LC_ALL=C '%s' record --engine qemu --quiet -o '%s' -- /usr/bin/sort '%s' "
+             ">/dev/null 2>'%s'", memhist, rec, in, err);
+    int rc = system(cmd);
+    if (rc == 0)
+        return 0;
+    size_t len = 0;
+    unsigned char *e = tu_read_file(err, &len);
+    printf("%s: memhist record failed (%d): %.*s\n", who, rc, (int)len,
+           e ? (const char *)e : "");
+    /* an engine that cannot run here (no qemu user mode) is a skip */
+    int skip = e && memmem(e, len, "qemu", 4) != NULL;
+    free(e);
+    return skip ? TU_SKIP : 1;
+}

@@ -78,6 +78,19 @@ void tu_write_file(const char *path, const void *data, size_t len);
 /* Copies every regular file of directory src into the existing dst. */
 void tu_copy_dir(const char *src, const char *dst);
 
+/* ---- real recordings ------------------------------------------------------ */
+/* Every access of r in id order, from one whole-space query: a malloc'd
+ * array (at least one element) and its length in *n. */
+mh_access *tu_read_all(const mh_reader *r, size_t *n);
+
+/* Records /usr/bin/sort of a generated file of `lines` lines (line i:
+ * "(i * mul) % mod row i") with `MEMHIST record --engine qemu` into
+ * dir/rec.mh, written to rec (cap bytes). Returns 0; TU_SKIP when
+ * qemu-x86_64 is missing or the engine cannot run here (its message names
+ * qemu); 1 on another failure (printed, with `who` in front). */
+int tu_record_sort(const char *memhist, const char *dir, int lines, uint64_t mul,
+                   uint64_t mod, char *rec, size_t cap, const char *who);
+
 /* ---- checks against the oracle (tests/oracle_lib/oracle.h) -------------- */
 /* Compares mh_query_run(r, q, max) with the oracle; on a difference prints
  * both answers and fails. Returns the number of accesses returned. */
