@@ -101,11 +101,11 @@ extern "C" {
 
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
-#define MH_VERSION_MINOR 4
+#define MH_VERSION_MINOR 5
 #define MH_VERSION_PATCH 0
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.4.0"
+#define MH_VERSION_STRING "1.5.0"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
@@ -646,6 +646,10 @@ typedef struct mh_segment_info {
     uint32_t has_pc;           /* 1 when its blocks carry the pc column */
     /* --- since 1.3 --- */
     uint64_t idmap_bytes;      /* its id map section (format 2.1), 0 if none */
+    /* --- since 1.5 --- (each 0 when the segment has no such section) */
+    uint64_t aset_bytes;         /* its address set (format 2.1) */
+    uint64_t fine_summary_bytes; /* its fine address summary (format 2.1) */
+    uint64_t apost_bytes;        /* its address postings (format 2.2) */
 } mh_segment_info;
 
 typedef struct mh_slice_info {

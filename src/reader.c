@@ -422,6 +422,13 @@ int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
                              mh_seg_section(s, MHF_SECT_IDMAP, &idm) == MH_OK
                          ? idm->size
                          : 0;
+    /* sections a segment's minor defines (a reader ignores the others) */
+    const mh_section *sec;
+    int v21 = s->major == 2 && s->minor >= 1, v22 = v21 && s->minor >= 2;
+    o->aset_bytes = v21 && mh_seg_section(s, MHF_SECT_ASET, &sec) == MH_OK ? sec->size : 0;
+    o->fine_summary_bytes =
+        v21 && mh_seg_section(s, MHF_SECT_SUMMARY_FINE, &sec) == MH_OK ? sec->size : 0;
+    o->apost_bytes = v22 && mh_seg_section(s, MHF_SECT_APOST, &sec) == MH_OK ? sec->size : 0;
     return MH_STRUCT_OUT(dst, o, MH_SEGMENT_INFO_SIZE_1);
 }
 

@@ -329,6 +329,14 @@ static void test_store(int discard) {
         snprintf(tu_context, sizeof tu_context, "segment %zu", i);
         check_segment(seg_of(r, i), acc, m, &rng, &g);
         gmin = g < gmin ? g : gmin;
+        /* the segment info gives the section's size (since 1.5) */
+        mh_segment_info si = {.struct_size = sizeof si};
+        const mh_section *sec;
+        CHECK_OK(mh_reader_segment_info(r, i, &si));
+        CHECK_OK(mh_seg_section(seg_of(r, i), MHF_SECT_APOST, &sec));
+        CHECK(si.apost_bytes == sec->size);
+        CHECK_OK(mh_seg_section(seg_of(r, i), MHF_SECT_ASET, &sec));
+        CHECK(si.aset_bytes == sec->size);
     }
     /* a 6 KiB sweep and 300 hot words fit at word granules */
     CHECKF(gmin <= 4, "no segment at shift 3 or 4 (%u)", gmin);

@@ -237,6 +237,21 @@ static void check_tiny(const char *store, int v2, unsigned minor) {
     CHECK(si.id_first == TINY_FIRST_COMMIT && si.accesses == TINY_COUNT - TINY_FIRST_COMMIT);
     check_seg_info_12(&si, v2, 1);
     CHECK(si.version_minor == minor && (minor >= 1) == (si.idmap_bytes > 0));
+    /* the 2.1 and 2.2 sections' sizes, as the directory gives them */
+    for (size_t k = 0; k < 2; k++) {
+        CHECK_OK(mh_reader_segment_info(r, k, &si));
+        /* (tiny.store's segments are too small for a fine summary or
+         * postings: tests/apost.c checks apost_bytes where there are) */
+        CHECKF((minor >= 1) == (si.aset_bytes > 0) &&
+                   (minor >= 1 || si.fine_summary_bytes == 0) &&
+                   (minor >= 2 || si.apost_bytes == 0),
+               "segment %zu of minor %u: address set %llu, fine summary %llu, postings %llu "
+               "bytes", k, minor, (unsigned long long)si.aset_bytes,
+               (unsigned long long)si.fine_summary_bytes, (unsigned long long)si.apost_bytes);
+        CHECK(si.index_bytes + si.summary_bytes + si.idmap_bytes + si.aset_bytes +
+                  si.fine_summary_bytes + si.apost_bytes + si.compressed_bytes +
+                  si.dict_bytes < si.file_bytes);
+    }
 
     /* the column table (SPEC.md 7.3) of the newest segment: segment 1 has
      * stream 0 only but pcs, so the stream column too (it precedes pc) */

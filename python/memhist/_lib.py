@@ -79,7 +79,8 @@ class mh_segment_info(Structure):
                 ("streams", u32), ("windows", u32), ("summary_bytes", u64),
                 ("has_pc", u32),
                 # since 1.3
-                ("idmap_bytes", u64)]
+                ("idmap_bytes", u64), ("aset_bytes", u64),
+                ("fine_summary_bytes", u64), ("apost_bytes", u64)]
 
 
 class mh_stream_info(Structure):
