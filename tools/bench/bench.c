@@ -869,8 +869,14 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     w->segments = (uint32_t)mh_reader_segment_count(r);
     for (size_t k = 0; k < w->segments; k++) {
         mh_segment_info si = {.struct_size = sizeof si};
-        if (mh_reader_segment_info(r, k, &si) == MH_OK)
-            w->summary_bytes += si.summary_bytes;
+        if (mh_reader_segment_info(r, k, &si) != MH_OK)
+            continue;
+        w->summary_bytes += si.summary_bytes;
+        w->records_bytes += si.index_bytes;
+        w->fine_bytes += si.fine_summary_bytes;
+        w->idmap_bytes += si.idmap_bytes;
+        w->aset_bytes += si.aset_bytes;
+        w->apost_bytes += si.apost_bytes;
     }
     if (mst.accesses != total) {
         fprintf(stderr, "mh_bench: %s: memhist holds %" PRIu64 " accesses, not %" PRIu64 "\n",

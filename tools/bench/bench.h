@@ -204,6 +204,9 @@ typedef struct mhb_workload {
     double bytes_nopc;       /* bytes per access of the same accesses with
                                 has_pc cleared (when with_pc > 0) */
     uint64_t summary_bytes;  /* address-summary sections of the memhist store */
+    /* the memhist store's other index bytes: slice/chunk/block records, the
+     * fine summary, id map, address set and postings (sections 3-5, 7-10) */
+    uint64_t records_bytes, fine_bytes, idmap_bytes, aset_bytes, apost_bytes;
     uint32_t segments;
     double producer_rate;    /* ingest through mh_producer_*, accesses/s */
     double producer_mib;

@@ -180,8 +180,14 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
             fprintf(f, "| bytes per access without the pc column (pc costs) | %s (+%s) | | | |\n",
                     num(a, sizeof a, x->bytes_nopc, 3),
                     num(b, sizeof b, bp[0] - x->bytes_nopc, 3));
+        double per = 1.0 / (double)(x->accesses ? x->accesses : 1);
         fprintf(f, "| address summary bytes per access (in the figure above) | %s | | | |\n",
-                num(a, sizeof a, (double)x->summary_bytes / (double)(x->accesses ? x->accesses : 1), 4));
+                num(a, sizeof a, (double)x->summary_bytes * per, 4));
+        fprintf(f, "| index bytes per access (in the figure above) | records %.3f, fine summary "
+                   "%.3f, id map %.3f, address set %.3f, postings %.3f | | | |\n",
+                (double)x->records_bytes * per, (double)x->fine_bytes * per,
+                (double)x->idmap_bytes * per, (double)x->aset_bytes * per,
+                (double)x->apost_bytes * per);
         if (x->producer_rate >= 0) {
             fprintf(f, "| ingest accesses/s through %u producers on %u threads | %s | | | |\n",
                     x->nstreams, x->producer_threads, rate(a, sizeof a, x->producer_rate));
@@ -326,6 +332,11 @@ int mhb_report_json(const char *path, const mhb_machine *m,
         fprintf(f, "     \"streams\": %u, \"accesses_with_pc\": %" PRIu64
                    ", \"segments\": %u, \"summary_bytes\": %" PRIu64 ",\n",
                 x->nstreams, x->with_pc, x->segments, x->summary_bytes);
+        fprintf(f, "     \"records_bytes\": %" PRIu64 ", \"fine_summary_bytes\": %" PRIu64
+                   ", \"idmap_bytes\": %" PRIu64 ", \"aset_bytes\": %" PRIu64
+                   ", \"apost_bytes\": %" PRIu64 ",\n",
+                x->records_bytes, x->fine_bytes, x->idmap_bytes, x->aset_bytes,
+                x->apost_bytes);
         fprintf(f, "     \"bytes_per_access_without_pc\": ");
         json_num(f, x->bytes_nopc);
         fprintf(f, ", \"producer_threads\": %u, \"producer_accesses_per_s\": ",
