@@ -9,8 +9,10 @@
  * The answer is a bitmap of the segment's slices in the caller's scratch:
  * a segment has a few hundred slices, so clearing it and scanning it for
  * the next candidate cost a few words, and a union of up to 48 keys needs
- * no merge. Each run a query touches is decoded whole, so a query reports
- * a broken run the same way whichever of its keys it wanted.
+ * no merge. A run is decoded whole and checked the first time a query
+ * touches it, so a query reports a broken run the same way whichever of
+ * its keys it wanted; the reader remembers it (seg->apost_run_ok) and
+ * later queries skip to their keys without decoding the others.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -187,6 +189,11 @@ int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
     }
     MH_TRY(mh_apost_parse(p, sec->size, sec->offset, seg->minor, seg->nslices,
                           out, d));
+    /* the runs' checked flags: one allocation wins, the others are freed;
+     * without memory the runs are checked on every use */
+    _Atomic uint8_t *ok = calloc(out->nruns ? out->nruns : 1, 1), *none = NULL;
+    if (ok && !atomic_compare_exchange_strong(&((mh_seg *)seg)->apost_run_ok, &none, ok))
+        free((void *)ok);
     atomic_store_explicit(&((mh_seg *)seg)->apost_ok, 1, memory_order_release);
     return MH_OK;
 }
@@ -336,6 +343,75 @@ int mh_apost_run_step(mh_apost_cur *c, uint64_t *bits, uint32_t *list,
     return 1;
 }
 
+/* Past n varints from p (bounded by end; NULL when they run past it). A
+ * checked run's postings are skipped this way: 8 bytes at a time while
+ * more varints end after them than in them. */
+static const uint8_t *skip_varints(const uint8_t *p, const uint8_t *end, uint64_t n) {
+    while (n >= 8 && end - p >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        /* one bit per byte that ends a varint (top bit clear) */
+        uint64_t t = (~x & 0x8080808080808080u) >> 7;
+        uint64_t k = (t * 0x0101010101010101u) >> 56;
+        if (k >= n)
+            break; /* the n-th ends in this word: byte by byte */
+        n -= k;
+        p += 8;
+    }
+    for (; n > 0; p++) {
+        if (p == end)
+            return NULL;
+        n -= *p < 0x80;
+    }
+    return p;
+}
+
+/* ORs into bits the postings of the keys of [wa, wb] of a run decoded
+ * whole and checked before (seg->apost_run_ok): the keys before wa are
+ * skipped, the walk stops past wb. Bounds are still kept (the mapping is
+ * read again), but no other check: 0, or -1 if the bytes ran out. */
+static int run_or_checked(mh_apost_cur *c, uint64_t wa, uint64_t wb, uint64_t *bits) {
+    const uint32_t S = c->v->nslices;
+    const uint8_t *p = c->p, *end = c->end;
+    uint64_t w = c->w;
+    for (uint32_t i = 0; i < c->left; i++) {
+        uint64_t gap = 0, h;
+        if (i > 0 && mhf_get_varint(&p, end, &gap) != 0)
+            return -1;
+        w += i > 0 ? 1u + gap : 0u;
+        if (w > wb)
+            return 0;
+        if (mhf_get_varint(&p, end, &h) != 0)
+            return -1;
+        uint64_t cnt = h >> 1;
+        if ((h & 1u) == 0) {
+            if (w < wa) {
+                if (!(p = skip_varints(p, end, cnt)))
+                    return -1;
+                continue;
+            }
+            uint64_t s = 0;
+            for (uint64_t j = 0; j < cnt; j++) {
+                uint64_t x;
+                if (mhf_get_varint(&p, end, &x) != 0)
+                    return -1;
+                s = j == 0 ? x : s + 1u + x;
+                if (s < S)
+                    bits[s >> 6] |= (uint64_t)1 << (s & 63);
+            }
+        } else {
+            size_t nb = ((size_t)S + 7) / 8;
+            if ((size_t)(end - p) < nb)
+                return -1;
+            if (w >= wa)
+                for (size_t j = 0; j < nb; j++)
+                    bits[j >> 3] |= (uint64_t)p[j] << ((j & 7) * 8);
+            p += nb;
+        }
+    }
+    return 0;
+}
+
 int mh_apost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                    mh_apost_iter *it, uint64_t **scratch, size_t *scratch_cap,
                    mh_diag *d) {
@@ -384,6 +460,14 @@ int mh_apost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                 break;
             mh_apost_cur c;
             mh_apost_run_open(&v, o, r, &c);
+            _Atomic uint8_t *ok = atomic_load_explicit(&((mh_seg *)seg)->apost_run_ok,
+                                                       memory_order_acquire);
+            if (ok && atomic_load_explicit(&ok[c.run], memory_order_acquire)) {
+                if (run_or_checked(&c, wa, wb, bits) == 0)
+                    continue;
+                /* the bytes changed under the mapping: check it again */
+                mh_apost_run_open(&v, o, r, &c);
+            }
             uint32_t n;
             for (;;) {
                 /* the postings are ORed in only for the wanted keys, but
@@ -407,6 +491,8 @@ int mh_apost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
             }
             if (rc < 0)
                 return rc;
+            if (ok) /* decoded whole without a fault */
+                atomic_store_explicit(&ok[c.run], 1, memory_order_release);
         }
     }
     return 1;

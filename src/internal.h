@@ -391,6 +391,11 @@ typedef struct mh_seg {
     _Atomic int idmap_ok;   /* id map checked (idmap_read.c) */
     _Atomic int aset_ok;    /* address set checked (aset_read.c) */
     _Atomic int apost_ok;   /* address postings checked (apost_read.c) */
+    /* per run of the postings: decoded whole and checked once, so later
+     * queries skip to their keys (apost_read.c; NULL until the section's
+     * first use, or when its allocation failed: then every run is checked
+     * on every use) */
+    _Atomic(_Atomic uint8_t *) apost_run_ok;
 } mh_seg;
 
 /* A validated slice record. */

@@ -623,6 +623,7 @@ void mh_seg_close(mh_seg *s) {
         munmap((void *)s->base, s->size);
     mh_dict_free(&s->dict);
     free((void *)s->slice_ok);
+    free((void *)atomic_load(&s->apost_run_ok));
     free(s->sections);
     memset(s, 0, sizeof *s);
 }
