@@ -74,27 +74,54 @@ static int reserve(qctx *c, uint32_t nck) {
 }
 
 /* Where the walk is: id offsets [lo, hi] (inclusive) may still hold rows on
- * the query's side of the start and within the end. */
+ * the query's side of the start and within the end; and the transitions
+ * that place the ids' bounds: a row with a transition below tlo rules out
+ * its id and every id before it (forward: before a transition start;
+ * backward: before a transition end), one above thi its id and every id
+ * after it. The id parts of the start, end and window are exact in lo, hi
+ * from the beginning. */
 typedef struct bounds {
     int64_t lo, hi;
+    uint64_t tlo, thi;
 } bounds;
 
-/* Narrows bo by a row known to have transition t at id offset x: a row
- * before the start (in query order) rules out x and everything before it,
- * one past the end x and everything after. */
-static inline void narrow(const qspec *q, const mh_slice *s, bounds *bo,
-                          uint64_t t, uint32_t x) {
-    uint64_t id = s->id_first + x;
+static void bounds_init(const qspec *q, bounds *bo) {
+    const int fwd = q->dir == MH_FORWARD;
+    const int st = q->kind == MH_FROM_TRANSITION, et = q->end_kind == MH_END_TRANSITION;
+    bo->tlo = fwd ? (st ? q->start : 0) : (et ? q->end : 0);
+    bo->thi = fwd ? (et ? q->end : UINT64_MAX) : (st ? q->start : UINT64_MAX);
+}
+
+/* Narrows bo by a row known to have transition t at id offset x. Branch
+ * free: it runs over every chunk and block record of the slice (the calls
+ * through in_range / in_end cost ~40 instructions a record, 23 k a
+ * whole-space query on python, callgrind). */
+static inline void narrow(bounds *bo, uint64_t t, uint32_t x) {
+    const int64_t lo1 = (int64_t)x + 1, hi1 = (int64_t)x - 1;
+    bo->lo = t < bo->tlo && lo1 > bo->lo ? lo1 : bo->lo;
+    bo->hi = t > bo->thi && hi1 < bo->hi ? hi1 : bo->hi;
+}
+
+/* Narrows bo by every row of a decoded block of the slice before a
+ * transition start (forward: transition below it; backward: above it).
+ * Only the start: the walk stops at its first row past the end. */
+static void narrow_block(const qspec *q, bounds *bo, const mh_rows *rows) {
+    const uint32_t *id = rows->id_off;
+    const uint64_t *t = rows->t;
+    const uint64_t T = q->start;
+    const uint32_t n = rows->n;
     if (q->dir == MH_FORWARD) {
-        if (!in_range(q, t, id) && (int64_t)x >= bo->lo)
-            bo->lo = (int64_t)x + 1;
-        if (!in_end(q, t, id) && (int64_t)x <= bo->hi)
-            bo->hi = (int64_t)x - 1;
+        int64_t lo = bo->lo;
+        for (uint32_t i = 0; i < n; i++)
+            if (t[i] < T && (int64_t)id[i] >= lo)
+                lo = (int64_t)id[i] + 1;
+        bo->lo = lo;
     } else {
-        if (!in_range(q, t, id) && (int64_t)x <= bo->hi)
-            bo->hi = (int64_t)x - 1;
-        if (!in_end(q, t, id) && (int64_t)x >= bo->lo)
-            bo->lo = (int64_t)x + 1;
+        int64_t hi = bo->hi;
+        for (uint32_t i = 0; i < n; i++)
+            if (t[i] > T && (int64_t)id[i] <= hi)
+                hi = (int64_t)id[i] - 1;
+        bo->hi = hi;
     }
 }
 
@@ -195,6 +222,135 @@ static int group_cached(const qctx *c, const mh_seg *seg, uint32_t si, uint32_t 
 static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
                       const qspec *q, size_t want, mh_access *out, size_t *got);
 
+/* Where a transition start falls among a slice's ids, as far as the rows
+ * seen show: forward, b is the largest id offset seen before the start
+ * (transition below it) and a the smallest seen on its side; backward, b
+ * the smallest seen past it (transition above) and a the largest at or
+ * below it. tb, ta: their transitions (the slice's ends when none seen). */
+typedef struct bracket {
+    int64_t b, a;
+    uint64_t tb, ta;
+} bracket;
+
+static inline void bracket_row(bracket *k, int fwd, uint64_t T, uint64_t t, int64_t x) {
+    if (fwd ? t < T : t > T) {
+        if (fwd ? x > k->b : x < k->b) {
+            k->b = x;
+            k->tb = t;
+        }
+    } else if (fwd ? x < k->a : x > k->a) {
+        k->a = x;
+        k->ta = t;
+    }
+}
+
+/* The chunk (relative) of id offset x of slice si, through its label group
+ * (labels_at: checked when decoded). */
+static int label_of(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
+                    uint32_t x, uint32_t *k) {
+    MH_TRY(labels_at(c, seg, si, s, x));
+    const uint8_t *p = c->lab + (size_t)(x - c->lab_first) * c->lab_w;
+    *k = c->lab_w == 1 ? p[0] : c->lab_w == 2 ? mhf_load_u16(p) : mhf_load_u32(p);
+    return MH_OK;
+}
+
+/* Before the walk of a transition start: ids around the start are
+ * interleaved among many chunks, and the walk met them one by one, a block
+ * decoded for each chunk met before the start (4.7 blocks a whole-space
+ * max-1 rw query on python, 1 of them holding the answer; callgrind). Here
+ * the ids between the rows known on either side of the start (index
+ * records, then every row of each decoded block) are probed where the
+ * transitions, taken as growing evenly with the ids between them, put the
+ * start: each probe decodes the block of the probed id's row and narrows
+ * both sides by all its rows. Only the bounds move (by rows actually read,
+ * as the walk's own narrowing), so the walk that follows, from the new
+ * bound, gives the same answer; a probed id whose row is not in its
+ * label's chunk is MH_ECORRUPT as in the walk. */
+#define IDQ_PROBES 8
+static int probe_start(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
+                       const qspec *q, bounds *bo) {
+    const int fwd = q->dir == MH_FORWARD;
+    const uint64_t T = q->start;
+    const uint32_t nck = s->chunk_count, R = seg->rows_per_block;
+    bracket k = fwd ? (bracket){bo->lo - 1, (int64_t)s->count, s->t_first, s->t_last}
+                    : (bracket){bo->hi + 1, -1, s->t_last, s->t_first};
+    for (uint32_t j = 0; j < nck; j++) {
+        const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + j) * seg->chunk_recsz;
+        bracket_row(&k, fwd, T, mhf_load_u64(rec + MHF_CHUNK_T_FIRST),
+                    mhf_load_u32(rec + MHF_CHUNK_ID_FIRST));
+        bracket_row(&k, fwd, T, mhf_load_u64(rec + MHF_CHUNK_T_LAST),
+                    mhf_load_u32(rec + MHF_CHUNK_ID_LAST));
+    }
+    for (uint32_t b = 0; b < s->block_count; b++) {
+        const uint8_t *rec = seg->blocks + (size_t)(s->block_first + b) * seg->block_recsz;
+        bracket_row(&k, fwd, T, mhf_load_u64(rec + MHF_BLOCK_FIRST_T),
+                    mhf_load_u32(rec + MHF_BLOCK_FIRST_ID));
+    }
+    int64_t left = INT64_MAX; /* ids left to place before the last probe */
+    for (int probe = 0; probe < IDQ_PROBES; probe++) {
+        /* the ids not yet placed, within the walk's bounds */
+        int64_t lo = fwd ? k.b + 1 : k.a + 1, hi = fwd ? k.a - 1 : k.b - 1;
+        if (lo < bo->lo)
+            lo = bo->lo;
+        if (hi > bo->hi)
+            hi = bo->hi;
+        if (hi - lo < 1)
+            break; /* one id or none: the walk places it as cheaply */
+        /* the slice's ends stand for a side with no row seen: the start
+         * may lie outside them (then halfway) */
+        const uint64_t lo_t = fwd ? k.tb : k.ta, hi_t = fwd ? k.ta : k.tb;
+        double frac = 0.5;
+        if (lo_t < hi_t && T >= lo_t && T <= hi_t)
+            frac = (double)(fwd ? T - lo_t : hi_t - T) / (double)(hi_t - lo_t);
+        /* the first id on the start's side: rounded up, in query order */
+        /* the transitions do not grow evenly (a gap before a burst of
+         * accesses put every probe next to the side seen last, one id a
+         * probe): a probe that did not halve the ids left is followed by
+         * one at their middle */
+        if (hi - lo + 1 > left / 2)
+            frac = 0.5;
+        left = hi - lo + 1;
+        int64_t step = (int64_t)(frac * (double)(fwd ? k.a - k.b : k.b - k.a) + 0.999);
+        int64_t g = fwd ? k.b + step : k.b - step;
+        if (g < lo)
+            g = lo;
+        if (g > hi)
+            g = hi;
+        const uint32_t xo = (uint32_t)g;
+        uint32_t kk;
+        MH_TRY(label_of(c, seg, si, s, xo, &kk));
+        const uint8_t *crec = seg->chunks + (size_t)(s->chunk_first + kk) * seg->chunk_recsz;
+        const uint32_t r0 = mhf_load_u32(crec + MHF_CHUNK_ROW_FIRST);
+        const uint32_t r1 = r0 + mhf_load_u32(crec + MHF_CHUNK_ROW_COUNT);
+        uint32_t blo = r0 / R, bhi = (r1 - 1) / R;
+        while (blo < bhi) {
+            uint32_t mid = blo + (bhi - blo + 1) / 2;
+            const uint8_t *rec = seg->blocks + (size_t)(s->block_first + mid) * seg->block_recsz;
+            if (mhf_load_u32(rec + MHF_BLOCK_FIRST_ID) <= xo)
+                blo = mid;
+            else
+                bhi = mid - 1;
+        }
+        const mh_rows *rows;
+        MH_TRY(mh_query_block(c, seg, s, blo, &rows));
+        const uint32_t base = blo * R;
+        const uint32_t k0 = (r0 > base ? r0 : base) - base;
+        const uint32_t k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;
+        if (k0 >= k1)
+            return not_there(c, si, s, s->chunk_first + kk, xo);
+        uint32_t i = row_search(rows->id_off, k0, k1, xo);
+        if (i == k1 || rows->id_off[i] != xo)
+            return not_there(c, si, s, s->chunk_first + kk, xo);
+        for (uint32_t j = 0; j < rows->n; j++)
+            bracket_row(&k, fwd, T, rows->t[j], rows->id_off[j]);
+    }
+    if (fwd && k.b + 1 > bo->lo)
+        bo->lo = k.b + 1;
+    if (!fwd && k.b - 1 < bo->hi)
+        bo->hi = k.b - 1;
+    return MH_OK;
+}
+
 int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
                    const qspec *q, size_t want, mh_access *out, size_t *got) {
     int rc = idmap_walk(c, seg, si, s, q, want, out, got);
@@ -245,7 +401,8 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
         MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for an id-order query");
     /* the walk's bounds: exact for ids (start, end, window), from the
      * index records for transitions */
-    bounds bo = {0, (int64_t)s->count - 1};
+    bounds bo = {0, (int64_t)s->count - 1, 0, 0};
+    bounds_init(q, &bo);
     uint64_t lo_id = q->id_lo, hi_id = q->id_hi;
     if (q->kind == MH_FROM_ID) {
         /* nothing lies after UINT64_MAX or before 0: the chunk walk says so */
@@ -295,10 +452,6 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             const uint64_t tl = mhf_load_u64(rec + MHF_CHUNK_T_LAST);
             const uint32_t xf = mhf_load_u32(rec + MHF_CHUNK_ID_FIRST);
             const uint32_t xl = mhf_load_u32(rec + MHF_CHUNK_ID_LAST);
-            if (by_t) {
-                narrow(q, s, &bo, tf, xf);
-                narrow(q, s, &bo, tl, xl);
-            }
             c->memo[k] = UINT32_MAX;
             if (q->sbits) {
                 mh_chunk ch;
@@ -335,13 +488,28 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
                    walk_cost <= id_cost))
         return 0;
     if (by_t) {
-        /* the blocks' first rows place the start more finely */
+        /* every row the index records show is a sample of the ids'
+         * transitions, whatever its op or address: each chunk's first and
+         * last rows (of every op: a read-only query placed its start by
+         * the read chunks only), and the blocks' first rows */
+        for (uint32_t k = 0; k < nck; k++) {
+            const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
+            narrow(&bo, mhf_load_u64(rec + MHF_CHUNK_T_FIRST),
+                   mhf_load_u32(rec + MHF_CHUNK_ID_FIRST));
+            narrow(&bo, mhf_load_u64(rec + MHF_CHUNK_T_LAST),
+                   mhf_load_u32(rec + MHF_CHUNK_ID_LAST));
+        }
         for (uint32_t b = 0; b < s->block_count; b++) {
             const uint8_t *rec = seg->blocks + (size_t)(s->block_first + b) * seg->block_recsz;
-            narrow(q, s, &bo, mhf_load_u64(rec + MHF_BLOCK_FIRST_T),
+            narrow(&bo, mhf_load_u64(rec + MHF_BLOCK_FIRST_T),
                    mhf_load_u32(rec + MHF_BLOCK_FIRST_ID));
         }
     }
+    /* a whole-ish query (the chunks that can match hold most of the
+     * slice): the start placed by probes first. A narrow one locates only
+     * rows of the few chunks meeting [A, B], cheaper than probes into any */
+    if (q->kind == MH_FROM_TRANSITION && cover >= s->count / 2)
+        MH_TRY(probe_start(c, seg, si, s, q, &bo));
     const int filtered = row_filtered(q);
     size_t n = 0;
     int have_prev = 0;
@@ -461,6 +629,22 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
         have_prev = 1;
         prev_t = t;
         prev_id = id;
+        if (!in_range(q, t, id) && q->kind == MH_FROM_TRANSITION) {
+            /* before the start. Every row of the block, of whatever chunk,
+             * is a (transition, id) sample: transitions do not decrease
+             * with ids, so each row before the start rules out its id and
+             * every id before it. One pass over the block's transitions
+             * (a few instructions a row, against ~170 a row to decode a
+             * block) moves the walk past all of them: a whole-space max-1
+             * query decoded 4.6 blocks a query on the python store, one
+             * per chunk met before the start, and now decodes about one
+             * (callgrind, tools/bench probe --range 0). A later id whose
+             * row lies in this block is then on the query's side of the
+             * start, so the pass runs at most once per block and walk. */
+            narrow_block(q, &bo, rows);
+            x = fwd ? bo.lo : bo.hi;
+            continue;
+        }
         if (!in_range(q, t, id)) {
             /* before the start: so is every row of the chunk in this block
              * up to the last one before it (ids after x, forward) */
@@ -476,7 +660,7 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             }
             /* forward, rows [i, a) are before the start; backward [a, i] */
             uint32_t p = fwd ? a - 1 : a;
-            narrow(q, s, &bo, col_t[p], col_id[p]);
+            narrow(&bo, col_t[p], col_id[p]);
             if (fwd)
                 x = (int64_t)col_id[p] + 1;
             else
