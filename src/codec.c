@@ -557,7 +557,8 @@ run_column(unsigned kind, run_state *s, const uint8_t *p, const uint8_t *end,
             if (run_zigzag(kind))
                 x = ((w >> 1) & 0x7f7f7f7f7f7f7f7fu) ^
                     ((w & 0x0101010101010101u) * 0xffu);
-            if (!hi) { /* eight one-byte varints: a loop of constant trips */
+            if (!hi) { /* eight one-byte varints, unrolled */
+#pragma GCC unroll 8
                 for (unsigned j = 0; j < 8; j++)
                     run_put(kind, s, i + j, byte_value(kind, x, j));
                 p += 8;
