@@ -496,10 +496,11 @@ run_put(unsigned kind, run_state *s, uint32_t i, uint64_t v) {
         s->u64[i] = v;
         break;
     case RUN_SIZE: {
-        /* v 0 sets the high bits of v - 1, v >= 2^32 those of v; the
-         * end a + v - 1 wraps when it falls below a */
-        uint64_t a = s->phy[i], last = a + (v - 1u);
-        s->bad |= ((v | (v - 1u)) >> 32) | (uint64_t)(last < a);
+        /* v in 1 .. 2^32 - 1; the end a + v - 1 wraps when it falls
+         * below a (branches: fewer instructions than or-ing flags) */
+        uint64_t a = s->phy[i];
+        if (v - 1u >= UINT32_MAX || a + (v - 1u) < a)
+            s->bad = 1;
         s->u32[i] = (uint32_t)v;
         break;
     }
