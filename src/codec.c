@@ -446,9 +446,10 @@ static int dec_column_ref(unsigned k, const uint8_t **pp, const uint8_t *end,
  * check fails the column is decoded again by its reference decoder above,
  * from the column's start, which finds the first bad value and reports it
  * with the same code, offset and detail as always (a hostile block pays
- * twice, a good one once). callgrind, sort's store, point max 1000: the
- * reference decoders took ~131 instructions a row for the five base
- * columns. */
+ * twice, a good one once). callgrind, sort's store, point max 1000 (512-row
+ * blocks): the five base columns took 134 instructions a row with the
+ * reference decoders, 66 with these (t and physical 29, size 13, id 13,
+ * linear 11). */
 
 #define ONE_BYTE_HIGH_BITS 0x8080808080808080u
 

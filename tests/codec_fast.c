@@ -286,6 +286,26 @@ int main(void) {
                     both(&bb, mut, ms, n, t_base, &l, &ty, NULL);
                 }
             }
+    /* every byte of a presence bitmap: row 8j + k has a linear address
+     * (and a pc) when bit k of j is set, j = 0 .. 255 */
+    {
+        uint32_t n = 2048;
+        draw_rows(&r, &bb.in, n, 1);
+        for (uint32_t i = 0; i < n; i++) {
+            bb.in.phy[i] &= 0xffffffffffu; /* no range wraps */
+            bb.in.has_lin[i] = (uint8_t)((i / 8u) >> (i % 8u) & 1u);
+            bb.in.lin[i] = bb.in.has_lin[i] ? bb.in.phy[i] ^ 0x10 : 0;
+            bb.in.has_pc[i] = (uint8_t)!bb.in.has_lin[i];
+            bb.in.pc[i] = bb.in.has_pc[i] ? 0x400000u + i : 0;
+        }
+        mh_block_layout l;
+        mh_block_layout_std(&l, 2, 1, 1);
+        size_t size = mh_block_encode_raw(bb.raw, n, &bb.in, bb.in.t[0], 1, 1);
+        CHECK_OK(both(&bb, bb.raw, size, n, bb.in.t[0], &l, &ty, NULL));
+        for (uint32_t i = 0; i < n; i++)
+            CHECK(bb.a.has_lin[i] == bb.in.has_lin[i] && bb.a.lin[i] == bb.in.lin[i] &&
+                  bb.a.has_pc[i] == bb.in.has_pc[i] && bb.a.pc[i] == bb.in.pc[i]);
+    }
     /* values the checks must refuse, each by its detail */
     hostile(&bb, 0, 0, mhf_zigzag(UINT32_MAX + 1ull), "id offset out of range, row 0", &ty);
     hostile(&bb, 0, 13, mhf_zigzag(UINT32_MAX), "id offset out of range, row 13", &ty);
