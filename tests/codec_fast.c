@@ -43,7 +43,8 @@ static void draw_rows(tu_rng *r, mh_rows *c, uint32_t n, unsigned mode) {
     unsigned rate = (unsigned[]){0, 3, 25, 60, 100}[mode % 5];
     unsigned lin_mode = (unsigned)tu_below(r, 5), pc_mode = (unsigned)tu_below(r, 5);
     uint64_t id = tu_below(r, 3) == 0 ? UINT32_MAX - 4u * n : tu_below(r, 1000);
-    uint64_t t = tu_next(r) >> (tu_below(r, 2) ? 1 : 40);
+    unsigned t_shift = tu_below(r, 2) ? 1 : 40;
+    uint64_t t = tu_next(r) >> t_shift;
     uint64_t phy = tu_below(r, 4) == 0 ? UINT64_MAX - (uint64_t)n * 300u : tu_next(r) >> 16;
     uint64_t pc = tu_next(r) >> 20;
     for (uint32_t i = 0; i < n; i++) {
@@ -56,8 +57,12 @@ static void draw_rows(tu_rng *r, mh_rows *c, uint32_t n, unsigned mode) {
         if (phy > UINT64_MAX - (1u << 20))
             phy = UINT64_MAX - (1u << 20) - tu_below(r, 100);
         c->phy[i] = phy;
-        c->size[i] = tu_below(r, 20) == 0 ? (uint32_t)(1u + tu_below(r, UINT32_MAX - 1u)) >> tu_below(r, 20)
-                                           : (uint32_t)(1u + tu_below(r, 8));
+        if (tu_below(r, 20) == 0) { /* a large size (draws in sequence) */
+            uint32_t big = (uint32_t)(1u + tu_below(r, UINT32_MAX - 1u));
+            c->size[i] = big >> tu_below(r, 20);
+        } else {
+            c->size[i] = (uint32_t)(1u + tu_below(r, 8));
+        }
         if (c->size[i] == 0)
             c->size[i] = 1;
         uint8_t has = lin_mode == 0 ? 0 : lin_mode == 1 ? 1 : lin_mode == 2 ? (uint8_t)(tu_below(r, 2))
