@@ -223,6 +223,13 @@ size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const mh_rows *c,
 int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
                         uint64_t t_base, const mh_block_layout *l,
                         mh_rows *out, mh_diag *d);
+/* The same with the reference column decoders (one value at a time, each
+ * check where its value is read): what mh_block_decode_raw falls back to
+ * on a column that fails a check, so both give the same rows, codes and
+ * details (tests/codec_fast.c compares them). */
+int mh_block_decode_raw_ref(const uint8_t *raw, size_t raw_size, uint32_t n,
+                            uint64_t t_base, const mh_block_layout *l,
+                            mh_rows *out, mh_diag *d);
 
 /* Checks the checksum, decompresses and parses one block. scratch must hold
  * raw_size bytes. */
