@@ -210,7 +210,7 @@ typedef struct mh_writer_options {
     /* Average accesses per chunk the writer aims at at least (default 128):
      * nearby chunks are merged across gaps until a slice has at most
      * accesses / chunk_min_accesses chunks per operation, with room kept
-     * for the cut of chunks over block_accesses rows into pieces at
+     * for the cut of chunks over 2 x block_accesses rows into pieces at
      * addresses no access straddles (SPEC.md 5.4). Smaller: narrower
      * chunks, so fewer rows decoded by queries on small ranges, and a larger
      * chunk array (56 bytes per chunk); 128 against 256 costs about 0.25
