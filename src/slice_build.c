@@ -101,28 +101,19 @@ static uint32_t cut_hot(mh_builder *w, const mh_rec *a, const uint64_t *ord,
                         uint32_t cap) {
     uint64_t *lo = w->ck_lo + first, *hi = w->ck_hi + first;
     uint32_t *start = w->ck_start + first;
-    /* first pass: the rows where pieces start, and the highest end of the
-     * rows before each (the gap merge is done with w->gaps, the sorts with
-     * w->tmpk; at most m / cap cuts) */
-    uint64_t *cuts = w->gaps, *reach_at = w->tmpk;
+    /* first pass: the rows where pieces start, from form_chunks' marks in
+     * w->tmpk (the gap merge is done with w->gaps; at most m / cap cuts):
+     * no row is read */
+    uint64_t *cuts = w->gaps;
+    const uint64_t *reach = w->tmpk;
     uint32_t ncut = 0;
     for (uint32_t c = 0; c < nint; c++) {
-        uint32_t s0 = start[c], end = c + 1 < nint ? start[c + 1] : m;
-        if (end - s0 <= cap)
-            continue;
-        uint32_t piece = s0;
-        uint64_t reach = 0; /* highest end of the chunk's rows before i */
-        for (uint32_t i = s0; i < end; i++) {
-            const mh_rec *x = &a[(uint32_t)ord[i]];
-            if (i - piece >= cap && x->physical > reach) {
-                reach_at[ncut] = reach;
+        uint32_t end = c + 1 < nint ? start[c + 1] : m;
+        for (uint32_t i = start[c] + cap; i < end; i++)
+            if (reach[i] != UINT64_MAX) {
                 cuts[ncut++] = i;
-                piece = i;
+                i += cap - 1;
             }
-            uint64_t e = x->physical + (x->size - 1u);
-            if (i == s0 || e > reach)
-                reach = e;
-        }
     }
     if (ncut == 0)
         return nint;
@@ -139,7 +130,7 @@ static uint32_t cut_hot(mh_builder *w, const mh_rec *a, const uint64_t *ord,
             start[out] = i;
             lo[out] = a[(uint32_t)ord[i]].physical;
             hi[out] = c_hi;
-            c_hi = reach_at[k]; /* the part before the cut ends there */
+            c_hi = reach[cuts[k]]; /* the part before the cut ends there */
         }
         out--;
         start[out] = s0;
@@ -160,9 +151,14 @@ static void form_chunks(mh_builder *w, const mh_rec *a, const uint64_t *ord,
     /* the open interval's end in a local (the stores through hi may alias
      * it); an end of 2^64 - 1 swallows everything after it */
     uint64_t cur = 0;
+    /* for the cut (cut_hot): before each row that no row before it
+     * straddles (it starts past cur), the highest end before it; else
+     * UINT64_MAX, which no such end can be */
+    uint64_t *reach = w->tmpk;
     for (uint32_t i = 0; i < m; i++) {
         const mh_rec *x = &a[(uint32_t)ord[i]];
         uint64_t end = x->physical + (x->size - 1u);
+        reach[i] = nint && x->physical > cur ? cur : UINT64_MAX;
         if (nint && (cur == UINT64_MAX || x->physical <= cur + 1u)) {
             if (end > cur)
                 cur = end;
