@@ -219,7 +219,11 @@ typedef struct mh_writer_options {
     /* LZ4 acceleration (default 1; higher is faster and larger). */
     int32_t lz4_acceleration;
     /* Commit automatically once this many accesses are pending
-     * (default 1 << 24; 0 = only on mh_writer_commit() and close). */
+     * (default 1 << 24; 0 = only on mh_writer_commit() and close). With
+     * background threads the segment is sealed by a thread of its own
+     * while appends go on: its failure is returned by a later call, and
+     * mh_writer_commit, close, discard_from and mh_writer_committed wait
+     * for it. */
     uint64_t commit_accesses;
     /* Number of background threads that build and write slices while the
      * producer keeps appending (default 2; 0 = build in the appending
@@ -290,7 +294,8 @@ MH_API int mh_writer_set_meta(mh_writer *w, const char *key, const char *value);
  * MH_EINVAL (size 0, range wraps, unknown op, has_linear not 0/1, has_pc or
  * stream not 0 -- format 1.x cannot store them -- or a reserved byte not
  * 0), MH_EORDER (transition smaller than the previous one), MH_ESTATE, and
- * any error of an automatic commit. A rejected access changes nothing. */
+ * any error of an automatic commit (with background threads, of one made
+ * by an earlier call). A rejected access changes nothing. */
 MH_API int mh_writer_append(mh_writer *w, const mh_access *a);
 
 /* Appends n accesses in order: the path high-throughput tracers use.
@@ -405,7 +410,9 @@ MH_API int mh_writer_discard_from(mh_writer *w, uint64_t t);
  * everything but close and abandon); what was committed before stays. */
 MH_API int mh_writer_commit(mh_writer *w);
 
-/* Number of accesses committed so far (the store's total). */
+/* Number of accesses committed so far (the store's total). An automatic
+ * commit whose seal still runs in the background is waited for: the count
+ * is what the store keeps whatever the caller does next. */
 MH_API uint64_t mh_writer_committed(const mh_writer *w);
 
 /* Commits, then releases the lock and frees w. Returns the commit's error, if

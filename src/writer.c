@@ -3,13 +3,18 @@
  * hands full slices to the segment builder (on a background thread when
  * asked, so the producer keeps appending while the previous slice is
  * sorted, encoded, compressed and written), and commits: seal the segment,
- * then replace the MANIFEST atomically.
+ * then replace the MANIFEST atomically. With background threads, the
+ * automatic commit (every commit_accesses) hands the segment to a seal
+ * thread and goes on: the seal (postings, id map, summaries, fsync, ...)
+ * overlaps the next segment's slices instead of stalling producer and
+ * builders; an explicit commit, close, discard and abandon wait for it.
  *
  * Memory bound: (threads + 1) slice buffers of 2 * slice_accesses records
  * (mh_rec, 48 bytes each), the builder's scratch (about 60 bytes per access
  * of one slice), the index records of the segment being written (at most
  * 56 bytes per chunk and per block, 72 per slice) until the next commit,
- * and with producers open their rings (merge.c).
+ * the same of at most one more segment while its seal runs, and with
+ * producers open their rings (merge.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -88,17 +93,18 @@ static void *builder_main(void *arg) {
                          mh_strerror(rc));
         if (rc == MH_OK && w->job_rc == MH_OK) {
             /* without mu: only the builder whose turn it is appends, and
-             * the writer's thread touches segw only once jobs_done has
-             * caught up (wait_idle), so the producer and the other
-             * builders go on meanwhile */
+             * the writer's thread (or the seal thread) touches the segment
+             * only once jobs_done has caught up (wait_idle, seal_main), so
+             * the producer and the other builders go on meanwhile */
             pthread_mutex_unlock(&w->mu);
-            rc = mh_segw_append(w->segw, b, &d);
+            rc = mh_segw_append(j.seg, b, &d);
             pthread_mutex_lock(&w->mu);
         }
         if (rc != MH_OK && w->job_rc == MH_OK) {
             w->job_rc = rc;
             w->job_errno = errno; /* the caller's thread reports it */
             w->job_diag = d;
+            w->job_fail_seq = j.seq;
         }
         w->jobs_done++;
         pthread_cond_broadcast(&w->cv);
@@ -107,12 +113,87 @@ static void *builder_main(void *arg) {
     return NULL;
 }
 
-/* Waits until every slice handed out is appended; returns the first error. */
+/* Seals seg with si and stores the MANIFEST that lists it: the commit
+ * (SPEC.md §10.1 steps 2-3). In the writer's thread (explicit commit,
+ * close, no background threads) or the seal thread (automatic commit);
+ * either way nothing else touches man meanwhile. seg stays the caller's. */
+static int publish(mh_writer *w, mh_segw *seg, const mh_seal_info *si,
+                   mh_diag *d) {
+    mh_manrec rec;
+    MH_TRY(mh_segw_seal(seg, si, &rec, d));
+    mh_manifest next = w->man;
+    next.recs = malloc((w->man.nrecs + 1) * sizeof *next.recs);
+    if (!next.recs)
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for the next MANIFEST");
+    if (w->man.nrecs)
+        memcpy(next.recs, w->man.recs, w->man.nrecs * sizeof *next.recs);
+    next.recs[next.nrecs++] = rec;
+    next.generation++;
+    next.access_count += rec.count;
+    next.next_seq = rec.seq + 1;
+    int rc = mh_manifest_store(w->dir, &next, d);
+    if (rc != MH_OK) {
+        free(next.recs);
+        return rc;
+    }
+    free(w->man.recs);
+    w->man = next;
+    atomic_store(&w->committed, next.access_count);
+    return MH_OK;
+}
+
+/* The seal thread: seals the segments automatic commits hand it, one at a
+ * time, once their slices are all appended. A segment whose slices failed
+ * (or came after a failed seal) is not sealed: the error is already in
+ * job_rc for the writer's thread, and the store keeps its last commit. */
+static void *seal_main(void *arg) {
+    mh_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->seal_busy && !w->stop)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->seal_busy)
+            break;
+        while (w->jobs_done < w->seal_after)
+            pthread_cond_wait(&w->cv, &w->mu);
+        int lost = w->job_rc != MH_OK && w->job_fail_seq < w->seal_after;
+        mh_segw *seg = w->seal_segw;
+        pthread_mutex_unlock(&w->mu);
+        mh_diag d = {0, 0, ""};
+        int rc = lost ? MH_OK : publish(w, seg, &w->seal_snap.si, &d);
+        int e = errno;
+        mh_segw_destroy(seg); /* removes its .tmp when the seal failed */
+        mh_seal_snap_free(&w->seal_snap);
+        pthread_mutex_lock(&w->mu);
+        if (rc != MH_OK && w->job_rc == MH_OK) {
+            /* the detail is the seal's own, as when the writer's thread
+             * sealed: the file and why */
+            w->job_rc = rc;
+            w->job_errno = e;
+            w->job_diag = d;
+            w->job_fail_seq = w->seal_after; /* the next segment's slices */
+        }
+        w->seal_segw = NULL;
+        w->seal_busy = 0;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Waits until no seal runs (mu held). */
+static void wait_seal_locked(mh_writer *w) {
+    while (w->seal_busy)
+        pthread_cond_wait(&w->cv, &w->mu);
+}
+
+/* Waits until every slice handed out is appended and no seal runs;
+ * returns the first error. */
 static int wait_idle(mh_writer *w) {
     if (!w->nthreads)
         return MH_OK;
     pthread_mutex_lock(&w->mu);
-    while (w->jobs_done != w->jobs_sent)
+    while (w->jobs_done != w->jobs_sent || w->seal_busy)
         pthread_cond_wait(&w->cv, &w->mu);
     int rc = w->job_rc;
     if (rc != MH_OK) {
@@ -147,8 +228,8 @@ static int ensure_segment(mh_writer *w) {
         return MH_OK;
     mh_segw_config cfg = {
         .dir = w->dir,
-        .seq = w->man.next_seq,
-        .id_first = w->man.access_count,
+        .seq = w->seg_seq,
+        .id_first = w->seg_id_first,
         .rows_per_block = w->opt.block_accesses,
         .chunk_min_accesses = w->opt.chunk_min_accesses,
         .lz4_acceleration = w->opt.lz4_acceleration,
@@ -161,6 +242,7 @@ static int ensure_segment(mh_writer *w) {
 }
 
 static int commit_locked(mh_writer *w);
+static int commit_background(mh_writer *w);
 
 /* Hands the filled buffer to a builder (or builds it here). */
 static int close_slice(mh_writer *w) {
@@ -170,8 +252,9 @@ static int close_slice(mh_writer *w) {
     if (rc != MH_OK)
         return fail(w, rc);
     uint64_t id_base = w->next_id - w->n;
-    if (id_base == w->man.access_count)
+    if (id_base == w->seg_id_first)
         w->seg_t_first = w->buf[0].transition; /* the segment's first slice */
+    w->seg_t_last = w->buf[w->n - 1].transition;
     if (w->nthreads) {
         pthread_mutex_lock(&w->mu);
         while (w->npool == 0 && w->job_rc == MH_OK)
@@ -183,7 +266,7 @@ static int close_slice(mh_writer *w) {
         }
         if (rc == MH_OK) {
             size_t tail = (w->qhead + w->qlen) % (MAX_BUILDERS + 1);
-            w->queue[tail] = (job){w->buf, w->n, id_base, w->jobs_sent++};
+            w->queue[tail] = (job){w->buf, w->n, id_base, w->jobs_sent++, w->segw};
             w->qlen++;
             w->buf = w->pool[--w->npool];
             pthread_cond_broadcast(&w->cv);
@@ -201,8 +284,8 @@ static int close_slice(mh_writer *w) {
         return fail(w, rc);
     w->n = 0;
     if (w->opt.commit_accesses &&
-        w->next_id - w->man.access_count >= w->opt.commit_accesses)
-        return commit_locked(w);
+        w->next_id - w->seg_id_first >= w->opt.commit_accesses)
+        return w->nthreads ? commit_background(w) : commit_locked(w);
     return MH_OK;
 }
 
@@ -303,12 +386,18 @@ static void free_writer(mh_writer *w) {
         pthread_mutex_unlock(&w->mu);
         for (int i = 0; i < w->nthreads; i++)
             pthread_join(w->thread[i], NULL);
+        /* after the builders: a seal handed over finishes first (it was
+         * committed, automatically, before this call) */
+        if (w->seal_started)
+            pthread_join(w->seal_thread, NULL);
         pthread_mutex_destroy(&w->mu);
         pthread_cond_destroy(&w->cv);
     }
     for (int i = 0; i < MAX_BUILDERS; i++)
         mh_builder_destroy(w->builder[i]);
     mh_segw_destroy(w->segw);
+    mh_segw_destroy(w->seal_segw); /* handed over to no seal thread */
+    mh_seal_snap_free(&w->seal_snap);
     if (w->lock_fd >= 0)
         close(w->lock_fd);
     mh_manifest_free(&w->man);
@@ -365,6 +454,11 @@ static int start_builders(mh_writer *w) {
                                 "cannot start builder thread %d: %s", i, strerror(e));
         w->nthreads = i + 1;
     }
+    int e = pthread_create(&w->seal_thread, NULL, seal_main, w);
+    if (e != 0)
+        return mh_diag_fail(&w->err, MH_ENOMEM, 0,
+                            "cannot start the seal thread: %s", strerror(e));
+    w->seal_started = 1;
     return MH_OK;
 }
 
@@ -448,6 +542,9 @@ static int open_store(mh_writer *w, const char *path, unsigned flags) {
     }
     if (rc == MH_OK) {
         w->next_id = w->man.access_count;
+        w->seg_seq = w->man.next_seq;
+        w->seg_id_first = w->man.access_count;
+        atomic_store(&w->committed, w->man.access_count);
         for (size_t i = w->man.nrecs; i-- > 0;)
             if (w->man.recs[i].count) {
                 w->last_t = w->man.recs[i].t_last;
@@ -838,10 +935,15 @@ uint64_t mh_writer_committed(const mh_writer *w) {
     if (!w)
         return 0;
     mh_writer *mw = (mh_writer *)w;
-    pthread_mutex_lock(&mw->wmu);
-    uint64_t v = w->man.access_count;
-    pthread_mutex_unlock(&mw->wmu);
-    return v;
+    if (mw->mu_ready) {
+        /* an automatic commit in the background counts once it is done,
+         * as it did when it was done in the append that made it: a caller
+         * that abandons after this sees what the store keeps */
+        pthread_mutex_lock(&mw->mu);
+        wait_seal_locked(mw);
+        pthread_mutex_unlock(&mw->mu);
+    }
+    return atomic_load(&mw->committed);
 }
 
 static int commit_locked(mh_writer *w) {
@@ -865,38 +967,71 @@ static int commit_locked(mh_writer *w) {
         return MH_OK;
     }
     rc = ensure_segment(w);
-    mh_manrec rec;
     mh_seal_info si = {.meta = w->meta, .nmeta = w->nmeta};
     mh_window_part *parts = NULL;
     uint64_t id_first = w->man.access_count;
     uint64_t id_end = rc == MH_OK ? mh_segw_next_id(w->segw) : id_first;
     if (rc == MH_OK)
-        rc = mh_writer_seal_info(w, id_first, id_end, &si, &parts);
+        rc = mh_writer_seal_info(w, id_first, id_end, mh_segw_t_last(w->segw),
+                                 &si, &parts);
     if (rc == MH_OK)
-        rc = mh_segw_seal(w->segw, &si, &rec, &w->err);
+        rc = publish(w, w->segw, &si, &w->err);
     free(parts);
     if (rc != MH_OK)
         return fail(w, rc);
-    mh_manifest next = w->man;
-    next.recs = malloc((w->man.nrecs + 1) * sizeof *next.recs);
-    if (!next.recs)
-        return fail(w, mh_diag_fail(&w->err, MH_ENOMEM, 0,
-                                    "out of memory for the next MANIFEST"));
-    if (w->man.nrecs)
-        memcpy(next.recs, w->man.recs, w->man.nrecs * sizeof *next.recs);
-    next.recs[next.nrecs++] = rec;
-    next.generation++;
-    next.access_count += rec.count;
-    next.next_seq = rec.seq + 1;
-    rc = mh_manifest_store(w->dir, &next, &w->err);
-    if (rc != MH_OK) {
-        free(next.recs);
-        return fail(w, rc);
-    }
-    free(w->man.recs);
-    w->man = next;
     mh_segw_destroy(w->segw);
     w->segw = NULL;
+    w->seg_seq = w->man.next_seq;
+    w->seg_id_first = w->man.access_count;
+    w->meta_dirty = 0;
+    if (si.nstreams)
+        w->streams_table = 1;
+    mh_writer_windows_sealed(w, id_end);
+    return MH_OK;
+}
+
+/* The automatic commit with background threads, right after the segment's
+ * last slice was queued: the seal info is taken now (what the commit
+ * holds is fixed here, as if it were sealed here), the segment goes to
+ * the seal thread, and the next accesses start the next segment. A seal
+ * already running is waited for first: one at a time bounds the memory,
+ * and the seals (MANIFEST generations) stay in order. Its failure, or a
+ * builder's, comes back as job_rc: here, or at the next slice or commit. */
+static int commit_background(mh_writer *w) {
+    pthread_mutex_lock(&w->mu);
+    while (w->seal_busy && w->job_rc == MH_OK)
+        pthread_cond_wait(&w->cv, &w->mu);
+    int rc = w->job_rc;
+    if (rc != MH_OK) {
+        w->err = w->job_diag;
+        errno = w->job_errno;
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (rc != MH_OK)
+        return fail(w, rc);
+    uint64_t id_end = w->next_id; /* every access kept is in the segment */
+    mh_seal_info si = {.meta = w->meta, .nmeta = w->nmeta};
+    mh_window_part *parts = NULL;
+    mh_seal_snap snap;
+    rc = mh_writer_seal_info(w, w->seg_id_first, id_end, w->seg_t_last, &si,
+                             &parts);
+    if (rc == MH_OK && mh_seal_snap_make(&si, &snap) != MH_OK)
+        rc = mh_diag_fail(&w->err, MH_ENOMEM, 0,
+                          "out of memory for the seal of segment %llu",
+                          (unsigned long long)w->seg_seq);
+    free(parts);
+    if (rc != MH_OK)
+        return fail(w, rc);
+    pthread_mutex_lock(&w->mu);
+    w->seal_segw = w->segw;
+    w->seal_snap = snap;
+    w->seal_after = w->jobs_sent;
+    w->seal_busy = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    w->segw = NULL;
+    w->seg_seq++;
+    w->seg_id_first = id_end;
     w->meta_dirty = 0;
     if (si.nstreams)
         w->streams_table = 1;
@@ -924,6 +1059,13 @@ int mh_writer_discard_from(mh_writer *w, uint64_t t) {
     call_start(w);
     if (w->failed)
         return mh_writer_refuse_failed(w);
+    if (w->mu_ready) {
+        /* an automatic commit in the background is a commit: its
+         * accesses cannot go either (its failure comes from wait_idle) */
+        pthread_mutex_lock(&w->mu);
+        wait_seal_locked(w);
+        pthread_mutex_unlock(&w->mu);
+    }
     for (size_t i = w->man.nrecs; i-- > 0;)
         if (w->man.recs[i].count) {
             if (w->man.recs[i].t_last >= t)
@@ -954,7 +1096,7 @@ int mh_writer_discard_from(mh_writer *w, uint64_t t) {
         while (w->n > 0 && w->buf[w->n - 1].transition >= t)
             w->n--;
     }
-    uint64_t base = w->segw ? mh_segw_next_id(w->segw) : w->man.access_count;
+    uint64_t base = w->segw ? mh_segw_next_id(w->segw) : w->seg_id_first;
     w->next_id = base + w->n;
     /* the last kept access bounds the transitions that may come next */
     w->has_last = 0;

@@ -31,6 +31,9 @@ typedef struct job {
     mh_rec *buf;
     uint32_t n;
     uint64_t id_base, seq;
+    mh_segw *seg; /* the segment it goes to: an automatic commit hands the
+                     segment to the seal thread while its last slices are
+                     still being built */
 } job;
 
 /* A window touched since the last commit (design2.md, dictionary table 7):
@@ -48,11 +51,20 @@ typedef struct mh_wwin {
 
 typedef struct mh_merge mh_merge;
 
+/* The seal info of an automatic commit, copied (arrays and strings in one
+ * block) so that the seal thread can use it while the writer's thread
+ * declares streams, sets metadata and begins windows for the next segment. */
+typedef struct mh_seal_snap {
+    mh_seal_info si;
+    void *mem; /* what si points to; free() */
+} mh_seal_snap;
+
 typedef struct mh_writer {
     char *dir;
     int lock_fd;
     mh_writer_options opt;
     mh_manifest man;          /* committed state */
+    _Atomic uint64_t committed; /* man.access_count, for any thread */
     mh_kv *meta;
     size_t nmeta;
     int meta_dirty;           /* something besides accesses to commit:
@@ -65,6 +77,11 @@ typedef struct mh_writer {
     int has_last;
     mh_segw *segw;            /* segment being written, or NULL */
     uint64_t seg_t_first;     /* transition of the segment's first access */
+    uint64_t seg_t_last;      /* of the last access handed to a builder */
+    /* where the segment being written begins: the MANIFEST's next_seq and
+     * access_count, or past the segment an automatic commit handed to the
+     * seal thread (man is the seal thread's until that seal is done) */
+    uint64_t seg_seq, seg_id_first;
     int failed;
     /* builders: builder[0] works in the appending thread when nthreads = 0 */
     int nthreads;
@@ -80,9 +97,24 @@ typedef struct mh_writer {
     size_t npool;
     uint64_t jobs_sent, jobs_done; /* slices handed out / appended */
     int job_rc;
+    uint64_t job_fail_seq;    /* the first job job_rc may have cost (a
+                                 builder's own; after a failed seal, the
+                                 next segment's first) */
     int job_errno;            /* errno of the builder that failed */
     mh_diag job_diag;         /* its detail (under mu) */
     int stop;
+    /* The seal of an automatic commit (background threads only): the
+     * seal thread waits until the segment's slices are appended (jobs_done
+     * reaches seal_after), then seals it and stores the MANIFEST, while
+     * the builders go on with the next segment's slices. One at a time:
+     * the next automatic commit waits for it; an explicit commit, close,
+     * discard and abandon wait for it too. Under mu. */
+    int seal_busy;
+    mh_segw *seal_segw;
+    mh_seal_snap seal_snap;
+    uint64_t seal_after;
+    int seal_started;
+    pthread_t seal_thread;
     mh_diag err;              /* detail of the last failed call; code 0 at
                                  the start of each call */
     mh_diag failed_diag;      /* detail of the failure that failed w */
@@ -167,10 +199,15 @@ int mh_writer_streams_init(mh_writer *w);
 int mh_writer_streams_load(mh_writer *w, const mh_seg *newest);
 void mh_writer_window_seen(mh_writer *w, const mh_seg *seg);
 /* Fills si's streams, stream metadata and window parts for the segment
- * being sealed, ids [id_first, id_end); *parts is malloc'd (free after
- * the seal). */
+ * being sealed, ids [id_first, id_end), its last access at transition
+ * t_last; *parts is malloc'd (free after the seal). */
 int mh_writer_seal_info(mh_writer *w, uint64_t id_first, uint64_t id_end,
-                        mh_seal_info *si, mh_window_part **parts);
+                        uint64_t t_last, mh_seal_info *si,
+                        mh_window_part **parts);
+/* Copies si (metadata, streams, stream metadata, window parts and their
+ * strings) into out; MH_ENOMEM. mh_seal_snap_free(out) frees it. */
+int mh_seal_snap_make(const mh_seal_info *si, mh_seal_snap *out);
+void mh_seal_snap_free(mh_seal_snap *s);
 /* After a successful seal of [.., id_end): closed windows go, the open one
  * continues at id_end. */
 void mh_writer_windows_sealed(mh_writer *w, uint64_t id_end);

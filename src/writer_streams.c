@@ -333,7 +333,8 @@ int mh_writer_window_end(mh_writer *w) {
 }
 
 int mh_writer_seal_info(mh_writer *w, uint64_t id_first, uint64_t id_end,
-                        mh_seal_info *si, mh_window_part **parts_out) {
+                        uint64_t t_last, mh_seal_info *si,
+                        mh_window_part **parts_out) {
     /* streams: none while the store is single-stream and undescribed, so
      * such a segment has no streams table (as 1.0) */
     int plain = !w->streams_table && w->nstreams == 1 && w->nsmeta == 0 &&
@@ -367,14 +368,84 @@ int mh_writer_seal_info(mh_writer *w, uint64_t id_first, uint64_t id_end,
         *p = (mh_window_part){.window = x->window, .id_first = lo, .count = count};
         if (count) {
             p->t_first = lo == id_first ? w->seg_t_first : x->t_begin;
-            p->t_last = x->open || x->id_end >= id_end ? mh_segw_t_last(w->segw)
-                                                      : x->t_end;
+            p->t_last = x->open || x->id_end >= id_end ? t_last : x->t_end;
         }
     }
     si->windows = parts;
     si->nwindows = np;
     *parts_out = parts;
     return MH_OK;
+}
+
+/* Bytes of a copy of the string s (NUL included; 0 for NULL). */
+static size_t str_bytes(const char *s) { return s ? strlen(s) + 1 : 0; }
+
+/* Copies s to *at and moves *at past it (NULL stays NULL). */
+static const char *str_put(char **at, const char *s) {
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = memcpy(*at, s, n);
+    *at += n;
+    return d;
+}
+
+#define ALIGN8(n) (((n) + 7u) & ~(size_t)7u)
+
+int mh_seal_snap_make(const mh_seal_info *si, mh_seal_snap *out) {
+    memset(out, 0, sizeof *out);
+    size_t a_meta = ALIGN8(si->nmeta * sizeof(mh_kv));
+    size_t a_st = ALIGN8(si->nstreams * sizeof(mh_stream_info));
+    size_t a_sm = ALIGN8(si->nstream_meta * sizeof(mh_stream_kv));
+    size_t a_win = ALIGN8(si->nwindows * sizeof(mh_window_part));
+    size_t strs = 0;
+    for (size_t i = 0; i < si->nmeta; i++)
+        strs += str_bytes(si->meta[i].key) + str_bytes(si->meta[i].value);
+    for (size_t i = 0; i < si->nstreams; i++)
+        strs += str_bytes(si->streams[i].name);
+    for (size_t i = 0; i < si->nstream_meta; i++)
+        strs += str_bytes(si->stream_meta[i].key) +
+                str_bytes(si->stream_meta[i].value);
+    char *mem = malloc(a_meta + a_st + a_sm + a_win + strs + 1);
+    if (!mem)
+        return MH_ENOMEM;
+    mh_kv *meta = (mh_kv *)(void *)mem;
+    mh_stream_info *st = (mh_stream_info *)(void *)(mem + a_meta);
+    mh_stream_kv *sm = (mh_stream_kv *)(void *)(mem + a_meta + a_st);
+    mh_window_part *win = (mh_window_part *)(void *)(mem + a_meta + a_st + a_sm);
+    char *at = mem + a_meta + a_st + a_sm + a_win;
+    for (size_t i = 0; i < si->nmeta; i++) {
+        meta[i].key = (char *)str_put(&at, si->meta[i].key);
+        meta[i].value = (char *)str_put(&at, si->meta[i].value);
+    }
+    for (size_t i = 0; i < si->nstreams; i++) {
+        st[i] = si->streams[i];
+        st[i].name = str_put(&at, si->streams[i].name);
+    }
+    for (size_t i = 0; i < si->nstream_meta; i++) {
+        sm[i] = si->stream_meta[i];
+        sm[i].key = str_put(&at, si->stream_meta[i].key);
+        sm[i].value = str_put(&at, si->stream_meta[i].value);
+    }
+    if (si->nwindows)
+        memcpy(win, si->windows, si->nwindows * sizeof *win);
+    /* the tests-only fields (extra sections, tables, columns, minor) are
+     * never set by the writer: they stay zero */
+    out->si.meta = meta;
+    out->si.nmeta = si->nmeta;
+    out->si.streams = si->nstreams ? st : NULL;
+    out->si.nstreams = si->nstreams;
+    out->si.stream_meta = sm;
+    out->si.nstream_meta = si->nstream_meta;
+    out->si.windows = si->nwindows ? win : NULL;
+    out->si.nwindows = si->nwindows;
+    out->mem = mem;
+    return MH_OK;
+}
+
+void mh_seal_snap_free(mh_seal_snap *s) {
+    free(s->mem);
+    memset(s, 0, sizeof *s);
 }
 
 void mh_writer_windows_sealed(mh_writer *w, uint64_t id_end) {
