@@ -254,6 +254,22 @@ static int label_of(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
     return MH_OK;
 }
 
+/* The block of a chunk (its blocks lo .. hi of the slice) holding id
+ * offset xo: the last whose first id is <= xo (the blocks after a chunk's
+ * first start with a row of it, SPEC.md 14 step 4). */
+static uint32_t block_of_id(const mh_seg *seg, const mh_slice *s, uint32_t lo,
+                            uint32_t hi, uint32_t xo) {
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        const uint8_t *rec = seg->blocks + (size_t)(s->block_first + mid) * seg->block_recsz;
+        if (mhf_load_u32(rec + MHF_BLOCK_FIRST_ID) <= xo)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 /* Before the walk of a transition start: ids around the start are
  * interleaved among many chunks, and the walk met them one by one, a block
  * decoded for each chunk met before the start (4.7 blocks a whole-space
@@ -322,15 +338,7 @@ static int probe_start(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *
         const uint8_t *crec = seg->chunks + (size_t)(s->chunk_first + kk) * seg->chunk_recsz;
         const uint32_t r0 = mhf_load_u32(crec + MHF_CHUNK_ROW_FIRST);
         const uint32_t r1 = r0 + mhf_load_u32(crec + MHF_CHUNK_ROW_COUNT);
-        uint32_t blo = r0 / R, bhi = (r1 - 1) / R;
-        while (blo < bhi) {
-            uint32_t mid = blo + (bhi - blo + 1) / 2;
-            const uint8_t *rec = seg->blocks + (size_t)(s->block_first + mid) * seg->block_recsz;
-            if (mhf_load_u32(rec + MHF_BLOCK_FIRST_ID) <= xo)
-                blo = mid;
-            else
-                bhi = mid - 1;
-        }
+        uint32_t blo = block_of_id(seg, s, r0 / R, (r1 - 1) / R, xo);
         const mh_rows *rows;
         MH_TRY(mh_query_block(c, seg, s, blo, &rows));
         const uint32_t base = blo * R;
@@ -580,18 +588,8 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
                     b = mb;
             }
         }
-        if (b == UINT32_MAX) {
-            uint32_t lo = b0, hi = b1;
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo + 1) / 2;
-                const uint8_t *rec = seg->blocks + (size_t)(s->block_first + mid) * seg->block_recsz;
-                if (mhf_load_u32(rec + MHF_BLOCK_FIRST_ID) <= xo)
-                    lo = mid;
-                else
-                    hi = mid - 1;
-            }
-            b = lo;
-        }
+        if (b == UINT32_MAX)
+            b = block_of_id(seg, s, b0, b1, xo);
         mh_block bl;
         MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, &c->diag));
         if (bl.phy_max < q->a || bl.phy_min > q->b || !mask_meets(q, bl.stream_mask)) {

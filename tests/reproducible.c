@@ -56,22 +56,6 @@ static void write_store(const char *dir, const mh_access *a, size_t n,
     CHECK_OK(mh_writer_close(w));
 }
 
-static void same_file(const char *d1, const char *d2, const char *name) {
-    char p1[4096], p2[4096];
-    tu_join(p1, sizeof p1, d1, name);
-    tu_join(p2, sizeof p2, d2, name);
-    size_t n1 = 0, n2 = 0;
-    unsigned char *b1 = tu_read_file(p1, &n1), *b2 = tu_read_file(p2, &n2);
-    CHECKF(b1 && b2, "cannot read %s or %s", p1, p2);
-    size_t at = 0;
-    while (at < n1 && at < n2 && b1[at] == b2[at])
-        at++;
-    CHECKF(n1 == n2 && at == n1, "%s: %zu and %zu bytes, first difference at %zu",
-           name, n1, n2, at);
-    free(b1);
-    free(b2);
-}
-
 int main(void) {
     size_t n = 2 * HALF;
     mh_access *a = calloc(n, sizeof *a);
@@ -85,8 +69,8 @@ int main(void) {
     tu_mkdtemp(d2, sizeof d2, "repro-b");
     write_store(d1, a, n, HALF, 0, 0);
     write_store(d2, a, n, HALF, 0, 1);
-    same_file(d1, d2, "seg-0000000000000000.mhs");
-    same_file(d1, d2, "seg-0000000000000001.mhs");
+    tu_same_file(d1, d2, "seg-0000000000000000.mhs");
+    tu_same_file(d1, d2, "seg-0000000000000001.mhs");
     /* which builder takes which slice is up to the scheduler: several
      * runs (the failure this guards against showed in 2 runs of 3) */
     static const int bgs[] = {1, 2, 3, 2, 3, 2, 3, 2};
@@ -95,9 +79,9 @@ int main(void) {
         tu_rmtree(d2);
         tu_mkdtemp(d2, sizeof d2, "repro-b");
         write_store(d2, a, n, HALF, bg, 0);
-        same_file(d1, d2, "seg-0000000000000000.mhs");
-        same_file(d1, d2, "seg-0000000000000001.mhs");
-        same_file(d1, d2, "MANIFEST");
+        tu_same_file(d1, d2, "seg-0000000000000000.mhs");
+        tu_same_file(d1, d2, "seg-0000000000000001.mhs");
+        tu_same_file(d1, d2, "MANIFEST");
     }
     tu_rmtree(d1);
     tu_rmtree(d2);

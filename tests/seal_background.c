@@ -131,22 +131,6 @@ static void script(const char *dir, const mh_access *a, int background, log *l) 
     CHECK_OK(mh_writer_close(w));
 }
 
-static void same_file(const char *d1, const char *d2, const char *name) {
-    char p1[4096], p2[4096];
-    tu_join(p1, sizeof p1, d1, name);
-    tu_join(p2, sizeof p2, d2, name);
-    size_t n1 = 0, n2 = 0;
-    unsigned char *b1 = tu_read_file(p1, &n1), *b2 = tu_read_file(p2, &n2);
-    CHECKF(b1 && b2, "cannot read %s or %s", p1, p2);
-    size_t at = 0;
-    while (at < n1 && at < n2 && b1[at] == b2[at])
-        at++;
-    CHECKF(n1 == n2 && at == n1, "%s: %zu and %zu bytes, first difference at %zu",
-           name, n1, n2, at);
-    free(b1);
-    free(b2);
-}
-
 static size_t segments_of(const char *dir) {
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(dir, &r));
@@ -174,11 +158,11 @@ static void same_calls_same_store(const mh_access *a) {
             CHECKF(l1.v[i] == l0.v[i], "background %d: call %zu gave %lld, %lld without",
                    bgs[k], i, (long long)l1.v[i], (long long)l0.v[i]);
         CHECK(segments_of(d1) == nseg);
-        same_file(d0, d1, "MANIFEST");
+        tu_same_file(d0, d1, "MANIFEST");
         for (size_t s = 0; s < nseg; s++) {
             char name[64];
             snprintf(name, sizeof name, "seg-%016zx.mhs", s);
-            same_file(d0, d1, name);
+            tu_same_file(d0, d1, name);
         }
         tu_rmtree(d1);
     }

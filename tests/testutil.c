@@ -784,3 +784,19 @@ int tu_record_sort(const char *memhist, const char *dir, int lines, uint64_t mul
     free(e);
     return skip ? TU_SKIP : 1;
 }
+
+void tu_same_file(const char *d1, const char *d2, const char *name) {
+    char p1[4096], p2[4096];
+    tu_join(p1, sizeof p1, d1, name);
+    tu_join(p2, sizeof p2, d2, name);
+    size_t n1 = 0, n2 = 0;
+    unsigned char *b1 = tu_read_file(p1, &n1), *b2 = tu_read_file(p2, &n2);
+    CHECKF(b1 && b2, "cannot read %s or %s", p1, p2);
+    size_t at = 0;
+    while (at < n1 && at < n2 && b1[at] == b2[at])
+        at++;
+    CHECKF(n1 == n2 && at == n1, "%s: %zu and %zu bytes, first difference at %zu",
+           name, n1, n2, at);
+    free(b1);
+    free(b2);
+}

@@ -78,6 +78,10 @@ void tu_write_file(const char *path, const void *data, size_t len);
 /* Copies every regular file of directory src into the existing dst. */
 void tu_copy_dir(const char *src, const char *dst);
 
+/* Fails unless files d1/name and d2/name hold the same bytes (the first
+ * difference is named). */
+void tu_same_file(const char *d1, const char *d2, const char *name);
+
 /* ---- real recordings ------------------------------------------------------ */
 /* Every access of r in id order, from one whole-space query: a malloc'd
  * array (at least one element) and its length in *n. */
