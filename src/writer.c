@@ -61,6 +61,30 @@ void(mh_writer_options_init)(mh_writer_options *opt) {
     mh_writer_options_init_size(opt, MH_WRITER_OPTIONS_SIZE_1);
 }
 
+/* A background thread's failure (mu held): the first one is kept, for
+ * the writer's thread to report (job_error_locked); seq: the first slice
+ * job it loses. */
+static void job_fail_locked(mh_writer *w, int rc, int e, const mh_diag *d,
+                            uint64_t seq) {
+    if (w->job_rc != MH_OK)
+        return;
+    w->job_rc = rc;
+    w->job_errno = e;
+    w->job_diag = *d;
+    w->job_fail_seq = seq;
+}
+
+/* The background threads' first failure (mu held), its detail and errno
+ * made the caller's: MH_OK when none. */
+static int job_error_locked(mh_writer *w) {
+    int rc = w->job_rc;
+    if (rc != MH_OK) {
+        w->err = w->job_diag;
+        errno = w->job_errno;
+    }
+    return rc;
+}
+
 /* A builder thread: builds queued slices, then appends them to the segment
  * in id order (each waits for its turn). */
 static void *builder_main(void *arg) {
@@ -100,12 +124,8 @@ static void *builder_main(void *arg) {
             rc = mh_segw_append(j.seg, b, &d);
             pthread_mutex_lock(&w->mu);
         }
-        if (rc != MH_OK && w->job_rc == MH_OK) {
-            w->job_rc = rc;
-            w->job_errno = errno; /* the caller's thread reports it */
-            w->job_diag = d;
-            w->job_fail_seq = j.seq;
-        }
+        if (rc != MH_OK)
+            job_fail_locked(w, rc, errno, &d, j.seq);
         w->jobs_done++;
         pthread_cond_broadcast(&w->cv);
     }
@@ -165,14 +185,10 @@ static void *seal_main(void *arg) {
         mh_segw_destroy(seg); /* removes its .tmp when the seal failed */
         mh_seal_snap_free(&w->seal_snap);
         pthread_mutex_lock(&w->mu);
-        if (rc != MH_OK && w->job_rc == MH_OK) {
-            /* the detail is the seal's own, as when the writer's thread
-             * sealed: the file and why */
-            w->job_rc = rc;
-            w->job_errno = e;
-            w->job_diag = d;
-            w->job_fail_seq = w->seal_after; /* the next segment's slices */
-        }
+        /* the detail is the seal's own, as when the writer's thread
+         * sealed: the file and why; the next segment's slices are lost */
+        if (rc != MH_OK)
+            job_fail_locked(w, rc, e, &d, w->seal_after);
         w->seal_segw = NULL;
         w->seal_busy = 0;
         pthread_cond_broadcast(&w->cv);
@@ -181,10 +197,14 @@ static void *seal_main(void *arg) {
     return NULL;
 }
 
-/* Waits until no seal runs (mu held). */
-static void wait_seal_locked(mh_writer *w) {
+/* Waits until no seal runs (with background threads; else none can). */
+static void wait_seal(mh_writer *w) {
+    if (!w->mu_ready)
+        return;
+    pthread_mutex_lock(&w->mu);
     while (w->seal_busy)
         pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
 }
 
 /* Waits until every slice handed out is appended and no seal runs;
@@ -195,11 +215,7 @@ static int wait_idle(mh_writer *w) {
     pthread_mutex_lock(&w->mu);
     while (w->jobs_done != w->jobs_sent || w->seal_busy)
         pthread_cond_wait(&w->cv, &w->mu);
-    int rc = w->job_rc;
-    if (rc != MH_OK) {
-        w->err = w->job_diag;
-        errno = w->job_errno;
-    }
+    int rc = job_error_locked(w);
     pthread_mutex_unlock(&w->mu);
     return rc;
 }
@@ -259,11 +275,7 @@ static int close_slice(mh_writer *w) {
         pthread_mutex_lock(&w->mu);
         while (w->npool == 0 && w->job_rc == MH_OK)
             pthread_cond_wait(&w->cv, &w->mu);
-        rc = w->job_rc;
-        if (rc != MH_OK) {
-            w->err = w->job_diag;
-            errno = w->job_errno;
-        }
+        rc = job_error_locked(w);
         if (rc == MH_OK) {
             size_t tail = (w->qhead + w->qlen) % (MAX_BUILDERS + 1);
             w->queue[tail] = (job){w->buf, w->n, id_base, w->jobs_sent++, w->segw};
@@ -935,15 +947,21 @@ uint64_t mh_writer_committed(const mh_writer *w) {
     if (!w)
         return 0;
     mh_writer *mw = (mh_writer *)w;
-    if (mw->mu_ready) {
-        /* an automatic commit in the background counts once it is done,
-         * as it did when it was done in the append that made it: a caller
-         * that abandons after this sees what the store keeps */
-        pthread_mutex_lock(&mw->mu);
-        wait_seal_locked(mw);
-        pthread_mutex_unlock(&mw->mu);
-    }
+    /* an automatic commit in the background counts once it is done, as it
+     * did when it was done in the append that made it: a caller that
+     * abandons after this sees what the store keeps */
+    wait_seal(mw);
     return atomic_load(&mw->committed);
+}
+
+/* What a commit's seal info holds is committed (or handed to the seal
+ * thread, which commits it): the metadata, the stream table, the windows
+ * up to id_end. */
+static void sealed(mh_writer *w, const mh_seal_info *si, uint64_t id_end) {
+    w->meta_dirty = 0;
+    if (si->nstreams)
+        w->streams_table = 1;
+    mh_writer_windows_sealed(w, id_end);
 }
 
 static int commit_locked(mh_writer *w) {
@@ -983,10 +1001,7 @@ static int commit_locked(mh_writer *w) {
     w->segw = NULL;
     w->seg_seq = w->man.next_seq;
     w->seg_id_first = w->man.access_count;
-    w->meta_dirty = 0;
-    if (si.nstreams)
-        w->streams_table = 1;
-    mh_writer_windows_sealed(w, id_end);
+    sealed(w, &si, id_end);
     return MH_OK;
 }
 
@@ -1001,11 +1016,7 @@ static int commit_background(mh_writer *w) {
     pthread_mutex_lock(&w->mu);
     while (w->seal_busy && w->job_rc == MH_OK)
         pthread_cond_wait(&w->cv, &w->mu);
-    int rc = w->job_rc;
-    if (rc != MH_OK) {
-        w->err = w->job_diag;
-        errno = w->job_errno;
-    }
+    int rc = job_error_locked(w);
     pthread_mutex_unlock(&w->mu);
     if (rc != MH_OK)
         return fail(w, rc);
@@ -1032,10 +1043,7 @@ static int commit_background(mh_writer *w) {
     w->segw = NULL;
     w->seg_seq++;
     w->seg_id_first = id_end;
-    w->meta_dirty = 0;
-    if (si.nstreams)
-        w->streams_table = 1;
-    mh_writer_windows_sealed(w, id_end);
+    sealed(w, &si, id_end);
     return MH_OK;
 }
 
@@ -1059,13 +1067,9 @@ int mh_writer_discard_from(mh_writer *w, uint64_t t) {
     call_start(w);
     if (w->failed)
         return mh_writer_refuse_failed(w);
-    if (w->mu_ready) {
-        /* an automatic commit in the background is a commit: its
-         * accesses cannot go either (its failure comes from wait_idle) */
-        pthread_mutex_lock(&w->mu);
-        wait_seal_locked(w);
-        pthread_mutex_unlock(&w->mu);
-    }
+    /* an automatic commit in the background is a commit: its accesses
+     * cannot go either (its failure comes from wait_idle) */
+    wait_seal(w);
     for (size_t i = w->man.nrecs; i-- > 0;)
         if (w->man.recs[i].count) {
             if (w->man.recs[i].t_last >= t)
