@@ -19,7 +19,7 @@
  * optional section, which a 2.0 reader skips and so does this one. */
 int mh_idmap_present(const mh_seg *seg) {
     const mh_section *sec;
-    return seg->major == 2 && seg->minor >= 1 &&
+    return mh_section_defined(seg->major, seg->minor, MHF_SECT_IDMAP) &&
            mh_seg_section(seg, MHF_SECT_IDMAP, &sec) == MH_OK;
 }
 

@@ -437,6 +437,11 @@ void mh_seg_close(mh_seg *seg);
 /* The directory entry of section `type`: MH_ENOTFOUND when the segment has
  * none (*out untouched). */
 int mh_seg_section(const mh_seg *seg, uint32_t type, const mh_section **out);
+/* 1 when format major.minor defines section type `type` (SPEC.md 5.2): 1.0
+ * types 1-6 (its synthesized directory); 2.m those of 2.0 (1-6) and the
+ * ones minors up to m added (7-9: 2.1, 10: 2.2). In an older segment the
+ * type is an unknown section, which readers ignore. */
+int mh_section_defined(uint16_t major, uint16_t minor, uint32_t type);
 
 void mh_seg_slice(const mh_seg *seg, uint32_t i, mh_slice *out);
 /* Verifies the slice's chunk and block records (checksum and invariants),

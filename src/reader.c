@@ -381,6 +381,16 @@ static int seg_or_fail(const mh_reader *r, size_t i, const mh_seg **out) {
     return rc;
 }
 
+/* Bytes of the segment's section of a type its version defines (a reader
+ * ignores the others), 0 when it has none. */
+static uint64_t defined_bytes(const mh_seg *s, uint32_t type) {
+    const mh_section *sec;
+    return mh_section_defined(s->major, s->minor, type) &&
+                   mh_seg_section(s, type, &sec) == MH_OK
+               ? sec->size
+               : 0;
+}
+
 int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     if (mh_struct_out_ok(o, MH_SEGMENT_INFO_SIZE_1) != MH_OK)
         return bad_arg(r, "mh_reader_segment_info: NULL out or struct_size too small");
@@ -417,18 +427,10 @@ int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     const mh_section *sum;
     o->summary_bytes = mh_seg_section(s, 6, &sum) == MH_OK ? sum->size : 0;
     o->has_pc = s->dict.has_pc_col ? 1 : 0;
-    const mh_section *idm;
-    o->idmap_bytes = mh_idmap_present(s) &&
-                             mh_seg_section(s, MHF_SECT_IDMAP, &idm) == MH_OK
-                         ? idm->size
-                         : 0;
-    /* sections a segment's minor defines (a reader ignores the others) */
-    const mh_section *sec;
-    int v21 = s->major == 2 && s->minor >= 1, v22 = v21 && s->minor >= 2;
-    o->aset_bytes = v21 && mh_seg_section(s, MHF_SECT_ASET, &sec) == MH_OK ? sec->size : 0;
-    o->fine_summary_bytes =
-        v21 && mh_seg_section(s, MHF_SECT_SUMMARY_FINE, &sec) == MH_OK ? sec->size : 0;
-    o->apost_bytes = v22 && mh_seg_section(s, MHF_SECT_APOST, &sec) == MH_OK ? sec->size : 0;
+    o->idmap_bytes = defined_bytes(s, MHF_SECT_IDMAP);
+    o->aset_bytes = defined_bytes(s, MHF_SECT_ASET);
+    o->fine_summary_bytes = defined_bytes(s, MHF_SECT_SUMMARY_FINE);
+    o->apost_bytes = defined_bytes(s, MHF_SECT_APOST);
     return MH_STRUCT_OUT(dst, o, MH_SEGMENT_INFO_SIZE_1);
 }
 
@@ -840,25 +842,15 @@ int mh_reader_window_find(const mh_reader *r, uint64_t window,
 /* SPEC.md section types, each named from the minor that defines it on
  * (§5.2: in an older segment the type is an unknown section). */
 static const char *section_name(uint32_t type, uint16_t major, uint16_t minor) {
-    static const struct {
-        const char *name;
-        uint16_t minor; /* of major 2 */
-    } names[] = {{NULL, 0},
-                 {"data", 0},
-                 {"dictionary", 0},
-                 {"slices", 0},
-                 {"chunks", 0},
-                 {"blocks", 0},
-                 {"address summary", 0},
-                 {"id map", 1},
-                 {"address set", 1},
-                 {"fine address summary", 1},
-                 {"address postings", 2}};
-    if (type < 1 || type >= sizeof names / sizeof names[0])
+    static const char *const names[] = {
+        NULL,     "data",   "dictionary",  "slices",      "chunks",
+        "blocks", "address summary", "id map", "address set",
+        "fine address summary", "address postings"};
+    _Static_assert(sizeof names / sizeof names[0] == MHF_SECT_APOST + 1,
+                   "a name for each type");
+    if (!mh_section_defined(major, minor, type))
         return "unknown";
-    if (major < 2 ? type > MHF_SECT_SUMMARY : minor < names[type].minor)
-        return "unknown";
-    return names[type].name;
+    return names[type];
 }
 
 size_t mh_reader_section_count(const mh_reader *r, size_t seg) {

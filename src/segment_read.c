@@ -459,6 +459,14 @@ static int synth_streams(mh_seg *s, mh_diag *d) {
     return MH_OK;
 }
 
+int mh_section_defined(uint16_t major, uint16_t minor, uint32_t type) {
+    /* the minor of major 2 that defines each type */
+    static const uint8_t since[] = {0xff, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2};
+    if (type < 1 || type >= sizeof since)
+        return 0;
+    return major < 2 ? type <= MHF_SECT_SUMMARY : minor >= since[type];
+}
+
 int mh_seg_section(const mh_seg *seg, uint32_t type, const mh_section **out) {
     for (uint32_t i = 0; i < seg->nsections; i++)
         if (seg->sections[i].type == type) {

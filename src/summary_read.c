@@ -147,7 +147,8 @@ int mh_summary_parse_fine(const uint8_t *p, uint64_t size, uint64_t base_off,
 const mh_section *mh_summary_section(const mh_seg *seg, unsigned kind) {
     const mh_section *sec;
     /* type 9 is the fine summary from 2.1 on; before, an unknown section */
-    if (kind == MH_SUM_FINE && !(seg->major == 2 && seg->minor >= 1))
+    if (kind == MH_SUM_FINE &&
+        !mh_section_defined(seg->major, seg->minor, MHF_SECT_SUMMARY_FINE))
         return NULL;
     return mh_seg_section(seg, kind == MH_SUM_FINE ? MHF_SECT_SUMMARY_FINE
                                                    : MHF_SECT_SUMMARY,
