@@ -238,6 +238,13 @@ static inline uint64_t popcount_bytes(const uint8_t *m, size_t n) {
     return pop;
 }
 
+/* ORs a form-1 posting bitmap (slice s: bit s & 7 of byte s >> 3) into
+ * the candidates (bit s of word s >> 6). */
+static inline void or_bitmap(uint64_t *bits, const uint8_t *m, size_t nb) {
+    for (size_t j = 0; j < nb; j++)
+        bits[j >> 3] |= (uint64_t)m[j] << ((j & 7) * 8);
+}
+
 /* The file offset of c->p, for details. */
 static inline uint64_t cur_off(const mh_apost_cur *c) {
     const mh_apost_view *v = c->v;
@@ -327,8 +334,7 @@ int mh_apost_run_step(mh_apost_cur *c, uint64_t *bits, uint32_t *list,
                  "bitmap has a bit at or above slice %u (the segment's count)",
                  c->run, c->i, (unsigned long long)c->w, S);
         if (bits)
-            for (size_t j = 0; j < nb; j++)
-                bits[j >> 3] |= (uint64_t)m[j] << ((j & 7) * 8);
+            or_bitmap(bits, m, nb);
         if (list) {
             uint32_t q = 0;
             for (size_t j = 0; j < nb; j++)
@@ -404,8 +410,7 @@ static int run_or_checked(mh_apost_cur *c, uint64_t wa, uint64_t wb, uint64_t *b
             if ((size_t)(end - p) < nb)
                 return -1;
             if (w >= wa)
-                for (size_t j = 0; j < nb; j++)
-                    bits[j >> 3] |= (uint64_t)p[j] << ((j & 7) * 8);
+                or_bitmap(bits, p, nb);
             p += nb;
         }
     }

@@ -254,6 +254,15 @@ static int label_of(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
     return MH_OK;
 }
 
+/* The rows [r0, r1) of a chunk that lie in the decoded block starting at
+ * row base with n rows, as [*k0, *k1) within it: 1 when there are some. */
+static inline int rows_in_block(uint32_t r0, uint32_t r1, uint32_t base, uint32_t n,
+                                uint32_t *k0, uint32_t *k1) {
+    *k0 = (r0 > base ? r0 : base) - base;
+    *k1 = (r1 < base + n ? r1 : base + n) - base;
+    return *k0 < *k1;
+}
+
 /* The block of a chunk (its blocks lo .. hi of the slice) holding id
  * offset xo: the last whose first id is <= xo (the blocks after a chunk's
  * first start with a row of it, SPEC.md 14 step 4). */
@@ -341,10 +350,8 @@ static int probe_start(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *
         uint32_t blo = block_of_id(seg, s, r0 / R, (r1 - 1) / R, xo);
         const mh_rows *rows;
         MH_TRY(mh_query_block(c, seg, s, blo, &rows));
-        const uint32_t base = blo * R;
-        const uint32_t k0 = (r0 > base ? r0 : base) - base;
-        const uint32_t k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;
-        if (k0 >= k1)
+        uint32_t k0, k1;
+        if (!rows_in_block(r0, r1, blo * R, rows->n, &k0, &k1))
             return not_there(c, si, s, s->chunk_first + kk, xo);
         uint32_t i = row_search(rows->id_off, k0, k1, xo);
         if (i == k1 || rows->id_off[i] != xo)
@@ -581,10 +588,9 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             uint32_t mb = c->memo[k] / R;
             const mh_rows *mr = mh_query_cached(c, seg, s->block_first + mb);
             if (mr) {
-                uint32_t base = mb * R;
-                uint32_t a0 = (r0 > base ? r0 : base) - base;
-                uint32_t a1 = (r1 < base + mr->n ? r1 : base + mr->n) - base;
-                if (a0 < a1 && mr->id_off[a0] <= xo && xo <= mr->id_off[a1 - 1])
+                uint32_t a0, a1;
+                if (rows_in_block(r0, r1, mb * R, mr->n, &a0, &a1) &&
+                    mr->id_off[a0] <= xo && xo <= mr->id_off[a1 - 1])
                     b = mb;
             }
         }
@@ -597,10 +603,7 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             continue;
         }
         MH_TRY(mh_query_block(c, seg, s, b, &rows));
-        const uint32_t base = b * R;
-        k0 = (r0 > base ? r0 : base) - base;
-        k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;
-        if (k0 >= k1)
+        if (!rows_in_block(r0, r1, b * R, rows->n, &k0, &k1))
             return not_there(c, si, s, s->chunk_first + k, xo);
         const uint32_t *col_id = rows->id_off;
         const uint64_t *col_t = rows->t;
@@ -615,7 +618,7 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             if (i == k1 || col_id[i] != xo)
                 return not_there(c, si, s, s->chunk_first + k, xo);
         }
-        c->memo[k] = base + i;
+        c->memo[k] = b * R + i;
         const uint64_t id = s->id_first + xo, t = col_t[i];
         /* the rows located follow their ids (a label pointing to a row of
          * another chunk with this id would break it: ids are unique) */
