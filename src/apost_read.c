@@ -239,9 +239,13 @@ static inline uint64_t popcount_bytes(const uint8_t *m, size_t n) {
 }
 
 /* ORs a form-1 posting bitmap (slice s: bit s & 7 of byte s >> 3) into
- * the candidates (bit s of word s >> 6). */
+ * the candidates (bit s of word s >> 6): 8 bytes, one word, at a time (a
+ * byte at a time cost ~10 % of a warm point query on the python store). */
 static inline void or_bitmap(uint64_t *bits, const uint8_t *m, size_t nb) {
-    for (size_t j = 0; j < nb; j++)
+    size_t j = 0;
+    for (; nb - j >= 8; j += 8)
+        bits[j >> 3] |= mhf_load_u64(m + j);
+    for (; j < nb; j++)
         bits[j >> 3] |= (uint64_t)m[j] << ((j & 7) * 8);
 }
 
@@ -350,17 +354,19 @@ int mh_apost_run_step(mh_apost_cur *c, uint64_t *bits, uint32_t *list,
 }
 
 /* Past n varints from p (bounded by end; NULL when they run past it). A
- * checked run's postings are skipped this way: 8 bytes at a time while
- * more varints end after them than in them. */
+ * checked run's postings are skipped this way: 8 bytes at a time, the
+ * word holding the n-th varint's end placed by its end bits (byte by byte
+ * it cost ~5 instructions a byte, ~20 % of a warm point query's postings). */
 static const uint8_t *skip_varints(const uint8_t *p, const uint8_t *end, uint64_t n) {
-    while (n >= 8 && end - p >= 8) {
-        uint64_t x;
-        memcpy(&x, p, 8);
-        /* one bit per byte that ends a varint (top bit clear) */
-        uint64_t t = (~x & 0x8080808080808080u) >> 7;
+    while (n > 0 && end - p >= 8) {
+        /* bit 8 j set: byte j ends a varint (top bit clear) */
+        uint64_t t = (~mhf_load_u64(p) & 0x8080808080808080u) >> 7;
         uint64_t k = (t * 0x0101010101010101u) >> 56;
-        if (k >= n)
-            break; /* the n-th ends in this word: byte by byte */
+        if (k >= n) { /* the n-th ends in this word */
+            for (; n > 1; n--)
+                t &= t - 1;
+            return p + (unsigned)__builtin_ctzll(t) / 8 + 1;
+        }
         n -= k;
         p += 8;
     }
