@@ -410,10 +410,10 @@ static void entry_insert(qctx *c, int32_t e, const mh_seg *seg, uint64_t key) {
     lru_push_front(c, e);
 }
 
-/* Decoded block b of slice s (through the cache). The rows stay valid
- * until the next call. */
-static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                     const mh_rows **out) {
+/* The cache entry of decoded block b of slice s (made when absent). Its
+ * rows stay valid until the next call. */
+static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                           const centry **out) {
     uint32_t key = s->block_first + b;
     int32_t e = cache_find(c, seg, key);
     if (e >= 0) {
@@ -421,7 +421,7 @@ static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
             lru_unlink(c, e);
             lru_push_front(c, e);
         }
-        *out = &c->ent[e].rows;
+        *out = &c->ent[e];
         return MH_OK;
     }
     e = take_entry(c);
@@ -445,7 +445,23 @@ static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
         entry_free_tail(c, e);
         return rc;
     }
+    /* for scan_chunk's one-compare row filter: the largest size - 1u
+     * (as row_meets computes it: a size 0 counts as 2^32) */
+    uint32_t ext = 0;
+    for (uint32_t i = 0; i < x->rows.n; i++)
+        ext = x->rows.size[i] - 1u > ext ? x->rows.size[i] - 1u : ext;
+    x->size_ext = ext;
     entry_insert(c, e, seg, key);
+    *out = x;
+    return MH_OK;
+}
+
+/* Decoded block b of slice s (through the cache). The rows stay valid
+ * until the next call. */
+static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                     const mh_rows **out) {
+    const centry *x;
+    MH_TRY(get_block_entry(c, seg, s, b, &x));
     *out = &x->rows;
     return MH_OK;
 }
@@ -583,38 +599,56 @@ static inline unsigned row_meets(uint64_t phy, uint32_t size, uint64_t a, uint64
     return (phy <= b) & (phy + (size - 1u) >= a);
 }
 
+/* A block's rows as the next-match scans read them: every row meeting
+ * [a, b] has phy in [lo, b] (lo = a - the block's largest size - 1u), so
+ * one compare, phy - lo <= span, passes over the others; row_meets
+ * decides the rows it keeps. */
+typedef struct rowscan {
+    const uint64_t *phy;
+    const uint32_t *size;
+    uint64_t a, b, lo, span;
+} rowscan;
+
+static inline unsigned row_near(const rowscan *x, uint32_t i) {
+    return x->phy[i] - x->lo <= x->span;
+}
+
+static inline int meets_at(const rowscan *x, uint32_t i) {
+    return row_near(x, i) && row_meets(x->phy[i], x->size[i], x->a, x->b);
+}
+
 /* The first row of [i, e) meeting [a, b], UINT32_MAX when none: four rows
  * a step, one branch for the four. */
-static inline uint32_t hit_fwd(const uint64_t *phy, const uint32_t *size, uint32_t i,
-                               uint32_t e, uint64_t a, uint64_t b) {
+static inline uint32_t hit_fwd(const rowscan *x, uint32_t i, uint32_t e) {
     for (; e - i >= 4; i += 4) {
-        unsigned m = row_meets(phy[i], size[i], a, b) |
-                     row_meets(phy[i + 1], size[i + 1], a, b) << 1 |
-                     row_meets(phy[i + 2], size[i + 2], a, b) << 2 |
-                     row_meets(phy[i + 3], size[i + 3], a, b) << 3;
-        if (m)
-            return i + (uint32_t)__builtin_ctz(m);
+        unsigned m = row_near(x, i) | row_near(x, i + 1) << 1 | row_near(x, i + 2) << 2 |
+                     row_near(x, i + 3) << 3;
+        for (; m; m &= m - 1) {
+            uint32_t r = i + (uint32_t)__builtin_ctz(m);
+            if (row_meets(x->phy[r], x->size[r], x->a, x->b))
+                return r;
+        }
     }
     for (; i < e; i++)
-        if (row_meets(phy[i], size[i], a, b))
+        if (meets_at(x, i))
             return i;
     return UINT32_MAX;
 }
 
 /* The last row of [i, e) meeting [a, b], UINT32_MAX when none. */
-static inline uint32_t hit_bwd(const uint64_t *phy, const uint32_t *size, uint32_t i,
-                               uint32_t e, uint64_t a, uint64_t b) {
+static inline uint32_t hit_bwd(const rowscan *x, uint32_t i, uint32_t e) {
     for (; e - i >= 4; e -= 4) {
-        unsigned m = row_meets(phy[e - 1], size[e - 1], a, b) |
-                     row_meets(phy[e - 2], size[e - 2], a, b) << 1 |
-                     row_meets(phy[e - 3], size[e - 3], a, b) << 2 |
-                     row_meets(phy[e - 4], size[e - 4], a, b) << 3;
-        if (m)
-            return e - 1 - (uint32_t)__builtin_ctz(m);
+        unsigned m = row_near(x, e - 1) | row_near(x, e - 2) << 1 | row_near(x, e - 3) << 2 |
+                     row_near(x, e - 4) << 3;
+        for (; m; m &= m - 1) {
+            uint32_t r = e - 1 - (uint32_t)__builtin_ctz(m);
+            if (row_meets(x->phy[r], x->size[r], x->a, x->b))
+                return r;
+        }
     }
     while (e > i) {
         e--;
-        if (row_meets(phy[e], size[e], a, b))
+        if (meets_at(x, e))
             return e;
     }
     return UINT32_MAX;
@@ -662,8 +696,9 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
             break;
         if (bl.phy_max < q->a || bl.phy_min > q->b || !mask_meets(q, bl.stream_mask))
             continue; /* no row of this block overlaps [A, B] or is of the set */
-        const mh_rows *rows = NULL;
-        MH_TRY(get_block(c, seg, s, (uint32_t)b, &rows));
+        const centry *ent = NULL;
+        MH_TRY(get_block_entry(c, seg, s, (uint32_t)b, &ent));
+        const mh_rows *rows = &ent->rows;
         uint32_t k0 = (r0 > base ? r0 : base) - base;
         uint32_t k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;
         if (k0 >= k1) /* the chunk's rows miss a block they span */
@@ -711,11 +746,13 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
          * row only (past them, every later row is too), and of the
          * range's last row when no row is left to meet [A, B]. A point
          * query walks ~200 rows a query on the real stores: asking both
-         * bounds of each row cost ~27 instructions a row, the scan ~6 */
+         * bounds of each row cost ~27 instructions a row, the scan ~2 */
+        uint64_t ext = ent->size_ext;
+        rowscan x = {col_phy, col_size, q->a, q->b, q->a > ext ? q->a - ext : 0, 0};
+        x.span = q->b - x.lo;
         uint32_t u0 = a0, u1 = a1;
         for (;;) {
-            uint32_t row = fwd ? hit_fwd(col_phy, col_size, u0, u1, q->a, q->b)
-                               : hit_bwd(col_phy, col_size, u0, u1, q->a, q->b);
+            uint32_t row = fwd ? hit_fwd(&x, u0, u1) : hit_bwd(&x, u0, u1);
             if (row == UINT32_MAX)
                 break;
             uint64_t id = s->id_first + col_id[row];
