@@ -403,6 +403,11 @@ typedef struct mh_seg {
      * first use, or when its allocation failed: then every run is checked
      * on every use) */
     _Atomic(_Atomic uint8_t *) apost_run_ok;
+    /* per run of the address set: where a later query may resume its
+     * decode, recorded by the decodes that checked the run up to there
+     * (aset_read.c; NULL until the section's first use, or when its
+     * allocation failed: then every query decodes from the run's start) */
+    _Atomic(_Atomic uint64_t *) aset_marks;
 } mh_seg;
 
 /* A validated slice record. */

@@ -410,10 +410,10 @@ static void entry_insert(qctx *c, int32_t e, const mh_seg *seg, uint64_t key) {
     lru_push_front(c, e);
 }
 
-/* Decoded block b of slice s (through the cache). The rows stay valid
- * until the next call. */
-static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                     const mh_rows **out) {
+/* The cache entry of decoded block b of slice s (made when absent). Its
+ * rows stay valid until the next call. */
+static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                           const centry **out) {
     uint32_t key = s->block_first + b;
     int32_t e = cache_find(c, seg, key);
     if (e >= 0) {
@@ -421,7 +421,7 @@ static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
             lru_unlink(c, e);
             lru_push_front(c, e);
         }
-        *out = &c->ent[e].rows;
+        *out = &c->ent[e];
         return MH_OK;
     }
     e = take_entry(c);
@@ -445,7 +445,23 @@ static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
         entry_free_tail(c, e);
         return rc;
     }
+    /* for scan_chunk's one-compare row filter: the largest size - 1u
+     * (as row_meets computes it: a size 0 counts as 2^32) */
+    uint32_t ext = 0;
+    for (uint32_t i = 0; i < x->rows.n; i++)
+        ext = x->rows.size[i] - 1u > ext ? x->rows.size[i] - 1u : ext;
+    x->size_ext = ext;
     entry_insert(c, e, seg, key);
+    *out = x;
+    return MH_OK;
+}
+
+/* Decoded block b of slice s (through the cache). The rows stay valid
+ * until the next call. */
+static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                     const mh_rows **out) {
+    const centry *x;
+    MH_TRY(get_block_entry(c, seg, s, b, &x));
     *out = &x->rows;
     return MH_OK;
 }
@@ -577,6 +593,74 @@ static inline int beyond(const qspec *q, const cut *k, uint64_t id) {
     return k->set && (q->dir == MH_FORWARD ? id > k->id : id < k->id);
 }
 
+/* Does a row at phy of size bytes meet [a, b]? (size - 1u as the row
+ * checks compute it: no row ends past its chunk's phy_last) */
+static inline unsigned row_meets(uint64_t phy, uint32_t size, uint64_t a, uint64_t b) {
+    return (phy <= b) & (phy + (size - 1u) >= a);
+}
+
+/* A block's rows as the next-match scans read them: every row meeting
+ * [a, b] has phy in [lo, b] (lo = a - the block's largest size - 1u), so
+ * one compare, phy - lo <= span, passes over the others; row_meets
+ * decides the rows it keeps. */
+typedef struct rowscan {
+    const uint64_t *phy;
+    const uint32_t *size;
+    uint64_t a, b, lo, span;
+} rowscan;
+
+static inline unsigned row_near(const rowscan *x, uint32_t i) {
+    return x->phy[i] - x->lo <= x->span;
+}
+
+static inline int meets_at(const rowscan *x, uint32_t i) {
+    return row_near(x, i) && row_meets(x->phy[i], x->size[i], x->a, x->b);
+}
+
+static inline uint64_t min_u64(uint64_t x, uint64_t y) { return x < y ? x : y; }
+
+/* The least phy - lo of rows [i, i + 8): a row of them may meet [a, b]
+ * only when it is at most span (a compare and a conditional move a row,
+ * where a mask of the eight took ~7 instructions a row). */
+static inline uint64_t near8(const rowscan *x, uint32_t i) {
+    const uint64_t *p = x->phy + i, lo = x->lo;
+    return min_u64(min_u64(min_u64(p[0] - lo, p[1] - lo), min_u64(p[2] - lo, p[3] - lo)),
+                   min_u64(min_u64(p[4] - lo, p[5] - lo), min_u64(p[6] - lo, p[7] - lo)));
+}
+
+/* The first row of [i, e) meeting [a, b], UINT32_MAX when none: eight
+ * rows a step, one branch for the eight. */
+static inline uint32_t hit_fwd(const rowscan *x, uint32_t i, uint32_t e) {
+    for (; e - i >= 8; i += 8) {
+        if (near8(x, i) > x->span)
+            continue;
+        for (uint32_t r = i; r < i + 8; r++)
+            if (meets_at(x, r))
+                return r;
+    }
+    for (; i < e; i++)
+        if (meets_at(x, i))
+            return i;
+    return UINT32_MAX;
+}
+
+/* The last row of [i, e) meeting [a, b], UINT32_MAX when none. */
+static inline uint32_t hit_bwd(const rowscan *x, uint32_t i, uint32_t e) {
+    for (; e - i >= 8; e -= 8) {
+        if (near8(x, e - 8) > x->span)
+            continue;
+        for (uint32_t r = e; r-- > e - 8;)
+            if (meets_at(x, r))
+                return r;
+    }
+    while (e > i) {
+        e--;
+        if (meets_at(x, e))
+            return e;
+    }
+    return UINT32_MAX;
+}
+
 /* Walks one chunk in query order, adding at most want matches. */
 static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
                       const mh_chunk *ch, const qspec *q, size_t want,
@@ -619,8 +703,9 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
             break;
         if (bl.phy_max < q->a || bl.phy_min > q->b || !mask_meets(q, bl.stream_mask))
             continue; /* no row of this block overlaps [A, B] or is of the set */
-        const mh_rows *rows = NULL;
-        MH_TRY(get_block(c, seg, s, (uint32_t)b, &rows));
+        const centry *ent = NULL;
+        MH_TRY(get_block_entry(c, seg, s, (uint32_t)b, &ent));
+        const mh_rows *rows = &ent->rows;
         uint32_t k0 = (r0 > base ? r0 : base) - base;
         uint32_t k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;
         if (k0 >= k1) /* the chunk's rows miss a block they span */
@@ -660,14 +745,30 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
                 hi2 = mid;
         }
         uint32_t a0 = fwd ? lo2 : k0, a1 = fwd ? k1 : lo2;
-        for (uint32_t i = 0; i < a1 - a0; i++) {
-            uint32_t row = fwd ? a0 + i : a1 - 1 - i;
+        if (a0 == a1)
+            continue;
+        /* the rows [a0, a1) in query order: the next one meeting [A, B]
+         * found by a scan of the address columns alone; the cutoff and
+         * the end bound, monotone along the chunk's rows, asked of that
+         * row only (past them, every later row is too), and of the
+         * range's last row when no row is left to meet [A, B]. A point
+         * query walks ~200 rows a query on the real stores: asking both
+         * bounds of each row cost ~27 instructions a row, the scan ~2 */
+        uint64_t ext = ent->size_ext;
+        rowscan x = {col_phy, col_size, q->a, q->b, q->a > ext ? q->a - ext : 0, 0};
+        x.span = q->b - x.lo;
+        uint32_t u0 = a0, u1 = a1;
+        for (;;) {
+            uint32_t row = fwd ? hit_fwd(&x, u0, u1) : hit_bwd(&x, u0, u1);
+            if (row == UINT32_MAX)
+                break;
             uint64_t id = s->id_first + col_id[row];
             if (beyond(q, k, id) || !in_end(q, col_t[row], id))
                 return MH_OK;
-            uint64_t phy = col_phy[row];
-            if (phy > q->b || phy + (col_size[row] - 1u) < q->a)
-                continue;
+            if (fwd)
+                u0 = row + 1;
+            else
+                u1 = row;
             if (filtered && !row_keep(q, rows, row))
                 continue;
             mh_access a = mhq_access(s, rows, row, ch->op);
@@ -676,6 +777,10 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
             if (++found == want)
                 return MH_OK;
         }
+        uint32_t end_row = fwd ? a1 - 1 : a0;
+        uint64_t end_id = s->id_first + col_id[end_row];
+        if (beyond(q, k, end_id) || !in_end(q, col_t[end_row], end_id))
+            return MH_OK;
     }
     return MH_OK;
 }

@@ -26,6 +26,7 @@ typedef struct centry {
     uint64_t key;      /* block index, or MHQ_KEY_LABELS | group index */
     int32_t prev, next; /* LRU list, most recent first; -1 ends */
     mh_rows rows;
+    uint32_t size_ext; /* the largest size - 1u of rows (query.c, scan_chunk) */
     uint8_t *lab; /* a label group's labels as stored, lab_w bytes each */
     uint32_t lab_cap, lab_first, lab_n; /* bytes held, first id offset, count */
     unsigned lab_w;

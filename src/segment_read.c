@@ -632,6 +632,7 @@ void mh_seg_close(mh_seg *s) {
     mh_dict_free(&s->dict);
     free((void *)s->slice_ok);
     free((void *)atomic_load(&s->apost_run_ok));
+    free((void *)atomic_load(&s->aset_marks));
     free(s->sections);
     memset(s, 0, sizeof *s);
 }
