@@ -180,13 +180,13 @@ int mh_apost_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
  * the flags, written by every thread checking the run (the same values),
  * before its flag's release. */
 #define RUN_MARKS 3
-static size_t marks_at(size_t nruns) { return (nruns + 7) & ~(size_t)7; }
 
-static inline _Atomic uint64_t *run_marks(_Atomic uint8_t *ok, const mh_apost_view *v,
-                                          uint32_t run) {
-    size_t nr = v->nruns ? v->nruns : 1;
-    return (_Atomic uint64_t *)(void *)((uint8_t *)ok + marks_at(nr)) +
-           (size_t)run * RUN_MARKS;
+/* the marks of a run, NULL when the segment has none (seg->apost_marks:
+ * allocated with the flags, out of the reader's budget) */
+static inline _Atomic uint64_t *run_marks(const mh_seg *seg, uint32_t run) {
+    _Atomic uint64_t *mk =
+        atomic_load_explicit(&((mh_seg *)seg)->apost_marks, memory_order_acquire);
+    return mk ? mk + (size_t)run * RUN_MARKS : NULL;
 }
 
 int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
@@ -210,12 +210,18 @@ int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
     }
     MH_TRY(mh_apost_parse(p, sec->size, sec->offset, seg->minor, seg->nslices,
                           out, d));
-    /* the runs' checked flags, then their marks (run_marks): one
-     * allocation wins, the others are freed; without memory the runs are
-     * checked on every use. Pages of it are touched only for the runs
-     * queries check (calloc's zero pages). */
+    /* the runs' marks (run_marks, out of the reader's budget), then their
+     * checked flags: one allocation of each wins, the others are freed;
+     * without the flags the runs are checked on every use, without the
+     * marks a query walks a run from its start. Pages of them are touched
+     * only for the runs queries check (calloc's zero pages). The marks are
+     * published first: a thread that sees a run's flag finds them. */
     size_t nr = out->nruns ? out->nruns : 1;
-    _Atomic uint8_t *ok = calloc(marks_at(nr) + nr * RUN_MARKS * sizeof(uint64_t), 1);
+    _Atomic uint64_t *mk = mh_seg_marks_alloc(seg, nr * RUN_MARKS * sizeof(uint64_t)),
+                     *mnone = NULL;
+    if (mk && !atomic_compare_exchange_strong(&((mh_seg *)seg)->apost_marks, &mnone, mk))
+        free((void *)mk); /* its budget stays spent: a rare race */
+    _Atomic uint8_t *ok = calloc(nr, 1);
     _Atomic uint8_t *none = NULL;
     if (ok && !atomic_compare_exchange_strong(&((mh_seg *)seg)->apost_run_ok, &none, ok))
         free((void *)ok);
@@ -500,8 +506,8 @@ int mh_apost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                                                        memory_order_acquire);
             if (ok && atomic_load_explicit(&ok[c.run], memory_order_acquire)) {
                 mh_apost_cur m = c;
-                const _Atomic uint64_t *mk = run_marks(ok, &v, c.run);
-                for (unsigned j = RUN_MARKS; j-- > 0;) {
+                const _Atomic uint64_t *mk = run_marks(seg, c.run);
+                for (unsigned j = RUN_MARKS; mk && j-- > 0;) {
                     uint64_t x = atomic_load_explicit(&mk[j], memory_order_relaxed);
                     uint32_t off = (uint32_t)x, key = (j + 1) * c.left / 4;
                     if (x && off < (size_t)(c.end - c.p) && c.w + (x >> 32) <= wa &&
@@ -556,8 +562,8 @@ int mh_apost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
             if (rc < 0)
                 return rc;
             if (ok) { /* decoded whole without a fault */
-                _Atomic uint64_t *mk = run_marks(ok, &v, c.run);
-                for (unsigned j = 0; j < RUN_MARKS; j++)
+                _Atomic uint64_t *mk = run_marks(seg, c.run);
+                for (unsigned j = 0; mk && j < RUN_MARKS; j++)
                     atomic_store_explicit(&mk[j], mark[j], memory_order_relaxed);
                 atomic_store_explicit(&ok[c.run], 1, memory_order_release);
             }

@@ -166,13 +166,15 @@ int mh_aset_view_get(const mh_seg *seg, mh_aset_view *out, mh_diag *d) {
                            (unsigned long long)sec->offset);
         return rc;
     }
-    /* the runs' marks: one allocation wins, the others are freed; without
-     * memory every query decodes from its run's start. Pages of it are
+    /* the runs' marks (out of the reader's budget): one allocation wins,
+     * the others are freed; without them (budget spent, no memory) every
+     * query decodes from its run's start. Pages of it are
      * touched only for the runs queries decode (calloc's zero pages). */
     size_t nr = out->nruns ? out->nruns : 1;
-    _Atomic uint64_t *mk = calloc(nr * ASET_MARKS * 2, sizeof *mk), *none = NULL;
+    _Atomic uint64_t *mk = mh_seg_marks_alloc(seg, nr * ASET_MARKS * 2 * sizeof *mk),
+                     *none = NULL;
     if (mk && !atomic_compare_exchange_strong(&((mh_seg *)seg)->aset_marks, &none, mk))
-        free((void *)mk);
+        free((void *)mk); /* its budget stays spent: a rare race */
     atomic_store_explicit(&((mh_seg *)seg)->aset_ok, 1, memory_order_release);
     return MH_OK;
 }

@@ -408,7 +408,24 @@ typedef struct mh_seg {
      * (aset_read.c; NULL until the section's first use, or when its
      * allocation failed: then every query decodes from the run's start) */
     _Atomic(_Atomic uint64_t *) aset_marks;
+    /* per run of the postings: where a later query may start (apost_read.c;
+     * NULL as aset_marks, or when the budget below is spent) */
+    _Atomic(_Atomic uint64_t *) apost_marks;
+    /* the reader's budget for run marks (mh_seg_marks_alloc); NULL: none
+     * (a segment opened outside a reader, tests' fake segments) */
+    _Atomic int64_t *marks_left;
 } mh_seg;
+
+/* Run marks (aset_read.c, apost_read.c) only make queries cheaper, and a
+ * segment keeps them as long as it is open: their bytes come out of the
+ * reader's budget, its cache option, so that what a reader holds stays
+ * bounded by that option whatever the store's size (61 segments of 10^9
+ * accesses would hold up to ~30 MiB of them). Zeroed bytes, or NULL when
+ * the budget is spent or memory is short: queries then decode runs from
+ * their starts. A segment without a budget (marks_left NULL) has no limit.
+ * The bytes return to the budget only with the reader: a segment is closed
+ * when its reader is. */
+void *mh_seg_marks_alloc(const mh_seg *seg, size_t bytes);
 
 /* A validated slice record. */
 typedef struct mh_slice {
@@ -553,6 +570,9 @@ struct mh_reader {
     size_t nlive;
     _Atomic uint32_t max_rows_per_block; /* of the segments opened so far */
     size_t cache_bytes; /* decoded blocks each query context may keep */
+    /* bytes the segments' run marks may still take (mh_seg_marks_alloc):
+     * cache_bytes at open; mh_reader_set_cache moves it by the change */
+    _Atomic int64_t marks_left;
     uint64_t manifest_bytes;
     /* tables built on first use, under tab_mu (each once; a failure is
      * returned again by every later call, with its detail) */

@@ -53,6 +53,8 @@ int mh_reader_seg(const mh_reader *r, size_t i, const mh_seg **out,
                 rc = mh_store_seg_check(s, &r->recs[i], 1, &od);
                 if (rc != MH_OK)
                     mh_seg_close(s);
+                else
+                    s->marks_left = &m->marks_left;
             }
             if (rc == MH_OK) {
                 uint32_t mx = atomic_load(&m->max_rows_per_block);
@@ -209,6 +211,7 @@ static int open_store(const char *path, size_t cache_bytes, mh_reader **out,
     }
     r->path = strdup(path);
     r->cache_bytes = cache_bytes;
+    atomic_init(&r->marks_left, cache_bytes > INT64_MAX ? INT64_MAX : (int64_t)cache_bytes);
     mh_manifest m;
     int rc = r->path ? mh_store_manifest_load(path, &m, 1, d)
                      : mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
@@ -306,6 +309,10 @@ int mh_reader_set_cache(mh_reader *r, size_t bytes) {
     if (!r)
         return MH_EINVAL;
     pthread_mutex_lock(&r->pool_mu);
+    /* the marks' budget follows the option (marks already taken stay) */
+    int64_t was = r->cache_bytes > INT64_MAX ? INT64_MAX : (int64_t)r->cache_bytes,
+            now = bytes > INT64_MAX ? INT64_MAX : (int64_t)bytes;
+    atomic_fetch_add(&r->marks_left, now - was);
     r->cache_bytes = bytes;
     pthread_mutex_unlock(&r->pool_mu);
     /* pooled contexts were sized for the old budget */

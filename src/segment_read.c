@@ -633,6 +633,7 @@ void mh_seg_close(mh_seg *s) {
     free((void *)s->slice_ok);
     free((void *)atomic_load(&s->apost_run_ok));
     free((void *)atomic_load(&s->aset_marks));
+    free((void *)atomic_load(&s->apost_marks));
     free(s->sections);
     memset(s, 0, sizeof *s);
 }
@@ -912,4 +913,21 @@ int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
     if (seg->dict.has_stream_col)
         MH_TRY(check_row_streams(seg, s, b, &bl, out, d));
     return MH_OK;
+}
+
+void *mh_seg_marks_alloc(const mh_seg *seg, size_t bytes) {
+    _Atomic int64_t *left = seg->marks_left;
+    if (left) {
+        if (bytes > INT64_MAX)
+            return NULL;
+        int64_t was = atomic_fetch_sub(left, (int64_t)bytes);
+        if (was < (int64_t)bytes) { /* spent: give it back */
+            atomic_fetch_add(left, (int64_t)bytes);
+            return NULL;
+        }
+    }
+    void *p = calloc(bytes ? bytes : 1, 1);
+    if (!p && left)
+        atomic_fetch_add(left, (int64_t)bytes);
+    return p;
 }

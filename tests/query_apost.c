@@ -406,6 +406,40 @@ static void run_synthetic(size_t queries) {
     }
 }
 
+/* The run marks of the address sets and postings (aset_read.c,
+ * apost_read.c) come out of the reader's budget, its cache option: every
+ * opened segment's marks are charged (runs x 3 marks of 16 and 8 bytes),
+ * what is left is the option less those, and with no budget (0) none is
+ * kept. */
+static void check_marks_budget(mh_reader *r, int64_t budget) {
+    int64_t spent = 0;
+    size_t with = 0;
+    for (size_t i = 0; i < r->nlive; i++) {
+        if (atomic_load(&r->seg_state[r->live[i]]) != MH_SEG_OPEN)
+            continue;
+        const mh_seg *seg = &r->segs[r->live[i]];
+        mh_aset_view av;
+        mh_apost_view pv;
+        if (atomic_load(&seg->aset_marks)) {
+            CHECK_OK(mh_aset_view_get(seg, &av, NULL));
+            spent += (int64_t)(av.nruns ? av.nruns : 1) * 3 * 16;
+            with++;
+        }
+        if (atomic_load(&seg->apost_marks)) {
+            CHECK_OK(mh_apost_view_get(seg, &pv, NULL));
+            spent += (int64_t)(pv.nruns ? pv.nruns : 1) * 3 * 8;
+            with++;
+        }
+        CHECKF(budget > 0 || (!atomic_load(&seg->aset_marks) && !atomic_load(&seg->apost_marks)),
+               "segment %zu keeps marks without a budget", i);
+    }
+    CHECKF(budget == 0 || with > 0, "no segment kept marks with a budget of %lld",
+           (long long)budget);
+    CHECKF(atomic_load(&r->marks_left) == budget - spent,
+           "marks budget left %lld, expected %lld - %lld", (long long)atomic_load(&r->marks_left),
+           (long long)budget, (long long)spent);
+}
+
 /* A small qemu recording (sort of a generated file), rewritten into several
  * segments of small slices, queried the three ways. */
 static int run_real(const char *memhist, size_t queries) {
@@ -445,6 +479,14 @@ static int run_real(const char *memhist, size_t queries) {
            "%zu served by the postings\n", tr.n, r->nlive, shift, maxs, queries, hits, ns);
     CHECK(hits > queries / 4);
     CHECK(ns > queries / 2);
+    check_marks_budget(r, (int64_t)MH_READER_CACHE_DEFAULT);
+    mh_reader_close(r);
+    /* no budget (a cache of 0 bytes): no segment keeps marks, and every
+     * answer is still the oracle's */
+    CHECK_OK(mh_reader_open(multi, &r));
+    CHECK_OK(mh_reader_set_cache(r, 0));
+    random_queries(r, &tr, maxs, queries / 4 + 1, 4243, &ns);
+    check_marks_budget(r, 0);
     mh_reader_close(r);
     free(tr.all);
     tu_rmtree(dir);
