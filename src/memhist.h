@@ -450,7 +450,10 @@ MH_API int mh_reader_open(const char *path, mh_reader **out);
  * context per concurrent caller (kept by r for the next call), each cursor
  * has its own. A warm cache is what makes repeated and resumed queries over
  * the same region cheap; 0 keeps the minimum (two blocks). Memory is taken
- * as blocks are decoded, never up front. Call it before sharing r between
+ * as blocks are decoded, never up front. The same bytes bound, for the whole
+ * reader, the resume marks segments keep for the address-set and postings
+ * runs queries decoded (since 1.6; past it, none: runs decode from their
+ * start). Call it before sharing r between
  * threads (it is not thread-safe against running queries); it applies to
  * cursors opened afterwards. Errors: MH_EINVAL (NULL r). */
 MH_API int mh_reader_set_cache(mh_reader *r, size_t bytes);
