@@ -44,6 +44,8 @@
 
 #include "internal.h"
 
+static void index_sections(mh_seg *s);
+
 static int add_ok(uint64_t a, uint64_t b, uint64_t *out) {
     if (a > UINT64_MAX - b)
         return 0;
@@ -311,6 +313,7 @@ static int parse_header2(const uint8_t *b, mh_seg *s, uint64_t file_size,
     for (uint32_t t = MHF_SECT_DATA; t <= MHF_SECT_BLOCKS; t++)
         MH_CHECK(seen >> t & 1u, MH_ECORRUPT, d, MHF2_SEG_DIR_COUNT,
                  "the directory lacks section type %u", t);
+    index_sections(s);
     /* types 1-5 are present (checked above) */
     const mh_section *x = NULL;
     mh_seg_section(s, MHF_SECT_DATA, &x);
@@ -435,6 +438,7 @@ static int synth_directory(mh_seg *s, mh_diag *d) {
         return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
     memcpy(s->sections, k, sizeof k);
     s->nsections = 5;
+    index_sections(s);
     return MH_OK;
 }
 
@@ -467,7 +471,24 @@ int mh_section_defined(uint16_t major, uint16_t minor, uint32_t type) {
     return major < 2 ? type <= MHF_SECT_SUMMARY : minor >= since[type];
 }
 
+/* sect_at, once the directory is final */
+static void index_sections(mh_seg *s) {
+    memset(s->sect_at, 0, sizeof s->sect_at);
+    for (uint32_t i = s->nsections; i-- > 0;)
+        if (s->sections[i].type < sizeof s->sect_at && i < 255)
+            s->sect_at[s->sections[i].type] = (uint8_t)(i + 1);
+    /* a first section of a type past index 254 is found by the scan */
+    s->sect_indexed = s->nsections <= 255;
+}
+
 int mh_seg_section(const mh_seg *seg, uint32_t type, const mh_section **out) {
+    if (seg->sect_indexed && type < sizeof seg->sect_at) {
+        uint8_t k = seg->sect_at[type];
+        if (!k)
+            return MH_ENOTFOUND;
+        *out = &seg->sections[k - 1];
+        return MH_OK;
+    }
     for (uint32_t i = 0; i < seg->nsections; i++)
         if (seg->sections[i].type == type) {
             *out = &seg->sections[i];
