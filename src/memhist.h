@@ -111,7 +111,7 @@ extern "C" {
 /* Format version written by this library; see SPEC.md "Versions". Stores
  * of format 1.0 are read too (never appended to: memhist upgrade). */
 #define MH_FORMAT_MAJOR 2
-#define MH_FORMAT_MINOR 2
+#define MH_FORMAT_MINOR 3
 
 /* ------------------------------------------------------------------------
  * Errors: one list, expanded into the enum and mh_strerror()'s table.

@@ -818,14 +818,20 @@ static int find_start(qctx *c, const qspec *q, size_t *li, uint32_t *si) {
     return 1;
 }
 
+/* si as next_segment leaves it forward: the first slice of a segment
+ * entered from the one before it (backward, UINT32_MAX: its last slice).
+ * find_start never gives either, so the segment-entry block knows the walk
+ * came from a neighbour, where the span address sets may skip. */
+#define SI_NEXT_FWD (UINT32_MAX - 1u)
+
 /* Moves (li, si) to the first slice of the next segment in query order
- * (backward: si = UINT32_MAX, its last slice once it is open); 0 when there
- * is none. */
+ * (forward: si = SI_NEXT_FWD, backward: si = UINT32_MAX, its first / last
+ * slice once it is open); 0 when there is none. */
 static int next_segment(const mh_reader *r, int fwd, size_t *li, uint32_t *si) {
     if (fwd) {
         if (++*li == r->nlive)
             return 0;
-        *si = 0;
+        *si = SI_NEXT_FWD;
     } else {
         if (*li == 0)
             return 0;
@@ -887,6 +893,20 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
          * detail already names the file), unless its MANIFEST record shows
          * it begins past the end bound */
         if (!seg) {
+            /* entered from the previous segment: the span address sets
+             * (span_read.c) pass whole runs of segments without a match
+             * in O(log n) node checks; the start segment is entered as
+             * found (its start slice is scanned first, as below) */
+            if (si >= SI_NEXT_FWD) {
+                if (!r->span_off) {
+                    int sk = mh_span_skip(r, fwd, q->a, q->b, q->ops, &li,
+                                          &c->diag);
+                    if (sk <= 0)
+                        return sk;
+                }
+                if (si == SI_NEXT_FWD)
+                    si = 0;
+            }
             const mh_manrec *rec = &r->recs[r->live[li]];
             if (!in_end(q, fwd ? rec->t_first : rec->t_last,
                         fwd ? rec->id_first : rec->id_first + rec->count - 1))

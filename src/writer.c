@@ -140,6 +140,9 @@ static void *builder_main(void *arg) {
 static int publish(mh_writer *w, mh_segw *seg, const mh_seal_info *si,
                    mh_diag *d) {
     mh_manrec rec;
+    /* its place in the MANIFEST, for its span address set: the seal holds
+     * man until it is stored */
+    mh_segw_set_position(seg, w->man.recs, w->man.nrecs);
     MH_TRY(mh_segw_seal(seg, si, &rec, d));
     mh_manifest next = w->man;
     next.recs = malloc((w->man.nrecs + 1) * sizeof *next.recs);
@@ -253,6 +256,7 @@ static int ensure_segment(mh_writer *w) {
         .idmap_group_ids = w->opt.id_map ? MH_IDMAP_GROUP_IDS : 0,
         .aset = 1,
         .apost = w->opt.address_postings != 0,
+        .span = 1,
     };
     return mh_segw_create(&cfg, &w->segw, &w->err);
 }
