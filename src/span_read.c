@@ -137,6 +137,29 @@ int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
     uint64_t n = r->nsegs;
     uint64_t p = (uint64_t)r->live[*li] + 1;
     if (fwd) {
+        /* first up the tree: the nodes holding p (its update path, p + L,
+         * ...) also cover positions before p, but one that excludes
+         * excludes p's side of it too. The nodes starting at p are only
+         * the tree's left-aligned ones (at most lowbit(p - 1) / 2 long), so
+         * without the climb a walk from the middle of the store asked
+         * O(log^2 n) nodes; with it, O(log n): the climb, then from its
+         * top's end nodes that halve each step. A climb that meets at
+         * once costs one node check and the walk goes on below. */
+        uint64_t q = lowbit(p) >= 2 ? p : p + 1, top = 0;
+        while (q <= n) {
+            int rc = excludes(r, q, a, b, ops, d);
+            if (rc < 0)
+                return rc;
+            if (!rc)
+                break;
+            top = q;
+            q += lowbit(q);
+        }
+        if (top) {
+            p = top + 1;
+            if (p > n)
+                return 0;
+        }
         for (;;) {
             /* the largest node starting at p: position p + L - 1 with
              * lowbit L (p - 1 a multiple of 2L) */

@@ -13,9 +13,8 @@
  * 2. Queries (both directions, max 1 / 10 / 1000, every op set, end bounds,
  *    cursors, resumed chains, streams of a window): every answer the
  *    oracle's, the span sets used and ignored.
- * 3. A never-accessed address opens O(log^2 n) segments with the span sets
- *    (forward: the nodes starting at a position are the Fenwick tree's
- *    left-aligned ones), every segment without.
+ * 3. A never-accessed address opens O(log n) segments with the span sets
+ *    (both directions, from the first segment), every segment without.
  * 4. A scattered segment (no address set): the nodes covering it are
  *    absent, the others present, answers exact.
  * 5. Damage (a set byte, first_seq, L, span_accesses, the section's sum):
@@ -272,7 +271,7 @@ static void random_queries(mh_reader *r, const mh_access *all, size_t n,
 
 /* Segments a never-accessed point query opens on a fresh reader. */
 static uint64_t opened_by_never(const char *dir, int fwd, int span_off,
-                                size_t *got) {
+                                int middle, size_t *got) {
     mh_reader *r;
     CHECK_OK(mh_reader_open(dir, &r));
     r->span_off = span_off;
@@ -282,6 +281,10 @@ static uint64_t opened_by_never(const char *dir, int fwd, int span_off,
     q.ops = MH_OPS_ALL;
     q.direction = fwd ? MH_FORWARD : MH_BACKWARD;
     q.start = fwd ? 0 : UINT64_MAX;
+    if (middle) { /* from an id in segment `middle` */
+        q.start_kind = MH_FROM_ID;
+        q.start = r->recs[middle].id_first + 1;
+    }
     mh_access a[4];
     CHECK_OK(mh_query_run(r, &q, a, 4, got));
     uint64_t n = atomic_load(&r->segs_opened);
@@ -293,25 +296,34 @@ static void check_opens(const char *dir, size_t nsegs) {
     unsigned lg = 0;
     while ((1ull << lg) < nsegs)
         lg++;
-    for (int fwd = 0; fwd <= 1; fwd++) {
+    for (int k = 0; k < 4; k++) {
+        int fwd = k & 1;
+        /* from the first / last segment, or from one in the middle whose
+         * position is odd (forward: the nodes starting after it are short,
+         * the climb passes them) */
+        int middle = k >= 2 ? (int)(nsegs / 2) | 0 : 0;
+        if (middle && (middle + 1) % 2 == 0)
+            middle++;
         size_t got = 9;
-        uint64_t on = opened_by_never(dir, fwd, 0, &got);
+        uint64_t on = opened_by_never(dir, fwd, 0, middle, &got);
         CHECK(got == 0);
-        uint64_t off = opened_by_never(dir, fwd, 1, &got);
+        uint64_t off = opened_by_never(dir, fwd, 1, middle, &got);
         CHECK(got == 0);
+        uint64_t all = middle ? (fwd ? nsegs - (size_t)middle : (size_t)middle + 1) : nsegs;
         /* backward: the prefix decomposition, <= lg nodes + the start and
-         * one own set per level; forward: the left-aligned nodes, about
-         * lg^2 / 2 */
-        uint64_t bound = fwd ? (uint64_t)lg * (lg + 1) / 2 + 2 * lg + 2
-                             : 2 * (uint64_t)lg + 2;
-        printf("span: %zu segments, never-accessed %s: %llu opened (%llu "
-               "without span sets, bound %llu)\n", nsegs, fwd ? "fwd" : "bwd",
+         * its neighbour's own sets; forward: the climb (<= lg nodes), then
+         * nodes halving from its end (<= lg), the start and the last one */
+        uint64_t bound = fwd ? 2 * (uint64_t)lg + 4 : (uint64_t)lg + 3;
+        printf("span: %zu segments, never-accessed %s from segment %d: %llu "
+               "opened (%llu without span sets, bound %llu)\n", nsegs,
+               fwd ? "fwd" : "bwd", middle ? middle : fwd ? 0 : (int)nsegs - 1,
                (unsigned long long)on, (unsigned long long)off,
                (unsigned long long)bound);
         CHECKF(on <= bound, "%s: %llu segments opened, bound %llu",
                fwd ? "fwd" : "bwd", (unsigned long long)on,
                (unsigned long long)bound);
-        CHECK(off == nsegs);
+        CHECKF(off == all, "without span sets: %llu opened, expected %llu",
+               (unsigned long long)off, (unsigned long long)all);
     }
 }
 
@@ -442,9 +454,9 @@ static void test_damage(void) {
     mh_reader *r;
     CHECK_OK(mh_reader_open(dir, &r));
     CHECK(r->nsegs == nseg);
-    /* a forward never-accessed query from segment 1 (position 2) asks the
-     * node at position 4 (covering 3, 4) first: damage that one */
-    uint64_t pos = 6; /* covers 5, 6: asked from position 5 */
+    /* a forward never-accessed query from position 5 asks node 6
+     * (covering 5, 6) first: damage that one */
+    uint64_t pos = 6;
     static const struct {
         int how, code;
         const char *needle;
@@ -475,7 +487,8 @@ static void test_damage(void) {
         mh_query_init(&q);
         q.addr_first = q.addr_last = 0x6000000000ull;
         q.ops = MH_OPS_ALL;
-        q.start = all[seg_len * 3 + 5].transition; /* in segment 3 (position 4) */
+        q.start_kind = MH_FROM_ID;
+        q.start = r->recs[4].id_first + 1; /* in position 5: node 6 next */
         mh_access a[4];
         size_t got;
         /* a node well formed but not exact: queries cannot tell */
@@ -496,7 +509,7 @@ static void test_damage(void) {
         CHECK(got == 0);
         /* a query starting past the node never asks it */
         b->span_off = 0;
-        q.start = all[seg_len * 7].transition;
+        q.start = r->recs[7].id_first + 1;
         CHECK_OK(mh_query_run(b, &q, a, 4, &got));
         mh_reader_close(b);
         /* fsck names it */
