@@ -360,6 +360,8 @@
 #define MHF_SPAN_FIRST_SEQ 8       /* u64 seq of the first segment covered */
 #define MHF_SPAN_ACCESSES 16       /* u64 sum of the covered segments' counts */
 #define MHF_SPAN_RESERVED1 24      /* u64 = 0 */
+#define MHF_SPAN_K 16u             /* intervals per run the reference writer
+                                      writes in a node's set */
 
 /* ---- little-endian helpers --------------------------------------------- */
 static inline uint16_t mhf_load_u16(const void *p) {

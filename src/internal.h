@@ -1182,10 +1182,13 @@ int mh_span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
                   mh_diag *d);
 /* The skip walk before a query enters live segment *li (query.c): moves *li
  * over the segments the nodes prove hold no interval of ops meeting
- * [a, b] (forward or backward); 1 with *li set, 0 when no segment is left,
- * or an error (a node failing its check; detail names the file). */
+ * [a, b] (forward or backward), asking only the nodes of the segments at
+ * record indexes [lo_rec, hi_rec) (those within the query's end bound);
+ * 1 with *li set, 0 when no segment is left, or an error (a node failing
+ * its check; detail names the file). */
 int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
-                 uint32_t ops, size_t *li, mh_diag *d);
+                 uint32_t ops, size_t lo_rec, size_t hi_rec, size_t *li,
+                 mh_diag *d);
 /* The writer's node for the segment being sealed at record index ri (the
  * earlier segments' records recs[0 .. ri), their files in dir): own[op] /
  * nown[op] its own set's intervals (NULL with have_own 0: it has none),

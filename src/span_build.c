@@ -19,10 +19,8 @@
 
 /* Intervals handed to the accumulator at once. */
 #define BATCH 1024u
-/* Intervals per run of a node's set (a segment's own set has 64). */
-#ifndef SPAN_K
-#define SPAN_K 16u
-#endif
+/* Intervals per run of a node's set: MHF_SPAN_K (a segment's own set has
+ * 64). */
 
 static int add_pairs(mh_aset_acc *acc, unsigned op, const uint64_t *p,
                      size_t n, uint64_t budget) {
@@ -130,12 +128,12 @@ int mh_span_build(const char *dir, const mh_manrec *recs, size_t ri,
         out->n += MHF_SPAN_HEADER_SIZE;
         /* the address set's own budget, on the accesses it covers: nothing
          * appended past it (or when the accumulator gave up). Runs of
-         * SPAN_K intervals: a node is asked by every query passing its
+         * MHF_SPAN_K intervals: a node is asked by every query passing its
          * segments, and a question decodes half a run on average */
         const uint64_t *pairs[MHF_OP_COUNT];
         size_t np[MHF_OP_COUNT];
         int fin = mh_aset_acc_finish(acc, pairs, np);
-        rc = fin < 0 ? fin : fin ? MH_OK : mh_aset_encode(pairs, np, SPAN_K, out);
+        rc = fin < 0 ? fin : fin ? MH_OK : mh_aset_encode(pairs, np, MHF_SPAN_K, out);
         if (rc == MH_EINVAL)
             rc = MH_OK; /* more runs than a u32 counts: no node */
         if (rc != MH_OK || fin ||

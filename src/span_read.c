@@ -133,8 +133,10 @@ static int excludes(const mh_reader *r, uint64_t q, uint64_t a, uint64_t b,
 static inline uint64_t lowbit(uint64_t x) { return x & (~x + 1); }
 
 int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
-                 uint32_t ops, size_t *li, mh_diag *d) {
-    uint64_t n = r->nsegs;
+                 uint32_t ops, size_t lo_rec, size_t hi_rec, size_t *li,
+                 mh_diag *d) {
+    /* positions whose nodes may be asked: (lo_rec, hi_rec] */
+    uint64_t n = hi_rec, first = lo_rec;
     uint64_t p = (uint64_t)r->live[*li] + 1;
     if (fwd) {
         /* first up the tree: the nodes holding p (its update path, p + L,
@@ -203,7 +205,7 @@ int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
     }
     for (;;) {
         uint64_t L = lowbit(p);
-        if (L < 2)
+        if (L < 2 || p <= first)
             break;
         int rc = excludes(r, p, a, b, ops, d);
         if (rc < 0)

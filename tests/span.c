@@ -137,18 +137,55 @@ static const mh_seg *seg_of(const mh_reader *r, size_t i) {
 /* Every node of r's store: present unless a covered segment (with
  * accesses) has no address set (scattered), equal to the union of the
  * covered segments' accesses. Returns the nodes seen. */
+/* Bytes of the exact union of all[from, to)'s ranges as a node's set. */
+static size_t union_bytes(const mh_access *all, size_t from, size_t to) {
+    pairs u[MHF_OP_COUNT];
+    const uint64_t *p[MHF_OP_COUNT];
+    size_t n[MHF_OP_COUNT];
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        u[o] = brute_union(all, from, to, o);
+        p[o] = u[o].p;
+        n[o] = u[o].n;
+    }
+    mh_buf b = {0};
+    CHECK_OK(mh_aset_encode(p, n, MHF_SPAN_K, &b));
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        free(u[o].p);
+    size_t bytes = b.n;
+    mh_buf_free(&b);
+    return bytes;
+}
+
 static int check_nodes(const mh_reader *r, const mh_access *all) {
     int seen = 0;
+    char *present = calloc(r->nsegs + 1, 1); /* by position */
+    CHECK(present);
     for (size_t ri = 0; ri < r->nsegs; ri++) {
         uint64_t k = ri + 1, L = lowbit(k);
         const mh_seg *s = seg_of(r, ri);
         const mh_section *sec;
         int has = mh_span_section(s, &sec) == MH_OK;
-        int want = L >= 2;
-        for (size_t j = ri + 1 - (L >= 2 ? L : 1); want && j <= ri; j++) {
-            const mh_section *as;
-            if (r->recs[j].count && mh_seg_section(seg_of(r, j), MHF_SECT_ASET, &as) != MH_OK)
-                want = 0;
+        present[k] = (char)has;
+        /* SPEC 9e: its own set (or no access), each child (k - 1: a set,
+         * k - 2, k - 4, ...: nodes), and the union within its budget */
+        const mh_section *as;
+        int want = L >= 2 && (r->recs[ri].count == 0 ||
+                              mh_seg_section(s, MHF_SECT_ASET, &as) == MH_OK);
+        for (uint64_t c = 1; want && c < L; c *= 2) {
+            size_t j = ri - c;
+            if (c == 1)
+                want = r->recs[j].count == 0 ||
+                       mh_seg_section(seg_of(r, j), MHF_SECT_ASET, &as) == MH_OK;
+            else
+                want = present[k - c];
+        }
+        if (want) {
+            size_t r0 = ri + 1 - L;
+            uint64_t acc = 0;
+            for (size_t j = r0; j <= ri; j++)
+                acc += r->recs[j].count;
+            size_t from = r->recs[r0].id_first, to = r->recs[ri].id_first + r->recs[ri].count;
+            want = union_bytes(all, from, to) <= acc / 16 + 4096;
         }
         CHECKF(has == want, "segment %zu (position %llu): node %s, expected %s",
                ri, (unsigned long long)k, has ? "present" : "absent",
@@ -190,6 +227,7 @@ static int check_nodes(const mh_reader *r, const mh_access *all) {
             free(u.p);
         }
     }
+    free(present);
     return seen;
 }
 
@@ -507,8 +545,15 @@ static void test_damage(void) {
         b->span_off = cases[c].how != D_INEXACT;
         CHECK_OK(mh_query_run(b, &q, a, 4, &got));
         CHECK(got == 0);
-        /* a query starting past the node never asks it */
+        /* a query whose end bound lies before the node's segment never
+         * asks it (nothing past the end bound is read) */
         b->span_off = 0;
+        q.end_kind = MH_END_ID;
+        q.end = r->recs[4].id_first + r->recs[4].count - 1;
+        CHECK_OK(mh_query_run(b, &q, a, 4, &got));
+        CHECK(got == 0);
+        q.end_kind = MH_END_NONE;
+        /* a query starting past the node never asks it */
         q.start = r->recs[7].id_first + 1;
         CHECK_OK(mh_query_run(b, &q, a, 4, &got));
         mh_reader_close(b);
