@@ -667,6 +667,43 @@ static int run_real(const char *memhist) {
     return 0;
 }
 
+/* The writer option: span_sets 0 writes no node (and 2 is refused). */
+static void test_option(void) {
+    char dir[512];
+    tu_mkdtemp(dir, sizeof dir, "span-opt");
+    size_t nseg = 8, seg_len = 2000, n = nseg * seg_len;
+    mh_access *all = calloc(n, sizeof *all);
+    CHECK(all);
+    tu_rng rng = {5};
+    make_trace(&rng, all, n, seg_len, SIZE_MAX);
+    mh_writer_options o;
+    mh_writer_options_init(&o);
+    CHECK(o.span_sets == 1);
+    o.span_sets = 2;
+    mh_writer *w = NULL;
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/s", dir);
+    CHECK_RC(mh_writer_open(sub, MH_CREATE, &o, &w), MH_EINVAL);
+    o.span_sets = 0;
+    o.slice_accesses = 500;
+    o.block_accesses = 64;
+    o.commit_accesses = seg_len;
+    CHECK_OK(mh_writer_open(sub, MH_CREATE, &o, &w));
+    CHECK_OK(mh_writer_append_batch(w, all, n, NULL));
+    CHECK_OK(mh_writer_close(w));
+    mh_reader *r;
+    CHECK_OK(mh_reader_open(sub, &r));
+    CHECK(r->nsegs == nseg);
+    for (size_t i = 0; i < r->nsegs; i++) {
+        const mh_section *sec;
+        CHECK(mh_span_section(seg_of(r, i), &sec) == MH_ENOTFOUND);
+    }
+    random_queries(r, all, n, &rng, 50);
+    mh_reader_close(r);
+    tu_rmtree(dir);
+    free(all);
+}
+
 int main(int argc, char **argv) {
     if (argc > 2 && strcmp(argv[1], "real") == 0) /* ctest span.qemu */
         return run_real(argv[2]);
@@ -675,6 +712,7 @@ int main(int argc, char **argv) {
     run_store(45, 3000, 3, SIZE_MAX, 300, 3); /* reopen and append */
     run_store(40, 3000, 1, 21, 300, 4);       /* segment 21 scattered */
     test_damage();
+    test_option();
     printf("span: ok\n");
     return 0;
 }
