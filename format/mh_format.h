@@ -18,9 +18,10 @@
 
 /* ---- versions ---------------------------------------------------------- */
 #define MHF_VERSION_MAJOR 2u   /* what a writer writes; a reader reads 1.x and 2.x */
-#define MHF_VERSION_MINOR 2u   /* a newer minor only adds optional content:
+#define MHF_VERSION_MINOR 3u   /* a newer minor only adds optional content:
                                   2.1 adds sections 7, 8, 9; 2.2 adds the
-                                  address postings (section 10) */
+                                  address postings (section 10); 2.3 the
+                                  span address set (section 11) */
 #define MHF1_VERSION_MAJOR 1u  /* format 1.0: read, never written */
 #define MHF_BYTE_ORDER_MARK 0x0A0B0C0Du /* stored little-endian: 0D 0C 0B 0A */
 #define MHF_BYTE_ORDER_SWAPPED 0x0D0C0B0Au /* what a big-endian writer would leave */
@@ -346,6 +347,21 @@
 #define MHF_APOST_K 32u            /* what the reference writer writes */
 #define MHF_APOST_K_MAX 65536u     /* largest K a reader accepts */
 #define MHF_APOST_SPAN 16u         /* a query uses it below this many granules */
+
+/* ---- span address set (section 11, since 2.3; SPEC.md §9e) ------------- */
+/* The segment at MANIFEST position k (record index + 1) with L = k & -k >= 2
+ * may carry the union, per operation, of the address sets of the L segments
+ * at positions k - L + 1 .. k (a Fenwick tree over the MANIFEST): a 32-byte
+ * header, then an address set exactly as section 8 (MHF_ASET_*). */
+#define MHF_SECT_SPAN 11u
+#define MHF_SPAN_HEADER_SIZE 32u
+#define MHF_SPAN_SEGMENTS 0        /* u32 L: segments covered, 2^j >= 2 */
+#define MHF_SPAN_RESERVED0 4       /* u32 = 0 */
+#define MHF_SPAN_FIRST_SEQ 8       /* u64 seq of the first segment covered */
+#define MHF_SPAN_ACCESSES 16       /* u64 sum of the covered segments' counts */
+#define MHF_SPAN_RESERVED1 24      /* u64 = 0 */
+#define MHF_SPAN_K 16u             /* intervals per run the reference writer
+                                      writes in a node's set */
 
 /* ---- little-endian helpers --------------------------------------------- */
 static inline uint16_t mhf_load_u16(const void *p) {

@@ -8,8 +8,11 @@
  * whole, or the real one with bytes flipped, which reaches the run decoding
  * and fsck's exactness check), the address postings (2.2: replaced whole,
  * or the real one with bytes flipped, which reaches the run decoding and
- * fsck's exactness check), or a section of a type the reader
- * does not know (required or not) added to the directory.
+ * fsck's exactness check), the span address set (2.3: replaced whole, or
+ * segment 1's real one with bytes flipped, which reaches its header checks
+ * against the MANIFEST, the embedded set's run decoding and fsck's union
+ * check), or a section of a type the reader does not know (required or
+ * not) added to the directory.
  *
  * At start-up the writer builds FUZZ_STORE_STREAMS (fuzz_build.c: three
  * streams, pcs, windows across two commits); its full answer is kept. For
@@ -25,6 +28,9 @@
  * The address postings are asked (mh_apost_query) for a point and a
  * 64-byte range at addresses of the scan and at 0 and 2^64 - 1 in every
  * segment: clean by fsck means every such query is served.
+ * The span address set is asked by forward queries from the first
+ * segment (the skip into segment 1 asks its node) with the span sets used
+ * and ignored: clean by fsck means both answer, the same.
  * The id map's labels are read group by group through mh_idmap_labels:
  * clean by fsck means every group decodes, and a group that fails to
  * decode with a data error means fsck found a problem.
@@ -205,6 +211,39 @@ static int read_apost(const mh_reader *r, const fuzz_vec *all) {
     return first_err;
 }
 
+/* Forward queries from transition 0 on addresses of the scan (and at 0
+ * and 2^64 - 1) with the span sets used and ignored (the skip into segment
+ * 1 asks its node): MH_OK, or the first data error; when fsck calls the
+ * store clean both ways answer the same. */
+static int read_span(mh_reader *r, const fuzz_vec *all) {
+    int first_err = MH_OK;
+    size_t n = all ? all->n : 0;
+    mh_access got[2][8];
+    for (size_t k = 0; k < n + 2 && k < 34; k++) {
+        mh_query q;
+        mh_query_init(&q);
+        q.addr_first = k < n ? all->v[k * (n / 32 + 1) % n].physical + 1 : k == n ? 0 : UINT64_MAX;
+        q.addr_last = q.addr_first;
+        q.ops = (uint32_t)(k % 7) + 1;
+        size_t m[2] = {0, 0};
+        int rc[2];
+        for (int off = 0; off < 2; off++) {
+            r->span_off = off;
+            rc[off] = mh_query_run(r, &q, got[off], 8, &m[off]);
+            FUZZ_ASSERT_NAMED(rc[off]);
+        }
+        r->span_off = 0;
+        if (rc[0] != MH_OK && first_err == MH_OK)
+            first_err = rc[0];
+        if (rc[0] == MH_OK && rc[1] == MH_OK && !fuzz_lenient()) {
+            FUZZ_ASSERT_MSG(m[0] == m[1], "span sets used and ignored disagree");
+            for (size_t i = 0; i < m[0]; i++)
+                fuzz_assert_same(&got[0][i], &got[1][i], "span sets used and ignored", i);
+        }
+    }
+    return first_err;
+}
+
 /* The real id map of the segment with bytes flipped: payload bytes taken
  * three at a time, a 16-bit offset into the section and an XOR mask. */
 static uint8_t *mutated_idmap(int seg, const uint8_t *data, size_t len, size_t *out_len) {
@@ -255,16 +294,34 @@ static uint8_t *mutated_apost(int seg, const uint8_t *data, size_t len, size_t *
     return m;
 }
 
+/* Segment 1's real span address set (the fixture's segment 0, position 1,
+ * has none) with bytes flipped, as the id map's. */
+static uint8_t *mutated_span(const uint8_t *data, size_t len, size_t *out_len) {
+    uint64_t off = 0, size = 0;
+    uint32_t cnt = 0;
+    FUZZ_ASSERT_MSG(mhf_seg_find(g_seg[1], g_seg_size[1], MHF_SECT_SPAN, &off, &size, &cnt),
+                    "the streams fixture's segment 1 has a span address set");
+    uint8_t *m = fuzz_malloc((size_t)size);
+    memcpy(m, g_seg[1] + off, (size_t)size);
+    for (size_t i = 0; i + 3 <= len; i += 3) {
+        size_t at = ((size_t)data[i] | (size_t)data[i + 1] << 8) % (size_t)size;
+        m[at] ^= data[i + 2] ? data[i + 2] : 1;
+    }
+    *out_len = (size_t)size;
+    return m;
+}
+
 static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const uint8_t *data,
                 size_t len) {
     static const uint32_t types[5] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY, 0,
                                       MHF_SECT_IDMAP};
     uint32_t t = which == 3 ? type : which == 5 ? MHF_SECT_IDMAP
+                                   : which >= 10 ? MHF_SECT_SPAN
                                    : which >= 8 ? MHF_SECT_APOST
                                    : which >= 6 ? MHF_SECT_ASET : types[which];
     uint32_t f = which == 3 ? flags
                             : (t == MHF_SECT_SUMMARY || t == MHF_SECT_IDMAP || t == MHF_SECT_ASET ||
-                                       t == MHF_SECT_APOST
+                                       t == MHF_SECT_APOST || t == MHF_SECT_SPAN
                                    ? 0 : MHF_SECT_REQUIRED);
     uint8_t *mutated = NULL;
     if (which == 5)
@@ -273,6 +330,8 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
         data = mutated = mutated_aset(seg, data, len, &len);
     if (which == 9)
         data = mutated = mutated_apost(seg, data, len, &len);
+    if (which == 11)
+        data = mutated = mutated_span(data, len, &len);
     size_t size = 0;
     uint8_t *bytes = fuzz_segment_put_section(g_seg[seg], g_seg_size[seg], t, f, data, len, &size);
     free(mutated);
@@ -317,6 +376,9 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
     int arc = read_apost(r, all.n ? &all : NULL);
     if (rc == MH_OK)
         rc = arc;
+    int nrc = read_span(r, all.n ? &all : NULL);
+    if (rc == MH_OK)
+        rc = nrc;
     check_filters(r, all.n ? &all : NULL, &rc);
     /* the tables: named errors or a description of the scan */
     size_t ns = mh_reader_stream_count(r);
@@ -352,10 +414,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* 0 dictionary, 1 slices, 2 summary, 3 an unknown type, 4 the id map
      * replaced, 5 the id map with bytes flipped, 6 the address set
      * replaced, 7 the address set with bytes flipped, 8 the address
-     * postings replaced, 9 the address postings with bytes flipped */
-    uint32_t which = fuzz_producer_u32_range(&p, 0, 9);
+     * postings replaced, 9 the address postings with bytes flipped, 10
+     * the span address set replaced, 11 segment 1's with bytes flipped */
+    uint32_t which = fuzz_producer_u32_range(&p, 0, 11);
     int seg = fuzz_producer_bool(&p);
-    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_APOST + 1, 0xffff);
+    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_SPAN + 1, 0xffff);
     uint32_t flags = fuzz_producer_u32_range(&p, 0, 1);
     if (len > (1u << 20))
         return 0;

@@ -19,7 +19,7 @@ static inline uint64_t run_lo(const mh_aset_view *v, uint32_t i) {
     return mhf_load_u64(v->runs + (size_t)i * v->run_size + MHF_ASET_R_LO);
 }
 
-static void fill_view(const uint8_t *p, uint64_t base_off, mh_aset_view *out) {
+void mh_aset_view_fill(const uint8_t *p, uint64_t base_off, mh_aset_view *out) {
     out->k = mhf_load_u32(p + MHF_ASET_RUN_IVALS);
     out->run_size = mhf_load_u32(p + MHF_ASET_RUN_SIZE_OFF);
     out->nruns = mhf_load_u32(p + MHF_ASET_RUN_COUNT);
@@ -121,7 +121,7 @@ int mh_aset_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
     MH_CHECK(next_off == data, MH_ECORRUPT, d, base_off + MHF_ASET_DATA_BYTES,
              "address set: the runs cover %llu data bytes, its header says "
              "%llu", (unsigned long long)next_off, (unsigned long long)data);
-    fill_view(p, base_off, out);
+    mh_aset_view_fill(p, base_off, out);
     return MH_OK;
 }
 
@@ -148,7 +148,7 @@ int mh_aset_view_get(const mh_seg *seg, mh_aset_view *out, mh_diag *d) {
     /* checked once per reader; a segment that failed is checked again on
      * each use, so each failing query says why */
     if (atomic_load_explicit(&((mh_seg *)seg)->aset_ok, memory_order_acquire)) {
-        fill_view(p, sec->offset, out);
+        mh_aset_view_fill(p, sec->offset, out);
         return MH_OK;
     }
     if (MH_CHECKSUMS_ENFORCED) {
@@ -240,6 +240,16 @@ int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
         return 1;
     if (rc != MH_OK)
         return rc;
+    rc = mh_aset_view_meets(&v, a, b, ops, d);
+    if (rc < 0 && d)
+        mh_diag_prefix(d, "address set at byte %llu", (unsigned long long)v.off);
+    return rc;
+}
+
+int mh_aset_view_meets(const mh_aset_view *vp, uint64_t a, uint64_t b,
+                       uint32_t ops, mh_diag *d) {
+    const mh_aset_view v = *vp;
+    int rc = 0;
     for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
         if (!(ops >> o & 1u) || v.run_count[o] == 0)
             continue;
@@ -359,12 +369,8 @@ int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
             if (c.hi >= a)
                 return 1;
         }
-        if (rc < 0) {
-            if (d)
-                    mh_diag_prefix(d, "address set at byte %llu",
-                               (unsigned long long)v.off);
+        if (rc < 0)
             return rc;
-        }
     }
     return 0;
 }

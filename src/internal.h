@@ -403,6 +403,7 @@ typedef struct mh_seg {
     _Atomic int summary_ok[2]; /* sections 6 and 9 checked (summary_read.c) */
     _Atomic int idmap_ok;   /* id map checked (idmap_read.c) */
     _Atomic int aset_ok;    /* address set checked (aset_read.c) */
+    _Atomic int span_ok;    /* span address set checked (span_read.c) */
     _Atomic int apost_ok;   /* address postings checked (apost_read.c) */
     /* per run of the postings: decoded whole and checked once, so later
      * queries skip to their keys (apost_read.c; NULL until the section's
@@ -593,6 +594,10 @@ struct mh_reader {
     int summary_off;     /* tests: 1 queries ignore address summaries,
                           * 2 they ignore section 9 (use 6 only) */
     int aset_off;        /* tests: queries ignore address sets */
+    int span_off;        /* tests: queries ignore span address sets (2.3) */
+    /* tests: segments opened so far (mh_reader_seg), so that a test can see
+     * how many segments a query opened */
+    _Atomic uint64_t segs_opened;
     int apost_off;       /* tests: queries ignore address postings (2.2) */
     /* tests: 1, queries never take the id-order path (query_idmap.c);
      * -1, they take it in every slice of a segment with an id map where the
@@ -712,6 +717,9 @@ typedef struct mh_segw_config {
     uint32_t idmap_group_ids; /* ids per id map group (G); 0: no id map */
     int aset;                        /* 1: write the address set (2.1) */
     int apost;                       /* 1: write the address postings (2.2) */
+    int span;                        /* 1: write the span address set (2.3)
+                                        when mh_segw_set_position gave the
+                                        segment's place */
 } mh_segw_config;
 
 /* The writer's slice buffer keeps, per access, only what the format
@@ -859,6 +867,11 @@ struct mh_seal_info {
  * fsyncs the directory. Fills rec. */
 int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
                  mh_diag *d);
+/* The segment's MANIFEST place for its span address set (section 11):
+ * recs[0 .. nrecs) are the records before it (the MANIFEST the seal
+ * publishes to), their files in the segment's directory; kept until the
+ * seal, which must come before recs changes. */
+void mh_segw_set_position(mh_segw *w, const mh_manrec *recs, size_t nrecs);
 /* Closes and removes the unsealed file; frees w. NULL accepted. */
 void mh_segw_destroy(mh_segw *w);
 
@@ -1150,6 +1163,8 @@ typedef struct mh_aset_view {
  * offset, for details; minor: the segment's, §12.1). MH_ECORRUPT. */
 int mh_aset_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
                   uint16_t minor, mh_aset_view *out, mh_diag *d);
+/* The view of a set mh_aset_parse accepted before (no check). */
+void mh_aset_view_fill(const uint8_t *p, uint64_t base_off, mh_aset_view *out);
 /* The segment's set: checksum and mh_aset_parse on first use, remembered in
  * seg->aset_ok. MH_ENOTFOUND (no detail) when the segment has none. */
 int mh_aset_view_get(const mh_seg *seg, mh_aset_view *out, mh_diag *d);
@@ -1169,6 +1184,60 @@ int mh_aset_run_step(mh_aset_cur *c, mh_diag *d);
  * set, 0 when none does (the segment holds no match), else an error. */
 int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                   mh_diag *d);
+/* The same question asked of a checked view (mh_aset_meets without the
+ * section lookup; the span address sets' too): 1, 0, or MH_ECORRUPT whose
+ * detail the caller prefixes with the section it names. */
+int mh_aset_view_meets(const mh_aset_view *v, uint64_t a, uint64_t b,
+                       uint32_t ops, mh_diag *d);
+/* ---- span address set (span_build.c, span_read.c, verify_span.c) ----- */
+/* Section 11 (format 2.3, optional, SPEC.md §9e): the segment at MANIFEST
+ * position k = record index + 1 with L = lowbit(k) >= 2 may carry the exact
+ * union, per operation, of the address sets of the L segments at positions
+ * k - L + 1 .. k (a Fenwick tree kept in the immutable segments). A query
+ * skips runs of segments whose union meets none of its ranges. */
+typedef struct mh_span_view {
+    uint32_t segments;            /* L */
+    uint64_t first_seq, accesses;
+    mh_aset_view set;             /* the embedded address set */
+} mh_span_view;
+/* The section's entry when seg's version defines type 11 and it has one,
+ * else MH_ENOTFOUND. */
+int mh_span_section(const mh_seg *seg, const mh_section **out);
+/* Checks section sec of seg, the segment at record index ri of the
+ * MANIFEST records recs[0 .. nrecs): sum, header, L == lowbit(ri + 1),
+ * first_seq and span_accesses against the records, the embedded set
+ * (mh_aset_parse). MH_ECHECKSUM / MH_ECORRUPT with "span address set at
+ * byte N: ...". */
+int mh_span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
+                  const mh_manrec *recs, size_t nrecs, mh_span_view *out,
+                  mh_diag *d);
+/* The skip walk before a query enters live segment *li (query.c): moves *li
+ * over the segments the nodes prove hold no interval of ops meeting
+ * [a, b] (forward or backward), asking only the nodes of the segments at
+ * record indexes [lo_rec, hi_rec) (those within the query's end bound);
+ * 1 with *li set, 0 when no segment is left, or an error (a node failing
+ * its check; detail names the file). */
+int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
+                 uint32_t ops, size_t lo_rec, size_t hi_rec, size_t *li,
+                 mh_diag *d);
+/* The writer's node for the segment being sealed at record index ri (the
+ * earlier segments' records recs[0 .. ri), their files in dir): own[op] /
+ * nown[op] its own set's intervals (NULL with have_own 0: it has none),
+ * count its accesses. Appends section 11's bytes to out, or nothing when
+ * lowbit(ri + 1) < 2, a child is missing or fails its check, the union
+ * passes its budget, or memory runs out: an optional section, never a
+ * wrong one. */
+int mh_span_build(const char *dir, const mh_manrec *recs, size_t ri,
+                  uint64_t count, int have_own,
+                  const uint64_t *const own[MHF_OP_COUNT],
+                  const size_t nown[MHF_OP_COUNT], mh_buf *out);
+/* fsck (verify_span.c): seg's section 11 (record index ri of m) checked as
+ * a query checks it and equal to the union of the covered segments' own
+ * sets; a node whose covered segments (count > 0) lack a set is
+ * MH_ECORRUPT. MH_OK when the segment has none. */
+int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
+                 const mh_manrec *recs, size_t nrecs, mh_diag *d);
+
 /* fsck (verify_aset.c): the section's sum and structure, every run
  * decoded, and (rows_ok: the slices verified) the set equal to the union of
  * the segment's rows' ranges, per op (it decodes every block again). The

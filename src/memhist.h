@@ -101,17 +101,17 @@ extern "C" {
 
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
-#define MH_VERSION_MINOR 5
+#define MH_VERSION_MINOR 6
 #define MH_VERSION_PATCH 0
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.5.0"
+#define MH_VERSION_STRING "1.6.0"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
  * of format 1.0 are read too (never appended to: memhist upgrade). */
 #define MH_FORMAT_MAJOR 2
-#define MH_FORMAT_MINOR 2
+#define MH_FORMAT_MINOR 3
 
 /* ------------------------------------------------------------------------
  * Errors: one list, expanded into the enum and mh_strerror()'s table.
@@ -256,6 +256,15 @@ typedef struct mh_writer_options {
      * summaries as in 2.1). 0 or 1. */
     uint32_t address_postings;
     uint32_t reserved3;   /* must be 0 */
+    /* --- since 1.6 --- */
+    /* Write the span address sets (format 2.3, SPEC.md §9e): the segment
+     * at MANIFEST position k with L = k & -k >= 2 carries the union of the
+     * address sets of the L segments ending at it, so that a query on a
+     * range of addresses passes runs of segments that never touched it in
+     * O(log segments) checks. Default 1; 0 = none (queries ask each
+     * segment's address set as in 2.2). 0 or 1. */
+    uint32_t span_sets;
+    uint32_t reserved4;   /* must be 0 */
 } mh_writer_options;
 
 /* Fills *opt with the defaults above, struct_size = sizeof *opt and zeroed

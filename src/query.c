@@ -923,14 +923,38 @@ static int find_start(qctx *c, const qspec *q, size_t *li, uint32_t *si) {
     return 1;
 }
 
+/* si as next_segment leaves it forward: the first slice of a segment
+ * entered from the one before it (backward, UINT32_MAX: its last slice).
+ * find_start never gives either, so the segment-entry block knows the walk
+ * came from a neighbour, where the span address sets may skip. */
+#define SI_NEXT_FWD (UINT32_MAX - 1u)
+
+/* The first live segment from li on, in query order, that begins past the
+ * end bound (forward: nlive when none; backward: SIZE_MAX when none): the
+ * span address sets' nodes are asked only before it. */
+static size_t span_bound(const mh_reader *r, const qspec *q, int fwd, size_t li) {
+    size_t lo = fwd ? li : 0, hi = fwd ? r->nlive : li + 1;
+    while (lo < hi) { /* in_end is monotone in query order */
+        size_t mid = lo + (hi - lo) / 2;
+        const mh_manrec *rec = &r->recs[r->live[mid]];
+        int inside = fwd ? in_end(q, rec->t_first, rec->id_first)
+                         : in_end(q, rec->t_last, rec->id_first + rec->count - 1);
+        if (inside == fwd)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return fwd ? lo : lo - 1; /* backward: the last one outside, or SIZE_MAX */
+}
+
 /* Moves (li, si) to the first slice of the next segment in query order
- * (backward: si = UINT32_MAX, its last slice once it is open); 0 when there
- * is none. */
+ * (forward: si = SI_NEXT_FWD, backward: si = UINT32_MAX, its first / last
+ * slice once it is open); 0 when there is none. */
 static int next_segment(const mh_reader *r, int fwd, size_t *li, uint32_t *si) {
     if (fwd) {
         if (++*li == r->nlive)
             return 0;
-        *si = 0;
+        *si = SI_NEXT_FWD;
     } else {
         if (*li == 0)
             return 0;
@@ -992,6 +1016,27 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
          * detail already names the file), unless its MANIFEST record shows
          * it begins past the end bound */
         if (!seg) {
+            /* entered from the previous segment: the span address sets
+             * (span_read.c) pass whole runs of segments without a match
+             * in O(log n) node checks; the start segment is entered as
+             * found (its start slice is scanned first, as below) */
+            if (si >= SI_NEXT_FWD) {
+                if (si == SI_NEXT_FWD)
+                    si = 0;
+                /* the nodes asked lie within the end bound: nothing past
+                 * it is read (the first segment past it ends the walk) */
+                size_t bound = span_bound(r, q, fwd, li);
+                int inside = fwd ? bound > li : bound == SIZE_MAX || bound < li;
+                if (!r->span_off && inside) {
+                    size_t lo = fwd ? 0 : bound == SIZE_MAX ? 0 : r->live[bound] + 1;
+                    size_t hi = fwd ? (bound == r->nlive ? r->nsegs : r->live[bound])
+                                    : r->nsegs;
+                    int sk = mh_span_skip(r, fwd, q->a, q->b, q->ops, lo, hi,
+                                          &li, &c->diag);
+                    if (sk <= 0)
+                        return sk;
+                }
+            }
             const mh_manrec *rec = &r->recs[r->live[li]];
             if (!in_end(q, fwd ? rec->t_first : rec->t_last,
                         fwd ? rec->id_first : rec->id_first + rec->count - 1))

@@ -63,6 +63,8 @@ int mh_reader_seg(const mh_reader *r, size_t i, const mh_seg **out,
                                                      &mx, s->rows_per_block))
                     ;
                 st = MH_SEG_OPEN;
+                atomic_fetch_add_explicit(&m->segs_opened, 1,
+                                          memory_order_relaxed);
             } else {
                 mh_diag_code(&od, rc);
                 /* the detail is kept for every later call; without memory
@@ -852,8 +854,8 @@ static const char *section_name(uint32_t type, uint16_t major, uint16_t minor) {
     static const char *const names[] = {
         NULL,     "data",   "dictionary",  "slices",      "chunks",
         "blocks", "address summary", "id map", "address set",
-        "fine address summary", "address postings"};
-    _Static_assert(sizeof names / sizeof names[0] == MHF_SECT_APOST + 1,
+        "fine address summary", "address postings", "span address set"};
+    _Static_assert(sizeof names / sizeof names[0] == MHF_SECT_SPAN + 1,
                    "a name for each type");
     if (!mh_section_defined(major, minor, type))
         return "unknown";

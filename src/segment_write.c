@@ -38,6 +38,9 @@ struct mh_segw {
     mh_aset_acc *aset;   /* the address set's intervals (aset_build.c) */
     int aset_lost;       /* out of memory for them: no set this segment */
     mh_apost_acc *apost; /* the address postings' granules (apost_build.c) */
+    const mh_manrec *recs; /* the MANIFEST records before it (span set) */
+    size_t nrecs;
+    int has_position;
     mh_rows cols;        /* for reading slices back (discard) */
     uint8_t *raw;
 };
@@ -92,6 +95,12 @@ int mh_segw_create(const mh_segw_config *cfg, mh_segw **out, mh_diag *d) {
     w->data_end = MHF_SEG_HEADER_SIZE;
     *out = w;
     return MH_OK;
+}
+
+void mh_segw_set_position(mh_segw *w, const mh_manrec *recs, size_t nrecs) {
+    w->recs = recs;
+    w->nrecs = nrecs;
+    w->has_position = 1;
 }
 
 uint64_t mh_segw_count(const mh_segw *w) { return w->count; }
@@ -574,6 +583,19 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     if (w->aset && !w->aset_lost && nsl > 0 &&
         mh_aset_acc_serialize(w->aset, w->count, &aset) != MH_OK)
         aset.n = 0; /* out of memory: no set (optional), never a wrong one */
+    /* the span address set (span_build.c): this segment's own set (none
+     * when it got none; an empty one when it has no access) and its
+     * children's, read from their files */
+    mh_buf span = {0};
+    if (w->cfg.span && w->has_position) {
+        const uint64_t *own[MHF_OP_COUNT] = {NULL, NULL, NULL};
+        size_t nown[MHF_OP_COUNT] = {0, 0, 0};
+        int have_own = w->count == 0 ||
+                       (aset.n > 0 && mh_aset_acc_finish(w->aset, own, nown) == 0);
+        if (mh_span_build(w->dir, w->recs, w->nrecs, w->count, have_own, own,
+                          nown, &span) != MH_OK)
+            span.n = 0; /* out of memory: none (optional), never a wrong one */
+    }
     mh_buf apost = {0};
     if (w->apost && nsl > 0 &&
         mh_apost_acc_serialize(w->apost, w->count, 0, &apost) != MH_OK)
@@ -605,6 +627,8 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         sec[ns++] = (seal_sec){MHF_SECT_SUMMARY_FINE, 0, 0, 0, fine.p, fine.n};
     if (apost.n) /* after section 9 (SPEC §9d) */
         sec[ns++] = (seal_sec){MHF_SECT_APOST, 0, 0, 0, apost.p, apost.n};
+    if (span.n) /* after section 10 (SPEC §9e) */
+        sec[ns++] = (seal_sec){MHF_SECT_SPAN, 0, 0, 0, span.p, span.n};
     for (size_t i = 0; i < si->nextra; i++) {
         const mh_extra_section *x = &si->extra[i];
         sec[ns++] = (seal_sec){x->type, x->flags, x->recsz, x->count,
@@ -636,6 +660,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     mh_buf_free(&idmap);
     mh_buf_free(&aset);
     mh_buf_free(&apost);
+    mh_buf_free(&span);
     uint8_t h[MHF_SEG_HEADER_SIZE] = {0};
     memcpy(h, MHF_SEG_MAGIC, 8);
     mhf_store_u16(h + MHF_SEG_MAJOR, MHF_VERSION_MAJOR);

@@ -28,6 +28,10 @@ typedef struct vctx {
     int busy;  /* a writer holds the store's lock */
     uint64_t in_progress; /* files reported as the active writer's (MH_ELOCKED) */
     int fatal; /* MH_ENOMEM or MH_EIO met: the answer is incomplete */
+    /* the MANIFEST's records while its segments are checked: a span
+     * address set is checked against its place among them */
+    const mh_manrec *recs;
+    size_t nrecs;
 } vctx;
 
 static void report(vctx *v, int code, const char *file, uint64_t off,
@@ -279,10 +283,12 @@ static void verify_sections(vctx *v, const mh_seg *seg) {
             continue; /* checked when the segment was opened */
         if (x->type == MHF_SECT_SUMMARY || x->type == MHF_SECT_ASET ||
             x->type == MHF_SECT_APOST ||
+            (x->type == MHF_SECT_SPAN &&
+             mh_section_defined(seg->major, seg->minor, MHF_SECT_SPAN)) ||
             (x->type == MHF_SECT_IDMAP && mh_idmap_present(seg)) ||
             (x->type == MHF_SECT_SUMMARY_FINE &&
              mh_summary_section(seg, MH_SUM_FINE) == x))
-            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_aset_fsck / mh_apost_fsck check them */
+            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_aset_fsck / mh_apost_fsck / mh_span_fsck check them */
         uint64_t sum = mh_hash(seg->base + x->offset, (size_t)x->size);
         if (sum != x->sum)
             report(v, MH_ECHECKSUM, seg->name, x->offset,
@@ -383,6 +389,12 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         if ((rc = mh_aset_fsck(&seg, rows_ok, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_apost_fsck(&seg, rows_ok, &d)) != MH_OK)
+            report(v, rc, name, d.offset, "%s", d.msg);
+        /* a node needs its place in the MANIFEST: a segment fsck found
+         * outside one (repair) has its node checked when listed */
+        if (rec && v->recs && rec >= v->recs && rec < v->recs + v->nrecs &&
+            (rc = mh_span_fsck(v->dir, &seg, (size_t)(rec - v->recs), v->recs,
+                               v->nrecs, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if (seg.nblocks) {
             mh_block last;
@@ -498,6 +510,10 @@ static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
         report(v, rc, MHF_MANIFEST_NAME, d.offset, "%s", d.msg);
     if (rc == MH_ENOMEM || rc == MH_EIO)
         return; /* unread is not unlisted: classify nothing */
+    if (*man_ok) {
+        v->recs = m->recs;
+        v->nrecs = m->nrecs;
+    }
     for (size_t i = 0; *man_ok && i < m->nrecs; i++) {
         char name[MHF_SEGMENT_NAME_LEN + 1];
         mh_segment_name(name, m->recs[i].seq);
@@ -571,6 +587,8 @@ static int repair(vctx *v) {
         goto out;
     }
     if (man_ok) {
+        quiet.recs = m.recs;
+        quiet.nrecs = m.nrecs;
         for (size_t i = 0; i < m.nrecs; i++) {
             char name[MHF_SEGMENT_NAME_LEN + 1];
             mh_segment_name(name, m.recs[i].seq);
@@ -659,7 +677,7 @@ static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
         return MH_EIO;
     if (kind != MH_STORE_DIR_STORE)
         return MH_ENOTSTORE;
-    vctx v = {path, fn, ctx, res, 0, 0, 0, 0};
+    vctx v = {path, fn, ctx, res, 0, 0, 0, 0, NULL, 0};
     int lock_fd = -1;
     if (flags & MH_VERIFY_REPAIR) {
         int rc = mh_store_lock(path, &lock_fd, NULL);

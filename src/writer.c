@@ -45,6 +45,7 @@ void mh_writer_options_init_size(mh_writer_options *opt, size_t size) {
     d.reorder_window = (uint64_t)1 << 20;
     d.id_map = 1;
     d.address_postings = 1;
+    d.span_sets = 1;
     /* exactly the caller's bytes: its struct may be older (shorter) than
      * this library's or newer (longer: the bytes this library does not
      * know are zeroed, which is what the checks on open want) */
@@ -140,6 +141,9 @@ static void *builder_main(void *arg) {
 static int publish(mh_writer *w, mh_segw *seg, const mh_seal_info *si,
                    mh_diag *d) {
     mh_manrec rec;
+    /* its place in the MANIFEST, for its span address set: the seal holds
+     * man until it is stored */
+    mh_segw_set_position(seg, w->man.recs, w->man.nrecs);
     MH_TRY(mh_segw_seal(seg, si, &rec, d));
     mh_manifest next = w->man;
     next.recs = malloc((w->man.nrecs + 1) * sizeof *next.recs);
@@ -253,6 +257,7 @@ static int ensure_segment(mh_writer *w) {
         .idmap_group_ids = w->opt.id_map ? MH_IDMAP_GROUP_IDS : 0,
         .aset = 1,
         .apost = w->opt.address_postings != 0,
+        .span = w->opt.span_sets != 0,
     };
     return mh_segw_create(&cfg, &w->segw, &w->err);
 }
@@ -486,12 +491,15 @@ static const char *bad_option(const mh_writer_options *o) {
         return "lz4_acceleration below 1";
     if (o->background < 0 || o->background > MAX_BUILDERS)
         return "background out of range (0 .. 8)";
-    if (o->reserved != 0 || o->reserved2 != 0 || o->reserved3 != 0)
+    if (o->reserved != 0 || o->reserved2 != 0 || o->reserved3 != 0 ||
+        o->reserved4 != 0)
         return "reserved field not zero";
     if (o->id_map > 1)
         return "id_map is neither 0 nor 1";
     if (o->address_postings > 1)
         return "address_postings is neither 0 nor 1";
+    if (o->span_sets > 1)
+        return "span_sets is neither 0 nor 1";
     return NULL;
 }
 

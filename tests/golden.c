@@ -172,7 +172,7 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
          * required) is listed where it lies */
         size_t n = mh_reader_section_count(r, seg);
         uint64_t at = 256; /* sections tile the file from the header on */
-        uint32_t known = 0;
+        uint32_t known = 0, span = 0;
         for (size_t i = 0; i < n; i++) {
             mh_section_info x = {.struct_size = sizeof x};
             CHECK_OK(mh_reader_section_info(r, seg, i, &x));
@@ -182,14 +182,16 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
                    "segment %zu section %zu: type %u at %llu flags %u", seg, i, x.type,
                    (unsigned long long)x.offset, x.flags);
             known += is_known;
+            span += x.type == 11; /* the span address set, SPEC.md 9e */
             at += x.size;
-            /* types 7-10 are named from the minor that defines them on */
+            /* types 7-11 are named from the minor that defines them on */
             static const char *const later[] = {"id map", "address set",
-                                                "fine address summary", "address postings"};
-            static const uint16_t since[] = {1, 1, 1, 2};
+                                                "fine address summary", "address postings",
+                                                "span address set"};
+            static const uint16_t since[] = {1, 1, 1, 2, 3};
             mh_segment_info si = {.struct_size = sizeof si};
             CHECK_OK(mh_reader_segment_info(r, seg, &si));
-            if (x.type >= 7 && x.type <= 10) {
+            if (x.type >= 7 && x.type <= 11) {
                 int named = si.version_major == 2 && si.version_minor >= since[x.type - 7];
                 CHECKF(strcmp(x.name, named ? later[x.type - 7] : "unknown") == 0,
                        "segment %zu (2.%u) section type %u named %s", seg, si.version_minor,
@@ -198,6 +200,13 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
         }
         CHECKF(known == (v2 ? (idmap ? 7u : 6u) : 5u), "segment %zu: %u known sections", seg,
                known);
+        /* 2.3: segment 1 (MANIFEST position 2) carries the span address
+         * set of positions 1 and 2 (SPEC.md 9e); segment 0 (position 1)
+         * none */
+        mh_segment_info vi = {.struct_size = sizeof vi};
+        CHECK_OK(mh_reader_segment_info(r, seg, &vi));
+        CHECKF(span == (vi.version_major == 2 && vi.version_minor >= 3 && seg == 1),
+               "segment %zu (2.%u): %u span address sets", seg, vi.version_minor, span);
     }
 }
 
@@ -215,7 +224,9 @@ static void check_seg_info_12(const mh_segment_info *si, int v2, int seg) {
            "segment %d: address summary of %llu bytes", seg,
            (unsigned long long)si->summary_bytes);
 }
-/* store: tiny.store as 2.2 (v2, minor 2: with the address postings), 2.1
+/* store: tiny.store as 2.3 (v2, minor 3: segment 1, MANIFEST position 2,
+ * with the span address set of both), 2.2 (minor 2: with the address
+ * postings, format/golden/v2.2), 2.1
  * (minor 1: with the id map, format/golden/v2.1), 2.0 (v2, minor 0:
  * format/golden/v2.0) or 1.0 (v1). */
 static void check_tiny(const char *store, int v2, unsigned minor) {
@@ -711,8 +722,8 @@ static void copy_golden(const char *golden, const char *work) {
     tu_join(a, sizeof a, golden, "tiny.store");
     tu_join(b, sizeof b, work, "tiny.store");
     copy_store_dir(a, b);
-    static const char *const kept[] = {"v1", "v2.0", "v2.1"}; /* never regenerated */
-    for (size_t k = 0; k < 3; k++) {
+    static const char *const kept[] = {"v1", "v2.0", "v2.1", "v2.2"}; /* never regenerated */
+    for (size_t k = 0; k < 4; k++) {
         char va[4096], vb[4096];
         tu_join(va, sizeof va, golden, kept[k]);
         tu_join(vb, sizeof vb, work, kept[k]);
@@ -753,6 +764,12 @@ int main(int argc, char **argv) {
     tu_mkdtemp(work, sizeof work, "golden-copy");
     copy_golden(golden, work);
     tu_join(tiny, sizeof tiny, work, "tiny.store");
+    check_tiny(tiny, 1, 3);
+    /* the 2.2 store (memhist 1.5's tiny.store, no span address set), kept
+     * as committed: it opens and answers the same */
+    char v22[4096];
+    tu_join(v22, sizeof v22, work, "v2.2");
+    tu_join(tiny, sizeof tiny, v22, "tiny.store");
     check_tiny(tiny, 1, 2);
     /* the 2.1 store (memhist 1.3's tiny.store, no address postings), kept
      * as committed: it opens and answers the same */

@@ -51,7 +51,9 @@ class mh_writer_options(Structure):
                 # since 1.3
                 ("id_map", u32), ("reserved2", u32),
                 # since 1.4
-                ("address_postings", u32), ("reserved3", u32)]
+                ("address_postings", u32), ("reserved3", u32),
+                # since 1.6
+                ("span_sets", u32), ("reserved4", u32)]
 
 
 class mh_reader_options(Structure):

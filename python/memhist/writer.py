@@ -16,7 +16,7 @@ _MODES = {"create": MH_CREATE, "append": MH_APPEND, "create_or_append": MH_CREAT
 _OPS = {"r": 0, "read": 0, "w": 1, "write": 1, "x": 2, "exec": 2, "execute": 2}
 _OPTIONS = ("slice_accesses", "block_accesses", "chunk_min_accesses",
             "lz4_acceleration", "commit_accesses", "background", "reorder_window",
-            "address_postings")
+            "address_postings", "span_sets")
 _REQUIRED = ("transition", "physical", "size", "op")
 
 

@@ -85,7 +85,7 @@ def test_read_back_with_streams_and_pcs(store):
     r, acc, _ = store
     assert rows(r.query(ops="rwx")) == [tuple(a) for a in acc]
     segs = r.segments
-    assert len(segs) == 4 and all(s.version == "2.2" for s in segs)  # what 1.5 writes
+    assert len(segs) == 4 and all(s.version == "2.3" for s in segs)  # what 1.6 writes
     assert all(s.aset_bytes > 0 for s in segs)  # the address set (since 1.5)
     for s in segs:
         # every segment carries every declared stream; the pc column only

@@ -67,7 +67,7 @@ static int usage(const char *why, const char *what) {
             "usage: mh_probe [--size N] [--store DIR] [--slice N] [--queries N]\n"
             "                [--reps N] [--max N] [--range BYTES] [--dir fwd|bwd]\n"
             "                [--ops r|w|rw] [--draw near|user|never]\n"
-            "                [--summary on|off|both] [--aset on|off|both]\n"
+            "                [--summary on|off|both] [--aset on|off|both] [--span on|off|both]\n"
             "                [--idmap on|off|both] [--apost on|off|both]\n"
             "                [--qfile FILE] [--answers FILE]\n");
     return 2;
@@ -127,6 +127,7 @@ int main(int argc, char **argv) {
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
     const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on", *apost = "on";
+    const char *span = "on";
     const char *qfile = NULL, *afile = NULL;
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -143,7 +144,8 @@ int main(int argc, char **argv) {
         }
         if (!num && strcmp(a, "--store") && strcmp(a, "--dir") && strcmp(a, "--ops") &&
             strcmp(a, "--draw") && strcmp(a, "--summary") && strcmp(a, "--aset") &&
-            strcmp(a, "--idmap") && strcmp(a, "--apost") && strcmp(a, "--qfile") &&
+            strcmp(a, "--idmap") && strcmp(a, "--apost") && strcmp(a, "--span") &&
+            strcmp(a, "--qfile") &&
             strcmp(a, "--answers"))
             return usage("unknown option", a);
         if (!v)
@@ -178,6 +180,10 @@ int main(int argc, char **argv) {
             if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
                 return usage("--aset is on, off or both", v);
             aset = v;
+        } else if (!strcmp(a, "--span")) {
+            if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
+                return usage("--span is on, off or both", v);
+            span = v;
         } else if (!strcmp(a, "--apost")) {
             if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
                 return usage("--apost is on, off or both", v);
@@ -189,9 +195,9 @@ int main(int argc, char **argv) {
         }
     }
     if (!strcmp(summary, "both") + !strcmp(aset, "both") + !strcmp(idmap, "both") +
-            !strcmp(apost, "both") > 1)
-        return usage("--summary, --aset, --idmap and --apost: one of them both at a time",
-                     NULL);
+            !strcmp(apost, "both") + !strcmp(span, "both") > 1)
+        return usage("--summary, --aset, --idmap, --apost and --span: one of them both at a "
+                     "time", NULL);
     struct stat st;
     /* queries from --qfile: neither the trace nor a draw */
     int load_q = qfile && stat(qfile, &st) == 0 && stat(store, &st) == 0;
@@ -314,7 +320,9 @@ int main(int argc, char **argv) {
     /* way k: summary_off sum_off[k], aset_off set_off[k] */
     int sum_both = !strcmp(summary, "both"), set_both = !strcmp(aset, "both");
     int idm_both = !strcmp(idmap, "both"), ap_both = !strcmp(apost, "both");
-    int both = sum_both || set_both || idm_both || ap_both;
+    int sp_both = !strcmp(span, "both");
+    int both = sum_both || set_both || idm_both || ap_both || sp_both;
+    int sp_off[2] = {!strcmp(span, "off"), sp_both || !strcmp(span, "off")};
     int ap_off[2] = {!strcmp(apost, "off"), ap_both || !strcmp(apost, "off")};
     int idm_off[2] = {!strcmp(idmap, "off"), idm_both || !strcmp(idmap, "off")};
     int sum_off[2] = {!strcmp(summary, "off"), sum_both || !strcmp(summary, "off")};
@@ -324,10 +332,12 @@ int main(int argc, char **argv) {
                             : set_both ? " (aset on) "
                             : idm_both ? " (idmap on) "
                             : ap_both  ? " (apost on) "
+                            : sp_both  ? " (span on)  "
                                        : "",
                             sum_both   ? " (summary off)"
                             : set_both ? " (aset off)"
                             : ap_both  ? " (apost off)"
+                            : sp_both  ? " (span off) "
                                        : " (idmap off)"};
     mh_access *out2 = malloc(max * sizeof *out2);
     double *lat2 = malloc(nq * reps * sizeof *lat2);
@@ -341,6 +351,7 @@ int main(int argc, char **argv) {
         r->aset_off = set_off[k];
         r->idmap_off = idm_off[k];
         r->apost_off = ap_off[k];
+        r->span_off = sp_off[k];
         for (size_t i = 0; rc == MH_OK && i < nq; i++)
             rc = mh_query_run(r, &qs[i], out, max, &got);
     }
@@ -355,6 +366,7 @@ int main(int argc, char **argv) {
                 r->aset_off = set_off[k];
                 r->idmap_off = idm_off[k];
                 r->apost_off = ap_off[k];
+                r->span_off = sp_off[k];
                 double a = now();
                 rc = mh_query_run(r, &qs[i], k ? out2 : out, max, &gots[k]);
                 (k ? lat2 : lat)[p * nq + i] = (now() - a) * 1e6;

@@ -1,0 +1,232 @@
+/*
+ * span_read.c - the span address sets' reading half (SPEC.md §9e, section
+ * type 11, format 2.3): a node of the Fenwick tree over the MANIFEST's
+ * positions checked on first use (sum, header, its place in the tree
+ * against the MANIFEST, the embedded address set), and the skip walk a
+ * query takes before it enters a segment: over whole runs of segments whose
+ * union of address sets meets none of the query's ranges, in O(log n) node
+ * checks instead of one address-set check per segment.
+ *
+ * The walk only excludes segments without a match (a node is the exact
+ * union of its segments' sets, which fsck proves), so skipping never
+ * changes an answer; a node that is absent is never a reason to skip.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+int mh_span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
+                  const mh_manrec *recs, size_t nrecs, mh_span_view *out,
+                  mh_diag *d) {
+    const uint8_t *p = seg->base + sec->offset;
+    uint64_t off = sec->offset;
+    int later = seg->minor > MHF_VERSION_MINOR;
+    if (MH_CHECKSUMS_ENFORCED) {
+        uint64_t sum = mh_hash(p, sec->size);
+        MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, off,
+                 "span address set at byte %llu: checksum mismatch: stored "
+                 "0x%016llx, computed 0x%016llx", (unsigned long long)off,
+                 (unsigned long long)sec->sum, (unsigned long long)sum);
+    }
+    MH_CHECK(sec->size >= MHF_SPAN_HEADER_SIZE, MH_ECORRUPT, d, off,
+             "span address set at byte %llu: %llu bytes, less than its "
+             "%u-byte header", (unsigned long long)off,
+             (unsigned long long)sec->size, MHF_SPAN_HEADER_SIZE);
+    uint32_t L = mhf_load_u32(p + MHF_SPAN_SEGMENTS);
+    uint64_t first_seq = mhf_load_u64(p + MHF_SPAN_FIRST_SEQ);
+    uint64_t acc = mhf_load_u64(p + MHF_SPAN_ACCESSES);
+    MH_CHECK(later || (mhf_load_u32(p + MHF_SPAN_RESERVED0) == 0 &&
+                       mhf_load_u64(p + MHF_SPAN_RESERVED1) == 0),
+             MH_ECORRUPT, d, off + MHF_SPAN_RESERVED0,
+             "span address set at byte %llu: reserved header field not zero",
+             (unsigned long long)off);
+    uint64_t k = (uint64_t)ri + 1;
+    MH_CHECK(ri < nrecs && L >= 2 && L == (k & (~k + 1)), MH_ECORRUPT, d,
+             off + MHF_SPAN_SEGMENTS,
+             "span address set at byte %llu: covers %u segments, its "
+             "MANIFEST position %llu covers %llu", (unsigned long long)off, L,
+             (unsigned long long)k, (unsigned long long)(k & (~k + 1)));
+    size_t r0 = ri + 1 - L;
+    MH_CHECK(first_seq == recs[r0].seq, MH_ECORRUPT, d,
+             off + MHF_SPAN_FIRST_SEQ,
+             "span address set at byte %llu: first_seq %llu, MANIFEST "
+             "position %llu has seq %llu", (unsigned long long)off,
+             (unsigned long long)first_seq, (unsigned long long)(r0 + 1),
+             (unsigned long long)recs[r0].seq);
+    uint64_t total = 0;
+    for (size_t i = r0; i <= ri; i++)
+        total += recs[i].count; /* the MANIFEST's sum, checked at load */
+    MH_CHECK(acc == total, MH_ECORRUPT, d, off + MHF_SPAN_ACCESSES,
+             "span address set at byte %llu: span_accesses %llu, its %u "
+             "segments hold %llu", (unsigned long long)off,
+             (unsigned long long)acc, L, (unsigned long long)total);
+    int rc = mh_aset_parse(p + MHF_SPAN_HEADER_SIZE,
+                           sec->size - MHF_SPAN_HEADER_SIZE,
+                           off + MHF_SPAN_HEADER_SIZE, seg->minor, &out->set, d);
+    if (rc != MH_OK) {
+        if (d)
+            mh_diag_prefix(d, "span address set at byte %llu",
+                           (unsigned long long)off);
+        return rc;
+    }
+    out->segments = L;
+    out->first_seq = first_seq;
+    out->accesses = acc;
+    return MH_OK;
+}
+
+int mh_span_section(const mh_seg *seg, const mh_section **out) {
+    if (!mh_section_defined(seg->major, seg->minor, MHF_SECT_SPAN))
+        return MH_ENOTFOUND; /* an older minor's unknown section */
+    return mh_seg_section(seg, MHF_SECT_SPAN, out);
+}
+
+/* The node of segment ri (r's record index), checked once per reader. */
+static int view_get(const mh_reader *r, size_t ri, mh_span_view *out,
+                    const mh_seg **sp, mh_diag *d) {
+    const mh_seg *seg;
+    MH_TRY(mh_reader_seg(r, ri, &seg, d));
+    *sp = seg;
+    const mh_section *sec;
+    if (mh_span_section(seg, &sec) != MH_OK)
+        return MH_ENOTFOUND;
+    if (atomic_load_explicit(&((mh_seg *)seg)->span_ok, memory_order_acquire)) {
+        const uint8_t *p = seg->base + sec->offset;
+        out->segments = mhf_load_u32(p + MHF_SPAN_SEGMENTS);
+        out->first_seq = mhf_load_u64(p + MHF_SPAN_FIRST_SEQ);
+        out->accesses = mhf_load_u64(p + MHF_SPAN_ACCESSES);
+        mh_aset_view_fill(p + MHF_SPAN_HEADER_SIZE,
+                          sec->offset + MHF_SPAN_HEADER_SIZE, &out->set);
+        return MH_OK;
+    }
+    int rc = mh_span_check(seg, sec, ri, r->recs, r->nsegs, out, d);
+    if (rc != MH_OK) {
+        if (d)
+            mh_diag_prefix(d, "%s", seg->name);
+        return rc;
+    }
+    atomic_store_explicit(&((mh_seg *)seg)->span_ok, 1, memory_order_release);
+    return MH_OK;
+}
+
+/* 1 when node q (a position) exists and no interval of ops in it meets
+ * [a, b]; 0 when it is absent or meets; else an error. */
+static int excludes(const mh_reader *r, uint64_t q, uint64_t a, uint64_t b,
+                    uint32_t ops, mh_diag *d) {
+    mh_span_view v;
+    const mh_seg *seg = NULL;
+    int rc = view_get(r, (size_t)(q - 1), &v, &seg, d);
+    if (rc == MH_ENOTFOUND)
+        return 0;
+    if (rc != MH_OK)
+        return rc;
+    rc = mh_aset_view_meets(&v.set, a, b, ops, d);
+    if (rc < 0) {
+        if (d)
+            mh_diag_prefix(d, "%s: span address set at byte %llu", seg->name,
+                           (unsigned long long)(v.set.off - MHF_SPAN_HEADER_SIZE));
+        return rc;
+    }
+    return rc == 0;
+}
+
+static inline uint64_t lowbit(uint64_t x) { return x & (~x + 1); }
+
+int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
+                 uint32_t ops, size_t lo_rec, size_t hi_rec, size_t *li,
+                 mh_diag *d) {
+    /* positions whose nodes may be asked: (lo_rec, hi_rec] */
+    uint64_t n = hi_rec, first = lo_rec;
+    uint64_t p = (uint64_t)r->live[*li] + 1;
+    if (fwd) {
+        /* first up the tree: the nodes holding p (its update path, p + L,
+         * ...) also cover positions before p, but one that excludes
+         * excludes p's side of it too. The nodes starting at p are only
+         * the tree's left-aligned ones (at most lowbit(p - 1) / 2 long), so
+         * without the climb a walk from the middle of the store asked
+         * O(log^2 n) nodes; with it, O(log n): the climb, then from its
+         * top's end nodes that halve each step. A climb that meets at
+         * once costs one node check and the walk goes on below. */
+        uint64_t q = lowbit(p) >= 2 ? p : p + 1, top = 0;
+        while (q <= n) {
+            int rc = excludes(r, q, a, b, ops, d);
+            if (rc < 0)
+                return rc;
+            if (!rc)
+                break;
+            top = q;
+            q += lowbit(q);
+        }
+        if (top) {
+            p = top + 1;
+            if (p > n)
+                return 0;
+        }
+        for (;;) {
+            /* the largest node starting at p: position p + L - 1 with
+             * lowbit L (p - 1 a multiple of 2L) */
+            uint64_t L;
+            if (p == 1) {
+                L = 1;
+                while (L <= n / 2)
+                    L *= 2;
+            } else {
+                L = lowbit(p - 1) / 2;
+            }
+            while (L >= 2 && p + L - 1 > n)
+                L /= 2;
+            int rc = 0;
+            for (; L >= 2; L /= 2) {
+                rc = excludes(r, p + L - 1, a, b, ops, d);
+                if (rc < 0)
+                    return rc;
+                if (rc)
+                    break;
+            }
+            if (!rc)
+                break; /* enter p */
+            p += L;
+            if (p > n)
+                return 0;
+        }
+        /* the first live segment at or after position p */
+        size_t lo = *li, hi = r->nlive;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if ((uint64_t)r->live[mid] + 1 < p)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == r->nlive)
+            return 0;
+        *li = lo;
+        return 1;
+    }
+    for (;;) {
+        uint64_t L = lowbit(p);
+        if (L < 2 || p <= first)
+            break;
+        int rc = excludes(r, p, a, b, ops, d);
+        if (rc < 0)
+            return rc;
+        if (!rc)
+            break;
+        p -= L;
+        if (p == 0)
+            return 0;
+    }
+    /* the last live segment at or before position p */
+    size_t lo = 0, hi = *li + 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((uint64_t)r->live[mid] + 1 <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return 0;
+    *li = lo - 1;
+    return 1;
+}
