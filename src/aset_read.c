@@ -240,14 +240,16 @@ int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
         return 1;
     if (rc != MH_OK)
         return rc;
-    rc = mh_aset_view_meets(&v, a, b, ops, d);
+    rc = mh_aset_view_meets(&v, atomic_load_explicit(&((mh_seg *)seg)->aset_marks,
+                                                     memory_order_acquire),
+                            a, b, ops, d);
     if (rc < 0 && d)
         mh_diag_prefix(d, "address set at byte %llu", (unsigned long long)v.off);
     return rc;
 }
 
-int mh_aset_view_meets(const mh_aset_view *vp, uint64_t a, uint64_t b,
-                       uint32_t ops, mh_diag *d) {
+int mh_aset_view_meets(const mh_aset_view *vp, _Atomic uint64_t *marks, uint64_t a,
+                       uint64_t b, uint32_t ops, mh_diag *d) {
     const mh_aset_view v = *vp;
     int rc = 0;
     for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
@@ -266,8 +268,7 @@ int mh_aset_view_meets(const mh_aset_view *vp, uint64_t a, uint64_t b,
             continue; /* every interval starts past b */
         mh_aset_cur c;
         mh_aset_run_open(&v, o, lo - 1, &c);
-        _Atomic uint64_t *mk = atomic_load_explicit(&((mh_seg *)seg)->aset_marks,
-                                                    memory_order_acquire);
+        _Atomic uint64_t *mk = marks;
         if (mk)
             mk += (size_t)c.run * ASET_MARKS * 2;
         const uint8_t *start = c.p;

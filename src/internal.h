@@ -1186,9 +1186,11 @@ int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                   mh_diag *d);
 /* The same question asked of a checked view (mh_aset_meets without the
  * section lookup; the span address sets' too): 1, 0, or MH_ECORRUPT whose
- * detail the caller prefixes with the section it names. */
-int mh_aset_view_meets(const mh_aset_view *v, uint64_t a, uint64_t b,
-                       uint32_t ops, mh_diag *d);
+ * detail the caller prefixes with the section it names. marks: the view's
+ * runs' resume marks (seg->aset_marks for a segment's own set), or NULL:
+ * every run decoded from its start. */
+int mh_aset_view_meets(const mh_aset_view *v, _Atomic uint64_t *marks, uint64_t a,
+                       uint64_t b, uint32_t ops, mh_diag *d);
 /* ---- span address set (span_build.c, span_read.c, verify_span.c) ----- */
 /* Section 11 (format 2.3, optional, SPEC.md §9e): the segment at MANIFEST
  * position k = record index + 1 with L = lowbit(k) >= 2 may carry the exact
