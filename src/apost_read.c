@@ -463,6 +463,14 @@ int mh_apost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
         return 0;
     if (rc != MH_OK)
         return rc;
+    return mh_apost_query_view(seg, &v, a, b, ops, it, scratch, scratch_cap, d);
+}
+
+int mh_apost_query_view(const mh_seg *seg, const mh_apost_view *vp, uint64_t a,
+                        uint64_t b, uint32_t ops, mh_apost_iter *it,
+                        uint64_t **scratch, size_t *scratch_cap, mh_diag *d) {
+    const mh_apost_view v = *vp;
+    int rc = 0;
     uint64_t wa = a >> v.shift, wb = b >> v.shift;
     if (a > b || wb - wa >= MHF_APOST_SPAN)
         return 0;

@@ -1347,6 +1347,11 @@ typedef struct mh_apost_iter {
 int mh_apost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                    mh_apost_iter *it, uint64_t **scratch, size_t *scratch_cap,
                    mh_diag *d);
+/* The same over a view mh_apost_view_get gave for seg (a query that got it
+ * to decide whether the postings serve asks no second time). */
+int mh_apost_query_view(const mh_seg *seg, const mh_apost_view *v, uint64_t a,
+                        uint64_t b, uint32_t ops, mh_apost_iter *it,
+                        uint64_t **scratch, size_t *scratch_cap, mh_diag *d);
 /* First candidate >= s / last candidate <= s; UINT32_MAX when none. */
 uint32_t mh_apost_next(const mh_apost_iter *it, uint32_t s);
 uint32_t mh_apost_prev(const mh_apost_iter *it, uint32_t s);

@@ -1056,9 +1056,9 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
              * accessed 8 B on sort x 20 segments, below) */
             ap_on = 0;
             const mh_section *asec;
+            mh_apost_view v; /* checked once, asked again below */
             if (!r->apost_off && mh_seg_section(seg, MHF_SECT_APOST, &asec) == MH_OK &&
                 apost_may_serve(seg, asec, q->a, q->b)) {
-                mh_apost_view v;
                 int rc = mh_apost_view_get(seg, &v, &c->diag);
                 if (rc != MH_ENOTFOUND) {
                     if (rc != MH_OK) {
@@ -1082,8 +1082,8 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                 }
             }
             if (ap_on) {
-                ap_on = mh_apost_query(seg, q->a, q->b, q->ops, &ait, &c->ap_bits,
-                                       &c->ap_cap, &c->diag);
+                ap_on = mh_apost_query_view(seg, &v, q->a, q->b, q->ops, &ait,
+                                            &c->ap_bits, &c->ap_cap, &c->diag);
                 if (ap_on < 0) {
                     mh_diag_prefix(&c->diag, "%s", seg->name);
                     return ap_on;
