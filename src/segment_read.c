@@ -476,11 +476,16 @@ int mh_section_defined(uint16_t major, uint16_t minor, uint32_t type) {
 /* sect_at, once the directory is final */
 static void index_sections(mh_seg *s) {
     memset(s->sect_at, 0, sizeof s->sect_at);
-    for (uint32_t i = s->nsections; i-- > 0;)
-        if (s->sections[i].type < sizeof s->sect_at && i < 255)
-            s->sect_at[s->sections[i].type] = (uint8_t)(i + 1);
-    /* a first section of a type past index 254 is found by the scan */
+    /* a directory of more than 255 entries is scanned (sect_at holds
+     * index + 1 in a byte) */
     s->sect_indexed = s->nsections <= 255;
+    if (!s->sect_indexed)
+        return;
+    for (uint32_t i = s->nsections; i-- > 0;) {
+        uint32_t t = s->sections[i].type;
+        if (t < sizeof s->sect_at)
+            s->sect_at[t] = (uint8_t)(i + 1);
+    }
 }
 
 int mh_seg_section(const mh_seg *seg, uint32_t type, const mh_section **out) {
