@@ -328,3 +328,29 @@ void mh_aset_slice_ranges(mh_builder *b, unsigned op, const uint64_t *lo,
     b->aset_iv.n += (size_t)n * 16;
     b->aset_n[op] += n;
 }
+
+int mh_aset_acc_add_view(mh_aset_acc *acc, const mh_aset_view *v, uint64_t count,
+                         mh_diag *d) {
+    enum { BATCH = 1024 };
+    uint64_t buf[2 * BATCH];
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        size_t n = 0;
+        for (uint32_t r = 0; r < v->run_count[o]; r++) {
+            mh_aset_cur c;
+            mh_aset_run_open(v, o, r, &c);
+            int rc;
+            while ((rc = mh_aset_run_step(&c, d)) == 1) {
+                buf[2 * n] = c.lo;
+                buf[2 * n + 1] = c.hi;
+                if (++n == BATCH) {
+                    MH_TRY(mh_aset_acc_add(acc, o, buf, n, count));
+                    n = 0;
+                }
+            }
+            if (rc < 0)
+                return rc;
+        }
+        MH_TRY(mh_aset_acc_add(acc, o, buf, n, count));
+    }
+    return MH_OK;
+}

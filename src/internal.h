@@ -1180,6 +1180,12 @@ void mh_aset_run_open(const mh_aset_view *v, uint32_t op, uint32_t run,
 /* Next interval into c->lo, c->hi: 1; 0 after the last (its bytes used
  * exactly, its last hi within bound); MH_ECORRUPT with detail. */
 int mh_aset_run_step(mh_aset_cur *c, mh_diag *d);
+/* Every interval of the checked view v into a (mh_aset_acc_add's count:
+ * its budget); a run that does not decode returns its MH_E* (detail in d
+ * when given), as MH_ENOMEM and the accumulator's giving up do. The span
+ * address sets' builder and their fsck (span_build.c, verify_span.c). */
+int mh_aset_acc_add_view(mh_aset_acc *a, const mh_aset_view *v, uint64_t count,
+                         mh_diag *d);
 /* 1 when some interval of an op of `ops` meets [a, b] or the segment has no
  * set, 0 when none does (the segment holds no match), else an error. */
 int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
@@ -1245,6 +1251,12 @@ int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
  * the segment's rows' ranges, per op (it decodes every block again). The
  * first problem is returned; MH_OK when the segment has no set. */
 int mh_aset_fsck(const mh_seg *seg, int rows_ok, mh_diag *d);
+/* fsck: the checked view v equals pairs / n (each op's sorted maximal
+ * intervals), else MH_ECORRUPT "<what> at byte <off>: op o has X intervals,
+ * <source> make Y" or "... op o interval i is [..], <source> make [..]". */
+int mh_aset_view_compare(const mh_aset_view *v, const uint64_t *const pairs[MHF_OP_COUNT],
+                         const size_t n[MHF_OP_COUNT], const char *what, uint64_t off,
+                         const char *source, mh_diag *d);
 
 /* ---- address postings (apost_build.c, apost_read.c, verify_apost.c) -- */
 /* Section 10 (format 2.2, optional, SPEC.md §9d): for each operation o and

@@ -33,32 +33,6 @@ static int add_pairs(mh_aset_acc *acc, unsigned op, const uint64_t *p,
     return MH_OK;
 }
 
-/* Every interval of the checked set v into acc; MH_ECORRUPT when a run
- * does not decode, MH_ENOMEM. */
-static int add_view(mh_aset_acc *acc, const mh_aset_view *v, uint64_t budget) {
-    uint64_t buf[2 * BATCH];
-    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
-        size_t n = 0;
-        for (uint32_t r = 0; r < v->run_count[o]; r++) {
-            mh_aset_cur c;
-            mh_aset_run_open(v, o, r, &c);
-            int rc;
-            while ((rc = mh_aset_run_step(&c, NULL)) == 1) {
-                buf[2 * n] = c.lo;
-                buf[2 * n + 1] = c.hi;
-                if (++n == BATCH) {
-                    MH_TRY(mh_aset_acc_add(acc, o, buf, n, budget));
-                    n = 0;
-                }
-            }
-            if (rc < 0)
-                return rc;
-        }
-        MH_TRY(mh_aset_acc_add(acc, o, buf, n, budget));
-    }
-    return MH_OK;
-}
-
 /* Child at position c (record c - 1) of size lowbit(c) into acc: its own
  * set (size 1) or its node. MH_OK, or any failure (then no node). */
 static int add_child(const char *dir, const mh_manrec *recs, size_t nrecs,
@@ -81,7 +55,7 @@ static int add_child(const char *dir, const mh_manrec *recs, size_t nrecs,
                  ? mh_aset_view_get(&seg, &v, &d)
                  : MH_ENOTFOUND;
         if (rc == MH_OK)
-            rc = add_view(acc, &v, budget);
+            rc = mh_aset_acc_add_view(acc, &v, budget, NULL);
     } else if (rc == MH_OK) {
         const mh_section *sec;
         mh_span_view v;
@@ -90,7 +64,7 @@ static int add_child(const char *dir, const mh_manrec *recs, size_t nrecs,
             rc = mh_span_check(&seg, sec, (size_t)(c - 1), recs, nrecs, &v,
                                &d);
         if (rc == MH_OK)
-            rc = add_view(acc, &v.set, budget);
+            rc = mh_aset_acc_add_view(acc, &v.set, budget, NULL);
     }
     mh_seg_close(&seg);
     return rc;

@@ -69,6 +69,34 @@ static int collect(const mh_seg *seg, rows_union *u, mh_diag *d) {
     return rc;
 }
 
+int mh_aset_view_compare(const mh_aset_view *v, const uint64_t *const pairs[MHF_OP_COUNT],
+                         const size_t n[MHF_OP_COUNT], const char *what, uint64_t off,
+                         const char *source, mh_diag *d) {
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        if (v->nivals[o] != n[o])
+            return mh_diag_fail(d, MH_ECORRUPT, v->off + MHF_ASET_OPS + o * MHF_ASET_OP_SIZE,
+                                "%s at byte %llu: op %u has %llu intervals, %s make %zu",
+                                what, (unsigned long long)off, o,
+                                (unsigned long long)v->nivals[o], source, n[o]);
+        size_t i = 0;
+        for (uint32_t r = 0; r < v->run_count[o]; r++) {
+            mh_aset_cur c;
+            mh_aset_run_open(v, o, r, &c);
+            while (mh_aset_run_step(&c, NULL) == 1) {
+                if (c.lo != pairs[o][2 * i] || c.hi != pairs[o][2 * i + 1])
+                    return mh_diag_fail(d, MH_ECORRUPT, c.off,
+                                        "%s at byte %llu: op %u interval %zu is [0x%llx, "
+                                        "0x%llx], %s make [0x%llx, 0x%llx]",
+                                        what, (unsigned long long)off, o, i,
+                                        (unsigned long long)c.lo, (unsigned long long)c.hi,
+                                        source, (unsigned long long)pairs[o][2 * i],
+                                        (unsigned long long)pairs[o][2 * i + 1]);
+                i++;
+            }
+        }
+    }
+    return MH_OK;
+}
 int mh_aset_fsck(const mh_seg *seg, int rows_ok, mh_diag *d) {
     mh_aset_view v;
     int rc = mh_aset_view_get(seg, &v, d);
@@ -113,37 +141,8 @@ int mh_aset_fsck(const mh_seg *seg, int rows_ok, mh_diag *d) {
                           "make more than %llu", (unsigned long long)v.off,
                           (unsigned long long)stored,
                           (unsigned long long)(u->pile / 16 + 65536));
-    for (unsigned o = 0; rc == MH_OK && o < MHF_OP_COUNT; o++) {
-        if (v.nivals[o] != n[o]) {
-            rc = mh_diag_fail(d, MH_ECORRUPT, v.off + MHF_ASET_OPS +
-                                                  o * MHF_ASET_OP_SIZE,
-                              "address set at byte %llu: op %u has %llu "
-                              "intervals, its rows make %zu",
-                              (unsigned long long)v.off, o,
-                              (unsigned long long)v.nivals[o], n[o]);
-            break;
-        }
-        size_t i = 0;
-        for (uint32_t r = 0; rc == MH_OK && r < v.run_count[o]; r++) {
-            mh_aset_cur c;
-            mh_aset_run_open(&v, o, r, &c);
-            while (mh_aset_run_step(&c, NULL) == 1) {
-                if (c.lo != pairs[o][2 * i] || c.hi != pairs[o][2 * i + 1]) {
-                    rc = mh_diag_fail(d, MH_ECORRUPT, c.off,
-                                      "address set at byte %llu: op %u "
-                                      "interval %zu is [0x%llx, 0x%llx], its "
-                                      "rows make [0x%llx, 0x%llx]",
-                                      (unsigned long long)v.off, o, i,
-                                      (unsigned long long)c.lo,
-                                      (unsigned long long)c.hi,
-                                      (unsigned long long)pairs[o][2 * i],
-                                      (unsigned long long)pairs[o][2 * i + 1]);
-                    break;
-                }
-                i++;
-            }
-        }
-    }
+    if (rc == MH_OK)
+        rc = mh_aset_view_compare(&v, pairs, n, "address set", v.off, "its rows", d);
     mh_aset_acc_destroy(u->acc);
     free(u);
     return rc;

@@ -12,32 +12,7 @@
 
 #include "internal.h"
 
-#define BATCH 1024u
 
-/* Every interval of the checked set v into acc. */
-static int add_view(mh_aset_acc *acc, const mh_aset_view *v, mh_diag *d) {
-    uint64_t buf[2 * BATCH];
-    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
-        size_t n = 0;
-        for (uint32_t r = 0; r < v->run_count[o]; r++) {
-            mh_aset_cur c;
-            mh_aset_run_open(v, o, r, &c);
-            int rc;
-            while ((rc = mh_aset_run_step(&c, d)) == 1) {
-                buf[2 * n] = c.lo;
-                buf[2 * n + 1] = c.hi;
-                if (++n == BATCH) {
-                    MH_TRY(mh_aset_acc_add(acc, o, buf, n, UINT64_MAX / 2));
-                    n = 0;
-                }
-            }
-            if (rc < 0)
-                return rc;
-        }
-        MH_TRY(mh_aset_acc_add(acc, o, buf, n, UINT64_MAX / 2));
-    }
-    return MH_OK;
-}
 
 /* Segment j's own set into acc (seg itself when j == ri). */
 static int add_own(const char *dir, const mh_seg *self, size_t j, size_t ri,
@@ -74,7 +49,7 @@ static int add_own(const char *dir, const mh_seg *self, size_t j, size_t ri,
                           "span address set at byte %llu: covered segment "
                           "%s's address set is damaged (%s)",
                           (unsigned long long)node_off, name, od.msg);
-    else if ((rc = add_view(acc, &v, &od)) != MH_OK)
+    else if ((rc = mh_aset_acc_add_view(acc, &v, UINT64_MAX / 2, &od)) != MH_OK)
         rc = mh_diag_fail(d, rc == MH_ENOMEM ? MH_ENOMEM : MH_ECORRUPT,
                           node_off, "span address set at byte %llu: covered "
                           "segment %s's address set: %s",
@@ -120,37 +95,9 @@ int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
     if (rc == MH_OK && mh_aset_acc_finish(acc, pairs, n) != 0)
         rc = mh_diag_fail(d, MH_ENOMEM, 0,
                           "out of memory checking the span address set");
-    for (unsigned o = 0; rc == MH_OK && o < MHF_OP_COUNT; o++) {
-        if (v.set.nivals[o] != n[o]) {
-            rc = mh_diag_fail(d, MH_ECORRUPT, v.set.off + MHF_ASET_OPS +
-                                                  o * MHF_ASET_OP_SIZE,
-                              "span address set at byte %llu: op %u has %llu "
-                              "intervals, the covered segments' sets make %zu",
-                              (unsigned long long)off, o,
-                              (unsigned long long)v.set.nivals[o], n[o]);
-            break;
-        }
-        size_t i = 0;
-        for (uint32_t r = 0; rc == MH_OK && r < v.set.run_count[o]; r++) {
-            mh_aset_cur c;
-            mh_aset_run_open(&v.set, o, r, &c);
-            while (mh_aset_run_step(&c, NULL) == 1) {
-                if (c.lo != pairs[o][2 * i] || c.hi != pairs[o][2 * i + 1]) {
-                    rc = mh_diag_fail(d, MH_ECORRUPT, c.off,
-                                      "span address set at byte %llu: op %u "
-                                      "interval %zu is [0x%llx, 0x%llx], the "
-                                      "covered segments' sets make [0x%llx, "
-                                      "0x%llx]", (unsigned long long)off, o, i,
-                                      (unsigned long long)c.lo,
-                                      (unsigned long long)c.hi,
-                                      (unsigned long long)pairs[o][2 * i],
-                                      (unsigned long long)pairs[o][2 * i + 1]);
-                    break;
-                }
-                i++;
-            }
-        }
-    }
+    if (rc == MH_OK)
+        rc = mh_aset_view_compare(&v.set, pairs, n, "span address set", off,
+                                  "the covered segments' sets", d);
     mh_aset_acc_destroy(acc);
     return rc;
 }
