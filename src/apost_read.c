@@ -201,6 +201,7 @@ int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
         return MH_OK;
     }
     if (MH_CHECKSUMS_ENFORCED) {
+        mh_seg_willneed(seg, p, sec->size); /* read whole: at once */
         uint64_t sum = mh_hash(p, sec->size);
         MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
                  "address postings at byte %llu: checksum mismatch: stored "

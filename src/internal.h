@@ -421,6 +421,14 @@ typedef struct mh_seg {
     /* the reader's budget for run marks (mh_seg_marks_alloc); NULL: none
      * (a segment opened outside a reader, tests' fake segments) */
     _Atomic int64_t *marks_left;
+    /* 1 + the last slice whose index was checked, for a scan's reads ahead
+     * (segment_read.c): a hint, threads racing on it cost at most a read
+     * asked twice or not at all */
+    _Atomic uint32_t ra_slice;
+    /* the edge of the slices whose records (ra_rec) and blocks (ra_dat) a
+     * scan has asked for: exclusive going forward, inclusive backward */
+    _Atomic uint32_t ra_rec, ra_dat;
+    _Atomic uint64_t ra_hi, ra_lo1;
 } mh_seg;
 
 /* Run marks (aset_read.c, apost_read.c) only make queries cheaper, and a
@@ -460,7 +468,17 @@ typedef struct mh_block {
  * (buf, size). The slice array's checksum and every slice record are checked
  * here; chunk and block records per slice on first use. */
 int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *seg, mh_diag *d);
-/* Maps dir/name and parses it. */
+/* Page-cache advice for a segment's mapping (segment_read.c). mh_seg_open
+ * maps a file MADV_RANDOM: a query reads scattered pages (a header, a run
+ * record, a block), and the kernel's read-around would fetch a window of
+ * read_ahead_kb around each (8 MiB on the benchmark machine: a cold
+ * question read ~100 MiB for a few pages). What is read whole is asked for
+ * whole first: mh_seg_willneed before a range's first-use checksum, scans
+ * slice by slice ahead (mh_seg_slice_check), fsck through
+ * mh_seg_advise_sequential. */
+void mh_seg_willneed(const mh_seg *s, const void *p, size_t n);
+void mh_seg_advise_sequential(const mh_seg *s);
+/* Maps dir/name (MADV_RANDOM) and parses it. */
 int mh_seg_open(const char *dir, const char *name, mh_seg *seg, mh_diag *d);
 void mh_seg_close(mh_seg *seg);
 /* The directory entry of section `type`: MH_ENOTFOUND when the segment has

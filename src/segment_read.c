@@ -234,6 +234,7 @@ static int parse_header2(const uint8_t *b, mh_seg *s, uint64_t file_size,
     const uint8_t *dir = b + dir_off;
     if (MH_CHECKSUMS_ENFORCED) {
         uint64_t stored = mhf_load_u64(b + MHF2_SEG_DIR_SUM);
+        mh_seg_willneed(s, dir, (size_t)len);
         uint64_t computed = mh_hash(dir, (size_t)len);
         MH_CHECK(computed == stored, MH_ECHECKSUM, d, MHF2_SEG_DIR_SUM,
                  "directory checksum mismatch: stored 0x%016llx, computed "
@@ -556,6 +557,7 @@ static int seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
     s->size = size;
     const uint8_t *dict = buf + s->dict_off;
     if (MH_CHECKSUMS_ENFORCED) {
+        mh_seg_willneed(s, dict, s->dict_size);
         uint64_t computed = mh_hash(dict, s->dict_size);
         MH_CHECK(computed == s->dict_sum, MH_ECHECKSUM, d, s->dict_off,
                  "dictionary checksum mismatch: stored 0x%016llx, computed "
@@ -571,6 +573,7 @@ static int seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
     s->chunks = buf + s->chunk_off;
     s->blocks = buf + s->block_off;
     if (MH_CHECKSUMS_ENFORCED) {
+        mh_seg_willneed(s, s->slices, (size_t)s->nslices * s->slice_recsz);
         uint64_t computed = mh_hash(s->slices, (size_t)s->nslices * s->slice_recsz);
         MH_CHECK(computed == s->slice_sum, MH_ECHECKSUM, d, s->slice_off,
                  "slice array checksum mismatch: stored 0x%016llx, "
@@ -597,6 +600,20 @@ int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
         s->slice_ok = NULL;
     }
     return rc;
+}
+
+void mh_seg_willneed(const mh_seg *s, const void *p, size_t n) {
+    (void)s; /* a buffer that is not a mapping takes the advice as a no-op */
+    if (n == 0)
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)p & ~(page - 1), e = (uintptr_t)p + n;
+    (void)madvise((void *)a, e - a, MADV_WILLNEED); /* advice: failure is harmless */
+}
+
+void mh_seg_advise_sequential(const mh_seg *s) {
+    if (s->mapped)
+        (void)madvise((void *)s->base, s->size, MADV_SEQUENTIAL);
 }
 
 int mh_seg_open(const char *dir, const char *name, mh_seg *s, mh_diag *d) {
@@ -641,6 +658,9 @@ int mh_seg_open(const char *dir, const char *name, mh_seg *s, mh_diag *d) {
     }
     close(fd);
     free(path);
+    /* no read-around (see mh_seg_willneed in internal.h); advice, so a
+     * refusal changes nothing but speed */
+    (void)madvise(map, size, MADV_RANDOM);
     int rc = mh_seg_parse(map, size, s, d);
     if (rc != MH_OK) {
         munmap(map, size);
@@ -812,13 +832,84 @@ static int check_slice_records(const mh_seg *seg, uint32_t si,
     return MH_OK;
 }
 
+/* A walk checking slice after slice (a scan) asks the kernel for what it
+ * will read next while it works: the chunk and block records of the next
+ * 2 RA_SLICES slices in its direction, and the compressed blocks of the
+ * next RA_SLICES (their records asked for RA_SLICES checks before): on its
+ * first step to an adjacent slice all of them, then one more slice each.
+ * The mapping has no read-around (MADV_RANDOM, mh_seg_open): without this
+ * a cold scan read its records and blocks a page at a time, 1.5x
+ * (forward) to 1.8x (backward) slower than with the kernel's read-around.
+ * A walk that jumps between slices (a point query's candidates) asks for
+ * nothing ahead. */
+#define RA_SLICES 16u
+
+/* Slices [a, b) (a < b <= nslices): their records (what 1) or their
+ * blocks' bytes (what 0), as one range each. Records are not checked yet
+ * (each slice's come at its own turn): a range outside the arrays or the
+ * file is not asked for. */
+static void willneed_slices(const mh_seg *seg, uint32_t a, uint32_t b, int what) {
+    mh_slice f, l;
+    mh_seg_slice(seg, a, &f);
+    mh_seg_slice(seg, b - 1, &l);
+    if (f.chunk_first > l.chunk_first || l.chunk_first > seg->nchunks ||
+        l.chunk_count > seg->nchunks - l.chunk_first || f.block_first > l.block_first ||
+        l.block_first > seg->nblocks || l.block_count > seg->nblocks - l.block_first)
+        return;
+    if (what) {
+        uint32_t c1 = l.chunk_first + l.chunk_count, b1 = l.block_first + l.block_count;
+        mh_seg_willneed(seg, seg->chunks + (size_t)f.chunk_first * seg->chunk_recsz,
+                        (size_t)(c1 - f.chunk_first) * seg->chunk_recsz);
+        mh_seg_willneed(seg, seg->blocks + (size_t)f.block_first * seg->block_recsz,
+                        (size_t)(b1 - f.block_first) * seg->block_recsz);
+        return;
+    }
+    if (l.block_first + l.block_count == f.block_first)
+        return; /* no block */
+    mh_block x, y;
+    load_block(seg, f.block_first, &x);
+    load_block(seg, l.block_first + l.block_count - 1, &y);
+    if (x.offset <= y.offset && y.offset <= seg->size &&
+        y.comp_size <= seg->size - y.offset)
+        mh_seg_willneed(seg, seg->base + x.offset,
+                        (size_t)(y.offset + y.comp_size - x.offset));
+}
+
+static void slice_ahead(const mh_seg *seg, uint32_t i) {
+    mh_seg *m = (mh_seg *)seg;
+    uint32_t prev = atomic_exchange_explicit(&m->ra_slice, i + 1, memory_order_relaxed);
+    uint32_t n = seg->nslices;
+    if (prev == i) { /* the previous check was slice i - 1: forward */
+        for (int what = 1; what >= 0; what--) {
+            uint32_t want = n - i - 1 > (what + 1) * RA_SLICES ? i + 1 + (what + 1) * RA_SLICES : n;
+            _Atomic uint32_t *edge = what ? &m->ra_rec : &m->ra_dat;
+            uint32_t from = atomic_exchange_explicit(edge, want, memory_order_relaxed);
+            from = from > i && from < want ? from : i + 1; /* else a new run */
+            if (from < want)
+                willneed_slices(seg, from, want, what);
+        }
+    } else if (prev == i + 2) { /* it was slice i + 1: backward */
+        for (int what = 1; what >= 0; what--) {
+            uint32_t want = i > (what + 1) * RA_SLICES ? i - (what + 1) * RA_SLICES : 0;
+            _Atomic uint32_t *edge = what ? &m->ra_rec : &m->ra_dat;
+            uint32_t to = atomic_exchange_explicit(edge, want, memory_order_relaxed);
+            to = to < i && to > want ? to : i; /* else a new run */
+            if (want < to)
+                willneed_slices(seg, want, to, what);
+        }
+    }
+}
+
 int mh_seg_slice_check(const mh_seg *seg, uint32_t i, const mh_slice *s,
                        mh_diag *d) {
     if (atomic_load_explicit(&seg->slice_ok[i], memory_order_acquire))
         return MH_OK;
+    slice_ahead(seg, i);
     if (MH_CHECKSUMS_ENFORCED) {
         const uint8_t *c = seg->chunks + (size_t)s->chunk_first * seg->chunk_recsz;
         const uint8_t *b = seg->blocks + (size_t)s->block_first * seg->block_recsz;
+        mh_seg_willneed(seg, b, (size_t)s->block_count * seg->block_recsz);
+        mh_seg_willneed(seg, c, (size_t)s->chunk_count * seg->chunk_recsz);
         uint64_t bsum = mh_hash(b, (size_t)s->block_count * seg->block_recsz);
         uint64_t sum = mh_hash_seeded(c, (size_t)s->chunk_count * seg->chunk_recsz,
                                       bsum);

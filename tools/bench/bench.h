@@ -143,7 +143,13 @@ typedef struct mhb_cold {
     mhb_lat lat;            /* per query, the open excluded */
     double resident_pct;    /* of the store's pages still cached after the
                                drop, before the open (mincore): ~0 proves it */
+    /* the cold question: the first MHB_COLD_QUESTIONS queries of the cold
+     * list again, each alone: pages dropped, open, the query, close; its
+     * latency includes the open (what a user who opens a store to ask one
+     * thing waits) */
+    mhb_lat question;
 } mhb_cold;
+#define MHB_COLD_QUESTIONS 20u
 
 /* The cold sequence: query i / ncls of class i % ncls, skipping classes
  * that hold too few, until MHB_COLD_QUERIES (every range, max, direction
