@@ -101,11 +101,11 @@ extern "C" {
 
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
-#define MH_VERSION_MINOR 6
-#define MH_VERSION_PATCH 1
+#define MH_VERSION_MINOR 7
+#define MH_VERSION_PATCH 0
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.6.1"
+#define MH_VERSION_STRING "1.7.0"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
@@ -669,6 +669,8 @@ typedef struct mh_segment_info {
     uint64_t aset_bytes;         /* its address set (format 2.1) */
     uint64_t fine_summary_bytes; /* its fine address summary (format 2.1) */
     uint64_t apost_bytes;        /* its address postings (format 2.2) */
+    /* --- since 1.7 --- */
+    uint64_t span_bytes;         /* its span address set (format 2.3), 0 if none */
 } mh_segment_info;
 
 typedef struct mh_slice_info {

@@ -440,6 +440,7 @@ int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     o->aset_bytes = defined_bytes(s, MHF_SECT_ASET);
     o->fine_summary_bytes = defined_bytes(s, MHF_SECT_SUMMARY_FINE);
     o->apost_bytes = defined_bytes(s, MHF_SECT_APOST);
+    o->span_bytes = defined_bytes(s, MHF_SECT_SPAN);
     return MH_STRUCT_OUT(dst, o, MH_SEGMENT_INFO_SIZE_1);
 }
 

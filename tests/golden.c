@@ -259,9 +259,12 @@ static void check_tiny(const char *store, int v2, unsigned minor) {
                "segment %zu of minor %u: address set %llu, fine summary %llu, postings %llu "
                "bytes", k, minor, (unsigned long long)si.aset_bytes,
                (unsigned long long)si.fine_summary_bytes, (unsigned long long)si.apost_bytes);
+        /* 2.3: the span address set of MANIFEST position 2, SPEC.md 9e */
+        CHECKF((si.span_bytes > 0) == (minor >= 3 && k == 1), "segment %zu of minor %u: "
+               "span address set of %llu bytes", k, minor, (unsigned long long)si.span_bytes);
         CHECK(si.index_bytes + si.summary_bytes + si.idmap_bytes + si.aset_bytes +
-                  si.fine_summary_bytes + si.apost_bytes + si.compressed_bytes +
-                  si.dict_bytes < si.file_bytes);
+                  si.fine_summary_bytes + si.apost_bytes + si.span_bytes +
+                  si.compressed_bytes + si.dict_bytes < si.file_bytes);
     }
 
     /* the column table (SPEC.md 7.3) of the newest segment: segment 1 has

@@ -168,6 +168,13 @@ static int check_nodes(const mh_reader *r, const mh_access *all) {
         const mh_section *sec;
         int has = mh_span_section(s, &sec) == MH_OK;
         present[k] = (char)has;
+        /* what the public API says of it (since 1.7) */
+        mh_segment_info si = {.struct_size = sizeof si};
+        CHECK(mh_reader_segment_info(r, ri, &si) == MH_OK);
+        CHECKF(si.span_bytes == (has ? sec->size : 0),
+               "segment %zu: span_bytes %llu, section %llu bytes", ri,
+               (unsigned long long)si.span_bytes,
+               (unsigned long long)(has ? sec->size : 0));
         /* SPEC 9e: its own set (or no access), each child (k - 1: a set,
          * k - 2, k - 4, ...: nodes), and the union within its budget */
         const mh_section *as;

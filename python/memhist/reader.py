@@ -201,6 +201,7 @@ class SegmentInfo(NamedTuple):
     aset_bytes: int = 0
     fine_summary_bytes: int = 0
     apost_bytes: int = 0
+    span_bytes: int = 0
 
 
 class Reader:
@@ -319,7 +320,8 @@ class Reader:
                 s.transition_last, s.slices, s.chunks, s.blocks, s.rows_per_block,
                 s.file_bytes, s.compressed_bytes, s.raw_bytes, s.dict_bytes,
                 s.index_bytes, s.streams, s.windows, s.summary_bytes, bool(s.has_pc),
-                s.idmap_bytes, s.aset_bytes, s.fine_summary_bytes, s.apost_bytes))
+                s.idmap_bytes, s.aset_bytes, s.fine_summary_bytes, s.apost_bytes,
+                s.span_bytes))
         return out
 
     def _table_failed(self, info, struct) -> None:

@@ -87,6 +87,8 @@ def test_read_back_with_streams_and_pcs(store):
     segs = r.segments
     assert len(segs) == 4 and all(s.version == "2.3" for s in segs)  # what 1.6 writes
     assert all(s.aset_bytes > 0 for s in segs)  # the address set (since 1.5)
+    # span address sets (since 1.7): MANIFEST positions 2 and 4 (k & -k >= 2)
+    assert [s.span_bytes > 0 for s in segs] == [False, True, False, True]
     for s in segs:
         # every segment carries every declared stream; the pc column only
         # when one of its accesses has a pc
