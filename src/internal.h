@@ -425,6 +425,9 @@ typedef struct mh_seg {
      * (segment_read.c): a hint, threads racing on it cost at most a read
      * asked twice or not at all */
     _Atomic uint32_t ra_slice;
+    /* per block: its rows passed every check (mh_seg_block_known); NULL
+     * until the first is, or when the marks budget had no room */
+    _Atomic(_Atomic uint64_t *) block_ok;
     /* the edge of the slices whose records (ra_rec) and blocks (ra_dat) a
      * scan has asked for: exclusive going forward, inclusive backward */
     _Atomic uint32_t ra_rec, ra_dat;
@@ -502,9 +505,23 @@ int mh_seg_chunk(const mh_seg *seg, const mh_slice *s, uint32_t k,
 int mh_seg_block(const mh_seg *seg, const mh_slice *s, uint32_t k,
                  mh_block *out, mh_diag *d);
 /* Decodes block b (0-based within slice s) into out; scratch holds
- * MHF_MAX_ROWS_PER_BLOCK raw bytes bound. */
+ * MHF_MAX_ROWS_PER_BLOCK raw bytes bound. Every check: the block's sum and
+ * columns (mh_block_decode), then its rows against the slice and the
+ * block record. */
 int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         uint8_t *scratch, mh_rows *out, mh_diag *d);
+/* The same; with rows_known (mh_seg_block_known) only the block's sum and
+ * columns are checked: the rows of those same bytes passed the rest. */
+int mh_seg_decode_block_ex(const mh_seg *seg, const mh_slice *s, uint32_t b,
+                           uint8_t *scratch, mh_rows *out, int rows_known,
+                           mh_diag *d);
+/* Block bi (segment-wide) decoded before with its rows passing every check
+ * (mh_seg_decode_block's and the query's mh_query_check_rows): remembered
+ * per open segment in a bitmap out of the reader's marks budget
+ * (mh_seg_marks_alloc; without room nothing is remembered). A block whose
+ * check failed is never marked, so each query touching it reports it. */
+int mh_seg_block_known(const mh_seg *seg, uint32_t bi);
+void mh_seg_block_set_known(const mh_seg *seg, uint32_t bi);
 uint32_t mh_slice_block_rows(const mh_seg *seg, const mh_slice *s, uint32_t b);
 /* Index of the slice holding segment-wide block index block (for messages). */
 uint32_t mh_seg_slice_of_block(const mh_seg *seg, uint32_t block);

@@ -361,6 +361,18 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
     return MH_OK;
 }
 
+int mh_query_decode_checked(const mh_seg *seg, const mh_slice *s, uint32_t b,
+                            uint8_t *scratch, mh_rows *rows, mh_diag *d) {
+    uint32_t bi = s->block_first + b;
+    int known = mh_seg_block_known(seg, bi);
+    MH_TRY(mh_seg_decode_block_ex(seg, s, b, scratch, rows, known, d));
+    if (!known) {
+        MH_TRY(mh_query_check_rows(seg, s, b, rows, d));
+        mh_seg_block_set_known(seg, bi);
+    }
+    return MH_OK;
+}
+
 /* An entry for a new key: a new one while the entries held fit the
  * budget, else the least recently used (the pinned label group passed
  * over: the id path's blocks must not reuse the labels it walks), taken
@@ -435,12 +447,10 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
     x->rows.n = 0;
     int rc = mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
     if (rc == MH_OK)
-        rc = mh_seg_decode_block(seg, s, b, c->scratch, &x->rows, &c->diag);
+        rc = mh_query_decode_checked(seg, s, b, c->scratch, &x->rows, &c->diag);
     else
         mh_diag_fail(&c->diag, rc, 0, "out of memory for a decoded block");
     c->held = c->held - was + entry_bytes(x);
-    if (rc == MH_OK)
-        rc = mh_query_check_rows(seg, s, b, &x->rows, &c->diag);
     if (rc != MH_OK) {
         entry_free_tail(c, e);
         return rc;

@@ -170,6 +170,11 @@ static inline uint32_t mhq_first_chunk(const mh_seg *seg, uint32_t lo, uint32_t 
  * decreasing along each chunk's run of rows in the block. */
 int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows *rows, mh_diag *d);
+/* Decodes block b of slice s into rows with every check, those of its
+ * rows only the first time (mh_seg_block_known): a block decoded again
+ * after the cache let it go costs its decompression and columns alone. */
+int mh_query_decode_checked(const mh_seg *seg, const mh_slice *s, uint32_t b,
+                            uint8_t *scratch, mh_rows *rows, mh_diag *d);
 
 /* The access of row i of rows (op from its chunk). */
 static inline mh_access mhq_access(const mh_slice *s, const mh_rows *rows,

@@ -682,6 +682,7 @@ void mh_seg_close(mh_seg *s) {
     free((void *)atomic_load(&s->apost_run_ok));
     free((void *)atomic_load(&s->aset_marks));
     free((void *)atomic_load(&s->apost_marks));
+    free((void *)atomic_load(&s->block_ok));
     free(s->sections);
     memset(s, 0, sizeof *s);
 }
@@ -984,8 +985,41 @@ static int check_row_streams(const mh_seg *seg, const mh_slice *s, uint32_t b,
     return MH_OK;
 }
 
+int mh_seg_block_known(const mh_seg *seg, uint32_t bi) {
+    _Atomic uint64_t *w = atomic_load_explicit(&((mh_seg *)seg)->block_ok,
+                                               memory_order_acquire);
+    return w && bi < seg->nblocks &&
+           (atomic_load_explicit(&w[bi >> 6], memory_order_relaxed) >> (bi & 63) & 1);
+}
+
+void mh_seg_block_set_known(const mh_seg *seg, uint32_t bi) {
+    mh_seg *m = (mh_seg *)seg;
+    if (bi >= seg->nblocks)
+        return;
+    _Atomic uint64_t *w = atomic_load_explicit(&m->block_ok, memory_order_acquire);
+    if (!w) {
+        size_t words = ((size_t)seg->nblocks + 63) / 64;
+        _Atomic uint64_t *fresh = mh_seg_marks_alloc(seg, words * sizeof *fresh), *none = NULL;
+        if (!fresh)
+            return; /* no room: every decode checks its rows */
+        if (atomic_compare_exchange_strong(&m->block_ok, &none, fresh))
+            w = fresh;
+        else {
+            free((void *)fresh); /* another thread's won; its budget stays spent */
+            w = none;
+        }
+    }
+    atomic_fetch_or_explicit(&w[bi >> 6], UINT64_C(1) << (bi & 63), memory_order_relaxed);
+}
+
 int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         uint8_t *scratch, mh_rows *out, mh_diag *d) {
+    return mh_seg_decode_block_ex(seg, s, b, scratch, out, 0, d);
+}
+
+int mh_seg_decode_block_ex(const mh_seg *seg, const mh_slice *s, uint32_t b,
+                           uint8_t *scratch, mh_rows *out, int rows_known,
+                           mh_diag *d) {
     mh_block bl;
     MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, d));
     uint32_t m = mh_slice_block_rows(seg, s, b);
@@ -1003,6 +1037,8 @@ int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
         }
         return rc;
     }
+    if (rows_known)
+        return MH_OK;
     uint32_t si = 0; /* found only when a check below fails */
     uint32_t bi = s->block_first + b;
     for (uint32_t k = 0; k < m; k++) {

@@ -430,7 +430,12 @@ static void check_marks_budget(mh_reader *r, int64_t budget) {
             spent += (int64_t)(pv.nruns ? pv.nruns : 1) * 3 * 8;
             with++;
         }
-        CHECKF(budget > 0 || (!atomic_load(&seg->aset_marks) && !atomic_load(&seg->apost_marks)),
+        if (atomic_load(&seg->block_ok)) { /* the checked-blocks bitmap (since 1.7) */
+            spent += (int64_t)((seg->nblocks + 63) / 64) * 8;
+            with++;
+        }
+        CHECKF(budget > 0 || (!atomic_load(&seg->aset_marks) && !atomic_load(&seg->apost_marks) &&
+                              !atomic_load(&seg->block_ok)),
                "segment %zu keeps marks without a budget", i);
     }
     CHECKF(budget == 0 || with > 0, "no segment kept marks with a budget of %lld",
