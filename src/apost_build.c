@@ -6,7 +6,7 @@
  * merged ranges the slice builder already makes for the address set
  * (aset_iv): one walk over them, no per-row cost. They are kept compact
  * until seal, as varint deltas per slice and op at a base shift (3; a
- * slice meeting more than 2^22 granules, or a pile past its limit, raises
+ * slice meeting more than 2^22 granules (fuzzing builds: 2^15), or a pile past its limit, raises
  * it for the whole segment by recoding in place: a coarser list is never
  * longer). At seal a k-way merge of the slices' lists (a heap keyed by
  * granule, then slice) gives each key's postings in order; the keys are
@@ -21,13 +21,24 @@
 
 #define BASE_SHIFT 3u
 #define LAST_SHIFT 10u                 /* past it: no section (section 9 serves) */
-#define SLICE_GRANULES ((uint64_t)1 << 22) /* per slice, at the base shift */
 #define FIXED_GRANULES ((uint64_t)1 << 26) /* fsck's limit per slice */
 #define BUDGET(count) ((count) / 2u + 4096u)
-/* The pile of granule lists may take count / 2 + 1 MiB bytes: past it the
- * base shift is raised (a real program's slices revisit the same stack and
- * heap words: about 0.3 bytes per access at shift 3 on the real traces). */
-#define PILE_LIMIT(count) ((count) / 2u + ((uint64_t)1 << 20))
+/* The pile of granule lists may take count / 2 + PILE_EXTRA bytes: past it
+ * the base shift is raised (a real program's slices revisit the same stack
+ * and heap words: about 0.3 bytes per access at shift 3 on the real
+ * traces). Fuzzing builds, as for the summaries' keys (internal.h,
+ * MH_SUM_SLICE_KEYS_MAX), allow far fewer granules per slice and a far
+ * smaller pile, so a few huge accesses do not take the instrumented writer
+ * seconds of recoding megabytes (libFuzzer's 10 s slow-unit limit): the
+ * same rules, smaller. */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define SLICE_GRANULES ((uint64_t)1 << 15)
+#define PILE_EXTRA ((uint64_t)1 << 15)
+#else
+#define SLICE_GRANULES ((uint64_t)1 << 22) /* per slice, at the base shift */
+#define PILE_EXTRA ((uint64_t)1 << 20)
+#endif
+#define PILE_LIMIT(count) ((count) / 2u + PILE_EXTRA)
 
 typedef struct slice_lists {
     uint64_t off[MHF_OP_COUNT]; /* into data */
@@ -142,7 +153,7 @@ void mh_apost_acc_add(mh_apost_acc *a, const uint64_t *pairs,
         (void)mh_buf_append(&a->slices, &sl, sizeof sl); /* counts slices */
         return;
     }
-    /* the first shift at which the slice meets at most 2^22 granules */
+    /* the first shift at which the slice meets at most SLICE_GRANULES granules */
     unsigned g = a->g0;
     uint64_t gran[MHF_OP_COUNT], bytes[MHF_OP_COUNT];
     for (;; g++) {
