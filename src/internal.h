@@ -431,7 +431,6 @@ typedef struct mh_seg {
     /* the edge of the slices whose records (ra_rec) and blocks (ra_dat) a
      * scan has asked for: exclusive going forward, inclusive backward */
     _Atomic uint32_t ra_rec, ra_dat;
-    _Atomic uint64_t ra_hi, ra_lo1;
 } mh_seg;
 
 /* Run marks (aset_read.c, apost_read.c) only make queries cheaper, and a
@@ -476,10 +475,12 @@ int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *seg, mh_diag *d);
  * record, a block), and the kernel's read-around would fetch a window of
  * read_ahead_kb around each (8 MiB on the benchmark machine: a cold
  * question read ~100 MiB for a few pages). What is read whole is asked for
- * whole first: mh_seg_willneed before a range's first-use checksum, scans
+ * whole first: mh_seg_hash_whole for a range's first-use checksum, scans
  * slice by slice ahead (mh_seg_slice_check), fsck through
  * mh_seg_advise_sequential. */
 void mh_seg_willneed(const mh_seg *s, const void *p, size_t n);
+/* mh_hash of n bytes at p of s's mapping, asked for whole first. */
+uint64_t mh_seg_hash_whole(const mh_seg *s, const void *p, size_t n);
 void mh_seg_advise_sequential(const mh_seg *s);
 /* Maps dir/name (MADV_RANDOM) and parses it. */
 int mh_seg_open(const char *dir, const char *name, mh_seg *seg, mh_diag *d);

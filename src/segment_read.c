@@ -234,8 +234,7 @@ static int parse_header2(const uint8_t *b, mh_seg *s, uint64_t file_size,
     const uint8_t *dir = b + dir_off;
     if (MH_CHECKSUMS_ENFORCED) {
         uint64_t stored = mhf_load_u64(b + MHF2_SEG_DIR_SUM);
-        mh_seg_willneed(s, dir, (size_t)len);
-        uint64_t computed = mh_hash(dir, (size_t)len);
+        uint64_t computed = mh_seg_hash_whole(s, dir, (size_t)len);
         MH_CHECK(computed == stored, MH_ECHECKSUM, d, MHF2_SEG_DIR_SUM,
                  "directory checksum mismatch: stored 0x%016llx, computed "
                  "0x%016llx",
@@ -557,8 +556,7 @@ static int seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
     s->size = size;
     const uint8_t *dict = buf + s->dict_off;
     if (MH_CHECKSUMS_ENFORCED) {
-        mh_seg_willneed(s, dict, s->dict_size);
-        uint64_t computed = mh_hash(dict, s->dict_size);
+        uint64_t computed = mh_seg_hash_whole(s, dict, s->dict_size);
         MH_CHECK(computed == s->dict_sum, MH_ECHECKSUM, d, s->dict_off,
                  "dictionary checksum mismatch: stored 0x%016llx, computed "
                  "0x%016llx",
@@ -573,8 +571,8 @@ static int seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
     s->chunks = buf + s->chunk_off;
     s->blocks = buf + s->block_off;
     if (MH_CHECKSUMS_ENFORCED) {
-        mh_seg_willneed(s, s->slices, (size_t)s->nslices * s->slice_recsz);
-        uint64_t computed = mh_hash(s->slices, (size_t)s->nslices * s->slice_recsz);
+        uint64_t computed =
+            mh_seg_hash_whole(s, s->slices, (size_t)s->nslices * s->slice_recsz);
         MH_CHECK(computed == s->slice_sum, MH_ECHECKSUM, d, s->slice_off,
                  "slice array checksum mismatch: stored 0x%016llx, "
                  "computed 0x%016llx",
@@ -609,6 +607,11 @@ void mh_seg_willneed(const mh_seg *s, const void *p, size_t n) {
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t a = (uintptr_t)p & ~(page - 1), e = (uintptr_t)p + n;
     (void)madvise((void *)a, e - a, MADV_WILLNEED); /* advice: failure is harmless */
+}
+
+uint64_t mh_seg_hash_whole(const mh_seg *s, const void *p, size_t n) {
+    mh_seg_willneed(s, p, n);
+    return mh_hash(p, n);
 }
 
 void mh_seg_advise_sequential(const mh_seg *s) {
@@ -909,9 +912,8 @@ int mh_seg_slice_check(const mh_seg *seg, uint32_t i, const mh_slice *s,
     if (MH_CHECKSUMS_ENFORCED) {
         const uint8_t *c = seg->chunks + (size_t)s->chunk_first * seg->chunk_recsz;
         const uint8_t *b = seg->blocks + (size_t)s->block_first * seg->block_recsz;
-        mh_seg_willneed(seg, b, (size_t)s->block_count * seg->block_recsz);
         mh_seg_willneed(seg, c, (size_t)s->chunk_count * seg->chunk_recsz);
-        uint64_t bsum = mh_hash(b, (size_t)s->block_count * seg->block_recsz);
+        uint64_t bsum = mh_seg_hash_whole(seg, b, (size_t)s->block_count * seg->block_recsz);
         uint64_t sum = mh_hash_seeded(c, (size_t)s->chunk_count * seg->chunk_recsz,
                                       bsum);
         uint64_t at = seg->slice_off + (uint64_t)i * seg->slice_recsz +

@@ -22,8 +22,7 @@ int mh_span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
     uint64_t off = sec->offset;
     int later = seg->minor > MHF_VERSION_MINOR;
     if (MH_CHECKSUMS_ENFORCED) {
-        mh_seg_willneed(seg, p, sec->size); /* read whole: at once */
-        uint64_t sum = mh_hash(p, sec->size);
+        uint64_t sum = mh_seg_hash_whole(seg, p, sec->size);
         MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, off,
                  "span address set at byte %llu: checksum mismatch: stored "
                  "0x%016llx, computed 0x%016llx", (unsigned long long)off,

@@ -173,8 +173,7 @@ int mh_summary_view(const mh_seg *seg, unsigned kind, mh_sum_view *out,
         return MH_OK;
     }
     if (MH_CHECKSUMS_ENFORCED) {
-        mh_seg_willneed(seg, p, sec->size); /* read whole: at once */
-        uint64_t sum = mh_hash(p, sec->size);
+        uint64_t sum = mh_seg_hash_whole(seg, p, sec->size);
         MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
                  "%s at byte %llu: checksum mismatch: stored 0x%016llx, "
                  "computed 0x%016llx", what, (unsigned long long)sec->offset,
