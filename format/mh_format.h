@@ -18,10 +18,11 @@
 
 /* ---- versions ---------------------------------------------------------- */
 #define MHF_VERSION_MAJOR 2u   /* what a writer writes; a reader reads 1.x and 2.x */
-#define MHF_VERSION_MINOR 3u   /* a newer minor only adds optional content:
+#define MHF_VERSION_MINOR 4u   /* a newer minor only adds optional content:
                                   2.1 adds sections 7, 8, 9; 2.2 adds the
                                   address postings (section 10); 2.3 the
-                                  span address set (section 11) */
+                                  span address set (section 11); 2.4 the
+                                  piece sums (section 12) */
 #define MHF1_VERSION_MAJOR 1u  /* format 1.0: read, never written */
 #define MHF_BYTE_ORDER_MARK 0x0A0B0C0Du /* stored little-endian: 0D 0C 0B 0A */
 #define MHF_BYTE_ORDER_SWAPPED 0x0D0C0B0Au /* what a big-endian writer would leave */
@@ -362,6 +363,28 @@
 #define MHF_SPAN_RESERVED1 24      /* u64 = 0 */
 #define MHF_SPAN_K 16u             /* intervals per run the reference writer
                                       writes in a node's set */
+
+/* ---- piece sums (section 12, since 2.4; SPEC.md §9f) ------------------- */
+/* XXH3-64 of every 2^p-byte piece of some other optional sections (the
+ * covered ones), so that a reader checks the pieces a query reads instead
+ * of a whole section before its first use: a 16-byte header, entry_count
+ * entries of entry_size bytes (one per covered section, types increasing),
+ * then the u64 sums, each covered section's back to back from its `first`. */
+#define MHF_SECT_PSUM 12u
+#define MHF_PSUM_HEADER_SIZE 16u
+#define MHF_PSUM_SHIFT 0           /* u32 p: piece bytes 2^p, 12 .. 30 */
+#define MHF_PSUM_ENTRY_COUNT 4     /* u32 E: covered sections, >= 1 */
+#define MHF_PSUM_ENTRY_SIZE_OFF 8  /* u32 entry record size (16; §12.1) */
+#define MHF_PSUM_RESERVED 12       /* u32 = 0 */
+#define MHF_PSUM_ENTRY_SIZE 16u
+#define MHF_PSUM_E_TYPE 0          /* u32 the covered section's type */
+#define MHF_PSUM_E_RESERVED 4      /* u32 = 0 */
+#define MHF_PSUM_E_FIRST 8         /* u64 index of its first piece's sum */
+#define MHF_PSUM_SHIFT_MIN 12u
+#define MHF_PSUM_SHIFT_MAX 30u
+#define MHF_PSUM_SHIFT_DEFAULT 12u /* what the reference writer writes: 4 KiB */
+#define MHF_PSUM_TYPE_MIN 6u       /* the first optional type a piece sum
+                                      may cover (1-5 have their own sums) */
 
 /* ---- little-endian helpers --------------------------------------------- */
 static inline uint16_t mhf_load_u16(const void *p) {

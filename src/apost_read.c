@@ -45,12 +45,67 @@ static void fill_view(const uint8_t *p, uint64_t base_off, uint32_t nslices,
     }
     out->runs = p + MHF_APOST_HEADER_SIZE;
     out->data = out->runs + (size_t)out->nruns * out->run_size;
+    out->lazy = NULL;
+    out->ptab = NULL;
 }
 
 
-int mh_apost_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
-                   uint16_t minor, uint32_t nslices, mh_apost_view *out,
-                   mh_diag *d) {
+/* Run record i (op o, its r-th) against record i - 1: keys, granule order
+ * within its op and bounds, bytes tiling the data area (the last run's end
+ * at data_bytes). Records i - 1 and i must be readable (checked pieces, in
+ * a lazy view). */
+static int check_rec(const mh_apost_view *v, unsigned o, uint32_t r, mh_diag *d) {
+    uint32_t i = v->run_first[o] + r, cnt = v->run_count[o], k = v->k;
+    const uint8_t *x = run_rec(v, i);
+    uint64_t xoff = v->off + MHF_APOST_HEADER_SIZE + (uint64_t)i * v->run_size;
+    uint64_t gmax = GRANULE_MAX(v);
+    uint64_t w = mhf_load_u64(x + MHF_APOST_R_GRANULE);
+    uint64_t off = mhf_load_u64(x + MHF_APOST_R_OFFSET);
+    uint32_t kn = mhf_load_u32(x + MHF_APOST_R_KEYS);
+    uint32_t nb = mhf_load_u32(x + MHF_APOST_R_BYTES);
+    uint64_t want = r + 1 < cnt ? k : v->nkeys[o] - (uint64_t)(cnt - 1) * k;
+    MH_CHECK(kn == want, MH_ECORRUPT, d, xoff + MHF_APOST_R_KEYS,
+             "address postings at byte %llu: run %u (op %u): %u keys, "
+             "expected %llu", (unsigned long long)(xoff + MHF_APOST_R_KEYS),
+             i, o, kn, (unsigned long long)want);
+    uint64_t prev_last = 0, next_off = 0;
+    if (i > 0) {
+        const uint8_t *y = run_rec(v, i - 1);
+        uint64_t yw = mhf_load_u64(y + MHF_APOST_R_GRANULE);
+        uint64_t yoff = mhf_load_u64(y + MHF_APOST_R_OFFSET);
+        uint32_t ykn = mhf_load_u32(y + MHF_APOST_R_KEYS);
+        uint32_t ynb = mhf_load_u32(y + MHF_APOST_R_BYTES);
+        /* checked (or checked next) as run i - 1: yoff + ynb <= data */
+        next_off = yoff <= v->data_bytes && ynb <= v->data_bytes - yoff ? yoff + ynb : UINT64_MAX;
+        prev_last = ykn >= 1 && yw <= UINT64_MAX - (ykn - 1u) ? yw + (ykn - 1u) : UINT64_MAX;
+    }
+    /* its keys' granules are w, w + 1, ... at least: the run's last is
+     * >= w + kn - 1, and the next run starts past it */
+    MH_CHECK(w <= gmax && kn - 1u <= gmax - w && (r == 0 || w > prev_last),
+             MH_ECORRUPT, d, xoff + MHF_APOST_R_GRANULE,
+             "address postings at byte %llu: run %u (op %u): first "
+             "granule 0x%llx with %u keys is not above the previous "
+             "run's (0x%llx) and within 0x%llx",
+             (unsigned long long)(xoff + MHF_APOST_R_GRANULE), i, o,
+             (unsigned long long)w, kn, (unsigned long long)prev_last,
+             (unsigned long long)gmax);
+    MH_CHECK(off == next_off && nb >= 1 && off <= v->data_bytes &&
+                 nb <= v->data_bytes - off &&
+                 (i + 1 < v->nruns || off + nb == v->data_bytes),
+             MH_ECORRUPT, d, xoff + MHF_APOST_R_OFFSET,
+             "address postings at byte %llu: run %u: bytes [%llu, +%u) "
+             "do not continue the runs before it (at %llu) inside the "
+             "%llu data bytes%s", (unsigned long long)(xoff + MHF_APOST_R_OFFSET),
+             i, (unsigned long long)off, nb, (unsigned long long)next_off,
+             (unsigned long long)v->data_bytes,
+             i + 1 < v->nruns ? "" : ", ending them");
+    return MH_OK;
+}
+
+/* Header and operation records (the run table's size, not its records). */
+static int parse_head(const uint8_t *p, uint64_t size, uint64_t base_off,
+                      uint16_t minor, uint32_t nslices, mh_apost_view *out,
+                      mh_diag *d) {
     int later = minor > MHF_VERSION_MINOR;
     MH_CHECK(size >= MHF_APOST_HEADER_SIZE, MH_ECORRUPT, d, base_off,
              "address postings at byte %llu: %llu bytes, less than its %u-byte "
@@ -87,10 +142,8 @@ int mh_apost_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
              "address postings at byte %llu: %llu bytes, its header says %llu",
              (unsigned long long)base_off, (unsigned long long)size,
              (unsigned long long)need);
-    const uint8_t *runs = p + MHF_APOST_HEADER_SIZE;
-    uint64_t gmax = UINT64_MAX >> g, keys_total = 0;
+    uint64_t keys_total = 0;
     uint32_t next_run = 0;
-    uint64_t next_off = 0;
     for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
         const uint8_t *r = p + MHF_APOST_OPS + o * MHF_APOST_OP_SIZE;
         uint64_t roff = base_off + MHF_APOST_OPS + o * MHF_APOST_OP_SIZE;
@@ -109,52 +162,15 @@ int mh_apost_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
                  cnt, k);
         keys_total += nk; /* nk <= cnt * k < 2^48 */
         next_run = first + cnt;
-        uint64_t prev_last = 0;
-        for (uint32_t i = 0; i < cnt; i++) {
-            const uint8_t *x = runs + (size_t)(first + i) * rsz;
-            uint64_t xoff = base_off + MHF_APOST_HEADER_SIZE +
-                            (uint64_t)(first + i) * rsz;
-            uint64_t w = mhf_load_u64(x + MHF_APOST_R_GRANULE);
-            uint64_t off = mhf_load_u64(x + MHF_APOST_R_OFFSET);
-            uint32_t kn = mhf_load_u32(x + MHF_APOST_R_KEYS);
-            uint32_t nb = mhf_load_u32(x + MHF_APOST_R_BYTES);
-            uint64_t want = i + 1 < cnt ? k : nk - (uint64_t)(cnt - 1) * k;
-            MH_CHECK(kn == want, MH_ECORRUPT, d, xoff + MHF_APOST_R_KEYS,
-                     "address postings at byte %llu: run %u (op %u): %u keys, "
-                     "expected %llu", (unsigned long long)(xoff + MHF_APOST_R_KEYS),
-                     first + i, o, kn, (unsigned long long)want);
-            /* its keys' granules are w, w + 1, ... at least: the run's last
-             * is >= w + kn - 1, and the next run starts past it */
-            MH_CHECK(w <= gmax && kn - 1u <= gmax - w &&
-                         (i == 0 || w > prev_last),
-                     MH_ECORRUPT, d, xoff + MHF_APOST_R_GRANULE,
-                     "address postings at byte %llu: run %u (op %u): first "
-                     "granule 0x%llx with %u keys is not above the previous "
-                     "run's (0x%llx) and within 0x%llx",
-                     (unsigned long long)(xoff + MHF_APOST_R_GRANULE), first + i,
-                     o, (unsigned long long)w, kn, (unsigned long long)prev_last,
-                     (unsigned long long)gmax);
-            MH_CHECK(off == next_off && nb >= 1 && nb <= data - off, MH_ECORRUPT,
-                     d, xoff + MHF_APOST_R_OFFSET,
-                     "address postings at byte %llu: run %u: bytes [%llu, +%u) "
-                     "do not continue the runs before it (at %llu) inside the "
-                     "%llu data bytes",
-                     (unsigned long long)(xoff + MHF_APOST_R_OFFSET), first + i,
-                     (unsigned long long)off, nb, (unsigned long long)next_off,
-                     (unsigned long long)data);
-            prev_last = w + (kn - 1u);
-            next_off = off + nb;
-        }
     }
     MH_CHECK(next_run == nruns, MH_ECORRUPT, d, base_off + MHF_APOST_RUN_COUNT,
              "address postings at byte %llu: the operations list %u runs, its "
              "header %u", (unsigned long long)(base_off + MHF_APOST_RUN_COUNT),
              next_run, nruns);
-    MH_CHECK(next_off == data, MH_ECORRUPT, d, base_off + MHF_APOST_DATA_BYTES,
-             "address postings at byte %llu: the runs cover %llu data bytes, "
-             "its header says %llu",
+    MH_CHECK(nruns > 0 || data == 0, MH_ECORRUPT, d, base_off + MHF_APOST_DATA_BYTES,
+             "address postings at byte %llu: no run covers its %llu data bytes",
              (unsigned long long)(base_off + MHF_APOST_DATA_BYTES),
-             (unsigned long long)next_off, (unsigned long long)data);
+             (unsigned long long)data);
     /* every key has 1 ... nslices postings */
     MH_CHECK(postings >= keys_total &&
                  (nslices == 0 ? postings == 0
@@ -166,6 +182,60 @@ int mh_apost_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
              nslices);
     fill_view(p, base_off, nslices, out);
     return MH_OK;
+}
+
+int mh_apost_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
+                   uint16_t minor, uint32_t nslices, mh_apost_view *out,
+                   mh_diag *d) {
+    MH_TRY(parse_head(p, size, base_off, minor, nslices, out, d));
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        for (uint32_t r = 0; r < out->run_count[o]; r++)
+            MH_TRY(check_rec(out, o, r, d));
+    return MH_OK;
+}
+
+int mh_apost_rec(const mh_apost_view *v, uint32_t i, const uint8_t **out,
+                 mh_diag *d) {
+    if (v->lazy) {
+        /* the common case, the record's pieces checked before: two bits */
+        const mh_psum_tab *t = v->ptab;
+        uint64_t a = MHF_APOST_HEADER_SIZE + (uint64_t)i * v->run_size;
+        uint64_t k0 = t->first[MHF_SECT_APOST] + (a >> t->shift);
+        uint64_t k1 = t->first[MHF_SECT_APOST] + ((a + v->run_size - 1) >> t->shift);
+        if ((atomic_load_explicit(&t->done[k0 >> 6], memory_order_acquire) >> (k0 & 63) & 1u) &&
+            (atomic_load_explicit(&t->done[k1 >> 6], memory_order_acquire) >> (k1 & 63) & 1u)) {
+            *out = run_rec(v, i);
+            return MH_OK;
+        }
+        int rc = mh_psum_check(v->lazy, MHF_SECT_APOST,
+                               MHF_APOST_HEADER_SIZE + (uint64_t)i * v->run_size,
+                               v->run_size, "address postings", d);
+        if (rc < 0)
+            return rc;
+    }
+    *out = run_rec(v, i);
+    return MH_OK;
+}
+
+/* A lazy view's run r of op o before its first decode: the pieces of its
+ * record and its neighbours' (the one before for the order and tiling, the
+ * one after for its bound) and of its bytes, then its record's checks. */
+static int lazy_run_check(const mh_apost_view *v, unsigned o, uint32_t r,
+                          mh_diag *d) {
+    uint32_t i = v->run_first[o] + r;
+    const uint8_t *x;
+    if (i > 0)
+        MH_TRY(mh_apost_rec(v, i - 1, &x, d));
+    if (i + 1 < v->nruns)
+        MH_TRY(mh_apost_rec(v, i + 1, &x, d));
+    MH_TRY(mh_apost_rec(v, i, &x, d));
+    MH_TRY(check_rec(v, o, r, d));
+    uint64_t at = MHF_APOST_HEADER_SIZE + (uint64_t)v->nruns * v->run_size +
+                  mhf_load_u64(x + MHF_APOST_R_OFFSET);
+    int rc = mh_psum_check(v->lazy, MHF_SECT_APOST, at,
+                           mhf_load_u32(x + MHF_APOST_R_BYTES),
+                           "address postings", d);
+    return rc < 0 ? rc : MH_OK;
 }
 
 /* Marks of a checked run: where the walk of a later query may begin. The
@@ -189,17 +259,11 @@ static inline _Atomic uint64_t *run_marks(const mh_seg *seg, uint32_t run) {
     return mk ? mk + (size_t)run * RUN_MARKS : NULL;
 }
 
-int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
+int mh_apost_view_whole(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
     const mh_section *sec;
     if (mh_seg_section(seg, MHF_SECT_APOST, &sec) != MH_OK)
         return MH_ENOTFOUND;
     const uint8_t *p = seg->base + sec->offset;
-    /* checked once per reader; a segment that failed is checked again on
-     * each use, so each failing query says why */
-    if (atomic_load_explicit(&((mh_seg *)seg)->apost_ok, memory_order_acquire)) {
-        fill_view(p, sec->offset, seg->nslices, out);
-        return MH_OK;
-    }
     if (MH_CHECKSUMS_ENFORCED) {
         uint64_t sum = mh_seg_hash_whole(seg, p, sec->size);
         MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
@@ -210,6 +274,38 @@ int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
     }
     MH_TRY(mh_apost_parse(p, sec->size, sec->offset, seg->minor, seg->nslices,
                           out, d));
+    out->lazy = NULL;
+    out->ptab = NULL;
+    return MH_OK;
+}
+
+int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
+    const mh_section *sec;
+    if (mh_seg_section(seg, MHF_SECT_APOST, &sec) != MH_OK)
+        return MH_ENOTFOUND;
+    const uint8_t *p = seg->base + sec->offset;
+    mh_seg *m = (mh_seg *)seg;
+    /* checked once per reader; a segment that failed is checked again on
+     * each use, so each failing query says why */
+    if (atomic_load_explicit(&m->apost_ok, memory_order_acquire)) {
+        fill_view(p, sec->offset, seg->nslices, out);
+        out->lazy = atomic_load_explicit(&m->apost_lazy, memory_order_relaxed) ? seg : NULL;
+        out->ptab = out->lazy ? atomic_load_explicit(&m->psum, memory_order_acquire) : NULL;
+        return MH_OK;
+    }
+    /* with piece sums (§9f): the header's piece and the header only; the
+     * run records and runs are checked as queries reach them */
+    uint64_t head = sec->size < MHF_APOST_HEADER_SIZE ? sec->size : MHF_APOST_HEADER_SIZE;
+    int lazy = mh_psum_check(seg, MHF_SECT_APOST, 0, head, "address postings", d);
+    if (lazy < 0)
+        return lazy;
+    if (lazy) {
+        MH_TRY(parse_head(p, sec->size, sec->offset, seg->minor, seg->nslices, out, d));
+        out->lazy = seg;
+        out->ptab = atomic_load_explicit(&m->psum, memory_order_acquire);
+    } else {
+        MH_TRY(mh_apost_view_whole(seg, out, d));
+    }
     /* the runs' marks (run_marks, out of the reader's budget), then their
      * checked flags: one allocation of each wins, the others are freed;
      * without the flags the runs are checked on every use, without the
@@ -219,13 +315,14 @@ int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
     size_t nr = out->nruns ? out->nruns : 1;
     _Atomic uint64_t *mk = mh_seg_marks_alloc(seg, nr * RUN_MARKS * sizeof(uint64_t)),
                      *mnone = NULL;
-    if (mk && !atomic_compare_exchange_strong(&((mh_seg *)seg)->apost_marks, &mnone, mk))
+    if (mk && !atomic_compare_exchange_strong(&m->apost_marks, &mnone, mk))
         free((void *)mk); /* its budget stays spent: a rare race */
     _Atomic uint8_t *ok = calloc(nr, 1);
     _Atomic uint8_t *none = NULL;
-    if (ok && !atomic_compare_exchange_strong(&((mh_seg *)seg)->apost_run_ok, &none, ok))
+    if (ok && !atomic_compare_exchange_strong(&m->apost_run_ok, &none, ok))
         free((void *)ok);
-    atomic_store_explicit(&((mh_seg *)seg)->apost_ok, 1, memory_order_release);
+    atomic_store_explicit(&m->apost_lazy, lazy, memory_order_relaxed);
+    atomic_store_explicit(&m->apost_ok, 1, memory_order_release);
     return MH_OK;
 }
 
@@ -496,23 +593,30 @@ int mh_apost_query_view(const mh_seg *seg, const mh_apost_view *vp, uint64_t a,
         /* the last run starting at or before wa (its keys may reach wa),
          * else the first one */
         uint32_t lo = 0, hi = v.run_count[o];
+        const uint8_t *rec;
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
-            if (mhf_load_u64(run_rec(&v, v.run_first[o] + mid) +
-                             MHF_APOST_R_GRANULE) <= wa)
+            MH_TRY(mh_apost_rec(&v, v.run_first[o] + mid, &rec, d));
+            if (mhf_load_u64(rec + MHF_APOST_R_GRANULE) <= wa)
                 lo = mid + 1;
             else
                 hi = mid;
         }
         for (uint32_t r = lo ? lo - 1 : 0; r < v.run_count[o]; r++) {
-            if (mhf_load_u64(run_rec(&v, v.run_first[o] + r) +
-                             MHF_APOST_R_GRANULE) > wb)
+            MH_TRY(mh_apost_rec(&v, v.run_first[o] + r, &rec, d));
+            if (mhf_load_u64(rec + MHF_APOST_R_GRANULE) > wb)
                 break;
             mh_apost_cur c;
-            mh_apost_run_open(&v, o, r, &c);
             _Atomic uint8_t *ok = atomic_load_explicit(&((mh_seg *)seg)->apost_run_ok,
                                                        memory_order_acquire);
-            if (ok && atomic_load_explicit(&ok[c.run], memory_order_acquire)) {
+            int known = ok && atomic_load_explicit(&ok[v.run_first[o] + r],
+                                                   memory_order_acquire);
+            /* a lazy view checks a run's records and bytes before its
+             * first decode (a run known was) */
+            if (!known && v.lazy)
+                MH_TRY(lazy_run_check(&v, o, r, d));
+            mh_apost_run_open(&v, o, r, &c);
+            if (known) {
                 mh_apost_cur m = c;
                 const _Atomic uint64_t *mk = run_marks(seg, c.run);
                 for (unsigned j = RUN_MARKS; mk && j-- > 0;) {

@@ -405,6 +405,7 @@ typedef struct mh_seg {
     _Atomic int aset_ok;    /* address set checked (aset_read.c) */
     _Atomic int span_ok;    /* span address set checked (span_read.c) */
     _Atomic int apost_ok;   /* address postings checked (apost_read.c) */
+    _Atomic int apost_lazy; /* ... by their piece sums, as queries read them */
     /* per run of the postings: decoded whole and checked once, so later
      * queries skip to their keys (apost_read.c; NULL until the section's
      * first use, or when its allocation failed: then every run is checked
@@ -431,6 +432,12 @@ typedef struct mh_seg {
     /* the edge of the slices whose records (ra_rec) and blocks (ra_dat) a
      * scan has asked for: exclusive going forward, inclusive backward */
     _Atomic uint32_t ra_rec, ra_dat;
+    /* piece sums (psum_read.c): NULL until section 12's first use; psum_state
+     * 0 not tried, 1 usable (psum set), 2 none or unusable (sections are
+     * checked whole) */
+    _Atomic(struct mh_psum_tab *) psum;
+    _Atomic int psum_state;
+    int psum_off; /* tests: piece sums ignored (the reader's psum_off) */
 } mh_seg;
 
 /* Run marks (aset_read.c, apost_read.c) only make queries cheaper, and a
@@ -635,6 +642,9 @@ struct mh_reader {
      * how many segments a query opened */
     _Atomic uint64_t segs_opened;
     int apost_off;       /* tests: queries ignore address postings (2.2) */
+    int psum_off;        /* tests: segments opened after this is set
+                          * ignore their piece sums (2.4): sections are
+                          * checked whole before their first use */
     /* tests: 1, queries never take the id-order path (query_idmap.c);
      * -1, they take it in every slice of a segment with an id map where the
      * wide path does not (no cost choice); 0 the reference reader's choice */
@@ -1349,6 +1359,14 @@ typedef struct mh_apost_view {
     uint64_t nkeys[MHF_OP_COUNT];
     uint32_t run_first[MHF_OP_COUNT], run_count[MHF_OP_COUNT];
     const uint8_t *runs, *data;
+    /* NULL: the header and the whole run table were checked (sum and
+     * structure); else the segment whose piece sums (§9f) check what a
+     * query reads: run records as it reads them, each run with its
+     * neighbours' records and its bytes before its first decode */
+    const mh_seg *lazy;
+    /* a lazy view's piece sums (lazy's psum): their checked bits are
+     * tested inline before mh_psum_check is asked */
+    const struct mh_psum_tab *ptab;
 } mh_apost_view;
 /* Checks header, operation and run records of the size bytes at p
  * (base_off: their file offset; minor: the segment's, §12.1; nslices: the
@@ -1358,8 +1376,16 @@ int mh_apost_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
                    mh_diag *d);
 /* The segment's section: checksum and mh_apost_parse on first use,
  * remembered in seg->apost_ok; details "address postings at byte N: ...".
- * MH_ENOTFOUND (no detail) when the segment has none. */
+ * With piece sums covering it (format 2.4), only the header's piece and
+ * header checks (out->lazy set). MH_ENOTFOUND (no detail) when the
+ * segment has none. */
 int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d);
+/* The same, always whole (sum and every record), never remembered: fsck. */
+int mh_apost_view_whole(const mh_seg *seg, mh_apost_view *out, mh_diag *d);
+/* Record i of the run table, its piece checked first in a lazy view:
+ * MH_OK, or MH_ECHECKSUM with detail. */
+int mh_apost_rec(const mh_apost_view *v, uint32_t i, const uint8_t **out,
+                 mh_diag *d);
 /* Decoding one run (run: index in the section's run table). */
 typedef struct mh_apost_cur {
     const mh_apost_view *v;
@@ -1408,5 +1434,46 @@ uint32_t mh_apost_prev(const mh_apost_iter *it, uint32_t s);
  * granules per op at the section's shift equal to the postings (it decodes
  * every block again). The first problem; MH_OK when the segment has none. */
 int mh_apost_fsck(const mh_seg *seg, int rows_ok, mh_diag *d);
+
+/* ---- piece sums (psum_build.c, psum_read.c; SPEC.md §9f) ------------ */
+typedef struct mh_psum_input {
+    uint32_t type;       /* a covered section, types increasing */
+    const uint8_t *p;
+    uint64_t size;
+} mh_psum_input;
+/* Appends section 12's bytes covering in[0..n) at pieces of 2^shift bytes
+ * to out. MH_OK or MH_ENOMEM. */
+int mh_psum_serialize(uint32_t shift, const mh_psum_input *in, size_t n,
+                      mh_buf *out);
+/* Section 12 of a segment, parsed and checked (sum, structure, every
+ * covered type a section of the directory), with one bit per piece: set
+ * once its bytes matched their sum. Published once per segment
+ * (seg->psum); freed with it. */
+typedef struct mh_psum_tab {
+    uint32_t shift;
+    uint64_t sec_off;             /* section 12's file offset, for details */
+    const uint8_t *sums;          /* the u64 sums, in place */
+    uint64_t nsums;
+    uint64_t first[16], count[16]; /* per covered type < 16; count 0: none */
+    const mh_section *sec[16];    /* the covered sections */
+    _Atomic uint64_t *done;       /* ceil(nsums / 64) words */
+} mh_psum_tab;
+/* Whether bytes [rel, rel + n) of section `type` can be checked by piece
+ * sums: 1 yes, and the pieces they meet are checked now (once per open
+ * segment); 0 no (no section 12, it does not cover the type, it failed
+ * its own checks, or memory was short: the caller checks the section
+ * whole, as a 2.3 reader does); < 0 MH_ECHECKSUM: a piece's bytes differ
+ * from its sum, with detail "<what> at byte N: piece J ... checksum
+ * mismatch ...". `what` names the section in the detail. */
+int mh_psum_check(const mh_seg *seg, uint32_t type, uint64_t rel, uint64_t n,
+                  const char *what, mh_diag *d);
+/* fsck: section 12's sum and structure, and every piece of every covered
+ * section against its sum. The first problem; MH_OK when there is none. */
+int mh_psum_fsck(const mh_seg *seg, mh_diag *d);
+/* Parses section 12 (size bytes at p, base_off its file offset) against
+ * the segment's directory into out (done not allocated). MH_ECORRUPT with
+ * detail "piece sums at byte N: ...". */
+int mh_psum_parse(const mh_seg *seg, const uint8_t *p, uint64_t size,
+                  uint64_t base_off, mh_psum_tab *out, mh_diag *d);
 
 #endif /* MH_INTERNAL_H */

@@ -101,17 +101,17 @@ extern "C" {
 
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
-#define MH_VERSION_MINOR 7
+#define MH_VERSION_MINOR 8
 #define MH_VERSION_PATCH 0
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.7.0"
+#define MH_VERSION_STRING "1.8.0"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
  * of format 1.0 are read too (never appended to: memhist upgrade). */
 #define MH_FORMAT_MAJOR 2
-#define MH_FORMAT_MINOR 3
+#define MH_FORMAT_MINOR 4
 
 /* ------------------------------------------------------------------------
  * Errors: one list, expanded into the enum and mh_strerror()'s table.

@@ -53,8 +53,10 @@ int mh_reader_seg(const mh_reader *r, size_t i, const mh_seg **out,
                 rc = mh_store_seg_check(s, &r->recs[i], 1, &od);
                 if (rc != MH_OK)
                     mh_seg_close(s);
-                else
+                else {
                     s->marks_left = &m->marks_left;
+                    s->psum_off = m->psum_off;
+                }
             }
             if (rc == MH_OK) {
                 uint32_t mx = atomic_load(&m->max_rows_per_block);
@@ -855,8 +857,9 @@ static const char *section_name(uint32_t type, uint16_t major, uint16_t minor) {
     static const char *const names[] = {
         NULL,     "data",   "dictionary",  "slices",      "chunks",
         "blocks", "address summary", "id map", "address set",
-        "fine address summary", "address postings", "span address set"};
-    _Static_assert(sizeof names / sizeof names[0] == MHF_SECT_SPAN + 1,
+        "fine address summary", "address postings", "span address set",
+        "piece sums"};
+    _Static_assert(sizeof names / sizeof names[0] == MHF_SECT_PSUM + 1,
                    "a name for each type");
     if (!mh_section_defined(major, minor, type))
         return "unknown";

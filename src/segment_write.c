@@ -515,6 +515,8 @@ static void dir_entry(uint8_t *e, uint32_t type, uint32_t flags, uint64_t off,
     mhf_store_u64(e + MHF2_DIR_SUM, sum);
 }
 
+/* the sections after the data: 11 of this version (dictionary ... piece
+ * sums) and the tests' extra ones */
 #define MAX_SEAL_SECTIONS 64u
 
 typedef struct seal_sec {
@@ -531,7 +533,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         any_stream |= w->sflags.p[i] & SLICE_STREAM;
         any_pc |= w->sflags.p[i] & SLICE_PC;
     }
-    MH_CHECK(si->nextra <= MAX_SEAL_SECTIONS - 8, MH_EINVAL, d, 0,
+    MH_CHECK(si->nextra <= MAX_SEAL_SECTIONS - 12, MH_EINVAL, d, 0,
              "%zu extra sections", si->nextra);
     mh_dict_stream *streams;
     size_t nstreams;
@@ -629,6 +631,20 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         sec[ns++] = (seal_sec){MHF_SECT_APOST, 0, 0, 0, apost.p, apost.n};
     if (span.n) /* after section 10 (SPEC §9e) */
         sec[ns++] = (seal_sec){MHF_SECT_SPAN, 0, 0, 0, span.p, span.n};
+    /* the piece sums of the optional sections above (SPEC §9f), last:
+     * types 6-11 in directory order, so increasing */
+    mh_buf psum = {0};
+    uint16_t minor = si->minor ? si->minor : MHF_VERSION_MINOR;
+    if (minor >= 4) {
+        mh_psum_input in[MAX_SEAL_SECTIONS];
+        size_t nin = 0;
+        for (size_t i = 0; i < ns; i++)
+            if (sec[i].type >= MHF_PSUM_TYPE_MIN)
+                in[nin++] = (mh_psum_input){sec[i].type, sec[i].p, sec[i].size};
+        if (nin && mh_psum_serialize(MHF_PSUM_SHIFT_DEFAULT, in, nin, &psum) == MH_OK)
+            sec[ns++] = (seal_sec){MHF_SECT_PSUM, 0, 0, 0, psum.p, psum.n};
+        /* out of memory: none (optional), sections are then checked whole */
+    }
     for (size_t i = 0; i < si->nextra; i++) {
         const mh_extra_section *x = &si->extra[i];
         sec[ns++] = (seal_sec){x->type, x->flags, x->recsz, x->count,
@@ -661,10 +677,11 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     mh_buf_free(&aset);
     mh_buf_free(&apost);
     mh_buf_free(&span);
+    mh_buf_free(&psum);
     uint8_t h[MHF_SEG_HEADER_SIZE] = {0};
     memcpy(h, MHF_SEG_MAGIC, 8);
     mhf_store_u16(h + MHF_SEG_MAJOR, MHF_VERSION_MAJOR);
-    mhf_store_u16(h + MHF_SEG_MINOR, si->minor ? si->minor : MHF_VERSION_MINOR);
+    mhf_store_u16(h + MHF_SEG_MINOR, minor);
     mhf_store_u32(h + MHF_SEG_BOM, MHF_BYTE_ORDER_MARK);
     mhf_store_u32(h + MHF_SEG_HEADER_SIZE_OFF, MHF_SEG_HEADER_SIZE);
     mhf_store_u64(h + MHF_SEG_SEQ, w->cfg.seq);

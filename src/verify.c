@@ -285,10 +285,12 @@ static void verify_sections(vctx *v, const mh_seg *seg) {
             x->type == MHF_SECT_APOST ||
             (x->type == MHF_SECT_SPAN &&
              mh_section_defined(seg->major, seg->minor, MHF_SECT_SPAN)) ||
+            (x->type == MHF_SECT_PSUM &&
+             mh_section_defined(seg->major, seg->minor, MHF_SECT_PSUM)) ||
             (x->type == MHF_SECT_IDMAP && mh_idmap_present(seg)) ||
             (x->type == MHF_SECT_SUMMARY_FINE &&
              mh_summary_section(seg, MH_SUM_FINE) == x))
-            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_aset_fsck / mh_apost_fsck / mh_span_fsck check them */
+            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_aset_fsck / mh_apost_fsck / mh_span_fsck / mh_psum_fsck check them */
         uint64_t sum = mh_hash(seg->base + x->offset, (size_t)x->size);
         if (sum != x->sum)
             report(v, MH_ECHECKSUM, seg->name, x->offset,
@@ -392,6 +394,8 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         if ((rc = mh_aset_fsck(&seg, rows_ok, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_apost_fsck(&seg, rows_ok, &d)) != MH_OK)
+            report(v, rc, name, d.offset, "%s", d.msg);
+        if ((rc = mh_psum_fsck(&seg, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         /* a node needs its place in the MANIFEST: a segment fsck found
          * outside one (repair) has its node checked when listed */

@@ -158,7 +158,7 @@ static int add_slice(const mh_seg *seg, uint32_t si, mh_apost_acc *acc,
 
 int mh_apost_fsck(const mh_seg *seg, int rows_ok, mh_diag *d) {
     mh_apost_view v;
-    int rc = mh_apost_view_get(seg, &v, d);
+    int rc = mh_apost_view_whole(seg, &v, d);
     if (rc == MH_ENOTFOUND)
         return MH_OK;
     MH_TRY(rc);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "resum.h"
 #include "testutil.h"
 
 typedef struct trip {
@@ -617,46 +618,6 @@ static void test_damage(void) {
     mh_buf_free(&b);
 }
 
-/* Segment `name` of dir with its section 10 edited and every checksum
- * after it made right again (section, directory, header, MANIFEST). */
-static void resum_segment(const char *dir, const char *name,
-                          void (*edit)(uint8_t *sec, uint64_t size)) {
-    char path[600];
-    tu_join(path, sizeof path, dir, name);
-    size_t len;
-    uint8_t *b = tu_read_file(path, &len);
-    CHECK(b);
-    uint32_t ndir = mhf_load_u32(b + MHF2_SEG_DIR_COUNT);
-    uint64_t doff = mhf_load_u64(b + MHF2_SEG_DIR_OFF);
-    int found = 0;
-    for (uint32_t i = 0; i < ndir; i++) {
-        uint8_t *e = b + doff + (size_t)i * MHF2_DIR_SIZE;
-        if (mhf_load_u32(e + MHF2_DIR_TYPE) != MHF_SECT_APOST)
-            continue;
-        uint64_t off = mhf_load_u64(e + MHF2_DIR_OFFSET);
-        uint64_t size = mhf_load_u64(e + MHF2_DIR_BYTES);
-        edit(b + off, size);
-        mhf_store_u64(e + MHF2_DIR_SUM, mh_hash(b + off, size));
-        found = 1;
-    }
-    CHECK(found);
-    mhf_store_u64(b + MHF2_SEG_DIR_SUM, mh_hash(b + doff, (size_t)ndir * MHF2_DIR_SIZE));
-    uint64_t hsum = mh_hash(b, MHF_SEG_HEADER_SUM);
-    mhf_store_u64(b + MHF_SEG_HEADER_SUM, hsum);
-    tu_write_file(path, b, len);
-    free(b);
-    mh_manifest m;
-    mh_diag d = {0, 0, ""};
-    CHECK_OK(mh_manifest_load(dir, &m, &d));
-    for (size_t i = 0; i < m.nrecs; i++) {
-        char nm[MHF_SEGMENT_NAME_LEN + 1];
-        mh_segment_name(nm, m.recs[i].seq);
-        if (!strcmp(nm, name))
-            m.recs[i].header_sum = hsum;
-    }
-    CHECK_OK(mh_manifest_store(dir, &m, &d));
-    mh_manifest_free(&m);
-}
 
 /* The slice count of the segment being edited (the bitmaps' width). */
 static uint32_t edit_nslices;
@@ -674,8 +635,8 @@ static uint64_t get_v(uint8_t **q) {
  * list (form 0: s_0 or the gap after it one lower or higher; form 1: one
  * bit moved; a key in every slice is passed over), so still well formed,
  * no longer exact. */
-static void wrong_posting(uint8_t *p, uint64_t size) {
-    (void)size;
+static void wrong_posting(uint8_t *p, uint64_t size, void *ctx) {
+    (void)size, (void)ctx;
     uint8_t *q = dat(p);
     uint32_t keys = mhf_load_u32(rec(p, 0) + MHF_APOST_R_KEYS);
     for (uint32_t k = 0; k < keys; k++) {
@@ -710,8 +671,8 @@ static void wrong_posting(uint8_t *p, uint64_t size) {
 
 /* The second key of op 0's first run one granule later (its gap + 1): a
  * key listed that no row meets, or a real one missing. */
-static void shift_key(uint8_t *p, uint64_t size) {
-    (void)size;
+static void shift_key(uint8_t *p, uint64_t size, void *ctx) {
+    (void)size, (void)ctx;
     uint8_t *q = dat(p);
     uint64_t h = get_v(&q);
     if ((h & 1) == 0)
@@ -738,14 +699,14 @@ static void test_fsck_exact(void) {
     edit_nslices = seg_of(r, 0)->nslices;
     CHECK(mh_apost_fsck(seg_of(r, 0), 1, NULL) == MH_OK);
     mh_reader_close(r);
-    static void (*const edits[])(uint8_t *, uint64_t) = {wrong_posting, shift_key};
+    static void (*const edits[])(uint8_t *, uint64_t, void *) = {wrong_posting, shift_key};
     static const char *const want[] = {"slice", "granule"};
     for (int e = 0; e < 2; e++) {
         char copy[600];
         snprintf(copy, sizeof copy, "%s.copy%d", dir, e);
         CHECK(mkdir(copy, 0755) == 0);
         tu_copy_dir(dir, copy);
-        resum_segment(copy, name, edits[e]);
+        tu_resum_segment(copy, name, MHF_SECT_APOST, edits[e], NULL);
         problems x = run_fsck(copy);
         CHECKF(x.n == 1 && x.code == MH_ECORRUPT &&
                    strstr(x.msg, "address postings at byte ") && strstr(x.msg, want[e]),

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "resum.h"
 #include "testutil.h"
 
 typedef struct iv {
@@ -551,51 +552,11 @@ static problems run_fsck(const char *dir) {
     return x;
 }
 
-/* Segment `name` of dir with its set's bytes edited and every checksum
- * after them made right again (section, directory, header, MANIFEST). */
-static void resum_segment(const char *dir, const char *name,
-                          void (*edit)(uint8_t *sec, uint64_t size)) {
-    char path[600];
-    tu_join(path, sizeof path, dir, name);
-    size_t len;
-    uint8_t *b = tu_read_file(path, &len);
-    CHECK(b);
-    uint32_t ndir = mhf_load_u32(b + MHF2_SEG_DIR_COUNT);
-    uint64_t doff = mhf_load_u64(b + MHF2_SEG_DIR_OFF);
-    int found = 0;
-    for (uint32_t i = 0; i < ndir; i++) {
-        uint8_t *e = b + doff + (size_t)i * MHF2_DIR_SIZE;
-        if (mhf_load_u32(e + MHF2_DIR_TYPE) != MHF_SECT_ASET)
-            continue;
-        uint64_t off = mhf_load_u64(e + MHF2_DIR_OFFSET);
-        uint64_t size = mhf_load_u64(e + MHF2_DIR_BYTES);
-        edit(b + off, size);
-        mhf_store_u64(e + MHF2_DIR_SUM, mh_hash(b + off, size));
-        found = 1;
-    }
-    CHECK(found);
-    mhf_store_u64(b + MHF2_SEG_DIR_SUM, mh_hash(b + doff, (size_t)ndir * MHF2_DIR_SIZE));
-    uint64_t hsum = mh_hash(b, MHF_SEG_HEADER_SUM);
-    mhf_store_u64(b + MHF_SEG_HEADER_SUM, hsum);
-    tu_write_file(path, b, len);
-    free(b);
-    mh_manifest m;
-    mh_diag d = {0, 0, ""};
-    CHECK_OK(mh_manifest_load(dir, &m, &d));
-    for (size_t i = 0; i < m.nrecs; i++) {
-        char nm[MHF_SEGMENT_NAME_LEN + 1];
-        mh_segment_name(nm, m.recs[i].seq);
-        if (!strcmp(nm, name))
-            m.recs[i].header_sum = hsum;
-    }
-    CHECK_OK(mh_manifest_store(dir, &m, &d));
-    mh_manifest_free(&m);
-}
 
 /* The first interval of op 0 one byte shorter or longer (its first run's
  * first varint, hi - lo): still well formed, no longer exact. */
-static void shorten_first(uint8_t *p, uint64_t size) {
-    (void)size;
+static void shorten_first(uint8_t *p, uint64_t size, void *ctx) {
+    (void)size, (void)ctx;
     uint32_t nruns = mhf_load_u32(p + MHF_ASET_RUN_COUNT);
     uint8_t *data = p + MHF_ASET_HEADER_SIZE + (size_t)nruns * MHF_ASET_RUN_SIZE;
     uint64_t off = mhf_load_u64(p + MHF_ASET_HEADER_SIZE + MHF_ASET_R_OFFSET);
@@ -678,7 +639,7 @@ static void test_store(int discard) {
     snprintf(copy, sizeof copy, "%s.copy", dir);
     CHECK(mkdir(copy, 0755) == 0);
     tu_copy_dir(dir, copy);
-    resum_segment(copy, name1, shorten_first);
+    tu_resum_segment(copy, name1, MHF_SECT_ASET, shorten_first, NULL);
     x = run_fsck(copy);
     CHECKF(x.n == 1 && x.code == MH_ECORRUPT && strstr(x.msg, "its rows make"),
            "fsck of a shortened set: %d problems, %d %s", x.n, x.code, x.msg);

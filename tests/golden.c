@@ -172,7 +172,7 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
          * required) is listed where it lies */
         size_t n = mh_reader_section_count(r, seg);
         uint64_t at = 256; /* sections tile the file from the header on */
-        uint32_t known = 0, span = 0;
+        uint32_t known = 0, span = 0, psum = 0;
         for (size_t i = 0; i < n; i++) {
             mh_section_info x = {.struct_size = sizeof x};
             CHECK_OK(mh_reader_section_info(r, seg, i, &x));
@@ -183,15 +183,16 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
                    (unsigned long long)x.offset, x.flags);
             known += is_known;
             span += x.type == 11; /* the span address set, SPEC.md 9e */
+            psum += x.type == 12; /* the piece sums, SPEC.md 9f */
             at += x.size;
-            /* types 7-11 are named from the minor that defines them on */
+            /* types 7-12 are named from the minor that defines them on */
             static const char *const later[] = {"id map", "address set",
                                                 "fine address summary", "address postings",
-                                                "span address set"};
-            static const uint16_t since[] = {1, 1, 1, 2, 3};
+                                                "span address set", "piece sums"};
+            static const uint16_t since[] = {1, 1, 1, 2, 3, 4};
             mh_segment_info si = {.struct_size = sizeof si};
             CHECK_OK(mh_reader_segment_info(r, seg, &si));
-            if (x.type >= 7 && x.type <= 11) {
+            if (x.type >= 7 && x.type <= 12) {
                 int named = si.version_major == 2 && si.version_minor >= since[x.type - 7];
                 CHECKF(strcmp(x.name, named ? later[x.type - 7] : "unknown") == 0,
                        "segment %zu (2.%u) section type %u named %s", seg, si.version_minor,
@@ -207,6 +208,10 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
         CHECK_OK(mh_reader_segment_info(r, seg, &vi));
         CHECKF(span == (vi.version_major == 2 && vi.version_minor >= 3 && seg == 1),
                "segment %zu (2.%u): %u span address sets", seg, vi.version_minor, span);
+        /* 2.4: every segment with an optional section carries their piece
+         * sums, last (SPEC.md 9f) */
+        CHECKF(psum == (vi.version_major == 2 && vi.version_minor >= 4),
+               "segment %zu (2.%u): %u piece sums", seg, vi.version_minor, psum);
     }
 }
 
@@ -224,8 +229,9 @@ static void check_seg_info_12(const mh_segment_info *si, int v2, int seg) {
            "segment %d: address summary of %llu bytes", seg,
            (unsigned long long)si->summary_bytes);
 }
-/* store: tiny.store as 2.3 (v2, minor 3: segment 1, MANIFEST position 2,
- * with the span address set of both), 2.2 (minor 2: with the address
+/* store: tiny.store as 2.4 (v2, minor 4: each segment with its piece
+ * sums), 2.3 (minor 3: segment 1, MANIFEST position 2,
+ * with the span address set of both, format/golden/v2.3), 2.2 (minor 2: with the address
  * postings, format/golden/v2.2), 2.1
  * (minor 1: with the id map, format/golden/v2.1), 2.0 (v2, minor 0:
  * format/golden/v2.0) or 1.0 (v1). */
@@ -725,8 +731,8 @@ static void copy_golden(const char *golden, const char *work) {
     tu_join(a, sizeof a, golden, "tiny.store");
     tu_join(b, sizeof b, work, "tiny.store");
     copy_store_dir(a, b);
-    static const char *const kept[] = {"v1", "v2.0", "v2.1", "v2.2"}; /* never regenerated */
-    for (size_t k = 0; k < 4; k++) {
+    static const char *const kept[] = {"v1", "v2.0", "v2.1", "v2.2", "v2.3"}; /* never regenerated */
+    for (size_t k = 0; k < 5; k++) {
         char va[4096], vb[4096];
         tu_join(va, sizeof va, golden, kept[k]);
         tu_join(vb, sizeof vb, work, kept[k]);
@@ -767,6 +773,12 @@ int main(int argc, char **argv) {
     tu_mkdtemp(work, sizeof work, "golden-copy");
     copy_golden(golden, work);
     tu_join(tiny, sizeof tiny, work, "tiny.store");
+    check_tiny(tiny, 1, 4);
+    /* the 2.3 store (memhist 1.7's tiny.store, no piece sums), kept as
+     * committed: it opens and answers the same */
+    char v23[4096];
+    tu_join(v23, sizeof v23, work, "v2.3");
+    tu_join(tiny, sizeof tiny, v23, "tiny.store");
     check_tiny(tiny, 1, 3);
     /* the 2.2 store (memhist 1.5's tiny.store, no span address set), kept
      * as committed: it opens and answers the same */

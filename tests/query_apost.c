@@ -434,8 +434,13 @@ static void check_marks_budget(mh_reader *r, int64_t budget) {
             spent += (int64_t)((seg->nblocks + 63) / 64) * 8;
             with++;
         }
+        const mh_psum_tab *pt = atomic_load(&seg->psum);
+        if (pt) { /* the piece sums' table and checked bits (since 1.8) */
+            spent += (int64_t)(sizeof *pt + (size_t)((pt->nsums + 63) / 64) * 8);
+            with++;
+        }
         CHECKF(budget > 0 || (!atomic_load(&seg->aset_marks) && !atomic_load(&seg->apost_marks) &&
-                              !atomic_load(&seg->block_ok)),
+                              !atomic_load(&seg->block_ok) && !pt),
                "segment %zu keeps marks without a budget", i);
     }
     CHECKF(budget == 0 || with > 0, "no segment kept marks with a budget of %lld",

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "resum.h"
 #include "testutil.h"
 
 /* the keys' shift, the writer's (section 9's least; section 6's are
@@ -846,56 +847,13 @@ static problems run_fsck(const char *dir) {
     return x;
 }
 
-/* Rewrites segment `name` of dir with its summary's (section `type`) bytes
- * edited by `edit`
- * and every checksum after them (directory entry, directory, header, the
- * MANIFEST's copy) made right again: damage only fsck's exactness check
- * can see. */
-static void resum_segment(const char *dir, const char *name, uint32_t type,
-                          void (*edit)(uint8_t *sec, uint64_t size, uint32_t nslices),
-                          uint32_t nslices) {
-    char path[600];
-    tu_join(path, sizeof path, dir, name);
-    size_t len;
-    uint8_t *b = tu_read_file(path, &len);
-    CHECK(b);
-    uint32_t ndir = mhf_load_u32(b + MHF2_SEG_DIR_COUNT);
-    uint64_t doff = mhf_load_u64(b + MHF2_SEG_DIR_OFF);
-    int found = 0;
-    for (uint32_t i = 0; i < ndir; i++) {
-        uint8_t *e = b + doff + (size_t)i * MHF2_DIR_SIZE;
-        if (mhf_load_u32(e + MHF2_DIR_TYPE) != type)
-            continue;
-        uint64_t off = mhf_load_u64(e + MHF2_DIR_OFFSET);
-        uint64_t size = mhf_load_u64(e + MHF2_DIR_BYTES);
-        edit(b + off, size, nslices);
-        mhf_store_u64(e + MHF2_DIR_SUM, mh_hash(b + off, size));
-        found = 1;
-    }
-    CHECK(found);
-    mhf_store_u64(b + MHF2_SEG_DIR_SUM, mh_hash(b + doff, (size_t)ndir * MHF2_DIR_SIZE));
-    uint64_t hsum = mh_hash(b, MHF_SEG_HEADER_SUM);
-    mhf_store_u64(b + MHF_SEG_HEADER_SUM, hsum);
-    tu_write_file(path, b, len);
-    free(b);
-    mh_manifest m;
-    mh_diag d = {0, 0, ""};
-    CHECK_OK(mh_manifest_load(dir, &m, &d));
-    for (size_t i = 0; i < m.nrecs; i++) {
-        char nm[MHF_SEGMENT_NAME_LEN + 1];
-        mh_segment_name(nm, m.recs[i].seq);
-        if (!strcmp(nm, name))
-            m.recs[i].header_sum = hsum;
-    }
-    CHECK_OK(mh_manifest_store(dir, &m, &d));
-    mh_manifest_free(&m);
-}
 
 /* The last posting of the first entry that can take it moves to the last
  * slice: that slice is listed where it has no row, and the slice it was
  * loses a granule it meets. */
-static void move_posting(uint8_t *p, uint64_t size, uint32_t nslices) {
+static void move_posting(uint8_t *p, uint64_t size, void *ctx) {
     (void)size;
+    uint32_t nslices = *(const uint32_t *)ctx;
     uint32_t ne = mhf_load_u32(p + MHF_SUM_ENTRY_COUNT);
     uint8_t *post = p + MHF_SUM_HEADER_SIZE + (size_t)ne * MHF_SUM_ENTRY_SIZE;
     for (uint32_t i = 0; i < ne; i++) {
@@ -928,11 +886,11 @@ static void test_fsck(void) {
     uint32_t nslices = seg_of(r, 0)->nslices;
     mh_reader_close(r);
     /* section 6 wrong, then section 9 too: each is held to the rows */
-    resum_segment(dir, name, MHF_SECT_SUMMARY, move_posting, nslices);
+    tu_resum_segment(dir, name, MHF_SECT_SUMMARY, move_posting, &nslices);
     x = run_fsck(dir);
     CHECKF(x.n == 1 && x.summary_code == MH_ECORRUPT,
            "%d problems, summary code %d", x.n, x.summary_code);
-    resum_segment(dir, name, MHF_SECT_SUMMARY_FINE, move_posting, nslices);
+    tu_resum_segment(dir, name, MHF_SECT_SUMMARY_FINE, move_posting, &nslices);
     x = run_fsck(dir);
     CHECKF(x.n == 2 && x.summary_code == MH_ECORRUPT,
            "%d problems, summary code %d", x.n, x.summary_code);

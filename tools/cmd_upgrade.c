@@ -1,7 +1,8 @@
 /*
- * cmd_upgrade.c - `memhist upgrade`: a format 1.0, 2.0 or 2.1 store rewritten
- * as a new store of the format this memhist writes (2.2: with the id map and
- * the address postings).
+ * cmd_upgrade.c - `memhist upgrade`: a store of an older format (1.0, or a
+ * 2.x older than the one this memhist writes) rewritten as a new store of
+ * the format this memhist writes, with every index it has (id map, address
+ * sets, postings, span sets, piece sums).
  *
  * A 2.0 writer never appends to a 1.0 store (its segments could not be
  * listed in a 2.0 MANIFEST), so an old store that must grow is copied:
@@ -14,18 +15,23 @@
 #include "commands.h"
 #include "store_copy.h"
 
+/* the format this memhist writes, as text: "2.4" */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define FORMAT STR(MH_FORMAT_MAJOR) "." STR(MH_FORMAT_MINOR)
+
 static const char synopsis[] = "memhist upgrade SRC DST [--quiet]";
 static const char help[] =
-    "Rewrites SRC, a store of format 1.0, 2.0 or 2.1, as DST, a new store of the\n"
-    "format this memhist writes (2.2, with the id map and the address\n"
-    "postings): the same accesses with\n"
-    "the same ids, and the same metadata. SRC is not modified; DST must not\n"
-    "exist. A store whose segments are all format 2.2 already is refused.\n\n"
+    "Rewrites SRC, a store of format 1.0 or of a 2.x older than " FORMAT ", as\n"
+    "DST, a new store of format " FORMAT " (the one this memhist writes, with\n"
+    "every index it has): the same accesses with the same ids, and the same\n"
+    "metadata, streams and windows. SRC is not modified; DST must not exist.\n"
+    "A store whose segments are all format " FORMAT " already is refused.\n\n"
     "options:\n"
     "  -q, --quiet   no progress, no summary\n"
     "  -h, --help    this help\n\n"
-    "Exit status: 0 upgraded, 1 failed (SRC is already 2.2 or cannot be read,\n"
-    "DST exists, a write failed; DST is removed), 2 bad usage.\n";
+    "Exit status: 0 upgraded, 1 failed (SRC is already " FORMAT " or cannot be\n"
+    "read, DST exists, a write failed; DST is removed), 2 bad usage.\n";
 
 static int run(int argc, char **argv);
 const cli_cmd cmd_upgrade = {"upgrade", synopsis, help, run};

@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 /* SPEC.md 2.0 section 5.1: header */
+#define H_MINOR 10 /* u16, after the magic (8) and the major (8) */
 #define H_ROWS_PER_BLOCK 88
 #define H_DIR_COUNT 92
 #define H_DIR_OFF 96
@@ -271,10 +272,48 @@ static void fix_index_sums(se_seg *s) {
     }
 }
 
+/* The piece sums (SPEC.md §9f, section type 12, from minor 4) rebuilt for
+ * the sections as they are now: the same shift and covered types, each
+ * type's first sum and its pieces' XXH3-64 (a covered section may have
+ * changed size). */
+static void fix_piece_sums(se_seg *s) {
+    se_section *ps = se_seg_find(s, 12);
+    if (!ps || (s->hdr[H_MINOR] | s->hdr[H_MINOR + 1] << 8) < 4)
+        return;
+    if (ps->data.len < 16)
+        se_die("piece sums shorter than their header", "emit");
+    uint32_t shift = ld32(ps->data.p), ne = ld32(ps->data.p + 4);
+    uint32_t esz = ld32(ps->data.p + 8);
+    if (ne > SE_MAX_SECTIONS || esz < 16 || 16 + (size_t)ne * esz > ps->data.len)
+        se_die("piece sums entries", "emit");
+    uint64_t piece = (uint64_t)1 << shift, n = 0;
+    const se_section *cov[SE_MAX_SECTIONS];
+    for (uint32_t i = 0; i < ne; i++) {
+        cov[i] = se_seg_find(s, ld32(ps->data.p + 16 + (size_t)i * esz));
+        if (!cov[i])
+            se_die("piece sums cover a missing section", "emit");
+        n += (cov[i]->data.len + piece - 1) / piece;
+    }
+    size_t head = 16 + (size_t)ne * esz;
+    se_buf out = {xmalloc(head + (size_t)n * 8), head + (size_t)n * 8};
+    memcpy(out.p, ps->data.p, head);
+    uint64_t k = 0;
+    for (uint32_t i = 0; i < ne; i++) {
+        st64(out.p + 16 + (size_t)i * esz + 8, k);
+        for (uint64_t off = 0; off < cov[i]->data.len; off += piece, k++) {
+            uint64_t len = cov[i]->data.len - off < piece ? cov[i]->data.len - off : piece;
+            st64(out.p + head + k * 8, XXH3_64bits(cov[i]->data.p + off, (size_t)len));
+        }
+    }
+    free(ps->data.p);
+    ps->data = out;
+}
+
 se_buf se_seg_emit(se_seg *s) {
     if (s->raw)
         encode_blocks(s);
     fix_index_sums(s);
+    fix_piece_sums(s);
     se_buf out = {NULL, 0};
     se_append(&out, s->hdr, 256);
     for (size_t i = 0; i < s->nsect; i++)
