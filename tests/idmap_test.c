@@ -154,25 +154,6 @@ static unsigned check_labels(const char *dir, size_t *groups_out) {
     return widest;
 }
 
-/* fsck's problems: how many, the first one's code and message. */
-typedef struct problems {
-    int n, code;
-    char msg[MH_ERRMSG_MAX];
-} problems;
-static void on_problem(void *ctx, const mh_problem *p) {
-    problems *x = ctx;
-    if (x->n++ == 0) {
-        x->code = p->code;
-        snprintf(x->msg, sizeof x->msg, "%s", p->message);
-    }
-}
-static problems run_fsck(const char *dir) {
-    problems x = {0, 0, ""};
-    mh_verify_result res = {.struct_size = sizeof res};
-    mh_verify(dir, 0, on_problem, &x, &res);
-    CHECK(res.problems == (uint64_t)x.n);
-    return x;
-}
 
 /* Segment 0's id map bytes edited, its checksums fixed when `fix`. */
 static void damage(const char *dir, int fix, void (*edit)(uint8_t *p, uint64_t size)) {
@@ -260,7 +241,7 @@ static void flip(uint8_t *p, uint64_t size) { p[size - 1] ^= 0x40; }
 
 /* fsck reports the damage: code `want`, about the id map. */
 static void fsck_sees(const char *dir, int want) {
-    problems pr = run_fsck(dir);
+    tu_problems pr = tu_fsck(dir);
     CHECKF(pr.n >= 1 && pr.code == want && strstr(pr.msg, "id map"),
            "fsck: %d problems, first %s: %s", pr.n, mh_error_name(pr.code), pr.msg);
     printf("  fsck: %s\n", pr.msg);
@@ -315,7 +296,7 @@ static void golden_variants(void) {
         snprintf(name, sizeof name, "corrupt/%s.store", v[i].name);
         tu_join(src, sizeof src, MH_GOLDEN_DIR, name);
         fresh_copy(src, dir);
-        problems pr = run_fsck(dir);
+        tu_problems pr = tu_fsck(dir);
         CHECKF(pr.n == 1 && pr.code == v[i].code && strstr(pr.msg, v[i].words[0]) &&
                    strstr(pr.msg, v[i].words[1]),
                "%s: fsck %d problems, first %s: %s", v[i].name, pr.n,
@@ -340,7 +321,7 @@ int main(void) {
     write_store(dir, all, n, 20000, 128, 1, 0);
     CHECK(check_labels(dir, &groups) == 1);
     CHECK(groups >= 3 * (n / 20000));
-    problems pr = run_fsck(dir);
+    tu_problems pr = tu_fsck(dir);
     CHECKF(pr.n == 0, "fsck: %s", pr.msg);
 
     /* damage, sums fixed: the label check and the structure check */
@@ -370,7 +351,7 @@ int main(void) {
     tu_mkdtemp(dir, sizeof dir, "idmap16");
     write_store(dir, all, n, 20000, 1, 1, 25000);
     CHECK(check_labels(dir, &groups) == 2);
-    pr = run_fsck(dir);
+    pr = tu_fsck(dir);
     CHECKF(pr.n == 0, "fsck: %s", pr.msg);
     tu_rmtree(dir);
 

@@ -25,25 +25,6 @@
 #include "resum.h"
 #include "testutil.h"
 
-typedef struct problems {
-    int n, code;
-    char msg[400];
-} problems;
-
-static void on_problem(void *ctx, const mh_problem *p) {
-    problems *x = ctx;
-    if (x->n++ == 0) {
-        x->code = p->code;
-        snprintf(x->msg, sizeof x->msg, "%s", p->message);
-    }
-}
-
-static problems run_fsck(const char *dir) {
-    problems x = {0, 0, ""};
-    mh_verify_result res = {.struct_size = sizeof res};
-    mh_verify(dir, 0, on_problem, &x, &res);
-    return x;
-}
 
 static const mh_seg *seg_of(const mh_reader *r, size_t i) {
     const mh_seg *s = NULL;
@@ -212,6 +193,13 @@ static void flip(uint8_t *p, uint64_t size, void *ctx) {
     p[at] ^= 0x10;
 }
 
+/* bad: a fresh copy of the store dir */
+static void fresh_copy(const char *dir, const char *bad) {
+    tu_rmtree(bad);
+    CHECK(mkdir(bad, 0755) == 0);
+    tu_copy_dir(dir, bad);
+}
+
 static void check_damage(const char *dir, const mh_access *all, size_t n) {
     mh_reader *r;
     CHECK_OK(mh_reader_open(dir, &r));
@@ -229,9 +217,7 @@ static void check_damage(const char *dir, const mh_access *all, size_t n) {
     /* (a) a byte of the postings' header flipped: a query reading it names
      * piece 0; ignoring the piece sums, the whole sum fails; fsck: one */
     snprintf(bad, sizeof bad, "%s.a", dir);
-    tu_rmtree(bad);
-    CHECK(mkdir(bad, 0755) == 0);
-    tu_copy_dir(dir, bad);
+    fresh_copy(dir, bad);
     tu_join(path, sizeof path, bad, name);
     size_t len;
     uint8_t *b = tu_read_file(path, &len);
@@ -251,29 +237,25 @@ static void check_damage(const char *dir, const mh_access *all, size_t n) {
     CHECKF(rc == MH_ECHECKSUM && strstr(msg, "address postings at byte") &&
                strstr(msg, ": checksum mismatch"), "(a, whole) %s %s", mh_error_name(rc), msg);
     mh_reader_close(r);
-    problems x = run_fsck(bad);
+    tu_problems x = tu_fsck(bad);
     CHECKF(x.n == 1 && x.code == MH_ECHECKSUM && strstr(x.msg, "address postings"),
            "(a) fsck: %d problems, %d %s", x.n, x.code, x.msg);
     /* (b) a byte of the piece sums flipped (their own sum fails): not
      * used, queries answer as the oracle; fsck names them, once */
-    tu_rmtree(bad);
-    CHECK(mkdir(bad, 0755) == 0);
-    tu_copy_dir(dir, bad);
+    fresh_copy(dir, bad);
     b = tu_read_file(path, &len);
     CHECK(b && ps_size > 24);
     b[ps_off + ps_size - 3] ^= 0x04;
     tu_write_file(path, b, len);
     free(b);
     check_answers(bad, all, n, 0);
-    x = run_fsck(bad);
+    x = tu_fsck(bad);
     CHECKF(x.n == 1 && x.code == MH_ECHECKSUM && strstr(x.msg, "piece sums at byte") &&
                strstr(x.msg, "checksum mismatch"),
            "(b) fsck: %d problems, %d %s", x.n, x.code, x.msg);
     /* (c) a sum changed with section 12's own sum made right: fsck names
      * the piece; a query reading it reports MH_ECHECKSUM */
-    tu_rmtree(bad);
-    CHECK(mkdir(bad, 0755) == 0);
-    tu_copy_dir(dir, bad);
+    fresh_copy(dir, bad);
     b = tu_read_file(path, &len);
     CHECK(b);
     uint32_t ne = mhf_load_u32(b + ps_off + MHF_PSUM_ENTRY_COUNT);
@@ -287,7 +269,7 @@ static void check_damage(const char *dir, const mh_access *all, size_t n) {
     free(b);
     CHECK(at > 0);
     tu_resum_segment(bad, name, MHF_SECT_PSUM, flip, &at);
-    x = run_fsck(bad);
+    x = tu_fsck(bad);
     CHECKF(x.n == 1 && x.code == MH_ECHECKSUM && strstr(x.msg, "piece sums at byte") &&
                strstr(x.msg, "section type 10 piece 0") && strstr(x.msg, "its bytes hash to"),
            "(c) fsck: %d problems, %d %s", x.n, x.code, x.msg);

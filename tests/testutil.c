@@ -741,6 +741,22 @@ size_t tu_random_filtered_queries(const mh_reader *r, const mh_access *all, size
     return filtered_hits;
 }
 
+static void on_problem(void *ctx, const mh_problem *p) {
+    tu_problems *x = ctx;
+    if (x->n++ == 0) {
+        x->code = p->code;
+        snprintf(x->msg, sizeof x->msg, "%s", p->message);
+    }
+}
+
+tu_problems tu_fsck(const char *dir) {
+    tu_problems x = {0, 0, ""};
+    mh_verify_result res = {.struct_size = sizeof res};
+    mh_verify(dir, 0, on_problem, &x, &res);
+    CHECK(res.problems == (uint64_t)x.n);
+    return x;
+}
+
 mh_access *tu_read_all(const mh_reader *r, size_t *n) {
     mh_stats st = {.struct_size = sizeof st};
     CHECK_OK(mh_reader_stats(r, &st));

@@ -82,6 +82,15 @@ void tu_copy_dir(const char *src, const char *dst);
  * difference is named). */
 void tu_same_file(const char *d1, const char *d2, const char *name);
 
+/* ---- fsck ----------------------------------------------------------------- */
+/* What mh_verify reported on a store: how many problems (checked equal to
+ * its result's count), and the first one's code and message. */
+typedef struct tu_problems {
+    int n, code;
+    char msg[MH_ERRMSG_MAX];
+} tu_problems;
+tu_problems tu_fsck(const char *dir);
+
 /* ---- real recordings ------------------------------------------------------ */
 /* Every access of r in id order, from one whole-space query: a malloc'd
  * array (at least one element) and its length in *n. */
