@@ -301,6 +301,9 @@ int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
         return lazy;
     if (lazy) {
         MH_TRY(parse_head(p, sec->size, sec->offset, seg->minor, seg->nslices, out, d));
+        /* the run table asked for whole, one read: a query's binary search
+         * touches a dozen of its pages, each a fault of its own */
+        mh_seg_willneed(seg, out->runs, (size_t)out->nruns * out->run_size);
         out->lazy = seg;
         out->ptab = atomic_load_explicit(&m->psum, memory_order_acquire);
     } else {
