@@ -47,6 +47,12 @@ typedef struct mhb_class {
     int never;      /* ranges proven untouched by the trace */
     mhb_lat lat[MHB_SLOTS]; /* by slot: MHB_MH, MHB_SQL, MHB_SQLD */
     int has_lat[MHB_SLOTS];
+    /* each query's first run (the warm pass), by slot: what a user asking
+     * a new question meets, the page cache warm but nothing of the question
+     * in the implementation's own caches (memhist's decoded blocks, SQLite's
+     * page cache); lat is the same queries asked again */
+    mhb_lat first[MHB_SLOTS];
+    int has_first[MHB_SLOTS];
     double mean_results; /* accesses returned per query (or chain) */
     /* one-stream classes (multi-stream workloads): q[j] is the query of
      * the unfiltered class `base` restricted to stream sid[j], drawn
