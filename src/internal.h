@@ -404,6 +404,7 @@ typedef struct mh_seg {
     _Atomic int idmap_ok;   /* id map checked (idmap_read.c) */
     _Atomic int aset_ok;    /* address set checked (aset_read.c) */
     _Atomic int span_ok;    /* span address set checked (span_read.c) */
+    _Atomic int span_stale; /* ... and found stale: never used */
     _Atomic int apost_ok;   /* address postings checked (apost_read.c) */
     _Atomic int apost_lazy; /* ... by their piece sums, as queries read them */
     /* per run of the postings: decoded whole and checked once, so later
@@ -1258,10 +1259,13 @@ typedef struct mh_span_view {
  * else MH_ENOTFOUND. */
 int mh_span_section(const mh_seg *seg, const mh_section **out);
 /* Checks section sec of seg, the segment at record index ri of the
- * MANIFEST records recs[0 .. nrecs): sum, header, L == lowbit(ri + 1),
- * first_seq and span_accesses against the records, the embedded set
- * (mh_aset_parse). MH_ECHECKSUM / MH_ECORRUPT with "span address set at
- * byte N: ...". */
+ * MANIFEST records recs[0 .. nrecs): sum, header, the embedded set
+ * (mh_aset_parse): MH_ECHECKSUM / MH_ECORRUPT with "span address set at
+ * byte N: ..."; then L == lowbit(ri + 1), first_seq and span_accesses
+ * against the records: MH_SPAN_STALE (out filled, d saying which) when
+ * they name other segments, a node that is whole but not of this position
+ * (SPEC.md §9e), which no query uses and fsck does not count. */
+#define MH_SPAN_STALE 1
 int mh_span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
                   const mh_manrec *recs, size_t nrecs, mh_span_view *out,
                   mh_diag *d);
@@ -1288,7 +1292,8 @@ int mh_span_build(const char *dir, const mh_manrec *recs, size_t ri,
 /* fsck (verify_span.c): seg's section 11 (record index ri of m) checked as
  * a query checks it and equal to the union of the covered segments' own
  * sets; a node whose covered segments (count > 0) lack a set is
- * MH_ECORRUPT. MH_OK when the segment has none. */
+ * MH_ECORRUPT. MH_OK when the segment has none; MH_SPAN_STALE (d says
+ * why) for a stale node, whole (its runs decoded) but not compared. */
 int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
                  const mh_manrec *recs, size_t nrecs, mh_diag *d);
 

@@ -102,10 +102,10 @@ extern "C" {
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
 #define MH_VERSION_MINOR 8
-#define MH_VERSION_PATCH 0
+#define MH_VERSION_PATCH 1
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.8.0"
+#define MH_VERSION_STRING "1.8.1"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
@@ -786,8 +786,11 @@ typedef struct mh_problem {
     const char *message;   /* one line, no newline */
 } mh_problem;
 
-/* Called once per problem (verify) or per action (repair: code MH_OK and a
- * message such as "removed seg-...mhs.tmp"). Pointers valid during the call. */
+/* Called once per problem (verify), per action (repair: code MH_OK and a
+ * message such as "removed seg-...mhs.tmp") or per note (code MH_OK, since
+ * 1.8.1: a span address set written for MANIFEST positions that a repair
+ * moved, which queries do not use; not a problem). Pointers valid during
+ * the call. */
 typedef void (*mh_report_fn)(void *ctx, const mh_problem *p);
 
 /* Output struct (see STRUCTS THAT GROW): set struct_size before the call;

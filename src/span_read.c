@@ -40,26 +40,9 @@ int mh_span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
              MH_ECORRUPT, d, off + MHF_SPAN_RESERVED0,
              "span address set at byte %llu: reserved header field not zero",
              (unsigned long long)off);
-    uint64_t k = (uint64_t)ri + 1;
-    MH_CHECK(ri < nrecs && L >= 2 && L == (k & (~k + 1)), MH_ECORRUPT, d,
-             off + MHF_SPAN_SEGMENTS,
-             "span address set at byte %llu: covers %u segments, its "
-             "MANIFEST position %llu covers %llu", (unsigned long long)off, L,
-             (unsigned long long)k, (unsigned long long)(k & (~k + 1)));
-    size_t r0 = ri + 1 - L;
-    MH_CHECK(first_seq == recs[r0].seq, MH_ECORRUPT, d,
-             off + MHF_SPAN_FIRST_SEQ,
-             "span address set at byte %llu: first_seq %llu, MANIFEST "
-             "position %llu has seq %llu", (unsigned long long)off,
-             (unsigned long long)first_seq, (unsigned long long)(r0 + 1),
-             (unsigned long long)recs[r0].seq);
-    uint64_t total = 0;
-    for (size_t i = r0; i <= ri; i++)
-        total += recs[i].count; /* the MANIFEST's sum, checked at load */
-    MH_CHECK(acc == total, MH_ECORRUPT, d, off + MHF_SPAN_ACCESSES,
-             "span address set at byte %llu: span_accesses %llu, its %u "
-             "segments hold %llu", (unsigned long long)off,
-             (unsigned long long)acc, L, (unsigned long long)total);
+    MH_CHECK(L >= 2 && (L & (L - 1)) == 0, MH_ECORRUPT, d, off + MHF_SPAN_SEGMENTS,
+             "span address set at byte %llu: covers %u segments, not a power "
+             "of two of at least 2", (unsigned long long)off, L);
     int rc = mh_aset_parse(p + MHF_SPAN_HEADER_SIZE,
                            sec->size - MHF_SPAN_HEADER_SIZE,
                            off + MHF_SPAN_HEADER_SIZE, seg->minor, &out->set, d);
@@ -72,6 +55,39 @@ int mh_span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
     out->segments = L;
     out->first_seq = first_seq;
     out->accesses = acc;
+    /* its place: written for the segments at the positions it covers in
+     * the MANIFEST its writer committed to; a header that names others is
+     * a node of other positions (a MANIFEST rebuilt without a lost
+     * segment), stale, whole and never used (SPEC.md §9e) */
+    uint64_t k = (uint64_t)ri + 1;
+    if (ri >= nrecs || L != (k & (~k + 1))) {
+        mh_diag_fail(d, MH_ECORRUPT, off + MHF_SPAN_SEGMENTS,
+                     "span address set at byte %llu is stale (not used): covers "
+                     "%u segments, its MANIFEST position %llu covers %llu",
+                     (unsigned long long)off, L, (unsigned long long)k,
+                     (unsigned long long)(k & (~k + 1)));
+        return MH_SPAN_STALE;
+    }
+    size_t r0 = ri + 1 - L;
+    if (first_seq != recs[r0].seq) {
+        mh_diag_fail(d, MH_ECORRUPT, off + MHF_SPAN_FIRST_SEQ,
+                     "span address set at byte %llu is stale (not used): "
+                     "first_seq %llu, MANIFEST position %llu has seq %llu",
+                     (unsigned long long)off, (unsigned long long)first_seq,
+                     (unsigned long long)(r0 + 1), (unsigned long long)recs[r0].seq);
+        return MH_SPAN_STALE;
+    }
+    uint64_t total = 0;
+    for (size_t i = r0; i <= ri; i++)
+        total += recs[i].count; /* the MANIFEST's sum, checked at load */
+    if (acc != total) {
+        mh_diag_fail(d, MH_ECORRUPT, off + MHF_SPAN_ACCESSES,
+                     "span address set at byte %llu is stale (not used): "
+                     "span_accesses %llu, its %u segments hold %llu",
+                     (unsigned long long)off, (unsigned long long)acc, L,
+                     (unsigned long long)total);
+        return MH_SPAN_STALE;
+    }
     return MH_OK;
 }
 
@@ -90,6 +106,8 @@ static int view_get(const mh_reader *r, size_t ri, mh_span_view *out,
     const mh_section *sec;
     if (mh_span_section(seg, &sec) != MH_OK)
         return MH_ENOTFOUND;
+    if (atomic_load_explicit(&((mh_seg *)seg)->span_stale, memory_order_acquire))
+        return MH_ENOTFOUND; /* a stale node is none */
     if (atomic_load_explicit(&((mh_seg *)seg)->span_ok, memory_order_acquire)) {
         const uint8_t *p = seg->base + sec->offset;
         out->segments = mhf_load_u32(p + MHF_SPAN_SEGMENTS);
@@ -100,6 +118,15 @@ static int view_get(const mh_reader *r, size_t ri, mh_span_view *out,
         return MH_OK;
     }
     int rc = mh_span_check(seg, sec, ri, r->recs, r->nsegs, out, d);
+    if (rc == MH_SPAN_STALE) { /* none, for the query: no detail kept */
+        atomic_store_explicit(&((mh_seg *)seg)->span_stale, 1, memory_order_release);
+        if (d) {
+            d->code = 0;
+            d->offset = 0;
+            d->msg[0] = '\0';
+        }
+        return MH_ENOTFOUND;
+    }
     if (rc != MH_OK) {
         if (d)
             mh_diag_prefix(d, "%s", seg->name);

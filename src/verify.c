@@ -34,6 +34,9 @@ typedef struct vctx {
     size_t nrecs;
 } vctx;
 
+/* report's code for a note: reported with code MH_OK, neither a problem
+ * nor a repair action (a stale span address set, SPEC.md §9e) */
+#define MH_NOTE 1
 static void report(vctx *v, int code, const char *file, uint64_t off,
                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
@@ -47,7 +50,9 @@ static void report(vctx *v, int code, const char *file, uint64_t off,
     }
     if (code == MH_ELOCKED)
         v->in_progress++;
-    if (code != MH_OK)
+    if (code == MH_NOTE)
+        code = MH_OK; /* a note: counted as nothing */
+    else if (code != MH_OK)
         v->res->problems++;
     else
         v->res->repaired++;
@@ -402,7 +407,9 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         if (rec && v->recs && rec >= v->recs && rec < v->recs + v->nrecs &&
             (rc = mh_span_fsck(v->dir, &seg, (size_t)(rec - v->recs), v->recs,
                                v->nrecs, &d)) != MH_OK)
-            report(v, rc, name, d.offset, "%s", d.msg);
+            /* a stale node is a note, not a problem (SPEC.md §9e) */
+            report(v, rc == MH_SPAN_STALE ? MH_NOTE : rc, name, d.offset, "%s%s%s",
+                   rc == MH_SPAN_STALE ? name : "", rc == MH_SPAN_STALE ? ": " : "", d.msg);
         if (seg.nblocks) {
             mh_block last;
             const uint8_t *p = seg.blocks + (size_t)(seg.nblocks - 1) * seg.block_recsz;

@@ -66,7 +66,10 @@ int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
         return MH_OK;
     uint64_t off = sec->offset;
     mh_span_view v;
-    MH_TRY(mh_span_check(seg, sec, ri, recs, nrecs, &v, d));
+    int stale = mh_span_check(seg, sec, ri, recs, nrecs, &v, d);
+    if (stale != MH_OK && stale != MH_SPAN_STALE)
+        return stale;
+    mh_diag sd = d ? *d : (mh_diag){0, 0, ""}; /* why it is stale */
     /* every run decodes, whatever the covered segments say */
     for (unsigned o = 0; o < MHF_OP_COUNT; o++)
         for (uint32_t r = 0; r < v.set.run_count[o]; r++) {
@@ -82,6 +85,11 @@ int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
                 return rc;
             }
         }
+    if (stale) { /* whole, but not of this position: not compared */
+        if (d)
+            *d = sd;
+        return MH_SPAN_STALE;
+    }
     mh_aset_acc *acc;
     if (mh_aset_acc_create(&acc) != MH_OK)
         return mh_diag_fail(d, MH_ENOMEM, 0,

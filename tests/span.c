@@ -17,8 +17,12 @@
  *    (both directions, from the first segment), every segment without.
  * 4. A scattered segment (no address set): the nodes covering it are
  *    absent, the others present, answers exact.
- * 5. Damage (a set byte, first_seq, L, span_accesses, the section's sum):
- *    the exact error for queries that use the node, and for fsck.
+ * 5. Damage (a set byte, L not a power of two, the section's sum, an
+ *    inexact union): the exact error for queries that use the node, and
+ *    for fsck; a whole node whose first_seq, L or span_accesses name other
+ *    positions is stale: queries pass it as absent, fsck notes it. A
+ *    MANIFEST rebuilt by repair without two lost empty segments: every
+ *    later node stale, fsck clean, answers exact, appends build new nodes.
  * 6. A qemu recording of sort (tu_record_sort) rewritten in about 24
  *    segments: every node against brute force, never-accessed gaps and
  *    random queries against the oracle with span sets on and off, fsck
@@ -430,7 +434,7 @@ static void run_store(size_t nseg, size_t seg_len, int sessions,
 /* ---- damage ------------------------------------------------------------- */
 
 
-enum { D_SETBYTE, D_FIRST_SEQ, D_L, D_ACCESSES, D_SUM, D_INEXACT, D_COUNT };
+enum { D_SETBYTE, D_FIRST_SEQ, D_L, D_ACCESSES, D_SUM, D_INEXACT, D_L3, D_COUNT };
 
 /* The store in src with node `pos`'s section 11 damaged (sums fixed but
  * for D_SUM) into dst. */
@@ -454,6 +458,9 @@ static void damage(const char *src, const char *dst, const mh_reader *r,
         break;
     case D_L:
         mhf_store_u32(p + MHF_SPAN_SEGMENTS, mhf_load_u32(p + MHF_SPAN_SEGMENTS) * 2);
+        break;
+    case D_L3: /* no power of two: no position has it */
+        mhf_store_u32(p + MHF_SPAN_SEGMENTS, 3);
         break;
     case D_ACCESSES:
         mhf_store_u64(p + MHF_SPAN_ACCESSES, mhf_load_u64(p + MHF_SPAN_ACCESSES) - 1);
@@ -504,16 +511,20 @@ static void test_damage(void) {
     /* a forward never-accessed query from position 5 asks node 6
      * (covering 5, 6) first: damage that one */
     uint64_t pos = 6;
+    /* stale: whole, but its header names other positions than its own
+     * (what a MANIFEST rebuilt without a lost segment makes of every later
+     * node, test_repair_stale): not used, not an error, a note of fsck's */
     static const struct {
-        int how, code;
+        int how, code, stale;
         const char *needle;
     } cases[] = {
-        {D_SETBYTE, MH_ECORRUPT, "address set: reserved header field not zero"},
-        {D_FIRST_SEQ, MH_ECORRUPT, "first_seq 5, MANIFEST position 5 has seq 4"},
-        {D_L, MH_ECORRUPT, "covers 4 segments, its MANIFEST position 6 covers 2"},
-        {D_ACCESSES, MH_ECORRUPT, NULL}, /* "span_accesses N - 1, its 2 segments hold N" */
-        {D_SUM, MH_ECHECKSUM, "checksum mismatch"},
-        {D_INEXACT, MH_ECORRUPT, "the covered segments' sets make"},
+        {D_SETBYTE, MH_ECORRUPT, 0, "address set: reserved header field not zero"},
+        {D_FIRST_SEQ, MH_OK, 1, "first_seq 5, MANIFEST position 5 has seq 4"},
+        {D_L, MH_OK, 1, "covers 4 segments, its MANIFEST position 6 covers 2"},
+        {D_ACCESSES, MH_OK, 1, NULL}, /* "span_accesses N - 1, its 2 segments hold N" */
+        {D_SUM, MH_ECHECKSUM, 0, "checksum mismatch"},
+        {D_INEXACT, MH_ECORRUPT, 0, "the covered segments' sets make"},
+        {D_L3, MH_ECORRUPT, 0, "covers 3 segments, not a power of two"},
     };
     char name[MHF_SEGMENT_NAME_LEN + 1];
     mh_segment_name(name, r->recs[pos - 1].seq);
@@ -539,7 +550,13 @@ static void test_damage(void) {
         mh_access a[4];
         size_t got;
         /* a node well formed but not exact: queries cannot tell */
-        for (int rep = 0; cases[c].how != D_INEXACT && rep < 2; rep++) {
+        for (int rep = 0; cases[c].stale && rep < 2; rep++) {
+            /* stale: answers as if absent, and marked so */
+            CHECK_OK(mh_query_run(b, &q, a, 4, &got));
+            CHECK(got == 0);
+            CHECKF(atomic_load(&seg_of(b, pos - 1)->span_stale) == 1, "case %zu: not stale", c);
+        }
+        for (int rep = 0; !cases[c].stale && cases[c].how != D_INEXACT && rep < 2; rep++) {
             int rc = mh_query_run(b, &q, a, 4, &got);
             char msg[MH_ERRMSG_MAX];
             mh_reader_errmsg(b, msg, sizeof msg);
@@ -566,17 +583,128 @@ static void test_damage(void) {
         q.start = r->recs[7].id_first + 1;
         CHECK_OK(mh_query_run(b, &q, a, 4, &got));
         mh_reader_close(b);
-        /* fsck names it */
+        /* fsck names it: a problem, or (stale) a note and a clean store */
         problems pr = {0, 0, ""};
         mh_verify_result res = {.struct_size = sizeof res};
         int vrc = mh_verify(bad, 0, on_problem, &pr, &res);
-        CHECK(vrc == MH_ECORRUPT);
+        CHECKF(vrc == (cases[c].stale ? MH_OK : MH_ECORRUPT) &&
+                   res.problems == (cases[c].stale ? 0u : res.problems) && res.repaired == 0,
+               "fsck case %zu: %s, %llu problems", c, mh_error_name(vrc),
+               (unsigned long long)res.problems);
         CHECKF(pr.n >= 1 && pr.code == cases[c].code && strstr(pr.msg, name) &&
-                   strstr(pr.msg, needle),
+                   strstr(pr.msg, needle) &&
+                   (!cases[c].stale || strstr(pr.msg, "is stale (not used)")),
                "fsck case %zu: %d problems, first %d %s", c, pr.n, pr.code, pr.msg);
         tu_rmtree(bad);
     }
     mh_reader_close(r);
+    tu_rmtree(dir);
+    free(all);
+}
+
+/* ---- a MANIFEST rebuilt without lost empty segments ---------------------- */
+
+/* The reports of one fsck: problems and notes (code MH_OK) counted apart. */
+typedef struct fsck_tally {
+    int problems, notes;
+    char first_note[320];
+} fsck_tally;
+
+static void on_tally(void *ctx, const mh_problem *p) {
+    fsck_tally *t = ctx;
+    if (p->code != MH_OK) {
+        t->problems++;
+        printf("span: unexpected fsck problem: %s: %s\n", p->file, p->message);
+    } else if (strstr(p->message, "is stale (not used)") && t->notes++ == 0) {
+        snprintf(t->first_note, sizeof t->first_note, "%s", p->message);
+    }
+}
+
+/* 24 segments, those of seq 2, 4 and 9 holding no access (metadata commits);
+ * the MANIFEST lost with the files of seq 2 and 4: fsck --repair adopts the
+ * rest, and every later position moves back by one or two, so every node
+ * after them names other segments than its new position's. The store stays
+ * whole: fsck clean with notes, every answer the oracle's, the stale nodes
+ * never used; a writer appending afterwards builds nodes again from
+ * children that are not stale (and none over stale ones). */
+static void test_repair_stale(void) {
+    char dir[512], cut[600];
+    tu_mkdtemp(dir, sizeof dir, "span-stale");
+    const size_t nseg = 21, seg_len = 1500, n = nseg * seg_len, extra = 6;
+    mh_access *all = calloc(n + extra * seg_len, sizeof *all);
+    CHECK(all);
+    tu_rng rng = {91};
+    make_trace(&rng, all, n + extra * seg_len, seg_len, SIZE_MAX);
+    mh_writer_options o;
+    mh_writer_options_init(&o);
+    o.slice_accesses = 500;
+    o.block_accesses = 64;
+    o.commit_accesses = 0;
+    o.background = 0;
+    mh_writer *w;
+    CHECK_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
+    for (size_t s = 0, seq = 0; s < nseg; seq++) {
+        if (seq == 2 || seq == 4 || seq == 9) { /* a segment of count 0 */
+            CHECK_OK(mh_writer_set_meta(w, "empty", seq == 2 ? "2" : seq == 4 ? "4" : "9"));
+        } else {
+            CHECK_OK(mh_writer_append_batch(w, all + s * seg_len, seg_len, NULL));
+            s++;
+        }
+        CHECK_OK(mh_writer_commit(w));
+    }
+    CHECK_OK(mh_writer_close(w));
+    snprintf(cut, sizeof cut, "%s.cut", dir);
+    tu_rmtree(cut);
+    CHECK(mkdir(cut, 0755) == 0);
+    tu_copy_dir(dir, cut);
+    static const char *const lost[] = {"MANIFEST", "seg-0000000000000002.mhs",
+                                       "seg-0000000000000004.mhs"};
+    for (size_t i = 0; i < 3; i++) {
+        char p[700];
+        snprintf(p, sizeof p, "%s/%s", cut, lost[i]);
+        CHECK(unlink(p) == 0);
+    }
+    fsck_tally t = {0, 0, ""};
+    mh_verify_result res = {.struct_size = sizeof res};
+    CHECK_OK(mh_verify(cut, MH_VERIFY_REPAIR, on_tally, &t, &res));
+    CHECKF(t.problems == 0 && t.notes >= 4, "repair: %d problems, %d notes", t.problems,
+           t.notes);
+    printf("span: repaired without 2 empty segments: %d stale nodes, e.g. %s\n", t.notes,
+           t.first_note);
+    t = (fsck_tally){0, 0, ""};
+    CHECK_OK(mh_verify(cut, 0, on_tally, &t, &res));
+    CHECKF(t.problems == 0 && t.notes >= 4 && res.problems == 0 && res.repaired == 0,
+           "fsck after repair: %d problems, %d notes", t.problems, t.notes);
+    mh_reader *r;
+    CHECK_OK(mh_reader_open(cut, &r));
+    CHECK(r->nsegs == nseg + 1); /* the empty segment of seq 9 stays */
+    random_queries(r, all, n, &rng, 300);
+    int stale = 0;
+    for (size_t i = 0; i < r->nsegs; i++)
+        stale += atomic_load(&seg_of(r, i)->span_stale);
+    CHECK(stale >= 1); /* the walks met some, and passed them as absent */
+    mh_reader_close(r);
+    /* appended after the repair: new nodes only over children that are not
+     * stale, each the exact union (check_nodes), answers exact */
+    write_part(cut, all, n, n + extra * seg_len, seg_len, 0, 0);
+    CHECK_OK(mh_reader_open(cut, &r));
+    int fresh = 0;
+    for (size_t ri = nseg + 1; ri < r->nsegs; ri++) {
+        const mh_section *sec;
+        mh_span_view v;
+        if (mh_span_section(seg_of(r, ri), &sec) != MH_OK)
+            continue;
+        CHECK_OK(mh_span_check(seg_of(r, ri), sec, ri, r->recs, r->nsegs, &v, NULL));
+        fresh++;
+    }
+    printf("span: %zu segments appended after the repair: %d new nodes\n", extra, fresh);
+    CHECK(fresh >= 1);
+    random_queries(r, all, n + extra * seg_len, &rng, 300);
+    mh_reader_close(r);
+    t = (fsck_tally){0, 0, ""};
+    CHECK_OK(mh_verify(cut, 0, on_tally, &t, &res));
+    CHECK(t.problems == 0 && t.notes >= 4);
+    tu_rmtree(cut);
     tu_rmtree(dir);
     free(all);
 }
@@ -719,6 +847,7 @@ int main(int argc, char **argv) {
     run_store(45, 3000, 3, SIZE_MAX, 300, 3); /* reopen and append */
     run_store(40, 3000, 1, 21, 300, 4);       /* segment 21 scattered */
     test_damage();
+    test_repair_stale();
     test_option();
     printf("span: ok\n");
     return 0;

@@ -28,6 +28,9 @@ static const char help[] =
     "--repair too. While a writer holds the store, the files it is writing are\n"
     "reported as 'a writer is active' (MH_ELOCKED) and not checked; the\n"
     "committed part is, and the summary says 'busy'.\n\n"
+    "A span address set written for MANIFEST positions that a repair has moved\n"
+    "(a lost MANIFEST rebuilt without a lost empty segment) is stale: queries\n"
+    "do not use it, and it is printed as 'note: ...', not a problem.\n\n"
     "Exit status: 0 the store is clean (after repair, with --repair), 1 problems\n"
     "remain, the store cannot be read, is not a store, or a writer is active\n"
     "(busy, or --repair refused), 2 bad usage.\n";
@@ -35,11 +38,20 @@ static const char help[] =
 static int run(int argc, char **argv);
 const cli_cmd cmd_fsck = {"fsck", synopsis, help, run};
 
-/* ctx is the store path: named for problems of the store as a whole. */
+typedef struct fsck_ctx {
+    const char *store; /* named for problems of the store as a whole */
+    int repair;
+} fsck_ctx;
+
+/* Problems as FILE:OFFSET: CODE: message; code MH_OK is a repair action
+ * (with --repair) or a note (a stale span address set: not a problem). */
 static void report(void *ctx, const mh_problem *p) {
-    const char *file = p->file && p->file[0] ? p->file : (const char *)ctx;
-    if (p->code == MH_OK)
+    const fsck_ctx *x = ctx;
+    const char *file = p->file && p->file[0] ? p->file : x->store;
+    if (p->code == MH_OK && x->repair)
         printf("repair: %s\n", p->message ? p->message : "");
+    else if (p->code == MH_OK)
+        printf("note: %s\n", p->message ? p->message : "");
     else
         printf("%s:%" PRIu64 ": %s: %s\n", file, p->offset, mh_error_name(p->code),
                p->message ? p->message : mh_strerror(p->code));
@@ -69,7 +81,8 @@ static int run(int argc, char **argv) {
 
     mh_verify_result res = {.struct_size = sizeof res};
     double t0 = cli_now();
-    int rc = mh_verify(store, repair ? MH_VERIFY_REPAIR : 0, report, (void *)store, &res);
+    fsck_ctx x = {store, repair};
+    int rc = mh_verify(store, repair ? MH_VERIFY_REPAIR : 0, report, &x, &res);
     double el = cli_now() - t0;
     struct stat st;
     if (rc == MH_ENOTSTORE && res.problems == 0 && stat(store, &st) == 0 && S_ISDIR(st.st_mode))

@@ -232,3 +232,33 @@ def test_store_table_variant(name):
     v = memhist.verify(corrupt(name))
     assert not v.ok
     assert ei.value.detail in ["%s: %s" % (p.file, p.message) for p in v.problems]
+
+
+def test_stale_span_sets_after_repair(tmp_path):
+    """A lost MANIFEST rebuilt while two empty segments were lost too: the
+    span address sets after them are stale, reported as notes (code 0), and
+    the store stays clean and whole (library 1.8.1)."""
+    path = tmp_path / "s.store"
+    t = 0
+    with memhist.Writer(path, commit_accesses=0, background=0) as w:
+        for seq in range(11):
+            if seq in (2, 4):
+                w.set_meta("empty", str(seq))  # a segment holding no access
+            else:
+                for i in range(300):
+                    w.append_one(t, 0x100000 * (seq + 1) + (i % 30) * 8, 8, "r" if i % 3 else "w")
+                    t += 1
+            w.commit()
+    for name in ("MANIFEST", "seg-0000000000000002.mhs", "seg-0000000000000004.mhs"):
+        os.unlink(path / name)
+    assert memhist.verify(path, repair=True).ok
+    v = memhist.verify(path)
+    assert v.ok and v.repaired == 0
+    notes = [p for p in v.problems if p.code == 0]
+    assert notes and all("is stale (not used)" in p.message for p in notes)
+    assert len(notes) == len(v.problems)
+    with memhist.Reader(path) as r:
+        assert len(r.query(ops="rwx")) == t
+        hits = r.query(0x600000, 0x600007, ops="w", max=3)
+        phys = hits["physical"] if hasattr(hits, "dtype") else [a.physical for a in hits]
+        assert len(hits) == 3 and all(int(p) == 0x600000 for p in phys)
