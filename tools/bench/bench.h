@@ -34,6 +34,10 @@ typedef struct mhb_lat {
 
 /* One query class: every query shares range kind, direction, op set and
  * max; starts and ranges differ, drawn from the trace. */
+/* Questions per class of the untimed warm-up before the warm pass (drawn
+ * with another seed, so none is asked again). */
+#define MHB_WARMUP_PER_CLASS 10
+
 typedef struct mhb_class {
     char name[48];
     int range;

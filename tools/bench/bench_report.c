@@ -317,24 +317,15 @@ static void json_num(FILE *f, double v)
         fprintf(f, "%.6g", v);
 }
 
-static void json_lat(FILE *f, const mhb_class *c, int slot)
+/* a class's latencies (null when not measured) */
+static void json_lat(FILE *f, const mhb_lat *l, int has)
 {
-    if (!c->has_lat[slot]) {
+    if (!has) {
         fprintf(f, "null");
         return;
     }
     fprintf(f, "{\"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f, \"queries\": %zu}",
-            c->lat[slot].p50, c->lat[slot].p99, c->lat[slot].max, c->lat[slot].count);
-}
-
-static void json_first(FILE *f, const mhb_class *c, int slot)
-{
-    if (!c->has_first[slot]) {
-        fprintf(f, "null");
-        return;
-    }
-    fprintf(f, "{\"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f, \"queries\": %zu}",
-            c->first[slot].p50, c->first[slot].p99, c->first[slot].max, c->first[slot].count);
+            l->p50, l->p99, l->max, l->count);
 }
 
 static const char *const json_key[MHB_SLOTS] = {"memhist", "sqlite", "sqlite_design"};
@@ -437,17 +428,17 @@ int mhb_report_json(const char *path, const mhb_machine *m,
             json_str(f, q->name);
             fprintf(f, ", \"queries\": %zu, \"mean_results\": %.2f, \"memhist\": ",
                     q->nrun, q->mean_results);
-            json_lat(f, q, 0);
+            json_lat(f, &q->lat[0], q->has_lat[0]);
             fprintf(f, ", \"sqlite\": ");
-            json_lat(f, q, 1);
+            json_lat(f, &q->lat[1], q->has_lat[1]);
             fprintf(f, ", \"sqlite_design\": ");
-            json_lat(f, q, 2);
+            json_lat(f, &q->lat[2], q->has_lat[2]);
             fprintf(f, ", \"first_ask\": {\"memhist\": ");
-            json_first(f, q, 0);
+            json_lat(f, &q->first[0], q->has_first[0]);
             fprintf(f, ", \"sqlite\": ");
-            json_first(f, q, 1);
+            json_lat(f, &q->first[1], q->has_first[1]);
             fprintf(f, ", \"sqlite_design\": ");
-            json_first(f, q, 2);
+            json_lat(f, &q->first[2], q->has_first[2]);
             fprintf(f, "}, \"never\": %s, \"one_stream\": %s}%s\n",
                     q->never ? "true" : "false", q->sid ? "true" : "false",
                     i + 1 < x->ncls ? "," : "");
