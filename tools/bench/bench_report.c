@@ -85,27 +85,38 @@ static const char *us(char *buf, size_t len, double v)
     return buf;
 }
 
-/* p50 / p99 of each query's first ask (the warm pass) */
-static void first_cell(char *buf, size_t len, const mhb_class *c, int slot)
+/* One class's cells, from its latencies by slot (lat, has: the second
+ * asks or the first ones): "p50 / p99[ / max]" per slot, and the ratios
+ * p50 and p99 of each SQLite store to memhist. */
+typedef struct lat_cells {
+    char l[MHB_SLOTS][64], r[MHB_SLOTS - 1][2][16];
+} lat_cells;
+
+static void cells(lat_cells *o, const mhb_lat *lat, const int *has, int with_max)
 {
-    if (!c->has_first[slot]) {
-        snprintf(buf, len, "-");
-        return;
+    for (int sl = 0; sl < MHB_SLOTS; sl++) {
+        char a[16], b[16], d[16];
+        if (!has[sl])
+            snprintf(o->l[sl], sizeof o->l[sl], "-");
+        else if (with_max)
+            snprintf(o->l[sl], sizeof o->l[sl], "%s / %s / %s", us(a, sizeof a, lat[sl].p50),
+                     us(b, sizeof b, lat[sl].p99), us(d, sizeof d, lat[sl].max));
+        else
+            snprintf(o->l[sl], sizeof o->l[sl], "%s / %s", us(a, sizeof a, lat[sl].p50),
+                     us(b, sizeof b, lat[sl].p99));
     }
-    char a[16], b[16];
-    snprintf(buf, len, "%s / %s", us(a, sizeof a, c->first[slot].p50),
-             us(b, sizeof b, c->first[slot].p99));
+    for (int sl = 1; sl < MHB_SLOTS; sl++) {
+        int both = has[0] && has[sl];
+        ratio(o->r[sl - 1][0], 16, both ? lat[sl].p50 : -1, lat[0].p50);
+        ratio(o->r[sl - 1][1], 16, both ? lat[sl].p99 : -1, lat[0].p99);
+    }
 }
 
 static void lat_cell(char *buf, size_t len, const mhb_class *c, int slot)
 {
-    if (!c->has_lat[slot]) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    char a[16], b[16], d[16];
-    snprintf(buf, len, "%s / %s / %s", us(a, sizeof a, c->lat[slot].p50),
-             us(b, sizeof b, c->lat[slot].p99), us(d, sizeof d, c->lat[slot].max));
+    lat_cells o;
+    cells(&o, c->lat, c->has_lat, 1);
+    snprintf(buf, len, "%s", o.l[slot]);
 }
 
 void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
@@ -223,17 +234,11 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
                    "|---|---:|---:|---:|---:|---:|---:|---:|\n");
         for (size_t i = 0; i < x->ncls; i++) {
             const mhb_class *q = &x->cls[i];
-            char l[MHB_SLOTS][64], r[2][2][16];
-            for (int sl = 0; sl < MHB_SLOTS; sl++)
-                lat_cell(l[sl], sizeof l[sl], q, sl);
-            for (int sl = 1; sl < MHB_SLOTS; sl++) {
-                int both = q->has_lat[0] && q->has_lat[sl];
-                ratio(r[sl - 1][0], 16, both ? q->lat[sl].p50 : -1, q->lat[0].p50);
-                ratio(r[sl - 1][1], 16, both ? q->lat[sl].p99 : -1, q->lat[0].p99);
-            }
+            lat_cells o;
+            cells(&o, q->lat, q->has_lat, 1);
             fprintf(f, "| %s | %zu | %.1f | %s | %s | %s | %s / %s | %s / %s |\n", q->name,
-                    q->nrun, q->mean_results, l[0], l[1], l[2], r[0][0], r[0][1], r[1][0],
-                    r[1][1]);
+                    q->nrun, q->mean_results, o.l[0], o.l[1], o.l[2], o.r[0][0], o.r[0][1],
+                    o.r[1][0], o.r[1][1]);
         }
         fprintf(f, "\n");
         /* the same queries at their first ask: the warm pass, before the
@@ -248,16 +253,10 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
                            "run, the page cache warm; the table above asks them again) "
                            "| memhist | SQLite | SQLite design | ratio p50 / p99 to SQLite "
                            "| to design |\n|---|---:|---:|---:|---:|---:|\n");
-            char l[MHB_SLOTS][64], r[2][2][16];
-            for (int sl = 0; sl < MHB_SLOTS; sl++)
-                first_cell(l[sl], sizeof l[sl], q, sl);
-            for (int sl = 1; sl < MHB_SLOTS; sl++) {
-                int both = q->has_first[0] && q->has_first[sl];
-                ratio(r[sl - 1][0], 16, both ? q->first[sl].p50 : -1, q->first[0].p50);
-                ratio(r[sl - 1][1], 16, both ? q->first[sl].p99 : -1, q->first[0].p99);
-            }
-            fprintf(f, "| %s | %s | %s | %s | %s / %s | %s / %s |\n", q->name, l[0], l[1],
-                    l[2], r[0][0], r[0][1], r[1][0], r[1][1]);
+            lat_cells o;
+            cells(&o, q->first, q->has_first, 0);
+            fprintf(f, "| %s | %s | %s | %s | %s / %s | %s / %s |\n", q->name, o.l[0], o.l[1],
+                    o.l[2], o.r[0][0], o.r[0][1], o.r[1][0], o.r[1][1]);
         }
         if (firsts)
             fprintf(f, "\n");
