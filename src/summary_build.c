@@ -384,38 +384,127 @@ static inline uint64_t coarsen(uint64_t k, unsigned extra) {
     return (k >> 2 >> extra) << 2 | (k & 3);
 }
 
+/* Appends slice s's keys keys[j0 .. j1) at `ex` more bits of shift to
+ * key/val, each once, and returns the new end. Each op's keys come in
+ * increasing order (list_ranges, to_coarse and mh_sumset_end make them so),
+ * so a coarser repeat is the key last kept of its op: no sort. Keys that
+ * do not (not made by this file) are sorted here instead, with the same
+ * result. */
+static size_t slice_pairs(const uint64_t *keys, uint32_t j0, uint32_t j1,
+                          unsigned ex, uint32_t s, uint64_t *key, uint32_t *val,
+                          size_t m, uint64_t *tmpk, uint32_t *tmpv,
+                          mh_sort_scratch *sort) {
+    const size_t m0 = m;
+    uint64_t last[4] = {EMPTY, EMPTY, EMPTY, EMPTY};
+    int sorted = 1;
+    for (uint32_t j = j0; j < j1; j++) {
+        uint64_t c = coarsen(keys[j], ex);
+        uint64_t *l = &last[c & 3];
+        if (c == *l)
+            continue;
+        sorted &= *l == EMPTY || c > *l;
+        *l = c;
+        key[m] = c;
+        val[m++] = s;
+    }
+    if (sorted)
+        return m;
+    /* out of order: sort the slice's keys, drop repeats */
+    mh_radix_sort(sort, key + m0, val + m0, tmpk, tmpv, m - m0);
+    size_t u = m0;
+    for (size_t i = m0; i < m; i++)
+        if (i == m0 || key[i] != key[u - 1])
+            key[u++] = key[i];
+    return u;
+}
+
 /* Fills key/val with the (key at shift + extra, slice) pairs of all slices,
- * each slice's keys unique, and sorts them by key, stably: each key's
- * slices come out increasing. Returns the number of pairs. */
+ * each slice's keys unique, in slice order (not sorted by key: a stable
+ * sort by key then gives each key's slices increasing); *widest gets the
+ * most pairs of one slice. Returns the number of pairs. */
 static size_t make_pairs(const uint64_t *keys, const uint32_t *first,
                          uint32_t nslices, unsigned extra, uint64_t *key,
                          uint32_t *val, uint64_t *tmpk, uint32_t *tmpv,
-                         mh_sort_scratch *sort) {
+                         mh_sort_scratch *sort, size_t *widest) {
     size_t m = 0;
+    *widest = 0;
     for (uint32_t s = 0; s < nslices; s++) {
-        size_t m0 = m;
         uint32_t j = first[s];
         unsigned ex = extra;
         if (j < first[s + 1] && keys[j] == MH_SUM_COARSE_MARK) {
             j++; /* keys at 16 already (section 6 only: extra >= 6) */
             ex -= COARSE_EXTRA;
         }
-        for (; j < first[s + 1]; j++) {
-            key[m] = coarsen(keys[j], ex);
-            val[m++] = s;
-        }
-        if (ex == 0)
-            continue; /* unique already */
-        /* coarser granules repeat: sort the slice's few keys, drop repeats */
-        mh_radix_sort(sort, key + m0, val + m0, tmpk, tmpv, m - m0);
-        size_t u = m0;
-        for (size_t i = m0; i < m; i++)
-            if (i == m0 || key[i] != key[u - 1])
-                key[u++] = key[i];
-        m = u;
+        size_t m0 = m;
+        m = slice_pairs(keys, j, first[s + 1], ex, s, key, val, m, tmpk, tmpv, sort);
+        if (m - m0 > *widest)
+            *widest = m - m0;
     }
-    mh_radix_sort(sort, key, val, tmpk, tmpv, m);
     return m;
+}
+
+/* make_pairs's pairs key/val[0 .. m) of one shift (slice order, each
+ * op's keys of a slice increasing), as make_pairs gives them `step` bits
+ * coarser, in place: a coarser repeat is the key last kept of its op in
+ * its slice. *widest as make_pairs. Returns the new count. */
+static size_t coarser_unsorted(uint64_t *key, uint32_t *val, size_t m, unsigned step,
+                               size_t *widest) {
+    size_t u = 0, u0 = 0;
+    uint64_t last[4] = {EMPTY, EMPTY, EMPTY, EMPTY};
+    *widest = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (i > 0 && val[i] != val[i - 1]) { /* the next slice */
+            last[0] = last[1] = last[2] = last[3] = EMPTY;
+            u0 = u;
+        }
+        uint64_t c = coarsen(key[i], step);
+        if (c == last[c & 3])
+            continue;
+        last[c & 3] = c;
+        key[u] = c;
+        val[u++] = val[i];
+        if (u - u0 > *widest)
+            *widest = u - u0;
+    }
+    return u;
+}
+
+/* The sorted pairs key/val[0 .. m) of one shift, as the sorted pairs of
+ * the shift `step` bits coarser, in place. The pairs whose granules merge
+ * are neighbours (sorted by (granule, op), coarser granules keep their
+ * order): each run of one coarser granule is sorted again by (op, slice)
+ * through tmp (m entries: a few finer granules' sorted slices each; a
+ * short run by insertion), each pair kept once. Returns the new count. */
+static size_t coarser_pairs(uint64_t *key, uint32_t *val, size_t m, unsigned step,
+                            uint64_t *tmp) {
+    size_t u = 0;
+    for (size_t i = 0; i < m;) {
+        const uint64_t g = key[i] >> 2 >> step;
+        size_t j = i;
+        int sorted = 1;
+        for (; j < m && key[j] >> 2 >> step == g; j++) {
+            tmp[j] = (key[j] & 3) << 32 | val[j];
+            sorted &= j == i || tmp[j] > tmp[j - 1];
+        }
+        if (!sorted && j - i <= 32) {
+            for (size_t r = i + 1; r < j; r++) {
+                uint64_t x = tmp[r];
+                size_t q = r;
+                for (; q > i && tmp[q - 1] > x; q--)
+                    tmp[q] = tmp[q - 1];
+                tmp[q] = x;
+            }
+        } else if (!sorted) {
+            qsort(tmp + i, j - i, sizeof *tmp, cmp_u64);
+        }
+        for (size_t r = i; r < j; r++)
+            if (r == i || tmp[r] != tmp[r - 1]) {
+                key[u] = g << 2 | tmp[r] >> 32;
+                val[u++] = (uint32_t)tmp[r];
+            }
+        i = j;
+    }
+    return u;
 }
 
 /* The section's size for sorted pairs key[0..m). */
@@ -441,13 +530,35 @@ static int one_section(const uint64_t *keys, const uint32_t *first,
      * granules once each, at 28 bytes apiece: coarser granules then keep
      * the section within its budget, a few hundredths of a byte per access,
      * at the price of more candidate slices for its queries. */
+    /* Each shift's pairs come from the previous shift's (coarser_unsorted,
+     * coarser_pairs), not from the slices' keys again; a shift whose
+     * postings and widest slice alone pass the budget is not sorted. A segment of a few
+     * accesses of gigabytes lists millions of granules at 1 KiB, which
+     * every coarser try used to sort again (fuzz finding
+     * slow-unit-bd0366…: 82 s in these sorts). The shift chosen, and so the
+     * bytes, are the same. */
     unsigned extra = extra0;
-    size_t m, nentries, bytes;
+    size_t nentries = 0, bytes = 0, widest;
+    size_t m = make_pairs(keys, first, nslices, extra, key, val, tmpk, tmpv, sort,
+                          &widest);
+    int sorted = 0;
     for (;; extra += step) {
-        m = make_pairs(keys, first, nslices, extra, key, val, tmpk, tmpv, sort);
+        const int last = extra + step > 63 - MHF_SUM_FINE_SHIFT;
+        if (!sorted && !last &&
+            MHF_SUM_HEADER_SIZE + widest * MHF_SUM_ENTRY_SIZE +
+                    m * MHF_SUM_POSTING_SIZE > budget) {
+            /* its exact size is larger still */
+            m = coarser_unsorted(key, val, m, step, &widest);
+            continue;
+        }
+        if (!sorted) {
+            mh_radix_sort(sort, key, val, tmpk, tmpv, m);
+            sorted = 1;
+        }
         bytes = section_size(key, m, &nentries);
-        if (bytes <= budget || extra + step > 63 - MHF_SUM_FINE_SHIFT)
+        if (bytes <= budget || last)
             break;
+        m = coarser_pairs(key, val, m, step, tmpk);
     }
     if (nentries > UINT32_MAX)
         return MH_OK; /* cannot be said: no section */
