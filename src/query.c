@@ -294,6 +294,21 @@ static int rows_fail(const mh_seg *seg, const mh_slice *s, uint32_t b,
 int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
                       const mh_rows *rows, mh_diag *d) {
     uint32_t base = b * seg->rows_per_block, end = base + rows->n;
+    const uint32_t bi = s->block_first + b;
+    mh_block bl;
+    MH_TRY(mh_seg_block(seg, s, bi, &bl, d));
+    const uint64_t boff = seg->block_off + (uint64_t)bi * seg->block_recsz;
+    const uint32_t *col_id = rows->id_off, *col_size = rows->size;
+    const uint64_t *col_t = rows->t, *col_phy = rows->phy;
+    const uint32_t *col_s = rows->stream;
+    /* the block's own record: its first row (the rows lie in its slice:
+     * each lies in its chunk's ranges below, which lie in the slice's,
+     * mh_seg_slice_check) */
+    if (!(rows->n > 0 && col_id[0] == bl.first_id && col_t[0] == bl.first_t))
+        MH_FAIL(MH_ECORRUPT, d, boff + MHF_BLOCK_FIRST_T,
+                "slice %u, block %u at byte %llu: first row differs from its "
+                "record", mh_seg_slice_of_block(seg, bi), bi,
+                (unsigned long long)(boff + MHF_BLOCK_FIRST_T));
     /* the last chunk starting at or before the block's first row (the
      * slice's chunks tile its rows: mh_seg_slice_check) */
     uint32_t lo = s->chunk_first, hi = s->chunk_first + s->chunk_count - 1;
@@ -306,13 +321,8 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
         else
             hi = mid - 1;
     }
-    const uint32_t *col_id = rows->id_off, *col_size = rows->size;
-    const uint64_t *col_t = rows->t, *col_phy = rows->phy;
-    const uint32_t *col_s = rows->stream;
     /* every row's stream is in its block's, chunk's and slice's masks
      * (SPEC.md: the masks are exact; fsck checks equality) */
-    mh_block bl;
-    MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, d));
     uint32_t outer = bl.stream_mask & s->stream_mask;
     const int has_streams = seg->dict.has_stream_col;
     for (uint32_t k = lo; k < s->chunk_first + s->chunk_count; k++) {
@@ -323,14 +333,24 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
         uint32_t r0 = (ch.row_first > base ? ch.row_first : base) - base;
         uint32_t r1 = ch.row_first + ch.row_count;
         r1 = (r1 < end ? r1 : end) - base;
+        /* one compare a bound: the chunk's address range within the
+         * block's (where a row fails, which one it left is told apart) */
+        const uint64_t plo = ch.phy_first > bl.phy_min ? ch.phy_first : bl.phy_min;
+        const uint64_t phi = ch.phy_last < bl.phy_max ? ch.phy_last : bl.phy_max;
         for (uint32_t i = r0; i < r1; i++) {
             uint64_t t = col_t[i], phy = col_phy[i];
             uint64_t last = phy + (col_size[i] - 1u);
             uint32_t id = col_id[i];
-            if (phy < ch.phy_first || last > ch.phy_last || t < ch.t_first ||
-                t > ch.t_last || id < ch.id_first || id > ch.id_last)
+            if (phy < plo || last > phi || t < ch.t_first || t > ch.t_last ||
+                id < ch.id_first || id > ch.id_last) {
+                if (phy < bl.phy_min || last > bl.phy_max)
+                    MH_FAIL(MH_ECORRUPT, d, boff + MHF_BLOCK_PHY_MIN,
+                            "slice %u, block %u at byte %llu: row %u outside the "
+                            "block's address range", mh_seg_slice_of_block(seg, bi), bi,
+                            (unsigned long long)(boff + MHF_BLOCK_PHY_MIN), i);
                 return rows_fail(seg, s, b, s->id_first + id, k,
                                  "lies outside its", d);
+            }
             if (i > r0 && (id <= col_id[i - 1] || t < col_t[i - 1]))
                 return rows_fail(seg, s, b, s->id_first + id, k,
                                  "does not follow the previous row of its", d);
@@ -350,8 +370,8 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
                     MH_FAIL(MH_ECORRUPT, d, bl.offset,
                             "slice %u, block %u at byte %llu: access %llu of stream "
                             "%u is outside the stream mask of its %s",
-                            mh_seg_slice_of_block(seg, s->block_first + b),
-                            s->block_first + b, (unsigned long long)bl.offset,
+                            mh_seg_slice_of_block(seg, bi), bi,
+                            (unsigned long long)bl.offset,
                             (unsigned long long)(s->id_first + col_id[i]), st,
                             !(bit & bl.stream_mask) ? "block"
                             : !(bit & s->stream_mask) ? "slice" : "chunk");
@@ -365,7 +385,11 @@ int mh_query_decode_checked(const mh_seg *seg, const mh_slice *s, uint32_t b,
                             uint8_t *scratch, mh_rows *rows, mh_diag *d) {
     uint32_t bi = s->block_first + b;
     int known = mh_seg_block_known(seg, bi);
-    MH_TRY(mh_seg_decode_block_ex(seg, s, b, scratch, rows, known, d));
+    /* the block's sum and columns; its rows are checked here, in one pass
+     * with the chunk checks (mh_seg_decode_block's own row checks, against
+     * the slice, the block record and the stream masks, are the same
+     * checks or follow from them) */
+    MH_TRY(mh_seg_decode_block_ex(seg, s, b, scratch, rows, 1, d));
     if (!known) {
         MH_TRY(mh_query_check_rows(seg, s, b, rows, d));
         mh_seg_block_set_known(seg, bi);

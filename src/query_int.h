@@ -165,9 +165,12 @@ static inline uint32_t mhq_first_chunk(const mh_seg *seg, uint32_t lo, uint32_t 
     return lo;
 }
 
-/* Checks a freshly decoded block's rows against their chunks (SPEC.md 8,
- * step 13): inside the chunk's ranges, ids increasing and transitions not
- * decreasing along each chunk's run of rows in the block. */
+/* Checks a freshly decoded block's rows, in one pass (SPEC.md 5.6, 14
+ * step 13): its first row is its record's, each row inside its chunk's
+ * ranges and its block's address range, ids increasing and transitions
+ * not decreasing along each chunk's run of rows in the block, its stream
+ * in the block's, chunk's and slice's masks. A row inside its chunk is
+ * inside its slice (mh_seg_slice_check). */
 int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows *rows, mh_diag *d);
 /* Decodes block b of slice s into rows with every check, those of its

@@ -515,6 +515,8 @@ static const expect expects[] = {
     {"chunk-record-flip", MH_OK, MH_ECHECKSUM, MH_ECHECKSUM, MH_ECHECKSUM, 0, 0},
     {"block-flip", MH_OK, MH_ECHECKSUM, MH_ECHECKSUM, MH_ECHECKSUM, 0, 0},
     {"block-raw-size", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    {"block-phy-range", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
+    {"block-first-row", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
     {"chunk-row-outside", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
     {"stream-mask-wrong", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
     {"pc-truncated", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},

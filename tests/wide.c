@@ -258,6 +258,8 @@ static void golden_variants(void) {
              {"chunk-record-flip", MH_ECHECKSUM},
              {"block-flip", MH_ECHECKSUM},
              {"block-raw-size", MH_ECORRUPT},
+             {"block-phy-range", MH_ECORRUPT},
+             {"block-first-row", MH_ECORRUPT},
              {"chunk-row-outside", MH_ECORRUPT}};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         for (unsigned dir = 0; dir < 2; dir++) {

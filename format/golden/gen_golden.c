@@ -471,6 +471,30 @@ static void block_raw_size(se_seg *g) {
     mhf_store_u64(g->hdr + 128, mhf_load_u64(g->hdr + 128) + 1);
 }
 static void m_block_raw_size(const char *s) { edit_segment(s, SEG0, block_raw_size); }
+static void block_phy_range(se_seg *g) {
+    /* every checksum right, but block 0's record says its rows end a byte
+     * lower than its last-reaching row does (phy_max is exact) */
+    se_section *b = se_seg_find(g, MHF_SECT_BLOCKS);
+    uint64_t lo = mhf_load_u64(b->data.p + MHF_BLOCK_PHY_MIN);
+    uint64_t hi = mhf_load_u64(b->data.p + MHF_BLOCK_PHY_MAX);
+    if (hi <= lo)
+        se_die("block 0 spans one byte", "block-phy-range");
+    mhf_store_u64(b->data.p + MHF_BLOCK_PHY_MAX, hi - 1);
+}
+static void m_block_phy_range(const char *s) { edit_segment(s, SEG0, block_phy_range); }
+static void block_first_row(se_seg *g) {
+    /* every checksum right, but block 0's record names another id for its
+     * first row (one still inside its slice, which the record's own check
+     * allows) */
+    se_section *b = se_seg_find(g, MHF_SECT_BLOCKS);
+    se_section *sl = se_seg_find(g, MHF_SECT_SLICES);
+    uint32_t id = mhf_load_u32(b->data.p + MHF_BLOCK_FIRST_ID);
+    uint32_t count = mhf_load_u32(sl->data.p + MHF_SLICE_COUNT);
+    if (count < 2)
+        se_die("slice 0 holds one row", "block-first-row");
+    mhf_store_u32(b->data.p + MHF_BLOCK_FIRST_ID, id + 1 < count ? id + 1 : id - 1);
+}
+static void m_block_first_row(const char *s) { edit_segment(s, SEG0, block_first_row); }
 static void chunk_row_outside(se_seg *g) {
     /* the widest chunk of segment 0 ends one byte before the end of its
      * last-reaching row */
@@ -1106,6 +1130,8 @@ static const struct {
     {"chunk-record-flip", m_chunk_flip},
     {"block-flip", m_block_flip},
     {"block-raw-size", m_block_raw_size},
+    {"block-phy-range", m_block_phy_range},
+    {"block-first-row", m_block_first_row},
     {"chunk-row-outside", m_chunk_row_outside},
     {"stream-mask-wrong", m_stream_mask_wrong},
     {"pc-truncated", m_pc_truncated},
