@@ -611,6 +611,14 @@ static uint32_t bitmap_count(const uint8_t *bits, uint32_t n) {
     return c;
 }
 
+/* Ones among the first m bits of the bitmap (m <= its n bits). */
+static uint32_t bitmap_count_head(const uint8_t *bits, uint32_t m) {
+    uint32_t c = bitmap_count(bits, m & ~7u);
+    if (m & 7u)
+        c += (uint32_t)__builtin_popcount(bits[m >> 3] & ((1u << (m & 7u)) - 1u));
+    return c;
+}
+
 /* The presence flags of bitmap bits as bytes 0/1, eight a multiply: bit
  * k (< 7) of a byte, times 0x0002040810204081 (bits 7j), lands on bit 8k;
  * with bit 7 left out no two partial products meet (k + 7j = k' + 7j'
@@ -643,9 +651,9 @@ static void spread_present(const uint8_t *has, uint32_t n, uint32_t np,
 }
 
 static int fast_id(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
-                   uint32_t n, mh_rows *out, mh_diag *d) {
+                   uint32_t n, uint32_t m, mh_rows *out, mh_diag *d) {
     run_state s = {.prev = UINT64_MAX, .u32 = out->id_off};
-    const uint8_t *p = run_column(RUN_ID, &s, *pp, end, n);
+    const uint8_t *p = run_column(RUN_ID, &s, *pp, end, m);
     if (!p || !run_ok(RUN_ID, &s))
         return dec_id(pp, end, raw, n, out, d);
     *pp = p;
@@ -653,33 +661,35 @@ static int fast_id(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
 }
 
 static int fast_delta(const uint8_t **pp, const uint8_t *end,
-                      const uint8_t *raw, uint32_t n, uint64_t start,
+                      const uint8_t *raw, uint32_t n, uint32_t m, uint64_t start,
                       uint64_t *dst, const char *what, mh_diag *d) {
     run_state s = {.prev = start, .u64 = dst};
-    const uint8_t *p = run_column(RUN_DELTA, &s, *pp, end, n);
+    const uint8_t *p = run_column(RUN_DELTA, &s, *pp, end, m);
     if (!p)
         return dec_delta(pp, end, raw, n, start, dst, what, d);
     *pp = p;
     return MH_OK;
 }
 
+/* The bitmap columns below decode the first m of the block's n rows (the
+ * bitmap holds n bits; the values of the rows after m are not read). */
 static int fast_lin(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
-                    uint32_t n, mh_rows *out, mh_diag *d) {
+                    uint32_t n, uint32_t m, mh_rows *out, mh_diag *d) {
     const uint8_t *bits = *pp; /* dec_bitmap checks, does not move *pp */
     MH_TRY(dec_bitmap(pp, end, raw, n, "linear", d));
     const uint8_t *p = bits + ((size_t)n + 7u) / 8u;
-    uint32_t np = bitmap_count(bits, n);
+    uint32_t np = m == n ? bitmap_count(bits, n) : bitmap_count_head(bits, m);
     run_state s = {.u64 = out->lin, .phy = out->phy};
-    if (np == n)
-        p = run_column(RUN_LIN_ALL, &s, p, end, n);
+    if (np == m)
+        p = run_column(RUN_LIN_ALL, &s, p, end, m);
     else
         p = run_column(RUN_PACKED, &s, p, end, np);
     if (!p)
         return dec_lin(pp, end, raw, n, out, d);
-    put_flags(out->has_lin, bits, n);
-    if (np != n) {
-        spread_present(out->has_lin, n, np, out->lin);
-        for (uint32_t i = 0; i < n; i++)
+    put_flags(out->has_lin, bits, m);
+    if (np != m) {
+        spread_present(out->has_lin, m, np, out->lin);
+        for (uint32_t i = 0; i < m; i++)
             out->lin[i] += out->has_lin[i] ? out->phy[i] : 0;
     }
     *pp = p;
@@ -687,10 +697,10 @@ static int fast_lin(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
 }
 
 static int fast_size(const uint8_t **pp, const uint8_t *end,
-                     const uint8_t *raw, uint32_t n, mh_rows *out,
+                     const uint8_t *raw, uint32_t n, uint32_t m, mh_rows *out,
                      mh_diag *d) {
     run_state s = {.u32 = out->size, .phy = out->phy};
-    const uint8_t *p = run_column(RUN_SIZE, &s, *pp, end, n);
+    const uint8_t *p = run_column(RUN_SIZE, &s, *pp, end, m);
     if (!p || !run_ok(RUN_SIZE, &s))
         return dec_size(pp, end, raw, n, out, d);
     *pp = p;
@@ -698,10 +708,10 @@ static int fast_size(const uint8_t **pp, const uint8_t *end,
 }
 
 static int fast_stream(const uint8_t **pp, const uint8_t *end,
-                       const uint8_t *raw, uint32_t n, mh_rows *out,
+                       const uint8_t *raw, uint32_t n, uint32_t m, mh_rows *out,
                        mh_diag *d) {
     run_state s = {.u32 = out->stream};
-    const uint8_t *p = run_column(RUN_STREAM, &s, *pp, end, n);
+    const uint8_t *p = run_column(RUN_STREAM, &s, *pp, end, m);
     if (!p || !run_ok(RUN_STREAM, &s))
         return dec_stream(pp, end, raw, n, out, d);
     *pp = p;
@@ -709,45 +719,47 @@ static int fast_stream(const uint8_t **pp, const uint8_t *end,
 }
 
 static int fast_pc(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
-                   uint32_t n, mh_rows *out, mh_diag *d) {
+                   uint32_t n, uint32_t m, mh_rows *out, mh_diag *d) {
     const uint8_t *bits = *pp; /* dec_bitmap checks, does not move *pp */
     MH_TRY(dec_bitmap(pp, end, raw, n, "pc", d));
     const uint8_t *p = bits + ((size_t)n + 7u) / 8u;
-    uint32_t np = bitmap_count(bits, n);
+    uint32_t np = m == n ? bitmap_count(bits, n) : bitmap_count_head(bits, m);
     /* pc deltas run over the present rows only: summed packed */
     run_state s = {.prev = 0, .u64 = out->pc};
     p = run_column(RUN_DELTA, &s, p, end, np);
     if (!p)
         return dec_pc(pp, end, raw, n, out, d);
-    put_flags(out->has_pc, bits, n);
-    if (np != n)
-        spread_present(out->has_pc, n, np, out->pc);
+    put_flags(out->has_pc, bits, m);
+    if (np != m)
+        spread_present(out->has_pc, m, np, out->pc);
     *pp = p;
     return MH_OK;
 }
 
-/* One stored column of kind k bounded by end, by the fast decoders or the
- * reference ones. */
+/* One stored column of kind k bounded by end, by the fast decoders (its
+ * first m of n rows) or the reference ones (all n). A fast decoder that
+ * meets a failed check hands the column to the reference one, whose first
+ * failure is the same (both check in row order). */
 static int dec_column(unsigned k, const uint8_t **pp, const uint8_t *end,
-                      const uint8_t *raw, uint32_t n, uint64_t t_base,
+                      const uint8_t *raw, uint32_t n, uint32_t m, uint64_t t_base,
                       mh_rows *out, mh_diag *d, int fast) {
     if (!fast)
         return dec_column_ref(k, pp, end, raw, n, t_base, out, d);
     switch (k) {
     case MH_COL_ID:
-        return fast_id(pp, end, raw, n, out, d);
+        return fast_id(pp, end, raw, n, m, out, d);
     case MH_COL_TRANSITION:
-        return fast_delta(pp, end, raw, n, t_base, out->t, "transition", d);
+        return fast_delta(pp, end, raw, n, m, t_base, out->t, "transition", d);
     case MH_COL_PHYSICAL:
-        return fast_delta(pp, end, raw, n, 0, out->phy, "physical", d);
+        return fast_delta(pp, end, raw, n, m, 0, out->phy, "physical", d);
     case MH_COL_LINEAR:
-        return fast_lin(pp, end, raw, n, out, d);
+        return fast_lin(pp, end, raw, n, m, out, d);
     case MH_COL_SIZE:
-        return fast_size(pp, end, raw, n, out, d);
+        return fast_size(pp, end, raw, n, m, out, d);
     case MH_COL_STREAM:
-        return fast_stream(pp, end, raw, n, out, d);
+        return fast_stream(pp, end, raw, n, m, out, d);
     case MH_COL_PC:
-        return fast_pc(pp, end, raw, n, out, d);
+        return fast_pc(pp, end, raw, n, m, out, d);
     default:
         return dec_column_ref(k, pp, end, raw, n, t_base, out, d);
     }
@@ -755,14 +767,17 @@ static int dec_column(unsigned k, const uint8_t **pp, const uint8_t *end,
 
 /* The block walk, with the fast column decoders or the reference ones. */
 static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
-                      uint64_t t_base, const mh_block_layout *l, mh_rows *out,
-                      mh_diag *d, int fast) {
+                      uint32_t upto, uint64_t t_base, const mh_block_layout *l,
+                      mh_rows *out, mh_diag *d, int fast) {
     const uint8_t *p = raw, *end = raw + raw_size;
     MH_CHECK(out->cap >= n, MH_EINVAL, d, 0, "row buffer too small");
+    /* the rows decoded: all n, or (fast decoders, format 2) the first upto,
+     * each column's rest passed over by its length unread */
+    uint32_t m = fast && l->major >= 2 && upto < n ? upto : n;
     int got_stream = 0, got_pc = 0;
     if (l->major < 2) {
         for (unsigned k = MH_COL_ID; k <= MH_COL_SIZE; k++)
-            MH_TRY(dec_column(k, &p, end, raw, n, t_base, out, d, fast));
+            MH_TRY(dec_column(k, &p, end, raw, n, n, t_base, out, d, fast));
     } else {
         for (uint32_t c = 0; c < l->ncols; c++) {
             unsigned k = l->kind[c];
@@ -777,7 +792,9 @@ static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
             const uint8_t *cend = p + len;
             if (k == MH_COL_STREAM || k == MH_COL_PC)
                 MH_TRY(rows_opt(out, d));
-            MH_TRY(dec_column(k, &p, cend, raw, n, t_base, out, d, fast));
+            MH_TRY(dec_column(k, &p, cend, raw, n, m, t_base, out, d, fast));
+            if (m < n)
+                p = cend; /* the rows after m: not read */
             MH_CHECK(p == cend, MH_ECORRUPT, d, p - raw,
                      "%zu bytes of trailing garbage in the %s column",
                      (size_t)(cend - p), k_col_names[k]);
@@ -790,35 +807,41 @@ static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
     out->no_stream = (uint8_t)!got_stream;
     out->no_pc = (uint8_t)!got_pc;
     if (out->lazy) { /* the flags say it: no zero-fill per decode */
-        out->n = n;
+        out->n = m;
         return MH_OK;
     }
     if (!got_stream)
-        memset(out->stream, 0, (size_t)n * sizeof *out->stream);
+        memset(out->stream, 0, (size_t)m * sizeof *out->stream);
     if (!got_pc) {
-        memset(out->pc, 0, (size_t)n * sizeof *out->pc);
-        memset(out->has_pc, 0, n);
+        memset(out->pc, 0, (size_t)m * sizeof *out->pc);
+        memset(out->has_pc, 0, m);
     }
-    out->n = n;
+    out->n = m;
     return MH_OK;
 }
 
 int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
                         uint64_t t_base, const mh_block_layout *l,
                         mh_rows *out, mh_diag *d) {
-    return decode_raw(raw, raw_size, n, t_base, l, out, d, 1);
+    return decode_raw(raw, raw_size, n, n, t_base, l, out, d, 1);
 }
 
 int mh_block_decode_raw_ref(const uint8_t *raw, size_t raw_size, uint32_t n,
                             uint64_t t_base, const mh_block_layout *l,
                             mh_rows *out, mh_diag *d) {
-    return decode_raw(raw, raw_size, n, t_base, l, out, d, 0);
+    return decode_raw(raw, raw_size, n, n, t_base, l, out, d, 0);
 }
 
-int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
-                    uint32_t raw_size, uint32_t n, uint64_t t_base,
-                    const mh_block_layout *l, uint8_t *scratch, mh_rows *out,
-                    mh_diag *d) {
+int mh_block_decode_raw_head(const uint8_t *raw, size_t raw_size, uint32_t n,
+                             uint32_t upto, uint64_t t_base,
+                             const mh_block_layout *l, mh_rows *out, mh_diag *d) {
+    return decode_raw(raw, raw_size, n, upto, t_base, l, out, d, 1);
+}
+
+int mh_block_decode_head(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
+                         uint32_t raw_size, uint32_t n, uint32_t upto,
+                         uint64_t t_base, const mh_block_layout *l,
+                         uint8_t *scratch, mh_rows *out, mh_diag *d) {
     if (MH_CHECKSUMS_ENFORCED) {
         uint64_t computed = mh_hash(comp, comp_size);
         MH_CHECK(computed == sum, MH_ECHECKSUM, d, 0,
@@ -832,5 +855,13 @@ int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
     MH_CHECK(got >= 0 && (uint32_t)got == raw_size, MH_ECORRUPT, d, 0,
              "LZ4 data does not decompress to the declared %u bytes (%s %d)",
              raw_size, got < 0 ? "LZ4 error" : "got", got);
-    return mh_block_decode_raw(scratch, raw_size, n, t_base, l, out, d);
+    return mh_block_decode_raw_head(scratch, raw_size, n, upto, t_base, l, out, d);
+}
+
+int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
+                    uint32_t raw_size, uint32_t n, uint64_t t_base,
+                    const mh_block_layout *l, uint8_t *scratch, mh_rows *out,
+                    mh_diag *d) {
+    return mh_block_decode_head(comp, comp_size, sum, raw_size, n, n, t_base, l,
+                                scratch, out, d);
 }

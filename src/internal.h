@@ -230,6 +230,10 @@ int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
 int mh_block_decode_raw_ref(const uint8_t *raw, size_t raw_size, uint32_t n,
                             uint64_t t_base, const mh_block_layout *l,
                             mh_rows *out, mh_diag *d);
+/* mh_block_decode_raw of the first upto rows only (mh_block_decode_head). */
+int mh_block_decode_raw_head(const uint8_t *raw, size_t raw_size, uint32_t n,
+                             uint32_t upto, uint64_t t_base,
+                             const mh_block_layout *l, mh_rows *out, mh_diag *d);
 
 /* Checks the checksum, decompresses and parses one block. scratch must hold
  * raw_size bytes. */
@@ -237,6 +241,15 @@ int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
                     uint32_t raw_size, uint32_t n, uint64_t t_base,
                     const mh_block_layout *l, uint8_t *scratch, mh_rows *out,
                     mh_diag *d);
+/* The same for the block's first upto rows (out->n = upto when upto < n
+ * and the block is of format 2): every column's values past them are
+ * passed over by the column's length, not read, so their varints and
+ * values are not checked (a later decode of more rows checks them; fsck
+ * decodes every row). */
+int mh_block_decode_head(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
+                         uint32_t raw_size, uint32_t n, uint32_t upto,
+                         uint64_t t_base, const mh_block_layout *l,
+                         uint8_t *scratch, mh_rows *out, mh_diag *d);
 
 /* ---- dictionary (dict.c) -------------------------------------------- */
 typedef struct mh_kv {
@@ -519,11 +532,12 @@ int mh_seg_block(const mh_seg *seg, const mh_slice *s, uint32_t k,
  * block record. */
 int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         uint8_t *scratch, mh_rows *out, mh_diag *d);
-/* The same; with rows_known (mh_seg_block_known) only the block's sum and
- * columns are checked: the rows of those same bytes passed the rest. */
-int mh_seg_decode_block_ex(const mh_seg *seg, const mh_slice *s, uint32_t b,
-                           uint8_t *scratch, mh_rows *out, int rows_known,
-                           mh_diag *d);
+/* Block b's sum, LZ4 and the columns of its first upto rows (all when upto
+ * is at least its rows; mh_block_decode_head), without the row checks of
+ * mh_seg_decode_block: for the query engine, which makes them itself
+ * (mh_query_check_rows) on the rows it decodes. */
+int mh_seg_decode_rows(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_t upto,
+                       uint8_t *scratch, mh_rows *out, mh_diag *d);
 /* Block bi (segment-wide) decoded before with its rows passing every check
  * (mh_seg_decode_block's and the query's mh_query_check_rows): remembered
  * per open segment in a bitmap out of the reader's marks budget

@@ -248,7 +248,7 @@ static void cache_unhash(qctx *c, int32_t e) {
 
 const mh_rows *mh_query_cached(const qctx *c, const mh_seg *seg, uint32_t key) {
     int32_t e = cache_find(c, seg, key);
-    return e >= 0 ? &c->ent[e].rows : NULL;
+    return e >= 0 && c->ent[e].rows.n == c->ent[e].rows_all ? &c->ent[e].rows : NULL;
 }
 
 static void lru_unlink(qctx *c, int32_t e) {
@@ -382,17 +382,19 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
 }
 
 int mh_query_decode_checked(const mh_seg *seg, const mh_slice *s, uint32_t b,
-                            uint8_t *scratch, mh_rows *rows, mh_diag *d) {
+                            uint32_t upto, uint8_t *scratch, mh_rows *rows,
+                            mh_diag *d) {
     uint32_t bi = s->block_first + b;
     int known = mh_seg_block_known(seg, bi);
     /* the block's sum and columns; its rows are checked here, in one pass
      * with the chunk checks (mh_seg_decode_block's own row checks, against
      * the slice, the block record and the stream masks, are the same
      * checks or follow from them) */
-    MH_TRY(mh_seg_decode_block_ex(seg, s, b, scratch, rows, 1, d));
+    MH_TRY(mh_seg_decode_rows(seg, s, b, upto, scratch, rows, d));
     if (!known) {
         MH_TRY(mh_query_check_rows(seg, s, b, rows, d));
-        mh_seg_block_set_known(seg, bi);
+        if (rows->n == mh_slice_block_rows(seg, s, b))
+            mh_seg_block_set_known(seg, bi);
     }
     return MH_OK;
 }
@@ -446,56 +448,76 @@ static void entry_insert(qctx *c, int32_t e, const mh_seg *seg, uint64_t key) {
     lru_push_front(c, e);
 }
 
-/* The cache entry of decoded block b of slice s (made when absent). Its
- * rows stay valid until the next call. */
+/* Block b of slice s through the cache, at least its first `need` rows
+ * decoded (UINT32_MAX: all). A point query needs the rows up to its
+ * chunk's last in the block: the columns past them are not decoded (about
+ * half a block's decode on the real stores). A cached head too short for
+ * the call is decoded again whole, in its entry. */
 static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                           const centry **out) {
+                           uint32_t need, const centry **out) {
     uint32_t key = s->block_first + b;
     int32_t e = cache_find(c, seg, key);
+    uint32_t all = mh_slice_block_rows(seg, s, b);
+    need = need > all ? all : need > 0 ? need : 1;
+    centry *x;
     if (e >= 0) {
         if (c->head != e) {
             lru_unlink(c, e);
             lru_push_front(c, e);
         }
-        *out = &c->ent[e];
-        return MH_OK;
+        x = &c->ent[e];
+        if (x->rows.n >= need) {
+            *out = x;
+            return MH_OK;
+        }
+        need = all; /* asked for more: all of it from now on */
+        int rc = mh_query_decode_checked(seg, s, b, need, c->scratch, &x->rows, &c->diag);
+        if (rc != MH_OK) { /* out of the list and the table, free */
+            lru_unlink(c, e);
+            cache_unhash(c, e);
+            x->seg = NULL;
+            entry_free_tail(c, e);
+            return rc;
+        }
+    } else {
+        e = take_entry(c);
+        x = &c->ent[e];
+        size_t was = entry_bytes(x);
+        /* an entry that held a label group holds rows now */
+        c->lab_held -= (size_t)x->lab_cap * sizeof *x->lab;
+        free(x->lab);
+        x->lab = NULL;
+        x->lab_cap = x->lab_n = 0;
+        x->rows.n = 0;
+        int rc = mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
+        if (rc == MH_OK)
+            rc = mh_query_decode_checked(seg, s, b, need, c->scratch, &x->rows, &c->diag);
+        else
+            mh_diag_fail(&c->diag, rc, 0, "out of memory for a decoded block");
+        c->held = c->held - was + entry_bytes(x);
+        if (rc != MH_OK) {
+            entry_free_tail(c, e);
+            return rc;
+        }
+        entry_insert(c, e, seg, key);
     }
-    e = take_entry(c);
-    centry *x = &c->ent[e];
-    size_t was = entry_bytes(x);
-    /* an entry that held a label group holds rows now */
-    c->lab_held -= (size_t)x->lab_cap * sizeof *x->lab;
-    free(x->lab);
-    x->lab = NULL;
-    x->lab_cap = x->lab_n = 0;
-    x->rows.n = 0;
-    int rc = mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
-    if (rc == MH_OK)
-        rc = mh_query_decode_checked(seg, s, b, c->scratch, &x->rows, &c->diag);
-    else
-        mh_diag_fail(&c->diag, rc, 0, "out of memory for a decoded block");
-    c->held = c->held - was + entry_bytes(x);
-    if (rc != MH_OK) {
-        entry_free_tail(c, e);
-        return rc;
-    }
+    x->rows_all = all;
     /* for scan_chunk's one-compare row filter: the largest size - 1u
      * (as row_meets computes it: a size 0 counts as 2^32) */
     uint32_t ext = 0;
     for (uint32_t i = 0; i < x->rows.n; i++)
         ext = x->rows.size[i] - 1u > ext ? x->rows.size[i] - 1u : ext;
     x->size_ext = ext;
-    entry_insert(c, e, seg, key);
     *out = x;
     return MH_OK;
 }
 
-/* Decoded block b of slice s (through the cache). The rows stay valid
- * until the next call. */
+/* Decoded block b of slice s (through the cache), every row. The rows
+ * stay valid until the next call. */
 static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                      const mh_rows **out) {
     const centry *x;
-    MH_TRY(get_block_entry(c, seg, s, b, &x));
+    MH_TRY(get_block_entry(c, seg, s, b, UINT32_MAX, &x));
     *out = &x->rows;
     return MH_OK;
 }
@@ -738,7 +760,8 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         if (bl.phy_max < q->a || bl.phy_min > q->b || !mask_meets(q, bl.stream_mask))
             continue; /* no row of this block overlaps [A, B] or is of the set */
         const centry *ent = NULL;
-        MH_TRY(get_block_entry(c, seg, s, (uint32_t)b, &ent));
+        /* the rows up to the chunk's last in this block */
+        MH_TRY(get_block_entry(c, seg, s, (uint32_t)b, r1 - base, &ent));
         const mh_rows *rows = &ent->rows;
         uint32_t k0 = (r0 > base ? r0 : base) - base;
         uint32_t k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;

@@ -25,7 +25,8 @@ typedef struct centry {
     const mh_seg *seg; /* NULL: free */
     uint64_t key;      /* block index, or MHQ_KEY_LABELS | group index */
     int32_t prev, next; /* LRU list, most recent first; -1 ends */
-    mh_rows rows;
+    mh_rows rows;      /* the block's first rows.n rows (get_block_entry) */
+    uint32_t rows_all; /* the block's rows: rows.n < rows_all, a head only */
     uint32_t size_ext; /* the largest size - 1u of rows (query.c, scan_chunk) */
     uint8_t *lab; /* a label group's labels as stored, lab_w bytes each */
     uint32_t lab_cap, lab_first, lab_n; /* bytes held, first id offset, count */
@@ -173,11 +174,14 @@ static inline uint32_t mhq_first_chunk(const mh_seg *seg, uint32_t lo, uint32_t 
  * inside its slice (mh_seg_slice_check). */
 int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows *rows, mh_diag *d);
-/* Decodes block b of slice s into rows with every check, those of its
- * rows only the first time (mh_seg_block_known): a block decoded again
- * after the cache let it go costs its decompression and columns alone. */
+/* Decodes the first upto rows of block b of slice s (all: UINT32_MAX)
+ * into rows with every check of the rows decoded, the first time only
+ * (mh_seg_block_known, marked when all its rows passed): a block decoded
+ * again after the cache let it go costs its decompression and columns
+ * alone. */
 int mh_query_decode_checked(const mh_seg *seg, const mh_slice *s, uint32_t b,
-                            uint8_t *scratch, mh_rows *rows, mh_diag *d);
+                            uint32_t upto, uint8_t *scratch, mh_rows *rows,
+                            mh_diag *d);
 
 /* The access of row i of rows (op from its chunk). */
 static inline mh_access mhq_access(const mh_slice *s, const mh_rows *rows,
@@ -195,7 +199,8 @@ static inline mh_access mhq_access(const mh_slice *s, const mh_rows *rows,
 }
 
 /* The decoded rows of segment-wide block `key` when c's cache holds them
- * (checked when they were decoded), else NULL. The LRU order is left as
+ * all (checked when they were decoded), else NULL (also when it holds a
+ * head of them only). The LRU order is left as
  * it is: a bulk scan must not push out what point queries keep. */
 const mh_rows *mh_query_cached(const qctx *c, const mh_seg *seg, uint32_t key);
 
@@ -224,8 +229,8 @@ void mhq_labels_drop(qctx *c, int32_t e);
  * left as it is). */
 int32_t mhq_labels_cached(const qctx *c, const mh_seg *seg, uint32_t grp);
 
-/* Decoded block b of slice s through c's cache (query.c): valid until the
- * next call. */
+/* Decoded block b of slice s, every row, through c's cache (query.c):
+ * valid until the next call. */
 int mh_query_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                    const mh_rows **out);
 

@@ -1016,21 +1016,16 @@ void mh_seg_block_set_known(const mh_seg *seg, uint32_t bi) {
     atomic_fetch_or_explicit(&w[bi >> 6], UINT64_C(1) << (bi & 63), memory_order_relaxed);
 }
 
-int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
-                        uint8_t *scratch, mh_rows *out, mh_diag *d) {
-    return mh_seg_decode_block_ex(seg, s, b, scratch, out, 0, d);
-}
-
-int mh_seg_decode_block_ex(const mh_seg *seg, const mh_slice *s, uint32_t b,
-                           uint8_t *scratch, mh_rows *out, int rows_known,
-                           mh_diag *d) {
+/* Block b's sum, LZ4 and the columns of its first upto rows, no row
+ * checks; a failure named as fsck names it. */
+static int decode_head(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_t upto,
+                       uint8_t *scratch, mh_rows *out, mh_block *blp, mh_diag *d) {
     mh_block bl;
     MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, d));
     uint32_t m = mh_slice_block_rows(seg, s, b);
-    uint64_t off = seg->block_off + (uint64_t)(s->block_first + b) * seg->block_recsz;
-    int rc = mh_block_decode(seg->base + bl.offset, bl.comp_size, bl.sum,
-                             bl.raw_size, m, s->t_first, &seg->dict.layout,
-                             scratch, out, d);
+    int rc = mh_block_decode_head(seg->base + bl.offset, bl.comp_size, bl.sum,
+                                  bl.raw_size, m, upto < m ? upto : m, s->t_first,
+                                  &seg->dict.layout, scratch, out, d);
     if (rc != MH_OK) {
         /* name the place as fsck does: slice, block, the block's bytes */
         if (d) {
@@ -1041,8 +1036,22 @@ int mh_seg_decode_block_ex(const mh_seg *seg, const mh_slice *s, uint32_t b,
         }
         return rc;
     }
-    if (rows_known)
-        return MH_OK;
+    *blp = bl;
+    return MH_OK;
+}
+
+int mh_seg_decode_rows(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_t upto,
+                       uint8_t *scratch, mh_rows *out, mh_diag *d) {
+    mh_block bl;
+    return decode_head(seg, s, b, upto, scratch, out, &bl, d);
+}
+
+int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
+                        uint8_t *scratch, mh_rows *out, mh_diag *d) {
+    mh_block bl;
+    uint32_t m = mh_slice_block_rows(seg, s, b);
+    MH_TRY(decode_head(seg, s, b, m, scratch, out, &bl, d));
+    uint64_t off = seg->block_off + (uint64_t)(s->block_first + b) * seg->block_recsz;
     uint32_t si = 0; /* found only when a check below fails */
     uint32_t bi = s->block_first + b;
     for (uint32_t k = 0; k < m; k++) {

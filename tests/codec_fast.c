@@ -96,6 +96,32 @@ typedef struct tally {
     unsigned ok, bad;
 } tally;
 
+/* The first upto rows of raw alone (mh_block_decode_raw_head, the query
+ * engine's point decode): when the whole block decodes, they are its
+ * first upto rows; when they fail, so does the whole block (the failure
+ * is in them). bb->a holds the whole block's rows when full_rc is MH_OK. */
+static void head(blockbuf *bb, const uint8_t *raw, size_t size, uint32_t n,
+                 uint32_t upto, uint64_t t_base, const mh_block_layout *l,
+                 int full_rc) {
+    mh_diag dh = {0};
+    memset(bb->b.t, 0xa5, (size_t)n * sizeof *bb->b.t);
+    int rh = mh_block_decode_raw_head(raw, size, n, upto, t_base, l, &bb->b, &dh);
+    if (rh != MH_OK) {
+        CHECKF(full_rc != MH_OK, "head of %u rows of %u refused (%s), whole block taken",
+               upto, n, dh.msg);
+        return;
+    }
+    if (full_rc != MH_OK)
+        return; /* the damage lies past the head: not read */
+    uint32_t m = l->major >= 2 ? upto : n;
+    CHECKF(bb->b.n == m, "head decode gave %u rows, want %u", bb->b.n, m);
+    bb->b.no_stream = bb->a.no_stream, bb->b.no_pc = bb->a.no_pc;
+    uint32_t was = bb->a.n;
+    bb->a.n = m;
+    CHECKF(rows_same(&bb->a, &bb->b, m), "head of %u rows of %u differs", upto, n);
+    bb->a.n = was;
+}
+
 /* Decodes raw both ways: same code, offset, detail; same rows when OK.
  * Returns the code. */
 static int both(blockbuf *bb, const uint8_t *raw, size_t size, uint32_t n,
@@ -260,6 +286,7 @@ int main(void) {
                 }
                 /* bad streams are refused: keep the good rows good */
                 int rc = both(&bb, bb.raw, size, n, t_base, &l, &ty, NULL);
+                head(&bb, bb.raw, size, n, 1 + (uint32_t)tu_below(&r, n), t_base, &l, rc);
                 int in_range = 1;
                 for (uint32_t i = 0; i < n; i++)
                     in_range &= bb.in.phy[i] + (bb.in.size[i] - 1u) >= bb.in.phy[i];
@@ -288,7 +315,8 @@ int main(void) {
                     else
                         for (unsigned k = 0; k < 1 + tu_below(&r, 12); k++)
                             mut[ms++] = (uint8_t)tu_next(&r);
-                    both(&bb, mut, ms, n, t_base, &l, &ty, NULL);
+                    int mrc = both(&bb, mut, ms, n, t_base, &l, &ty, NULL);
+                    head(&bb, mut, ms, n, 1 + (uint32_t)tu_below(&r, n), t_base, &l, mrc);
                 }
             }
     /* every byte of a presence bitmap: row 8j + k has a linear address
