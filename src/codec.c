@@ -767,13 +767,16 @@ static int dec_column(unsigned k, const uint8_t **pp, const uint8_t *end,
 
 /* The block walk, with the fast column decoders or the reference ones. */
 static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
-                      uint32_t upto, uint64_t t_base, const mh_block_layout *l,
-                      mh_rows *out, mh_diag *d, int fast) {
+                      uint32_t upto, unsigned cols, uint64_t t_base,
+                      const mh_block_layout *l, mh_rows *out, mh_diag *d, int fast) {
     const uint8_t *p = raw, *end = raw + raw_size;
     MH_CHECK(out->cap >= n, MH_EINVAL, d, 0, "row buffer too small");
     /* the rows decoded: all n, or (fast decoders, format 2) the first upto,
-     * each column's rest passed over by its length unread */
+     * each column's rest passed over by its length unread; and the columns
+     * (format 2, fast decoders): those of cols, the others passed over */
     uint32_t m = fast && l->major >= 2 && upto < n ? upto : n;
+    if (!fast || l->major < 2)
+        cols = MH_COLS_ALL;
     int got_stream = 0, got_pc = 0;
     if (l->major < 2) {
         for (unsigned k = MH_COL_ID; k <= MH_COL_SIZE; k++)
@@ -790,6 +793,10 @@ static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
                      "%s column of %llu bytes runs past the block's end",
                      k_col_names[k], (unsigned long long)len);
             const uint8_t *cend = p + len;
+            if (!(cols >> k & 1u)) {
+                p = cend; /* not asked for: not read */
+                continue;
+            }
             if (k == MH_COL_STREAM || k == MH_COL_PC)
                 MH_TRY(rows_opt(out, d));
             MH_TRY(dec_column(k, &p, cend, raw, n, m, t_base, out, d, fast));
@@ -823,23 +830,23 @@ static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
 int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
                         uint64_t t_base, const mh_block_layout *l,
                         mh_rows *out, mh_diag *d) {
-    return decode_raw(raw, raw_size, n, n, t_base, l, out, d, 1);
+    return decode_raw(raw, raw_size, n, n, MH_COLS_ALL, t_base, l, out, d, 1);
 }
 
 int mh_block_decode_raw_ref(const uint8_t *raw, size_t raw_size, uint32_t n,
                             uint64_t t_base, const mh_block_layout *l,
                             mh_rows *out, mh_diag *d) {
-    return decode_raw(raw, raw_size, n, n, t_base, l, out, d, 0);
+    return decode_raw(raw, raw_size, n, n, MH_COLS_ALL, t_base, l, out, d, 0);
 }
 
 int mh_block_decode_raw_head(const uint8_t *raw, size_t raw_size, uint32_t n,
-                             uint32_t upto, uint64_t t_base,
+                             uint32_t upto, unsigned cols, uint64_t t_base,
                              const mh_block_layout *l, mh_rows *out, mh_diag *d) {
-    return decode_raw(raw, raw_size, n, upto, t_base, l, out, d, 1);
+    return decode_raw(raw, raw_size, n, upto, cols, t_base, l, out, d, 1);
 }
 
 int mh_block_decode_head(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
-                         uint32_t raw_size, uint32_t n, uint32_t upto,
+                         uint32_t raw_size, uint32_t n, uint32_t upto, unsigned cols,
                          uint64_t t_base, const mh_block_layout *l,
                          uint8_t *scratch, mh_rows *out, mh_diag *d) {
     if (MH_CHECKSUMS_ENFORCED) {
@@ -855,13 +862,13 @@ int mh_block_decode_head(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
     MH_CHECK(got >= 0 && (uint32_t)got == raw_size, MH_ECORRUPT, d, 0,
              "LZ4 data does not decompress to the declared %u bytes (%s %d)",
              raw_size, got < 0 ? "LZ4 error" : "got", got);
-    return mh_block_decode_raw_head(scratch, raw_size, n, upto, t_base, l, out, d);
+    return mh_block_decode_raw_head(scratch, raw_size, n, upto, cols, t_base, l, out, d);
 }
 
 int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
                     uint32_t raw_size, uint32_t n, uint64_t t_base,
                     const mh_block_layout *l, uint8_t *scratch, mh_rows *out,
                     mh_diag *d) {
-    return mh_block_decode_head(comp, comp_size, sum, raw_size, n, n, t_base, l,
-                                scratch, out, d);
+    return mh_block_decode_head(comp, comp_size, sum, raw_size, n, n, MH_COLS_ALL,
+                                t_base, l, scratch, out, d);
 }

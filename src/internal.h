@@ -230,9 +230,10 @@ int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
 int mh_block_decode_raw_ref(const uint8_t *raw, size_t raw_size, uint32_t n,
                             uint64_t t_base, const mh_block_layout *l,
                             mh_rows *out, mh_diag *d);
-/* mh_block_decode_raw of the first upto rows only (mh_block_decode_head). */
+/* mh_block_decode_raw of the first upto rows and the columns cols only
+ * (mh_block_decode_head). */
 int mh_block_decode_raw_head(const uint8_t *raw, size_t raw_size, uint32_t n,
-                             uint32_t upto, uint64_t t_base,
+                             uint32_t upto, unsigned cols, uint64_t t_base,
                              const mh_block_layout *l, mh_rows *out, mh_diag *d);
 
 /* Checks the checksum, decompresses and parses one block. scratch must hold
@@ -242,12 +243,15 @@ int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
                     const mh_block_layout *l, uint8_t *scratch, mh_rows *out,
                     mh_diag *d);
 /* The same for the block's first upto rows (out->n = upto when upto < n
- * and the block is of format 2): every column's values past them are
- * passed over by the column's length, not read, so their varints and
- * values are not checked (a later decode of more rows checks them; fsck
- * decodes every row). */
+ * and the block is of format 2) and the columns of cols (a mask of 1 <<
+ * MH_COL_*; MH_COLS_ALL: every one; format 2): every column's values past
+ * them, and the columns not asked for, are passed over by the column's
+ * length, not read, so their varints and values are not checked (a later
+ * decode of more checks them; fsck decodes every row). */
+#define MH_COLS_ALL (~0u)
+#define MH_COLS_ID_T (1u << MH_COL_ID | 1u << MH_COL_TRANSITION)
 int mh_block_decode_head(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
-                         uint32_t raw_size, uint32_t n, uint32_t upto,
+                         uint32_t raw_size, uint32_t n, uint32_t upto, unsigned cols,
                          uint64_t t_base, const mh_block_layout *l,
                          uint8_t *scratch, mh_rows *out, mh_diag *d);
 
@@ -532,12 +536,12 @@ int mh_seg_block(const mh_seg *seg, const mh_slice *s, uint32_t k,
  * block record. */
 int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         uint8_t *scratch, mh_rows *out, mh_diag *d);
-/* Block b's sum, LZ4 and the columns of its first upto rows (all when upto
- * is at least its rows; mh_block_decode_head), without the row checks of
+/* Block b's sum, LZ4 and the columns cols of its first upto rows (all when
+ * upto is at least its rows; mh_block_decode_head), without the row checks of
  * mh_seg_decode_block: for the query engine, which makes them itself
  * (mh_query_check_rows) on the rows it decodes. */
 int mh_seg_decode_rows(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_t upto,
-                       uint8_t *scratch, mh_rows *out, mh_diag *d);
+                       unsigned cols, uint8_t *scratch, mh_rows *out, mh_diag *d);
 /* Block bi (segment-wide) decoded before with its rows passing every check
  * (mh_seg_decode_block's and the query's mh_query_check_rows): remembered
  * per open segment in a bitmap out of the reader's marks budget

@@ -292,7 +292,7 @@ static int rows_fail(const mh_seg *seg, const mh_slice *s, uint32_t b,
 }
 
 int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
-                      const mh_rows *rows, mh_diag *d) {
+                      const mh_rows *rows, int id_t_only, mh_diag *d) {
     uint32_t base = b * seg->rows_per_block, end = base + rows->n;
     const uint32_t bi = s->block_first + b;
     mh_block bl;
@@ -337,6 +337,18 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
          * block's (where a row fails, which one it left is told apart) */
         const uint64_t plo = ch.phy_first > bl.phy_min ? ch.phy_first : bl.phy_min;
         const uint64_t phi = ch.phy_last < bl.phy_max ? ch.phy_last : bl.phy_max;
+        if (id_t_only) { /* the id and transition columns alone */
+            for (uint32_t i = r0; i < r1; i++) {
+                uint64_t t = col_t[i];
+                uint32_t id = col_id[i];
+                if (t < ch.t_first || t > ch.t_last || id < ch.id_first || id > ch.id_last)
+                    return rows_fail(seg, s, b, s->id_first + id, k, "lies outside its", d);
+                if (i > r0 && (id <= col_id[i - 1] || t < col_t[i - 1]))
+                    return rows_fail(seg, s, b, s->id_first + id, k,
+                                     "does not follow the previous row of its", d);
+            }
+            continue;
+        }
         for (uint32_t i = r0; i < r1; i++) {
             uint64_t t = col_t[i], phy = col_phy[i];
             uint64_t last = phy + (col_size[i] - 1u);
@@ -390,9 +402,9 @@ int mh_query_decode_checked(const mh_seg *seg, const mh_slice *s, uint32_t b,
      * with the chunk checks (mh_seg_decode_block's own row checks, against
      * the slice, the block record and the stream masks, are the same
      * checks or follow from them) */
-    MH_TRY(mh_seg_decode_rows(seg, s, b, upto, scratch, rows, d));
+    MH_TRY(mh_seg_decode_rows(seg, s, b, upto, MH_COLS_ALL, scratch, rows, d));
     if (!known) {
-        MH_TRY(mh_query_check_rows(seg, s, b, rows, d));
+        MH_TRY(mh_query_check_rows(seg, s, b, rows, 0, d));
         if (rows->n == mh_slice_block_rows(seg, s, b))
             mh_seg_block_set_known(seg, bi);
     }
@@ -598,6 +610,23 @@ void mhq_labels_drop(qctx *c, int32_t e) { entry_free_tail(c, e); }
 int mh_query_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                    const mh_rows **out) {
     return get_block(c, seg, s, b, out);
+}
+
+int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                        const mh_rows **out) {
+    const mh_rows *whole = mh_query_cached(c, seg, s->block_first + b);
+    if (whole) {
+        *out = whole;
+        return MH_OK;
+    }
+    if (mh_rows_reserve_lazy(&c->probe, seg->rows_per_block) != MH_OK)
+        MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for a decoded block");
+    c->probe.n = 0;
+    MH_TRY(mh_seg_decode_rows(seg, s, b, UINT32_MAX, MH_COLS_ID_T, c->scratch, &c->probe,
+                              &c->diag));
+    MH_TRY(mh_query_check_rows(seg, s, b, &c->probe, 1, &c->diag));
+    *out = &c->probe;
+    return MH_OK;
 }
 
 static int add_cand(qctx *c, const mh_access *a) {

@@ -51,6 +51,7 @@
 #define IDQ_MAX_WANT 256
 
 void mh_query_idmap_free(qctx *c) {
+    mh_rows_free(&c->probe);
     free(c->ck);
     free(c->memo);
     c->lab = NULL;
@@ -286,8 +287,9 @@ static uint32_t block_of_id(const mh_seg *seg, const mh_slice *s, uint32_t lo,
  * the ids between the rows known on either side of the start (index
  * records, then every row of each decoded block) are probed where the
  * transitions, taken as growing evenly with the ids between them, put the
- * start: each probe decodes the block of the probed id's row and narrows
- * both sides by all its rows. Only the bounds move (by rows actually read,
+ * start: each probe decodes the block of the probed id's row, its id and
+ * transition columns only (mh_query_block_id_t: a third of a whole
+ * decode), and narrows both sides by all its rows. Only the bounds move (by rows actually read,
  * as the walk's own narrowing), so the walk that follows, from the new
  * bound, gives the same answer; a probed id whose row is not in its
  * label's chunk is MH_ECORRUPT as in the walk. */
@@ -349,7 +351,7 @@ static int probe_start(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *
         const uint32_t r1 = r0 + mhf_load_u32(crec + MHF_CHUNK_ROW_COUNT);
         uint32_t blo = block_of_id(seg, s, r0 / R, (r1 - 1) / R, xo);
         const mh_rows *rows;
-        MH_TRY(mh_query_block(c, seg, s, blo, &rows));
+        MH_TRY(mh_query_block_id_t(c, seg, s, blo, &rows));
         uint32_t k0, k1;
         if (!rows_in_block(r0, r1, blo * R, rows->n, &k0, &k1))
             return not_there(c, si, s, s->chunk_first + kk, xo);

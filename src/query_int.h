@@ -49,6 +49,9 @@ typedef struct qctx {
     /* the wide path's (query_wide.c): one block decoded outside the cache,
      * and a slice's matches placed by id offset with their marks */
     mh_rows stream;
+    /* the id-order path's probes: a block's id and transition columns
+     * (mh_query_block_id_t) */
+    mh_rows probe;
     mh_access *stage;  /* by id offset */
     uint32_t *mark;    /* by id offset: epoch of the slice that placed it */
     uint32_t epoch;
@@ -171,9 +174,10 @@ static inline uint32_t mhq_first_chunk(const mh_seg *seg, uint32_t lo, uint32_t 
  * ranges and its block's address range, ids increasing and transitions
  * not decreasing along each chunk's run of rows in the block, its stream
  * in the block's, chunk's and slice's masks. A row inside its chunk is
- * inside its slice (mh_seg_slice_check). */
+ * inside its slice (mh_seg_slice_check). id_t_only: rows of the id and
+ * transition columns alone (mh_query_block_id_t), checked for those. */
 int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
-                        const mh_rows *rows, mh_diag *d);
+                        const mh_rows *rows, int id_t_only, mh_diag *d);
 /* Decodes the first upto rows of block b of slice s (all: UINT32_MAX)
  * into rows with every check of the rows decoded, the first time only
  * (mh_seg_block_known, marked when all its rows passed): a block decoded
@@ -229,6 +233,14 @@ void mhq_labels_drop(qctx *c, int32_t e);
  * left as it is). */
 int32_t mhq_labels_cached(const qctx *c, const mh_seg *seg, uint32_t grp);
 
+/* The id and transition columns of block b of slice s, every row, checked
+ * against their chunks (query.c): the cache's whole block when it holds
+ * it, else decoded into c->probe, outside the cache (the other columns
+ * passed over: about a third of a block's decode). For placing a
+ * transition among ids (query_idmap.c's probes). Valid until the next
+ * call. */
+int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                        const mh_rows **out);
 /* Decoded block b of slice s, every row, through c's cache (query.c):
  * valid until the next call. */
 int mh_query_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,

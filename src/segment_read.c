@@ -1019,12 +1019,13 @@ void mh_seg_block_set_known(const mh_seg *seg, uint32_t bi) {
 /* Block b's sum, LZ4 and the columns of its first upto rows, no row
  * checks; a failure named as fsck names it. */
 static int decode_head(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_t upto,
-                       uint8_t *scratch, mh_rows *out, mh_block *blp, mh_diag *d) {
+                       unsigned cols, uint8_t *scratch, mh_rows *out, mh_block *blp,
+                       mh_diag *d) {
     mh_block bl;
     MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, d));
     uint32_t m = mh_slice_block_rows(seg, s, b);
     int rc = mh_block_decode_head(seg->base + bl.offset, bl.comp_size, bl.sum,
-                                  bl.raw_size, m, upto < m ? upto : m, s->t_first,
+                                  bl.raw_size, m, upto < m ? upto : m, cols, s->t_first,
                                   &seg->dict.layout, scratch, out, d);
     if (rc != MH_OK) {
         /* name the place as fsck does: slice, block, the block's bytes */
@@ -1041,16 +1042,16 @@ static int decode_head(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_
 }
 
 int mh_seg_decode_rows(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_t upto,
-                       uint8_t *scratch, mh_rows *out, mh_diag *d) {
+                       unsigned cols, uint8_t *scratch, mh_rows *out, mh_diag *d) {
     mh_block bl;
-    return decode_head(seg, s, b, upto, scratch, out, &bl, d);
+    return decode_head(seg, s, b, upto, cols, scratch, out, &bl, d);
 }
 
 int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         uint8_t *scratch, mh_rows *out, mh_diag *d) {
     mh_block bl;
     uint32_t m = mh_slice_block_rows(seg, s, b);
-    MH_TRY(decode_head(seg, s, b, m, scratch, out, &bl, d));
+    MH_TRY(decode_head(seg, s, b, m, MH_COLS_ALL, scratch, out, &bl, d));
     uint64_t off = seg->block_off + (uint64_t)(s->block_first + b) * seg->block_recsz;
     uint32_t si = 0; /* found only when a check below fails */
     uint32_t bi = s->block_first + b;

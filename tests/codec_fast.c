@@ -105,7 +105,7 @@ static void head(blockbuf *bb, const uint8_t *raw, size_t size, uint32_t n,
                  int full_rc) {
     mh_diag dh = {0};
     memset(bb->b.t, 0xa5, (size_t)n * sizeof *bb->b.t);
-    int rh = mh_block_decode_raw_head(raw, size, n, upto, t_base, l, &bb->b, &dh);
+    int rh = mh_block_decode_raw_head(raw, size, n, upto, MH_COLS_ALL, t_base, l, &bb->b, &dh);
     if (rh != MH_OK) {
         CHECKF(full_rc != MH_OK, "head of %u rows of %u refused (%s), whole block taken",
                upto, n, dh.msg);
