@@ -45,6 +45,8 @@ VARIANTS = {
     "chunk-record-flip": (None, E.ChecksumError),
     "block-flip": (None, E.ChecksumError),
     "block-raw-size": (None, E.CorruptError),
+    "block-phy-range": (None, E.CorruptError),
+    "block-first-row": (None, E.CorruptError),
     "chunk-row-outside": (None, E.CorruptError),
     "stream-mask-wrong": (None, E.CorruptError),
     "pc-truncated": (None, E.CorruptError),
