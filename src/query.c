@@ -462,8 +462,9 @@ static void entry_insert(qctx *c, int32_t e, const mh_seg *seg, uint64_t key) {
 
 /* Block b of slice s through the cache, at least its first `need` rows
  * decoded (UINT32_MAX: all). A point query needs the rows up to its
- * chunk's last in the block: the columns past them are not decoded (about
- * half a block's decode on the real stores). A cached head too short for
+ * chunk's last in the block: the columns past them are not decoded (a
+ * quarter of the column decoding of the point queries of the real stores,
+ * whose hot chunks often fill whole blocks). A cached head too short for
  * the call is decoded again whole, in its entry. */
 static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                            uint32_t need, const centry **out) {
