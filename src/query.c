@@ -248,7 +248,9 @@ static void cache_unhash(qctx *c, int32_t e) {
 
 const mh_rows *mh_query_cached(const qctx *c, const mh_seg *seg, uint32_t key) {
     int32_t e = cache_find(c, seg, key);
-    return e >= 0 && c->ent[e].rows.n == c->ent[e].rows_all ? &c->ent[e].rows : NULL;
+    return e >= 0 && c->ent[e].rows.n == c->ent[e].rows_all && !c->ent[e].id_t
+               ? &c->ent[e].rows
+               : NULL;
 }
 
 static void lru_unlink(qctx *c, int32_t e) {
@@ -461,30 +463,34 @@ static void entry_insert(qctx *c, int32_t e, const mh_seg *seg, uint64_t key) {
 }
 
 /* Block b of slice s through the cache, at least its first `need` rows
- * decoded (UINT32_MAX: all). A point query needs the rows up to its
+ * decoded (UINT32_MAX: all), every column, or (id_t) every row of its id
+ * and transition columns at least. A point query needs the rows up to its
  * chunk's last in the block: the columns past them are not decoded (a
  * quarter of the column decoding of the point queries of the real stores,
- * whose hot chunks often fill whole blocks). A cached head too short for
- * the call is decoded again whole, in its entry. */
+ * whose hot chunks often fill whole blocks). The id-order path's probes
+ * need ids and transitions only (a third of a whole decode). A cached
+ * entry holding less than the call wants is decoded again whole, in its
+ * place. */
 static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                           uint32_t need, const centry **out) {
+                           uint32_t need, int id_t, const centry **out) {
     uint32_t key = s->block_first + b;
     int32_t e = cache_find(c, seg, key);
     uint32_t all = mh_slice_block_rows(seg, s, b);
     need = need > all ? all : need > 0 ? need : 1;
     centry *x;
+    int rc;
     if (e >= 0) {
         if (c->head != e) {
             lru_unlink(c, e);
             lru_push_front(c, e);
         }
         x = &c->ent[e];
-        if (x->rows.n >= need) {
+        if (x->rows.n >= need && (id_t || !x->id_t)) {
             *out = x;
             return MH_OK;
         }
-        need = all; /* asked for more: all of it from now on */
-        int rc = mh_query_decode_checked(seg, s, b, need, c->scratch, &x->rows, &c->diag);
+        /* asked for more: all of it from now on */
+        rc = mh_query_decode_checked(seg, s, b, all, c->scratch, &x->rows, &c->diag);
         if (rc != MH_OK) { /* out of the list and the table, free */
             lru_unlink(c, e);
             cache_unhash(c, e);
@@ -492,6 +498,7 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
             entry_free_tail(c, e);
             return rc;
         }
+        x->id_t = 0;
     } else {
         e = take_entry(c);
         x = &c->ent[e];
@@ -502,11 +509,15 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
         x->lab = NULL;
         x->lab_cap = x->lab_n = 0;
         x->rows.n = 0;
-        int rc = mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
-        if (rc == MH_OK)
-            rc = mh_query_decode_checked(seg, s, b, need, c->scratch, &x->rows, &c->diag);
-        else
+        x->id_t = (uint8_t)id_t;
+        rc = mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
+        if (rc != MH_OK)
             mh_diag_fail(&c->diag, rc, 0, "out of memory for a decoded block");
+        else if (!id_t)
+            rc = mh_query_decode_checked(seg, s, b, need, c->scratch, &x->rows, &c->diag);
+        else if ((rc = mh_seg_decode_rows(seg, s, b, all, MH_COLS_ID_T, c->scratch, &x->rows,
+                                          &c->diag)) == MH_OK)
+            rc = mh_query_check_rows(seg, s, b, &x->rows, 1, &c->diag);
         c->held = c->held - was + entry_bytes(x);
         if (rc != MH_OK) {
             entry_free_tail(c, e);
@@ -516,9 +527,10 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
     }
     x->rows_all = all;
     /* for scan_chunk's one-compare row filter: the largest size - 1u
-     * (as row_meets computes it: a size 0 counts as 2^32) */
+     * (as row_meets computes it: a size 0 counts as 2^32; none without
+     * the size column, which that walk never reads) */
     uint32_t ext = 0;
-    for (uint32_t i = 0; i < x->rows.n; i++)
+    for (uint32_t i = 0; !x->id_t && i < x->rows.n; i++)
         ext = x->rows.size[i] - 1u > ext ? x->rows.size[i] - 1u : ext;
     x->size_ext = ext;
     *out = x;
@@ -530,7 +542,7 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
 static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                      const mh_rows **out) {
     const centry *x;
-    MH_TRY(get_block_entry(c, seg, s, b, UINT32_MAX, &x));
+    MH_TRY(get_block_entry(c, seg, s, b, UINT32_MAX, 0, &x));
     *out = &x->rows;
     return MH_OK;
 }
@@ -615,18 +627,9 @@ int mh_query_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
 
 int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows **out) {
-    const mh_rows *whole = mh_query_cached(c, seg, s->block_first + b);
-    if (whole) {
-        *out = whole;
-        return MH_OK;
-    }
-    if (mh_rows_reserve_lazy(&c->probe, seg->rows_per_block) != MH_OK)
-        MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for a decoded block");
-    c->probe.n = 0;
-    MH_TRY(mh_seg_decode_rows(seg, s, b, UINT32_MAX, MH_COLS_ID_T, c->scratch, &c->probe,
-                              &c->diag));
-    MH_TRY(mh_query_check_rows(seg, s, b, &c->probe, 1, &c->diag));
-    *out = &c->probe;
+    const centry *x;
+    MH_TRY(get_block_entry(c, seg, s, b, UINT32_MAX, 1, &x));
+    *out = &x->rows;
     return MH_OK;
 }
 
@@ -791,7 +794,7 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
             continue; /* no row of this block overlaps [A, B] or is of the set */
         const centry *ent = NULL;
         /* the rows up to the chunk's last in this block */
-        MH_TRY(get_block_entry(c, seg, s, (uint32_t)b, r1 - base, &ent));
+        MH_TRY(get_block_entry(c, seg, s, (uint32_t)b, r1 - base, 0, &ent));
         const mh_rows *rows = &ent->rows;
         uint32_t k0 = (r0 > base ? r0 : base) - base;
         uint32_t k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;

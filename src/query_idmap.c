@@ -51,7 +51,6 @@
 #define IDQ_MAX_WANT 256
 
 void mh_query_idmap_free(qctx *c) {
-    mh_rows_free(&c->probe);
     free(c->ck);
     free(c->memo);
     c->lab = NULL;

@@ -27,6 +27,7 @@ typedef struct centry {
     int32_t prev, next; /* LRU list, most recent first; -1 ends */
     mh_rows rows;      /* the block's first rows.n rows (get_block_entry) */
     uint32_t rows_all; /* the block's rows: rows.n < rows_all, a head only */
+    uint8_t id_t;      /* 1: the id and transition columns only */
     uint32_t size_ext; /* the largest size - 1u of rows (query.c, scan_chunk) */
     uint8_t *lab; /* a label group's labels as stored, lab_w bytes each */
     uint32_t lab_cap, lab_first, lab_n; /* bytes held, first id offset, count */
@@ -49,9 +50,6 @@ typedef struct qctx {
     /* the wide path's (query_wide.c): one block decoded outside the cache,
      * and a slice's matches placed by id offset with their marks */
     mh_rows stream;
-    /* the id-order path's probes: a block's id and transition columns
-     * (mh_query_block_id_t) */
-    mh_rows probe;
     mh_access *stage;  /* by id offset */
     uint32_t *mark;    /* by id offset: epoch of the slice that placed it */
     uint32_t epoch;
@@ -234,11 +232,11 @@ void mhq_labels_drop(qctx *c, int32_t e);
 int32_t mhq_labels_cached(const qctx *c, const mh_seg *seg, uint32_t grp);
 
 /* The id and transition columns of block b of slice s, every row, checked
- * against their chunks (query.c): the cache's whole block when it holds
- * it, else decoded into c->probe, outside the cache (the other columns
- * passed over: about a third of a block's decode). For placing a
- * transition among ids (query_idmap.c's probes). Valid until the next
- * call. */
+ * against their chunks, through c's cache (query.c): an entry of the whole
+ * block, or one of these two columns only (the others passed over: a third
+ * of a whole decode), which a later call wanting more decodes again whole.
+ * For placing a transition among ids (query_idmap.c's probes). Valid
+ * until the next call. */
 int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows **out);
 /* Decoded block b of slice s, every row, through c's cache (query.c):
