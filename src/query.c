@@ -335,10 +335,6 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
         uint32_t r0 = (ch.row_first > base ? ch.row_first : base) - base;
         uint32_t r1 = ch.row_first + ch.row_count;
         r1 = (r1 < end ? r1 : end) - base;
-        /* one compare a bound: the chunk's address range within the
-         * block's (where a row fails, which one it left is told apart) */
-        const uint64_t plo = ch.phy_first > bl.phy_min ? ch.phy_first : bl.phy_min;
-        const uint64_t phi = ch.phy_last < bl.phy_max ? ch.phy_last : bl.phy_max;
         if (id_t_only) { /* the id and transition columns alone */
             for (uint32_t i = r0; i < r1; i++) {
                 uint64_t t = col_t[i];
@@ -351,6 +347,10 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
             }
             continue;
         }
+        /* one compare a bound: the chunk's address range within the
+         * block's (where a row fails, which one it left is told apart) */
+        const uint64_t plo = ch.phy_first > bl.phy_min ? ch.phy_first : bl.phy_min;
+        const uint64_t phi = ch.phy_last < bl.phy_max ? ch.phy_last : bl.phy_max;
         for (uint32_t i = r0; i < r1; i++) {
             uint64_t t = col_t[i], phy = col_phy[i];
             uint64_t last = phy + (col_size[i] - 1u);
@@ -396,7 +396,7 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
 }
 
 int mh_query_decode_checked(const mh_seg *seg, const mh_slice *s, uint32_t b,
-                            uint32_t upto, uint8_t *scratch, mh_rows *rows,
+                            uint32_t upto, int id_t, uint8_t *scratch, mh_rows *rows,
                             mh_diag *d) {
     uint32_t bi = s->block_first + b;
     int known = mh_seg_block_known(seg, bi);
@@ -404,10 +404,11 @@ int mh_query_decode_checked(const mh_seg *seg, const mh_slice *s, uint32_t b,
      * with the chunk checks (mh_seg_decode_block's own row checks, against
      * the slice, the block record and the stream masks, are the same
      * checks or follow from them) */
-    MH_TRY(mh_seg_decode_rows(seg, s, b, upto, MH_COLS_ALL, scratch, rows, d));
+    MH_TRY(mh_seg_decode_rows(seg, s, b, upto, id_t ? MH_COLS_ID_T : MH_COLS_ALL, scratch,
+                              rows, d));
     if (!known) {
-        MH_TRY(mh_query_check_rows(seg, s, b, rows, 0, d));
-        if (rows->n == mh_slice_block_rows(seg, s, b))
+        MH_TRY(mh_query_check_rows(seg, s, b, rows, id_t, d));
+        if (!id_t && rows->n == mh_slice_block_rows(seg, s, b))
             mh_seg_block_set_known(seg, bi);
     }
     return MH_OK;
@@ -490,7 +491,7 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
             return MH_OK;
         }
         /* asked for more: all of it from now on */
-        rc = mh_query_decode_checked(seg, s, b, all, c->scratch, &x->rows, &c->diag);
+        rc = mh_query_decode_checked(seg, s, b, all, 0, c->scratch, &x->rows, &c->diag);
         if (rc != MH_OK) { /* out of the list and the table, free */
             lru_unlink(c, e);
             cache_unhash(c, e);
@@ -513,11 +514,9 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
         rc = mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
         if (rc != MH_OK)
             mh_diag_fail(&c->diag, rc, 0, "out of memory for a decoded block");
-        else if (!id_t)
-            rc = mh_query_decode_checked(seg, s, b, need, c->scratch, &x->rows, &c->diag);
-        else if ((rc = mh_seg_decode_rows(seg, s, b, all, MH_COLS_ID_T, c->scratch, &x->rows,
-                                          &c->diag)) == MH_OK)
-            rc = mh_query_check_rows(seg, s, b, &x->rows, 1, &c->diag);
+        else
+            rc = mh_query_decode_checked(seg, s, b, id_t ? all : need, id_t, c->scratch,
+                                         &x->rows, &c->diag);
         c->held = c->held - was + entry_bytes(x);
         if (rc != MH_OK) {
             entry_free_tail(c, e);

@@ -176,13 +176,14 @@ static inline uint32_t mhq_first_chunk(const mh_seg *seg, uint32_t lo, uint32_t 
  * transition columns alone (mh_query_block_id_t), checked for those. */
 int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows *rows, int id_t_only, mh_diag *d);
-/* Decodes the first upto rows of block b of slice s (all: UINT32_MAX)
- * into rows with every check of the rows decoded, the first time only
- * (mh_seg_block_known, marked when all its rows passed): a block decoded
- * again after the cache let it go costs its decompression and columns
- * alone. */
+/* Decodes the first upto rows of block b of slice s (all: UINT32_MAX),
+ * every column or (id_t) the id and transition columns only, into rows
+ * with every check of what was decoded, until the block is known
+ * (mh_seg_block_known, marked when all its rows and columns passed): a
+ * block decoded again after the cache let it go costs its decompression
+ * and columns alone. */
 int mh_query_decode_checked(const mh_seg *seg, const mh_slice *s, uint32_t b,
-                            uint32_t upto, uint8_t *scratch, mh_rows *rows,
+                            uint32_t upto, int id_t, uint8_t *scratch, mh_rows *rows,
                             mh_diag *d);
 
 /* The access of row i of rows (op from its chunk). */
