@@ -18,11 +18,12 @@
 
 /* ---- versions ---------------------------------------------------------- */
 #define MHF_VERSION_MAJOR 2u   /* what a writer writes; a reader reads 1.x and 2.x */
-#define MHF_VERSION_MINOR 4u   /* a newer minor only adds optional content:
+#define MHF_VERSION_MINOR 5u   /* a newer minor only adds optional content:
                                   2.1 adds sections 7, 8, 9; 2.2 adds the
                                   address postings (section 10); 2.3 the
                                   span address set (section 11); 2.4 the
-                                  piece sums (section 12) */
+                                  piece sums (section 12); 2.5 the id
+                                  transitions (section 13) */
 #define MHF1_VERSION_MAJOR 1u  /* format 1.0: read, never written */
 #define MHF_BYTE_ORDER_MARK 0x0A0B0C0Du /* stored little-endian: 0D 0C 0B 0A */
 #define MHF_BYTE_ORDER_SWAPPED 0x0D0C0B0Au /* what a big-endian writer would leave */
@@ -385,6 +386,35 @@
 #define MHF_PSUM_SHIFT_DEFAULT 12u /* what the reference writer writes: 4 KiB */
 #define MHF_PSUM_TYPE_MIN 6u       /* the first optional type a piece sum
                                       may cover (1-5 have their own sums) */
+
+/* ---- id transitions (section 13, since 2.5; SPEC.md §9g) -------------
+ * The transition of every K-th id offset of each slice (its *samples*:
+ * sample j is the transition of id offset j K), in groups of S samples,
+ * each group Elias-Fano coded against its first sample's transition: a
+ * 32-byte header, group_count records of group_size bytes, then the data
+ * area, each group's `words` u64 words back to back in record order (its
+ * count x L low bits, then its high bits: bit (v_i >> L) + i set for each
+ * sample i, v_i its transition minus the group's first, nothing else). */
+#define MHF_SECT_IDTIME 13u
+#define MHF_IDTIME_HEADER_SIZE 32u
+#define MHF_IDTIME_STRIDE 0          /* u32 K: ids per sample, 2^k, 1 .. 65536 */
+#define MHF_IDTIME_GROUP_SAMPLES 4   /* u32 S: samples per group, 2^k, 64 .. 65536 */
+#define MHF_IDTIME_GROUP_COUNT 8     /* u32 */
+#define MHF_IDTIME_GROUP_SIZE_OFF 12 /* u32 group_size (32; §12.1) */
+#define MHF_IDTIME_DATA_BYTES 16     /* u64, a multiple of 8 */
+#define MHF_IDTIME_RESERVED 24       /* u64 = 0 */
+#define MHF_IDTIME_GROUP_SIZE 32u
+#define MHF_IDTIME_G_DATA_OFFSET 0   /* u64 from the data area's start, x 8 */
+#define MHF_IDTIME_G_SLICE 8         /* u32 slice index in the segment */
+#define MHF_IDTIME_G_FIRST 12        /* u32 first sample index, a multiple of S */
+#define MHF_IDTIME_G_T_FIRST 16      /* u64 transition of its first sample */
+#define MHF_IDTIME_G_WORDS 24        /* u32 u64 words of data, >= 1 */
+#define MHF_IDTIME_G_LOW_BITS 28     /* u8 L, 0 .. 63 */
+#define MHF_IDTIME_G_RESERVED 29     /* 3 bytes = 0 */
+#define MHF_IDTIME_STRIDE_MAX 65536u
+#define MHF_IDTIME_S_MIN 64u
+#define MHF_IDTIME_S_MAX 65536u
+#define MHF_IDTIME_S_DEFAULT 1024u   /* what the reference writer writes */
 
 /* ---- little-endian helpers --------------------------------------------- */
 static inline uint16_t mhf_load_u16(const void *p) {

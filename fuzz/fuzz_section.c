@@ -11,8 +11,10 @@
  * fsck's exactness check), the span address set (2.3: replaced whole, or
  * segment 1's real one with bytes flipped, which reaches its header checks
  * against the MANIFEST, the embedded set's run decoding and fsck's union
- * check), or a section of a type the reader does not know (required or
- * not) added to the directory.
+ * check), the id transitions (2.5: replaced whole, or the real ones with
+ * bytes flipped, which reaches the group records, the Elias-Fano decoding
+ * and fsck's check of every sample against its row), or a section of a
+ * type the reader does not know (required or not) added to the directory.
  *
  * At start-up the writer builds FUZZ_STORE_STREAMS (fuzz_build.c: three
  * streams, pcs, windows across two commits); its full answer is kept. For
@@ -34,6 +36,10 @@
  * The id map's labels are read group by group through mh_idmap_labels:
  * clean by fsck means every group decodes, and a group that fails to
  * decode with a data error means fsck found a problem.
+ * The id transitions are decoded group by group (mh_idtime_decode) and
+ * searched (mh_idtime_first_at_least) at each sample's transition: clean
+ * by fsck means every group decodes and each search lands on the first
+ * sample at or above it.
  * When fsck finds a problem, answers may be incomplete (a summary that lies
  * consistently is only fsck's to find, SPEC.md 9) but every call still
  * fails cleanly.
@@ -176,6 +182,75 @@ static int read_labels(const mh_reader *r) {
     return first_err;
 }
 
+/* Every group of every segment's id transitions decoded, and the search at
+ * each sample's transition compared with the decoded samples: MH_OK, or
+ * the first data error. */
+static int read_idtime(const mh_reader *r) {
+    int first_err = MH_OK;
+    uint64_t *t = fuzz_malloc(MHF_IDTIME_S_MAX * sizeof *t);
+    for (size_t i = 0; i < 2; i++) {
+        const mh_seg *seg = NULL;
+        mh_diag d = {0, 0, ""};
+        if (mh_reader_seg(r, i, &seg, &d) != MH_OK)
+            continue;
+        /* w checked whole (what decoding needs), v as a query gets it (by
+         * pieces when the piece sums cover it: what the search needs) */
+        mh_idtime_view v, w;
+        int rc = mh_idtime_view_get(seg, &v, &d);
+        if (rc == MH_OK)
+            rc = mh_idtime_view_whole(seg, &w, &d);
+        if (rc == MH_ENOTFOUND)
+            continue;
+        FUZZ_ASSERT_NAMED(rc);
+        if (rc != MH_OK) {
+            FUZZ_ASSERT_MSG(d.msg[0] != 0, "an id transitions failure without a detail");
+            if (first_err == MH_OK)
+                first_err = rc;
+            continue;
+        }
+        for (uint32_t s = 0; s < seg->nslices; s++) {
+            mh_slice sl;
+            mh_seg_slice(seg, s, &sl);
+            uint32_t ns = (uint32_t)(((uint64_t)sl.count + w.k - 1) / w.k);
+            uint32_t g = mh_idtime_first_group(&w, s);
+            for (uint32_t j0 = 0; j0 < ns; j0 += w.s, g++) {
+                uint32_t c = ns - j0 < w.s ? ns - j0 : w.s;
+                rc = mh_idtime_decode(&w, g, c, t, &d);
+                FUZZ_ASSERT_NAMED(rc);
+                if (rc != MH_OK) {
+                    FUZZ_ASSERT_MSG(d.msg[0] != 0, "an id transitions failure without a detail");
+                    if (first_err == MH_OK)
+                        first_err = rc;
+                    break;
+                }
+                /* the search (which reads group records and words only)
+                 * never lands past the slice's samples */
+                for (uint32_t k = 0; k < c; k++) {
+                    uint32_t j = 0;
+                    rc = mh_idtime_first_at_least(&v, s, sl.count, t[k], &j, &d);
+                    FUZZ_ASSERT_NAMED(rc);
+                    if (rc != MH_OK) {
+                        if (first_err == MH_OK)
+                            first_err = rc;
+                        break;
+                    }
+                    FUZZ_ASSERT(j <= ns);
+                    /* clean by fsck: samples do not decrease across groups,
+                     * so j is the first of the run of samples equal to t[k] */
+                    if (!fuzz_lenient()) {
+                        FUZZ_ASSERT_MSG(j <= j0 + k, "the search passes a sample at its transition");
+                        if (j >= j0)
+                            FUZZ_ASSERT_MSG(t[j - j0] == t[k] && (j == j0 || t[j - j0 - 1] < t[k]),
+                                            "the search misses the first sample at a transition");
+                    }
+                }
+            }
+        }
+    }
+    free(t);
+    return first_err;
+}
+
 /* Narrow candidate queries on every segment's address postings (what a
  * query on a few words reads): MH_OK, or the first data error. */
 static int read_apost(const mh_reader *r, const fuzz_vec *all) {
@@ -294,6 +369,23 @@ static uint8_t *mutated_apost(int seg, const uint8_t *data, size_t len, size_t *
     return m;
 }
 
+/* The real id transitions of the segment with bytes flipped, as the id
+ * map's. */
+static uint8_t *mutated_idtime(int seg, const uint8_t *data, size_t len, size_t *out_len) {
+    uint64_t off = 0, size = 0;
+    uint32_t cnt = 0;
+    FUZZ_ASSERT_MSG(mhf_seg_find(g_seg[seg], g_seg_size[seg], MHF_SECT_IDTIME, &off, &size, &cnt),
+                    "the streams fixture has id transitions");
+    uint8_t *m = fuzz_malloc((size_t)size);
+    memcpy(m, g_seg[seg] + off, (size_t)size);
+    for (size_t i = 0; i + 3 <= len; i += 3) {
+        size_t at = ((size_t)data[i] | (size_t)data[i + 1] << 8) % (size_t)size;
+        m[at] ^= data[i + 2] ? data[i + 2] : 1;
+    }
+    *out_len = (size_t)size;
+    return m;
+}
+
 /* Segment 1's real span address set (the fixture's segment 0, position 1,
  * has none) with bytes flipped, as the id map's. */
 static uint8_t *mutated_span(const uint8_t *data, size_t len, size_t *out_len) {
@@ -316,12 +408,14 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
     static const uint32_t types[5] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY, 0,
                                       MHF_SECT_IDMAP};
     uint32_t t = which == 3 ? type : which == 5 ? MHF_SECT_IDMAP
+                                   : which >= 12 ? MHF_SECT_IDTIME
                                    : which >= 10 ? MHF_SECT_SPAN
                                    : which >= 8 ? MHF_SECT_APOST
                                    : which >= 6 ? MHF_SECT_ASET : types[which];
     uint32_t f = which == 3 ? flags
                             : (t == MHF_SECT_SUMMARY || t == MHF_SECT_IDMAP || t == MHF_SECT_ASET ||
-                                       t == MHF_SECT_APOST || t == MHF_SECT_SPAN
+                                       t == MHF_SECT_APOST || t == MHF_SECT_SPAN ||
+                                       t == MHF_SECT_IDTIME
                                    ? 0 : MHF_SECT_REQUIRED);
     uint8_t *mutated = NULL;
     if (which == 5)
@@ -332,6 +426,8 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
         data = mutated = mutated_apost(seg, data, len, &len);
     if (which == 11)
         data = mutated = mutated_span(data, len, &len);
+    if (which == 13)
+        data = mutated = mutated_idtime(seg, data, len, &len);
     size_t size = 0;
     uint8_t *bytes = fuzz_segment_put_section(g_seg[seg], g_seg_size[seg], t, f, data, len, &size);
     free(mutated);
@@ -373,6 +469,9 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
     int lrc = read_labels(r);
     if (rc == MH_OK)
         rc = lrc;
+    int trc = read_idtime(r);
+    if (rc == MH_OK)
+        rc = trc;
     int arc = read_apost(r, all.n ? &all : NULL);
     if (rc == MH_OK)
         rc = arc;
@@ -415,10 +514,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
      * replaced, 5 the id map with bytes flipped, 6 the address set
      * replaced, 7 the address set with bytes flipped, 8 the address
      * postings replaced, 9 the address postings with bytes flipped, 10
-     * the span address set replaced, 11 segment 1's with bytes flipped */
-    uint32_t which = fuzz_producer_u32_range(&p, 0, 11);
+     * the span address set replaced, 11 segment 1's with bytes flipped,
+     * 12 the id transitions replaced, 13 with bytes flipped */
+    uint32_t which = fuzz_producer_u32_range(&p, 0, 13);
     int seg = fuzz_producer_bool(&p);
-    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_SPAN + 1, 0xffff);
+    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_IDTIME + 1, 0xffff);
     uint32_t flags = fuzz_producer_u32_range(&p, 0, 1);
     if (len > (1u << 20))
         return 0;

@@ -237,6 +237,13 @@ static uint64_t lanes_at_least(const uint8_t *p, size_t words, unsigned w, uint3
 
 int mh_idmap_decode_packed(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
                            uint8_t *out, unsigned *width, mh_diag *d) {
+    uint32_t n;
+    return mh_idmap_decode_prefix(v, grp, nck, UINT32_MAX, out, &n, width, d);
+}
+
+int mh_idmap_decode_prefix(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
+                           uint32_t want, uint8_t *out, uint32_t *got, unsigned *width,
+                           mh_diag *d) {
     const uint8_t *r = v->recs + (size_t)grp * v->group_size;
     uint32_t s = mhf_load_u32(r + MHF_IDMAP_G_SLICE);
     uint32_t x0 = mhf_load_u32(r + MHF_IDMAP_G_ID_OFFSET);
@@ -248,12 +255,26 @@ int mh_idmap_decode_packed(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
                   doff;
     /* the parse bounded cnt by G and the width to 1, 2, 4 */
     size_t raw = (size_t)cnt * w;
-    int got = LZ4_decompress_safe((const char *)v->data + doff, (char *)out, (int)cs,
-                                  (int)raw);
-    MH_CHECK(got == (int)raw, MH_ECORRUPT, d, at,
-             "id map: group %u (slice %u id offset %u) at byte %llu: LZ4 block "
-             "does not decompress to %zu bytes", grp, s, x0,
-             (unsigned long long)at, raw);
+    if (want < cnt) {
+        /* the first `want` labels at least: LZ4 stops once it has them (a
+         * walk from an id needs the labels up to it, or a few past it);
+         * what it does not decode it does not check */
+        int n = LZ4_decompress_safe_partial((const char *)v->data + doff, (char *)out,
+                                            (int)cs, (int)((size_t)want * w), (int)raw);
+        MH_CHECK(n >= (int)((size_t)want * w), MH_ECORRUPT, d, at,
+                 "id map: group %u (slice %u id offset %u) at byte %llu: LZ4 block "
+                 "does not decompress to its first %zu bytes", grp, s, x0,
+                 (unsigned long long)at, (size_t)want * w);
+        cnt = (uint32_t)((size_t)n / w);
+        raw = (size_t)cnt * w;
+    } else {
+        int n = LZ4_decompress_safe((const char *)v->data + doff, (char *)out, (int)cs,
+                                    (int)raw);
+        MH_CHECK(n == (int)raw, MH_ECORRUPT, d, at,
+                 "id map: group %u (slice %u id offset %u) at byte %llu: LZ4 block "
+                 "does not decompress to %zu bytes", grp, s, x0,
+                 (unsigned long long)at, raw);
+    }
     /* every label a chunk of the slice: tested 8 bytes at a time first,
      * each found only when one is not. The byte loop did not vectorize at
      * -O2 and cost 8 instructions a label: 65 k a group of 8192, as much
@@ -282,6 +303,7 @@ int mh_idmap_decode_packed(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
                      "chunk of the slice", l, x0 + i, s);
         }
     *width = w;
+    *got = cnt;
     return MH_OK;
 }
 

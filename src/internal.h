@@ -419,6 +419,7 @@ typedef struct mh_seg {
     _Atomic uint8_t *slice_ok; /* per slice: index checksum verified */
     _Atomic int summary_ok[2]; /* sections 6 and 9 checked (summary_read.c) */
     _Atomic int idmap_ok;   /* id map checked (idmap_read.c) */
+    _Atomic int idtime_ok;  /* id transitions checked (idtime_read.c) */
     _Atomic int aset_ok;    /* address set checked (aset_read.c) */
     _Atomic int span_ok;    /* span address set checked (span_read.c) */
     _Atomic int span_stale; /* ... and found stale: never used */
@@ -780,6 +781,7 @@ typedef struct mh_segw_config {
     int32_t lz4_acceleration;
     const mh_summary_hooks *summary; /* NULL: no address summary */
     uint32_t idmap_group_ids; /* ids per id map group (G); 0: no id map */
+    uint32_t idtime_stride;   /* ids per id transition sample (K); 0: none */
     int aset;                        /* 1: write the address set (2.1) */
     int apost;                       /* 1: write the address postings (2.2) */
     int span;                        /* 1: write the span address set (2.3)
@@ -845,6 +847,10 @@ struct mh_builder {
     uint32_t idmap_g;              /* id map group ids, 0: none */
     mh_buf idmap_recs, idmap_data; /* the slice's id map groups (idmap_build.c) */
     uint8_t *idmap_raw, *idmap_comp; /* scratch of G x 4 bytes and its bound */
+    uint32_t idtime_k;             /* id transition stride, 0: none */
+    mh_buf idtime_recs, idtime_data; /* the slice's id transition groups */
+    uint64_t *idtime_w;            /* scratch: one group's words */
+    uint32_t idtime_cap;
     int aset;                      /* collect aset_iv (address set) */
     mh_buf aset_iv;                /* u64 pairs: each op's merged ranges */
     uint32_t aset_n[MHF_OP_COUNT]; /* pairs of each op, in op order */
@@ -1175,12 +1181,82 @@ uint32_t mh_idmap_first_group(const mh_idmap_view *v, uint32_t s);
  * out (G x 4 bytes room), checked as mh_idmap_decode checks them. */
 int mh_idmap_decode_packed(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
                            uint8_t *out, unsigned *width, mh_diag *d);
+/* As mh_idmap_decode_packed, but when want is below the group's count,
+ * only a prefix of at least `want` labels (LZ4_decompress_safe_partial):
+ * *got labels decoded and checked, want <= *got <= count. */
+int mh_idmap_decode_prefix(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
+                           uint32_t want, uint8_t *out, uint32_t *got, unsigned *width,
+                           mh_diag *d);
 /* fsck (verify_idmap.c): the segment's id map, when it has one, checked
  * like a reader checks it and then every label against the chunk of its
  * row (rows decoded from the blocks) and every chunk's label count against
  * its row_count. Slices whose own records or blocks are damaged are not
  * judged (verify.c reports them). The first problem in d. */
 int mh_idmap_fsck(const mh_seg *seg, mh_diag *d);
+/* ---- id transitions (idtime_build.c, idtime_read.c, verify_idtime.c) -- */
+/* Section 13 (format 2.5, SPEC.md §9g): per slice, the transition of every
+ * K-th id offset, Elias-Fano coded in groups of S. With the id map, a query
+ * that walks a slice in id order (query_idmap.c) finds where its start
+ * transition falls among the ids from it instead of probing blocks. */
+#define MH_IDTIME_STRIDE 1u /* the reference writer's K: every id */
+
+/* Writer side: the builder's groups of one slice from its accesses a[0 ..
+ * n) in id order (records with slice 0 and data_offset relative to
+ * b->idtime_data; mh_segw_append moves them). Nothing when b->idtime_k is
+ * 0. MH_OK or MH_ENOMEM. */
+int mh_idtime_build_slice(mh_builder *b, const mh_rec *a, uint32_t n);
+/* Section 13's bytes from the segment's group records and data area,
+ * appended to out. */
+int mh_idtime_serialize(uint32_t k, const uint8_t *recs, uint32_t nrec,
+                        const uint8_t *data, uint64_t data_bytes, mh_buf *out);
+
+/* A checked id transitions section, read in place (idtime_read.c). */
+typedef struct mh_idtime_view {
+    const uint8_t *recs, *data;
+    uint32_t k, s, ngroups, group_size;
+    uint64_t data_bytes, off; /* off: the section's file offset */
+    /* the segment when only the header was checked (piece sums, §9f): the
+     * records and words a search reads are checked by their pieces as it
+     * reads them; NULL when the whole section was checked */
+    const mh_seg *lazy;
+} mh_idtime_view;
+/* 1 when the segment has section 13 (defined by its minor; no check). */
+int mh_idtime_present(const mh_seg *seg);
+/* Validates section bytes p[0..size) (file offset base_off) against the
+ * segment's slices: header, sizes, reserved fields (§12.1), every slice's
+ * groups in order, each group's words room for its samples, data offsets
+ * tiling the data area. MH_ECORRUPT "id transitions: ...". */
+int mh_idtime_parse(const mh_seg *seg, const uint8_t *p, uint64_t size,
+                    uint64_t base_off, mh_idtime_view *out, mh_diag *d);
+/* The segment's section 13 on first use (seg->idtime_ok): with piece sums
+ * covering it, its header's piece and header only (a lazy view);
+ * otherwise checksummed and parsed whole. MH_ENOTFOUND when none. */
+int mh_idtime_view_get(const mh_seg *seg, mh_idtime_view *out, mh_diag *d);
+/* The section checksummed and parsed whole, every time (fsck). */
+int mh_idtime_view_whole(const mh_seg *seg, mh_idtime_view *out, mh_diag *d);
+/* *j = the smallest sample index of slice si (a slice of `count` ids)
+ * whose transition is >= T, or the slice's sample count when none is: from
+ * the group records (binary search by their first transitions) and one
+ * group's high bits. A lazy view checks the pieces of every record and
+ * words it reads, and the found group's record (MH_ECHECKSUM /
+ * MH_ECORRUPT). Reads only inside the section (a crafted file gives a
+ * wrong bound, never a read outside; fsck checks the meaning). */
+int mh_idtime_first_at_least(const mh_idtime_view *v, uint32_t si, uint32_t count,
+                             uint64_t T, uint32_t *j, mh_diag *d);
+/* Decodes group grp's samples (its count, c <= S) as transitions into t,
+ * checking its coding: exactly c high bits set, no bit past the last
+ * sample's, the first sample at the group's t_first, samples not
+ * decreasing. MH_ECORRUPT with detail. */
+int mh_idtime_decode(const mh_idtime_view *v, uint32_t grp, uint32_t c,
+                     uint64_t *t, mh_diag *d);
+/* Index of the first group of slice si (records sorted by slice). */
+uint32_t mh_idtime_first_group(const mh_idtime_view *v, uint32_t si);
+/* fsck: the segment's section 13, when it has one, checked as a reader
+ * checks it, every group decoded, and every sample against the transition
+ * of its id's row (rows decoded from the blocks). Slices whose own records
+ * or blocks are damaged are not judged. The first problem in d. */
+int mh_idtime_fsck(const mh_seg *seg, mh_diag *d);
+
 /* ---- address set (aset_build.c, aset_read.c, verify_aset.c) ---------- */
 /* Section 8 (format 2.1, optional): per operation, the exact sorted
  * maximal intervals of the union of its rows' [physical, physical + size -

@@ -624,6 +624,14 @@ int mh_query_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
     return get_block(c, seg, s, b, out);
 }
 
+int mh_query_block_head(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                        uint32_t need, const mh_rows **out) {
+    const centry *x;
+    MH_TRY(get_block_entry(c, seg, s, b, need, 0, &x));
+    *out = &x->rows;
+    return MH_OK;
+}
+
 int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows **out) {
     const centry *x;

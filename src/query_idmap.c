@@ -134,11 +134,18 @@ static int group_of(qctx *c, const mh_seg *seg, uint32_t si, uint32_t x,
     return MH_OK;
 }
 
+/* Labels a forward walk decodes past its id when a group is decoded from
+ * its start (a prefix, LZ4_decompress_safe_partial): a whole-space query
+ * reads one label, a 1 MiB one a few hundred; more are decoded when the
+ * walk gets there. */
+#define IDQ_LAB_AHEAD 512u
+
 /* The label group of slice si holding id offset x: the one walked when it
- * holds x, else from the cache, else decoded (and checked) into it. It is
- * pinned in the cache until the next group or the walk's end. */
+ * holds x, else from the cache, else decoded (and checked) into it, at
+ * least its labels up to x (forward: IDQ_LAB_AHEAD more). It is pinned in
+ * the cache until the next group or the walk's end. */
 static int labels_at(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
-                     uint32_t x) {
+                     uint32_t x, int fwd) {
     if (c->lab_seg == seg && c->lab_slice == si && x >= c->lab_first &&
         x - c->lab_first < c->lab_n)
         return MH_OK;
@@ -155,19 +162,36 @@ static int labels_at(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
     uint32_t cnt = mhf_load_u32(rec + MHF_IDMAP_G_COUNT);
     MH_TRY(mhq_labels_entry(c, seg, grp, cnt * (uint32_t)rec[MHF_IDMAP_G_WIDTH], &e, &fresh));
     centry *ent = &c->ent[e];
+    const uint32_t first = x / v.g * v.g;
+    if (!fresh && ent->lab_n < ent->lab_all && x - ent->lab_first >= ent->lab_n) {
+        /* a prefix that stops before x: the group again, whole */
+        uint32_t got;
+        int rc = mh_idmap_decode_prefix(&v, grp, s->chunk_count, UINT32_MAX, ent->lab, &got,
+                                        &ent->lab_w, &c->diag);
+        if (rc != MH_OK) {
+            c->lab_seg = NULL;
+            return rc; /* the entry keeps its checked prefix */
+        }
+        ent->lab_n = got;
+        atomic_fetch_add_explicit(&((mh_reader *)c->r)->idmap_groups_decoded, 1,
+                                  memory_order_relaxed);
+    }
     if (fresh) {
         /* as mh_idmap_labels: the parse made group grp of slice si hold
          * ids [x / g * g, + count) with count <= g, width 1, 2 or 4 */
-        int rc = mh_idmap_decode_packed(&v, grp, s->chunk_count, ent->lab, &ent->lab_w,
-                                        &c->diag);
+        const uint32_t upto = x < first ? 0 : x - first + 1 + (fwd ? IDQ_LAB_AHEAD : 0);
+        uint32_t got = 0;
+        int rc = mh_idmap_decode_prefix(&v, grp, s->chunk_count, upto < cnt ? upto : UINT32_MAX,
+                                        ent->lab, &got, &ent->lab_w, &c->diag);
         if (rc != MH_OK) {
             mhq_labels_drop(c, e);
             return rc;
         }
-        ent->lab_first = x / v.g * v.g;
-        ent->lab_n = cnt;
+        ent->lab_first = first;
+        ent->lab_n = got;
+        ent->lab_all = cnt;
         if (ent->lab_n == 0 || x < ent->lab_first || x - ent->lab_first >= ent->lab_n) {
-            uint32_t f = ent->lab_first, n = ent->lab_n;
+            uint32_t f = ent->lab_first, n = cnt;
             mhq_labels_drop(c, e);
             MH_FAIL(MH_ECORRUPT, &c->diag, 0,
                     "id map: slice %u: the group for id offset %u holds %u..%u", si,
@@ -248,7 +272,7 @@ static inline void bracket_row(bracket *k, int fwd, uint64_t T, uint64_t t, int6
  * (labels_at: checked when decoded). */
 static int label_of(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
                     uint32_t x, uint32_t *k) {
-    MH_TRY(labels_at(c, seg, si, s, x));
+    MH_TRY(labels_at(c, seg, si, s, x, 0));
     const uint8_t *p = c->lab + (size_t)(x - c->lab_first) * c->lab_w;
     *k = c->lab_w == 1 ? p[0] : c->lab_w == 2 ? mhf_load_u16(p) : mhf_load_u32(p);
     return MH_OK;
@@ -500,10 +524,42 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             }
         }
     }
+    /* a transition placed by the id transitions (SPEC §9g) costs the id
+     * path one located row where the chunk walk decodes a block per chunk
+     * the start cuts: with most of the slice's rows able to match, the id
+     * path is taken whatever the cached blocks (a slice of one block
+     * aside: the chunk walk decodes that one) */
+    const int exact = by_t && cover >= s->count / 2 && s->block_count > 1 &&
+                      mh_idtime_present(seg);
     if (!force && (cover == 0 || cover < s->count / IDQ_COVER_DIV ||
-                   walk_cost <= id_cost))
+                   (walk_cost <= id_cost && !exact)))
         return 0;
-    if (by_t) {
+    /* the id transitions (SPEC §9g): where the transition bounds fall
+     * among the ids, from the samples; exact at stride 1 */
+    int placed = 0;
+    if (by_t && mh_idtime_present(seg)) {
+        mh_idtime_view tv;
+        MH_TRY(mh_idtime_view_get(seg, &tv, &c->diag));
+        if (bo.tlo > 0) {
+            /* samples before j have transitions below tlo: so have their
+             * ids and every id before */
+            uint32_t j;
+            MH_TRY(mh_idtime_first_at_least(&tv, si, s->count, bo.tlo, &j, &c->diag));
+            int64_t lo = j ? (int64_t)(j - 1) * tv.k + 1 : 0;
+            if (lo > bo.lo)
+                bo.lo = lo;
+        }
+        if (bo.thi < UINT64_MAX) {
+            /* sample j's transition is above thi: so is every id's from it */
+            uint32_t j;
+            MH_TRY(mh_idtime_first_at_least(&tv, si, s->count, bo.thi + 1, &j, &c->diag));
+            int64_t hi = (int64_t)j * tv.k - 1;
+            if (hi < bo.hi)
+                bo.hi = hi;
+        }
+        placed = tv.k == 1;
+    }
+    if (by_t && !placed) {
         /* every row the index records show is a sample of the ids'
          * transitions, whatever its op or address: each chunk's first and
          * last rows (of every op: a read-only query placed its start by
@@ -524,7 +580,7 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
     /* a whole-ish query (the chunks that can match hold most of the
      * slice): the start placed by probes first. A narrow one locates only
      * rows of the few chunks meeting [A, B], cheaper than probes into any */
-    if (q->kind == MH_FROM_TRANSITION && cover >= s->count / 2)
+    if (q->kind == MH_FROM_TRANSITION && cover >= s->count / 2 && !placed)
         MH_TRY(probe_start(c, seg, si, s, q, &bo));
     const int filtered = row_filtered(q);
     size_t n = 0;
@@ -532,7 +588,7 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
     uint64_t prev_t = 0, prev_id = 0;
     int64_t x = fwd ? bo.lo : bo.hi;
     while (fwd ? x <= bo.hi : x >= bo.lo) {
-        MH_TRY(labels_at(c, seg, si, s, (uint32_t)x));
+        MH_TRY(labels_at(c, seg, si, s, (uint32_t)x, fwd));
         const uint8_t *lab = c->lab;
         const int64_t g0 = c->lab_first, g1 = (int64_t)c->lab_first + c->lab_n - 1;
         /* the labels of this group, in query order, until a candidate: one
@@ -603,7 +659,11 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             x += fwd ? 1 : -1; /* no row of this block can match */
             continue;
         }
-        MH_TRY(mh_query_block(c, seg, s, b, &rows));
+        /* the rows up to the chunk's last in the block: a head of it
+         * when the chunk ends early (a whole-space query's answer block
+         * is decoded to half of it on average) */
+        MH_TRY(mh_query_block_head(c, seg, s, b, (r1 < (b + 1) * R ? r1 : (b + 1) * R) - b * R,
+                                   &rows));
         if (!rows_in_block(r0, r1, b * R, rows->n, &k0, &k1))
             return not_there(c, si, s, s->chunk_first + k, xo);
         const uint32_t *col_id = rows->id_off;

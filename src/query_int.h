@@ -31,6 +31,7 @@ typedef struct centry {
     uint32_t size_ext; /* the largest size - 1u of rows (query.c, scan_chunk) */
     uint8_t *lab; /* a label group's labels as stored, lab_w bytes each */
     uint32_t lab_cap, lab_first, lab_n; /* bytes held, first id offset, count */
+    uint32_t lab_all; /* the group's count: lab_n < lab_all, a prefix only */
     unsigned lab_w;
 } centry;
 
@@ -240,6 +241,11 @@ int32_t mhq_labels_cached(const qctx *c, const mh_seg *seg, uint32_t grp);
  * until the next call. */
 int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows **out);
+/* Decoded block b of slice s, its first `need` rows at least (the head a
+ * point query or a located row needs; every row when the cache holds
+ * them), through c's cache (query.c): valid until the next call. */
+int mh_query_block_head(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                        uint32_t need, const mh_rows **out);
 /* Decoded block b of slice s, every row, through c's cache (query.c):
  * valid until the next call. */
 int mh_query_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,

@@ -443,6 +443,7 @@ int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     o->fine_summary_bytes = defined_bytes(s, MHF_SECT_SUMMARY_FINE);
     o->apost_bytes = defined_bytes(s, MHF_SECT_APOST);
     o->span_bytes = defined_bytes(s, MHF_SECT_SPAN);
+    o->idtime_bytes = defined_bytes(s, MHF_SECT_IDTIME);
     return MH_STRUCT_OUT(dst, o, MH_SEGMENT_INFO_SIZE_1);
 }
 
@@ -858,8 +859,8 @@ static const char *section_name(uint32_t type, uint16_t major, uint16_t minor) {
         NULL,     "data",   "dictionary",  "slices",      "chunks",
         "blocks", "address summary", "id map", "address set",
         "fine address summary", "address postings", "span address set",
-        "piece sums"};
-    _Static_assert(sizeof names / sizeof names[0] == MHF_SECT_PSUM + 1,
+        "piece sums", "id transitions"};
+    _Static_assert(sizeof names / sizeof names[0] == MHF_SECT_IDTIME + 1,
                    "a name for each type");
     if (!mh_section_defined(major, minor, type))
         return "unknown";

@@ -34,6 +34,7 @@ struct mh_segw {
     mh_buf sstreams, sstream_first, sflags, skeys, skey_first;
     /* the id map's group records (slice and data_offset final) and data */
     mh_buf idrecs, iddata;
+    mh_buf itrecs, itdata; /* the id transitions' groups (idtime_build.c) */
     XXH3_state_t *data_hash; /* of the data section so far */
     mh_aset_acc *aset;   /* the address set's intervals (aset_build.c) */
     int aset_lost;       /* out of memory for them: no set this segment */
@@ -114,6 +115,7 @@ int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
     size_t st0 = w->sstreams.n, stf0 = w->sstream_first.n, f0 = w->sflags.n;
     size_t k0 = w->skeys.n, kf0 = w->skey_first.n;
     size_t ir0 = w->idrecs.n, id0 = w->iddata.n;
+    size_t tr0 = w->itrecs.n, td0 = w->itdata.n;
     uint32_t stfirst = (uint32_t)(st0 / sizeof(mh_slice_stream));
     uint32_t kfirst = (uint32_t)(k0 / 8u);
     uint8_t flags = (uint8_t)((b->has_stream ? SLICE_STREAM : 0) |
@@ -132,7 +134,9 @@ int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
         mh_buf_append(&w->skeys, b->sum_keys.p, b->sum_keys.n) != MH_OK ||
         mh_buf_append(&w->skey_first, &kfirst, sizeof kfirst) != MH_OK ||
         mh_buf_append(&w->idrecs, b->idmap_recs.p, b->idmap_recs.n) != MH_OK ||
-        mh_buf_append(&w->iddata, b->idmap_data.p, b->idmap_data.n) != MH_OK)
+        mh_buf_append(&w->iddata, b->idmap_data.p, b->idmap_data.n) != MH_OK ||
+        mh_buf_append(&w->itrecs, b->idtime_recs.p, b->idtime_recs.n) != MH_OK ||
+        mh_buf_append(&w->itdata, b->idtime_data.p, b->idtime_data.n) != MH_OK)
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for the index of %s",
                           w->name);
     if (rc == MH_OK) {
@@ -143,6 +147,12 @@ int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
             mhf_store_u32(r + MHF_IDMAP_G_SLICE, (uint32_t)NSLICES(w));
             mhf_store_u64(r + MHF_IDMAP_G_DATA_OFFSET,
                           mhf_load_u64(r + MHF_IDMAP_G_DATA_OFFSET) + id0);
+        }
+        for (size_t off = tr0; off < w->itrecs.n; off += MHF_IDTIME_GROUP_SIZE) {
+            uint8_t *r = w->itrecs.p + off;
+            mhf_store_u32(r + MHF_IDTIME_G_SLICE, (uint32_t)NSLICES(w));
+            mhf_store_u64(r + MHF_IDTIME_G_DATA_OFFSET,
+                          mhf_load_u64(r + MHF_IDTIME_G_DATA_OFFSET) + td0);
         }
         for (size_t off = b0; off < w->blocks.n; off += MHF_BLOCK_SIZE) {
             uint8_t *r = w->blocks.p + off + MHF_BLOCK_OFFSET;
@@ -174,6 +184,8 @@ int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
         w->skey_first.n = kf0;
         w->idrecs.n = ir0;
         w->iddata.n = id0;
+        w->itrecs.n = tr0;
+        w->itdata.n = td0;
         return rc;
     }
     w->data_end += b->data.n;
@@ -380,6 +392,15 @@ int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
         w->iddata.n = (size_t)mhf_load_u64(w->idrecs.p + gi * MHF_IDMAP_GROUP_SIZE +
                                            MHF_IDMAP_G_DATA_OFFSET);
     w->idrecs.n = gi * MHF_IDMAP_GROUP_SIZE;
+    /* and the id transitions' */
+    size_t ti = 0, nt = w->itrecs.n / MHF_IDTIME_GROUP_SIZE;
+    while (ti < nt && mhf_load_u32(w->itrecs.p + ti * MHF_IDTIME_GROUP_SIZE +
+                                   MHF_IDTIME_G_SLICE) < i)
+        ti++;
+    if (ti < nt)
+        w->itdata.n = (size_t)mhf_load_u64(w->itrecs.p + ti * MHF_IDTIME_GROUP_SIZE +
+                                           MHF_IDTIME_G_DATA_OFFSET);
+    w->itrecs.n = ti * MHF_IDTIME_GROUP_SIZE;
     w->count = id_from - w->cfg.id_first;
     w->t_last = i ? mhf_load_u64(w->slices.p + (i - 1) * MHF2_SLICE_SIZE +
                                  MHF_SLICE_T_LAST)
@@ -533,7 +554,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         any_stream |= w->sflags.p[i] & SLICE_STREAM;
         any_pc |= w->sflags.p[i] & SLICE_PC;
     }
-    MH_CHECK(si->nextra <= MAX_SEAL_SECTIONS - 12, MH_EINVAL, d, 0,
+    MH_CHECK(si->nextra <= MAX_SEAL_SECTIONS - 13, MH_EINVAL, d, 0,
              "%zu extra sections", si->nextra);
     mh_dict_stream *streams;
     size_t nstreams;
@@ -579,6 +600,23 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
             mh_buf_free(&idmap);
             return mh_diag_fail(d, rc, 0, "cannot build the id map of %s: %s",
                                 w->name, mh_strerror(rc));
+        }
+    }
+    /* the id transitions (SPEC §9g): a 2.5 segment's, after the id map */
+    mh_buf idtime = {0};
+    uint16_t minor = si->minor ? si->minor : MHF_VERSION_MINOR;
+    if (rc == MH_OK && w->itrecs.n && nsl > 0 && minor >= 5) {
+        rc = mh_idtime_serialize(w->cfg.idtime_stride, w->itrecs.p,
+                                 (uint32_t)(w->itrecs.n / MHF_IDTIME_GROUP_SIZE),
+                                 w->itdata.p, w->itdata.n, &idtime);
+        if (rc != MH_OK) {
+            free(dict);
+            mh_buf_free(&summary);
+            mh_buf_free(&fine);
+            mh_buf_free(&idmap);
+            mh_buf_free(&idtime);
+            return mh_diag_fail(d, rc, 0, "cannot build the id transitions of "
+                                "%s: %s", w->name, mh_strerror(rc));
         }
     }
     mh_buf aset = {0};
@@ -631,10 +669,11 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         sec[ns++] = (seal_sec){MHF_SECT_APOST, 0, 0, 0, apost.p, apost.n};
     if (span.n) /* after section 10 (SPEC §9e) */
         sec[ns++] = (seal_sec){MHF_SECT_SPAN, 0, 0, 0, span.p, span.n};
+    if (idtime.n) /* after section 11, before the piece sums that cover it */
+        sec[ns++] = (seal_sec){MHF_SECT_IDTIME, 0, 0, 0, idtime.p, idtime.n};
     /* the piece sums of the optional sections above (SPEC §9f), last:
-     * types 6-11 in directory order, so increasing */
+     * types 6-11 and 13 in directory order, so increasing */
     mh_buf psum = {0};
-    uint16_t minor = si->minor ? si->minor : MHF_VERSION_MINOR;
     if (minor >= 4) {
         mh_psum_input in[MAX_SEAL_SECTIONS];
         size_t nin = 0;
@@ -674,6 +713,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     mh_buf_free(&summary);
     mh_buf_free(&fine);
     mh_buf_free(&idmap);
+    mh_buf_free(&idtime);
     mh_buf_free(&aset);
     mh_buf_free(&apost);
     mh_buf_free(&span);
@@ -753,6 +793,8 @@ void mh_segw_destroy(mh_segw *w) {
     mh_buf_free(&w->skey_first);
     mh_buf_free(&w->idrecs);
     mh_buf_free(&w->iddata);
+    mh_buf_free(&w->itrecs);
+    mh_buf_free(&w->itdata);
     XXH3_freeState(w->data_hash);
     mh_aset_acc_destroy(w->aset);
     mh_apost_acc_destroy(w->apost);

@@ -457,6 +457,7 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
     w->raw_total = 0;
     w->sum_keys.n = 0;
     w->idmap_recs.n = w->idmap_data.n = 0;
+    w->idtime_recs.n = w->idtime_data.n = 0;
     w->aset_iv.n = 0;
     memset(w->aset_n, 0, sizeof w->aset_n);
     w->aset_lost = 0;
@@ -496,6 +497,8 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
         w->perm[w->tmpv[w->chunk_of[i]]++] = i;
     /* the id map's labels: the chunk of each id offset (idmap_build.c) */
     MH_TRY(mh_idmap_build_slice(w, w->chunk_of, n, nck));
+    /* the id transitions: every K-th access's transition (idtime_build.c) */
+    MH_TRY(mh_idtime_build_slice(w, a, n));
     /* chunk records */
     uint8_t rec[MHF_CHUNK_SIZE];
     for (uint32_t c = 0; c < nck; c++) {
@@ -560,6 +563,7 @@ int mh_builder_create(const mh_segw_config *cfg, mh_builder **out) {
     w->lz4_acceleration = cfg->lz4_acceleration;
     w->summary = cfg->summary;
     w->idmap_g = cfg->idmap_group_ids;
+    w->idtime_k = cfg->idtime_stride;
     w->aset = cfg->aset || cfg->apost; /* aset_iv feeds both (apost_build.c) */
     int rc = mh_rows_reserve(&w->cols, w->rows_per_block);
     if (rc == MH_OK) {
@@ -604,6 +608,9 @@ void mh_builder_destroy(mh_builder *w) {
     mh_buf_free(&w->idmap_data);
     free(w->idmap_raw);
     free(w->idmap_comp);
+    mh_buf_free(&w->idtime_recs);
+    mh_buf_free(&w->idtime_data);
+    free(w->idtime_w);
     mh_buf_free(&w->aset_iv);
     free(w->streams);
     free(w->stream_slot);

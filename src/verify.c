@@ -293,9 +293,10 @@ static void verify_sections(vctx *v, const mh_seg *seg) {
             (x->type == MHF_SECT_PSUM &&
              mh_section_defined(seg->major, seg->minor, MHF_SECT_PSUM)) ||
             (x->type == MHF_SECT_IDMAP && mh_idmap_present(seg)) ||
+            (x->type == MHF_SECT_IDTIME && mh_idtime_present(seg)) ||
             (x->type == MHF_SECT_SUMMARY_FINE &&
              mh_summary_section(seg, MH_SUM_FINE) == x))
-            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_aset_fsck / mh_apost_fsck / mh_span_fsck / mh_psum_fsck check them */
+            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_idtime_fsck / mh_aset_fsck / mh_apost_fsck / mh_span_fsck / mh_psum_fsck check them */
         uint64_t sum = mh_hash(seg->base + x->offset, (size_t)x->size);
         if (sum != x->sum)
             report(v, MH_ECHECKSUM, seg->name, x->offset,
@@ -395,6 +396,8 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
             if ((rc = mh_sum_fsck_end(&sum, k, &d)) != MH_OK)
                 report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_idmap_fsck(&seg, &d)) != MH_OK)
+            report(v, rc, name, d.offset, "%s", d.msg);
+        if ((rc = mh_idtime_fsck(&seg, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_aset_fsck(&seg, rows_ok, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);

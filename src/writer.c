@@ -255,6 +255,7 @@ static int ensure_segment(mh_writer *w) {
         .lz4_acceleration = w->opt.lz4_acceleration,
         .summary = mh_summary_hooks_default(),
         .idmap_group_ids = w->opt.id_map ? MH_IDMAP_GROUP_IDS : 0,
+        .idtime_stride = w->opt.id_map ? MH_IDTIME_STRIDE : 0,
         .aset = 1,
         .apost = w->opt.address_postings != 0,
         .span = w->opt.span_sets != 0,
@@ -440,6 +441,7 @@ static int start_builders(mh_writer *w) {
         .lz4_acceleration = w->opt.lz4_acceleration,
         .summary = mh_summary_hooks_default(),
         .idmap_group_ids = w->opt.id_map ? MH_IDMAP_GROUP_IDS : 0,
+        .idtime_stride = w->opt.id_map ? MH_IDTIME_STRIDE : 0,
         .aset = 1,
     };
     int nb = w->opt.background ? w->opt.background : 1;

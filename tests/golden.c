@@ -172,7 +172,8 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
          * required) is listed where it lies */
         size_t n = mh_reader_section_count(r, seg);
         uint64_t at = 256; /* sections tile the file from the header on */
-        uint32_t known = 0, span = 0, psum = 0;
+        uint32_t known = 0, span = 0, psum = 0, idtime = 0;
+        size_t psum_at = n, idtime_at = n; /* their directory positions */
         for (size_t i = 0; i < n; i++) {
             mh_section_info x = {.struct_size = sizeof x};
             CHECK_OK(mh_reader_section_info(r, seg, i, &x));
@@ -184,15 +185,21 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
             known += is_known;
             span += x.type == 11; /* the span address set, SPEC.md 9e */
             psum += x.type == 12; /* the piece sums, SPEC.md 9f */
+            idtime += x.type == 13; /* the id transitions, SPEC.md 9g */
+            if (x.type == 12)
+                psum_at = i;
+            if (x.type == 13)
+                idtime_at = i;
             at += x.size;
-            /* types 7-12 are named from the minor that defines them on */
+            /* types 7-13 are named from the minor that defines them on */
             static const char *const later[] = {"id map", "address set",
                                                 "fine address summary", "address postings",
-                                                "span address set", "piece sums"};
-            static const uint16_t since[] = {1, 1, 1, 2, 3, 4};
+                                                "span address set", "piece sums",
+                                                "id transitions"};
+            static const uint16_t since[] = {1, 1, 1, 2, 3, 4, 5};
             mh_segment_info si = {.struct_size = sizeof si};
             CHECK_OK(mh_reader_segment_info(r, seg, &si));
-            if (x.type >= 7 && x.type <= 12) {
+            if (x.type >= 7 && x.type <= 13) {
                 int named = si.version_major == 2 && si.version_minor >= since[x.type - 7];
                 CHECKF(strcmp(x.name, named ? later[x.type - 7] : "unknown") == 0,
                        "segment %zu (2.%u) section type %u named %s", seg, si.version_minor,
@@ -212,6 +219,13 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
          * sums, last (SPEC.md 9f) */
         CHECKF(psum == (vi.version_major == 2 && vi.version_minor >= 4),
                "segment %zu (2.%u): %u piece sums", seg, vi.version_minor, psum);
+        /* 2.5: every segment with the id map carries its id transitions,
+         * before the piece sums that cover them (SPEC.md 9g, 9f) */
+        CHECKF(idtime == (vi.version_major == 2 && vi.version_minor >= 5 && idmap),
+               "segment %zu (2.%u): %u id transitions", seg, vi.version_minor, idtime);
+        CHECKF(!idtime || idtime_at < psum_at,
+               "segment %zu: id transitions at directory entry %zu, piece sums at %zu", seg,
+               idtime_at, psum_at);
     }
 }
 
@@ -229,8 +243,9 @@ static void check_seg_info_12(const mh_segment_info *si, int v2, int seg) {
            "segment %d: address summary of %llu bytes", seg,
            (unsigned long long)si->summary_bytes);
 }
-/* store: tiny.store as 2.4 (v2, minor 4: each segment with its piece
- * sums), 2.3 (minor 3: segment 1, MANIFEST position 2,
+/* store: tiny.store as 2.5 (v2, minor 5: each segment with its id
+ * transitions), 2.4 (minor 4: each segment with its piece sums,
+ * format/golden/v2.4), 2.3 (minor 3: segment 1, MANIFEST position 2,
  * with the span address set of both, format/golden/v2.3), 2.2 (minor 2: with the address
  * postings, format/golden/v2.2), 2.1
  * (minor 1: with the id map, format/golden/v2.1), 2.0 (v2, minor 0:
@@ -268,8 +283,11 @@ static void check_tiny(const char *store, int v2, unsigned minor) {
         /* 2.3: the span address set of MANIFEST position 2, SPEC.md 9e */
         CHECKF((si.span_bytes > 0) == (minor >= 3 && k == 1), "segment %zu of minor %u: "
                "span address set of %llu bytes", k, minor, (unsigned long long)si.span_bytes);
+        /* 2.5: the id transitions of both segments, SPEC.md 9g */
+        CHECKF((si.idtime_bytes > 0) == (minor >= 5), "segment %zu of minor %u: "
+               "id transitions of %llu bytes", k, minor, (unsigned long long)si.idtime_bytes);
         CHECK(si.index_bytes + si.summary_bytes + si.idmap_bytes + si.aset_bytes +
-                  si.fine_summary_bytes + si.apost_bytes + si.span_bytes +
+                  si.fine_summary_bytes + si.apost_bytes + si.span_bytes + si.idtime_bytes +
                   si.compressed_bytes + si.dict_bytes < si.file_bytes);
     }
 
@@ -533,6 +551,13 @@ static const expect expects[] = {
     {"idmap-label-swap", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
     {"idmap-group-count", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
     {"idmap-reserved", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
+    /* the id transitions are read by a query placing a transition start or
+     * end in the id-order path (SPEC.md 14 step 2b), none of this table's:
+     * fsck finds the damage (detail words in k_fsck_words below) */
+    {"idtime-flip", MH_OK, MH_OK, MH_OK, MH_ECHECKSUM, 0, 0},
+    {"idtime-sample", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
+    {"idtime-high-bits", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
+    {"idtime-reserved", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
     /* the address set is read by every query (one check per segment);
      * an inexact one is well formed: only fsck's exactness check sees it */
     {"aset-header", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
@@ -548,7 +573,7 @@ static const expect expects[] = {
     {"apost-granule-order", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 1, 0},
     {"apost-shift", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 1, 0},
     {"apost-run-bounds", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 1, 0},
-    /* valid: a 2.3 writer's additions, skipped by this reader */
+    /* valid: a later minor's additions, skipped by this reader */
     {"future-minor", MH_OK, MH_OK, MH_OK, MH_OK, -1, 0},
 };
 
@@ -567,6 +592,7 @@ static int fsck_gap(const char *name) {
 
 typedef struct problems {
     int codes[64];
+    char first[MH_ERRMSG_MAX + 64]; /* the first problem: "file: message" */
     size_t n;
 } problems;
 
@@ -574,9 +600,29 @@ static void collect(void *ctx, const mh_problem *p) {
     problems *ps = ctx;
     CHECK(p->file != NULL && p->message != NULL && strchr(p->message, '\n') == NULL);
     CHECK(p->struct_size == sizeof *p); /* the library says what it filled */
+    if (ps->n == 0)
+        snprintf(ps->first, sizeof ps->first, "%s: %s", p->file ? p->file : "",
+                 p->message ? p->message : "");
     if (ps->n < 64)
         ps->codes[ps->n++] = p->code;
 }
+
+/* fsck's only problem of some variants, in words (SPEC.md 9g's checks; the
+ * id map's are tests/idmap_test.c's), ended by NULL */
+static const struct {
+    const char *name;
+    const char *words[2];
+} k_fsck_words[] = {
+    {"idtime-flip", {"seg-0000000000000000.mhs: id transitions at byte ",
+                     ": checksum mismatch: stored 0x"}},
+    {"idtime-sample", {"seg-0000000000000000.mhs: id transitions: slice 0 id offset 0: ",
+                       "sample says transition 101, its row's is 100"}},
+    {"idtime-high-bits", {"seg-0000000000000000.mhs: id transitions: group 0 at byte ",
+                          ": 9 high bits set, expected 10 samples"}},
+    {"idtime-reserved", {"seg-0000000000000000.mhs: id transitions at byte ",
+                         "id transitions: group 0: reserved bytes not zero"}},
+    {NULL, {NULL, NULL}},
+};
 
 /* The accesses a query of [a, b], all ops, forward from 0, must return. */
 static size_t expected_in(uint64_t a, uint64_t b, mh_access *out) {
@@ -670,7 +716,7 @@ static void check_variant(const char *dir, const expect *x) {
         }
         mh_reader_close(r);
     }
-    problems ps = {{0}, 0};
+    problems ps = {{0}, "", 0};
     mh_verify_result res = {.struct_size = sizeof res};
     int vrc = mh_verify(dir, 0, collect, &ps, &res);
     if (fsck_gap(x->name)) {
@@ -689,6 +735,11 @@ static void check_variant(const char *dir, const expect *x) {
             seen |= ps.codes[i] == x->verify;
         CHECKF(seen, "mh_verify did not report %s (first problem: %s)",
                mh_error_name(x->verify), mh_error_name(ps.codes[0]));
+        for (size_t i = 0; k_fsck_words[i].name; i++)
+            if (!strcmp(x->name, k_fsck_words[i].name))
+                CHECKF(ps.n == 1 && strstr(ps.first, k_fsck_words[i].words[0]) &&
+                           strstr(ps.first, k_fsck_words[i].words[1]),
+                       "%s: fsck %zu problems, the first '%s'", x->name, ps.n, ps.first);
     }
     tu_context[0] = 0;
 }
@@ -733,8 +784,9 @@ static void copy_golden(const char *golden, const char *work) {
     tu_join(a, sizeof a, golden, "tiny.store");
     tu_join(b, sizeof b, work, "tiny.store");
     copy_store_dir(a, b);
-    static const char *const kept[] = {"v1", "v2.0", "v2.1", "v2.2", "v2.3"}; /* never regenerated */
-    for (size_t k = 0; k < 5; k++) {
+    static const char *const kept[] = {"v1", "v2.0", "v2.1", "v2.2", "v2.3",
+                                       "v2.4"}; /* never regenerated */
+    for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++) {
         char va[4096], vb[4096];
         tu_join(va, sizeof va, golden, kept[k]);
         tu_join(vb, sizeof vb, work, kept[k]);
@@ -775,6 +827,12 @@ int main(int argc, char **argv) {
     tu_mkdtemp(work, sizeof work, "golden-copy");
     copy_golden(golden, work);
     tu_join(tiny, sizeof tiny, work, "tiny.store");
+    check_tiny(tiny, 1, 5);
+    /* the 2.4 store (memhist 1.8's tiny.store, no id transitions), kept as
+     * committed: it opens and answers the same */
+    char v24[4096];
+    tu_join(v24, sizeof v24, work, "v2.4");
+    tu_join(tiny, sizeof tiny, v24, "tiny.store");
     check_tiny(tiny, 1, 4);
     /* the 2.3 store (memhist 1.7's tiny.store, no piece sums), kept as
      * committed: it opens and answers the same */

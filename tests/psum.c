@@ -79,7 +79,7 @@ static size_t check_meaning(const char *dir, const mh_reader *r) {
                         s->sections[k].type != MHF_SECT_PSUM;
         const mh_section *ps;
         int has = mh_seg_section(s, MHF_SECT_PSUM, &ps) == MH_OK;
-        CHECKF(has == optional && s->minor == 4, "segment %zu (2.%u): piece sums %d, "
+        CHECKF(has == optional && s->minor == MHF_VERSION_MINOR, "segment %zu (2.%u): piece sums %d, "
                "optional sections %d", i, s->minor, has, optional);
         if (!has)
             continue;

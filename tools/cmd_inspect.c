@@ -236,6 +236,7 @@ static int list_segments(const mh_reader *r, int json) {
             json_kv_u64("fine_summary_bytes", si.fine_summary_bytes, 1);
             json_kv_u64("apost_bytes", si.apost_bytes, 1);
             json_kv_u64("span_bytes", si.span_bytes, 1);
+            json_kv_u64("idtime_bytes", si.idtime_bytes, 1);
             printf(", \"has_pc\": %s, \"sections\": [", si.has_pc ? "true" : "false");
             rc = list_sections(r, s, 1);
             if (rc)

@@ -321,7 +321,7 @@ static void m_segment_byte_order(const char *s) {
 }
 static void m_segment_incompat_flag(const char *s) { set_header(s, SEG0, MHF_SEG_FLAGS, 4, 1); }
 static void m_segment_newer_minor(const char *s) {
-    /* minor 3: newer than this reader's 2.2 */
+    /* MHF_VERSION_MINOR + 1: newer than this reader's */
     set_header(s, SEG0, MHF_SEG_MINOR, 2, MHF_VERSION_MINOR + 1);
     set_header(s, SEG0, MHF_SEG_FLAGS, 4, 1u << 16); /* a compatible flag */
 }
@@ -680,6 +680,82 @@ static void m_idmap_flip(const char *s) {
     free(f.p);
     flip(s, SEG0, (size_t)(off + size - 1), 0x10);
 }
+/* -- the id transitions (2.5, section 13) -------------------------------- */
+static se_section *idtime(se_seg *g) {
+    for (size_t i = 0; i < g->nsect; i++)
+        if (g->s[i].type == MHF_SECT_IDTIME)
+            return &g->s[i];
+    se_die("no id transitions", "idtime");
+    return NULL;
+}
+/* Group 0 of g's id transitions (SPEC.md 9g: slice 0's first samples): its
+ * record, its words and its sample count c (the samples of slice 0 at
+ * stride K, at most S). */
+static unsigned char *idtime_group0(se_seg *g, unsigned char **words, uint32_t *c) {
+    unsigned char *p = idtime(g)->data.p;
+    uint32_t k = mhf_load_u32(p + MHF_IDTIME_STRIDE);
+    uint32_t S = mhf_load_u32(p + MHF_IDTIME_GROUP_SAMPLES);
+    uint32_t ng = mhf_load_u32(p + MHF_IDTIME_GROUP_COUNT);
+    uint32_t gsz = mhf_load_u32(p + MHF_IDTIME_GROUP_SIZE_OFF);
+    if (ng == 0 || gsz != MHF_IDTIME_GROUP_SIZE || k == 0)
+        se_die("id transitions without 32-byte group records", "idtime");
+    unsigned char *r = p + MHF_IDTIME_HEADER_SIZE;
+    if (mhf_load_u32(r + MHF_IDTIME_G_SLICE) != 0 || mhf_load_u32(r + MHF_IDTIME_G_FIRST) != 0)
+        se_die("group 0 is not slice 0's first", "idtime");
+    uint32_t count =
+        mhf_load_u32(se_seg_find(g, MHF_SECT_SLICES)->data.p + MHF_SLICE_COUNT);
+    uint32_t ns = (uint32_t)(((uint64_t)count + k - 1) / k);
+    *c = ns < S ? ns : S;
+    *words = p + MHF_IDTIME_HEADER_SIZE + (size_t)ng * gsz +
+             mhf_load_u64(r + MHF_IDTIME_G_DATA_OFFSET);
+    return r;
+}
+static void idtime_sample(se_seg *g) {
+    /* group 0's t_first + 1: every sample of the group one transition late,
+     * the coding itself sound */
+    unsigned char *w, *r = idtime_group0(g, &w, &(uint32_t){0});
+    mhf_store_u64(r + MHF_IDTIME_G_T_FIRST, mhf_load_u64(r + MHF_IDTIME_G_T_FIRST) + 1);
+}
+static void m_idtime_sample(const char *s) { edit_segment(s, SEG0, idtime_sample); }
+static void idtime_high_bits(se_seg *g) {
+    /* group 0's last set high bit (its last sample's) cleared: one sample
+     * fewer than the group holds */
+    uint32_t c = 0;
+    unsigned char *w, *r = idtime_group0(g, &w, &c);
+    uint32_t words = mhf_load_u32(r + MHF_IDTIME_G_WORDS);
+    unsigned L = r[MHF_IDTIME_G_LOW_BITS];
+    uint64_t lw = ((uint64_t)c * L + 63) / 64;
+    for (uint64_t k = words; k-- > lw;) {
+        uint64_t x = mhf_load_u64(w + 8 * k);
+        if (x) {
+            mhf_store_u64(w + 8 * k, x & ~(1ull << (63 - __builtin_clzll(x))));
+            return;
+        }
+    }
+    se_die("group 0 has no high bit set", "idtime");
+}
+static void m_idtime_high_bits(const char *s) { edit_segment(s, SEG0, idtime_high_bits); }
+static void idtime_reserved(se_seg *g) {
+    /* group 0's first reserved byte, in a segment of this minor */
+    unsigned char *w, *r = idtime_group0(g, &w, &(uint32_t){0});
+    r[MHF_IDTIME_G_RESERVED] = 0x21;
+}
+static void m_idtime_reserved(const char *s) { edit_segment(s, SEG0, idtime_reserved); }
+static void m_idtime_flip(const char *s) {
+    /* the last byte of segment 0's id transitions (its data area: the last
+     * group's high bits), every sum left as it was */
+    se_buf f = se_load(s, SEG0);
+    uint64_t off = 0, size = 0;
+    uint32_t cnt = 0;
+    if (!mhf_seg_find(f.p, f.len, MHF_SECT_IDTIME, &off, &size, &cnt))
+        se_die("no id transitions", s);
+    uint32_t ng = mhf_load_u32(f.p + off + MHF_IDTIME_GROUP_COUNT);
+    uint32_t gsz = mhf_load_u32(f.p + off + MHF_IDTIME_GROUP_SIZE_OFF);
+    if (size <= MHF_IDTIME_HEADER_SIZE + (uint64_t)ng * gsz)
+        se_die("id transitions without a data area", s);
+    free(f.p);
+    flip(s, SEG0, (size_t)(off + size - 1), 0x10);
+}
 /* -- address set (2.1, section 8) -- */
 static se_section *aset(se_seg *g) { return se_seg_find(g, MHF_SECT_ASET); }
 static void aset_header(se_seg *g) {
@@ -943,7 +1019,7 @@ static void apost_run_bounds(se_seg *g) {
 }
 static void m_apost_run_bounds(const char *s) { edit_segment(s, SEG1, apost_run_bounds); }
 
-/* -- a newer minor: everything 2.1 lets a 2.2 writer add ------------------- */
+/* -- a newer minor: everything SPEC.md 12.1 lets a later writer add -------- */
 static void future_dict(se_dict *d) {
     d->reserved = 0x2121; /* reserved fields of 2.0 given a meaning */
     se_table *st = se_dict_find(d, 5);
@@ -1041,6 +1117,28 @@ static void future_segment(se_seg *g) {
     free(gr.p);
     free(im->data.p);
     im->data = nim;
+    /* longer id transitions group records (40), reserved fields set: a
+     * reader of this minor reads their first 32 bytes (SPEC.md 9g, 12.1) */
+    se_section *it = idtime(g);
+    uint32_t itn = mhf_load_u32(it->data.p + MHF_IDTIME_GROUP_COUNT), itsz = MHF_IDTIME_GROUP_SIZE;
+    se_buf itr = {malloc((size_t)itn * MHF_IDTIME_GROUP_SIZE + 1),
+                  (size_t)itn * MHF_IDTIME_GROUP_SIZE};
+    if (!itr.p)
+        se_die("out of memory", "future");
+    memcpy(itr.p, it->data.p + MHF_IDTIME_HEADER_SIZE, itr.len);
+    for (uint32_t i = 0; i < itn; i++)
+        memset(itr.p + (size_t)i * MHF_IDTIME_GROUP_SIZE + MHF_IDTIME_G_RESERVED, 0x21, 3);
+    se_widen(&itr, &itsz, itn, 40, 0x77);
+    se_buf nit = {NULL, 0};
+    se_append(&nit, it->data.p, MHF_IDTIME_HEADER_SIZE);
+    mhf_store_u32(nit.p + MHF_IDTIME_GROUP_SIZE_OFF, 40);
+    mhf_store_u64(nit.p + MHF_IDTIME_RESERVED, 0x2121212121212121ull);
+    se_append(&nit, itr.p, itr.len);
+    size_t ithead = MHF_IDTIME_HEADER_SIZE + (size_t)itn * MHF_IDTIME_GROUP_SIZE;
+    se_append(&nit, it->data.p + ithead, it->data.len - ithead);
+    free(itr.p);
+    free(it->data.p);
+    it->data = nit;
     /* a longer address set run record (32), reserved fields set */
     se_section *as = aset(g);
     uint32_t nr = mhf_load_u32(as->data.p + MHF_ASET_RUN_COUNT), rsz = MHF_ASET_RUN_SIZE;
@@ -1144,6 +1242,10 @@ static const struct {
     {"idmap-label-swap", m_idmap_label_swap},
     {"idmap-group-count", m_idmap_group_count},
     {"idmap-reserved", m_idmap_reserved},
+    {"idtime-flip", m_idtime_flip},
+    {"idtime-sample", m_idtime_sample},
+    {"idtime-high-bits", m_idtime_high_bits},
+    {"idtime-reserved", m_idtime_reserved},
     {"aset-header", m_aset_header},
     {"aset-inexact", m_aset_inexact},
     {"apost-posting", m_apost_posting},

@@ -272,13 +272,29 @@ static void fix_index_sums(se_seg *s) {
     }
 }
 
+/* The section of `type`, NULL if the segment has none. */
+static se_section *find_opt(se_seg *s, uint32_t type) {
+    for (size_t i = 0; i < s->nsect; i++)
+        if (s->s[i].type == type)
+            return &s->s[i];
+    return NULL;
+}
+
 /* The piece sums (SPEC.md §9f, section type 12, from minor 4) rebuilt for
  * the sections as they are now: the same shift and covered types, each
  * type's first sum and its pieces' XXH3-64 (a covered section may have
- * changed size). */
+ * changed size). The covered types must be as §9f has them: strictly
+ * increasing, at least 6, never 12, each in the directory. From minor 5
+ * the id transitions (§9g, type 13) are covered whenever present (the
+ * reference writer covers every section of type 6 or more): an entry for
+ * type 13 is added, in its place, to piece sums that lack it. */
+#define T_PSUM 12u
+#define T_PSUM_MIN 6u
+#define T_IDTIME 13u
 static void fix_piece_sums(se_seg *s) {
-    se_section *ps = se_seg_find(s, 12);
-    if (!ps || (s->hdr[H_MINOR] | s->hdr[H_MINOR + 1] << 8) < 4)
+    uint16_t minor = (uint16_t)(s->hdr[H_MINOR] | s->hdr[H_MINOR + 1] << 8);
+    se_section *ps = minor >= 4 ? find_opt(s, T_PSUM) : NULL;
+    if (!ps)
         return;
     if (ps->data.len < 16)
         se_die("piece sums shorter than their header", "emit");
@@ -286,19 +302,48 @@ static void fix_piece_sums(se_seg *s) {
     uint32_t esz = ld32(ps->data.p + 8);
     if (ne > SE_MAX_SECTIONS || esz < 16 || 16 + (size_t)ne * esz > ps->data.len)
         se_die("piece sums entries", "emit");
-    uint64_t piece = (uint64_t)1 << shift, n = 0;
-    const se_section *cov[SE_MAX_SECTIONS];
+    /* the entries (each esz bytes, as found), maybe one more for type 13 */
+    unsigned char ent[SE_MAX_SECTIONS + 1][64];
+    if (esz > sizeof ent[0])
+        se_die("piece sums entries longer than 64 bytes", "emit");
+    uint32_t types[SE_MAX_SECTIONS + 1], n_ent = 0;
+    int has13 = 0;
     for (uint32_t i = 0; i < ne; i++) {
-        cov[i] = se_seg_find(s, ld32(ps->data.p + 16 + (size_t)i * esz));
+        const unsigned char *e = ps->data.p + 16 + (size_t)i * esz;
+        uint32_t t = ld32(e);
+        if (t < T_PSUM_MIN || t == T_PSUM || (n_ent && t <= types[n_ent - 1]))
+            se_die("piece sums: covered types not strictly increasing, >= 6, never 12",
+                   "emit");
+        has13 |= t == T_IDTIME;
+        memcpy(ent[n_ent], e, esz);
+        types[n_ent++] = t;
+    }
+    if (minor >= 5 && !has13 && find_opt(s, T_IDTIME)) {
+        uint32_t at = 0;
+        while (at < n_ent && types[at] < T_IDTIME)
+            at++;
+        memmove(&ent[at + 1], &ent[at], (n_ent - at) * sizeof ent[0]);
+        memmove(&types[at + 1], &types[at], (n_ent - at) * sizeof types[0]);
+        memset(ent[at], 0, esz);
+        st32(ent[at], T_IDTIME);
+        types[at] = T_IDTIME;
+        n_ent++;
+    }
+    uint64_t piece = (uint64_t)1 << shift, n = 0;
+    const se_section *cov[SE_MAX_SECTIONS + 1];
+    for (uint32_t i = 0; i < n_ent; i++) {
+        cov[i] = find_opt(s, types[i]);
         if (!cov[i])
             se_die("piece sums cover a missing section", "emit");
         n += (cov[i]->data.len + piece - 1) / piece;
     }
-    size_t head = 16 + (size_t)ne * esz;
+    size_t head = 16 + (size_t)n_ent * esz;
     se_buf out = {xmalloc(head + (size_t)n * 8), head + (size_t)n * 8};
-    memcpy(out.p, ps->data.p, head);
+    memcpy(out.p, ps->data.p, 16);
+    st32(out.p + 4, n_ent);
     uint64_t k = 0;
-    for (uint32_t i = 0; i < ne; i++) {
+    for (uint32_t i = 0; i < n_ent; i++) {
+        memcpy(out.p + 16 + (size_t)i * esz, ent[i], esz);
         st64(out.p + 16 + (size_t)i * esz + 8, k);
         for (uint64_t off = 0; off < cov[i]->data.len; off += piece, k++) {
             uint64_t len = cov[i]->data.len - off < piece ? cov[i]->data.len - off : piece;

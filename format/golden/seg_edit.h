@@ -6,7 +6,9 @@
  * se_seg_emit lays the sections out again (tiling from byte 256), rewrites
  * every block record's offset/sizes/sum when the blocks were decoded, and
  * recomputes every checksum SPEC.md 2.0 names (index_sum, section sums,
- * dir_sum, header_sum), so a variant's damage is caught only by the check
+ * dir_sum, header_sum) and, from minor 4, the piece sums of section 12
+ * (§9f; from minor 5 covering section 13, the id transitions, whenever the
+ * segment has it), so a variant's damage is caught only by the check
  * meant for it. Written from SPEC.md, not from the library: a stranger's
  * writer of the same bytes.
  */

@@ -84,7 +84,9 @@ class mh_segment_info(Structure):
                 ("idmap_bytes", u64), ("aset_bytes", u64),
                 ("fine_summary_bytes", u64), ("apost_bytes", u64),
                 # since 1.7
-                ("span_bytes", u64)]
+                ("span_bytes", u64),
+                # since 1.9
+                ("idtime_bytes", u64)]
 
 
 class mh_stream_info(Structure):

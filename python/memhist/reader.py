@@ -202,6 +202,7 @@ class SegmentInfo(NamedTuple):
     fine_summary_bytes: int = 0
     apost_bytes: int = 0
     span_bytes: int = 0
+    idtime_bytes: int = 0
 
 
 class Reader:
@@ -321,7 +322,7 @@ class Reader:
                 s.file_bytes, s.compressed_bytes, s.raw_bytes, s.dict_bytes,
                 s.index_bytes, s.streams, s.windows, s.summary_bytes, bool(s.has_pc),
                 s.idmap_bytes, s.aset_bytes, s.fine_summary_bytes, s.apost_bytes,
-                s.span_bytes))
+                s.span_bytes, s.idtime_bytes))
         return out
 
     def _table_failed(self, info, struct) -> None:

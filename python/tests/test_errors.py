@@ -64,7 +64,8 @@ FSCK_ONLY = {"idmap-flip", "idmap-label-range", "idmap-label-swap",
              "idmap-group-count", "idmap-reserved", "aset-inexact",
              "apost-posting", "apost-missing-key", "apost-extra-key",
              "apost-popcount", "apost-granule-order", "apost-shift",
-             "apost-run-bounds"}
+             "apost-run-bounds", "idtime-flip", "idtime-sample",
+             "idtime-high-bits", "idtime-reserved"}
 #: Variants whose every segment is sound but whose store-level tables are
 #: not: a stream missing from the newest segment's table, window parts that
 #: do not continue. Only the stream / window tables read them.
