@@ -37,8 +37,9 @@ static uint8_t width_for(uint32_t nck) {
     return nck <= 256u ? 1 : nck <= 65536u ? 2 : 4;
 }
 
-int mh_idmap_parse(const mh_seg *seg, const uint8_t *p, uint64_t size,
-                   uint64_t base_off, mh_idmap_view *out, mh_diag *d) {
+/* The header's checks (the whole parse's first part). */
+static int parse_head(const mh_seg *seg, const uint8_t *p, uint64_t size,
+                      uint64_t base_off, mh_diag *d) {
     /* the one reserved/size rule (SPEC.md 12.1) */
     int later = seg->minor > MHF_VERSION_MINOR;
     MH_CHECK(size >= MHF_IDMAP_HEADER_SIZE, MH_ECORRUPT, d, base_off,
@@ -66,6 +67,17 @@ int mh_idmap_parse(const mh_seg *seg, const uint8_t *p, uint64_t size,
              "%llu data bytes)", (unsigned long long)size,
              (unsigned long long)(MHF_IDMAP_HEADER_SIZE + recs + db), ng, gsz,
              (unsigned long long)db);
+    return MH_OK;
+}
+
+int mh_idmap_parse(const mh_seg *seg, const uint8_t *p, uint64_t size,
+                   uint64_t base_off, mh_idmap_view *out, mh_diag *d) {
+    MH_TRY(parse_head(seg, p, size, base_off, d));
+    int later = seg->minor > MHF_VERSION_MINOR;
+    uint32_t g = mhf_load_u32(p + MHF_IDMAP_GROUP_IDS);
+    uint32_t ng = mhf_load_u32(p + MHF_IDMAP_GROUP_COUNT);
+    uint32_t gsz = mhf_load_u32(p + MHF_IDMAP_GROUP_SIZE_OFF);
+    uint64_t db = mhf_load_u64(p + MHF_IDMAP_DATA_BYTES);
     const uint8_t *rp = p + MHF_IDMAP_HEADER_SIZE;
     /* every slice has exactly ceil(count / G) groups, in (slice, id_offset)
      * order, data_offsets tiling the data area */
@@ -131,12 +143,44 @@ int mh_idmap_view_get(const mh_seg *seg, mh_idmap_view *out, mh_diag *d) {
         mh_seg_section(seg, MHF_SECT_IDMAP, &sec) != MH_OK)
         return MH_ENOTFOUND;
     const uint8_t *p = seg->base + sec->offset;
-    /* checked once per reader; a segment that failed is checked again on
-     * each use, so each failing query says why */
-    if (atomic_load_explicit(&((mh_seg *)seg)->idmap_ok, memory_order_acquire)) {
+    /* checked once per reader (1 whole, 2 by pieces); a segment that failed
+     * is checked again on each use, so each failing query says why */
+    int ok = atomic_load_explicit(&((mh_seg *)seg)->idmap_ok, memory_order_acquire);
+    if (ok) {
         fill_view(p, sec->offset, out);
+        out->lazy = ok == 2 ? seg : NULL;
         return MH_OK;
     }
+    /* with piece sums (§9f): the header's piece and the header only; the
+     * records a query's search reads, and a group's record and bytes before
+     * its decode, are checked as it reads them (mh_idmap_group_find) */
+    uint64_t head = sec->size < MHF_IDMAP_HEADER_SIZE ? sec->size : MHF_IDMAP_HEADER_SIZE;
+    int lazy = mh_psum_check(seg, MHF_SECT_IDMAP, 0, head, "id map", d);
+    if (lazy < 0)
+        return lazy;
+    if (lazy) {
+        int rc = parse_head(seg, p, sec->size, sec->offset, d);
+        if (rc != MH_OK) {
+            if (d)
+                mh_diag_prefix(d, "id map at byte %llu", (unsigned long long)sec->offset);
+            return rc;
+        }
+        fill_view(p, sec->offset, out);
+        out->lazy = seg;
+        atomic_store_explicit(&((mh_seg *)seg)->idmap_ok, 2, memory_order_release);
+        return MH_OK;
+    }
+    MH_TRY(mh_idmap_view_whole(seg, out, d));
+    atomic_store_explicit(&((mh_seg *)seg)->idmap_ok, 1, memory_order_release);
+    return MH_OK;
+}
+
+int mh_idmap_view_whole(const mh_seg *seg, mh_idmap_view *out, mh_diag *d) {
+    const mh_section *sec;
+    if (!mh_idmap_present(seg) ||
+        mh_seg_section(seg, MHF_SECT_IDMAP, &sec) != MH_OK)
+        return MH_ENOTFOUND;
+    const uint8_t *p = seg->base + sec->offset;
     if (MH_CHECKSUMS_ENFORCED) {
         uint64_t sum = mh_seg_hash_whole(seg, p, sec->size);
         MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
@@ -151,7 +195,85 @@ int mh_idmap_view_get(const mh_seg *seg, mh_idmap_view *out, mh_diag *d) {
                            (unsigned long long)sec->offset);
         return rc;
     }
-    atomic_store_explicit(&((mh_seg *)seg)->idmap_ok, 1, memory_order_release);
+    out->lazy = NULL;
+    return MH_OK;
+}
+
+/* Record i of a lazy view, its piece checked first (a bit once it passed:
+ * a 32-byte record never straddles a piece). */
+static int rec_at(const mh_idmap_view *v, uint32_t i, const uint8_t **out, mh_diag *d) {
+    const uint64_t a = MHF_IDMAP_HEADER_SIZE + (uint64_t)i * v->group_size;
+    const mh_psum_tab *t = atomic_load_explicit(&((mh_seg *)v->lazy)->psum,
+                                                memory_order_acquire);
+    int known = 0;
+    if (t && v->group_size == MHF_IDMAP_GROUP_SIZE) {
+        uint64_t k = t->first[MHF_SECT_IDMAP] + (a >> t->shift);
+        known = atomic_load_explicit(&t->done[k >> 6], memory_order_acquire) >> (k & 63) & 1u;
+    }
+    if (!known) {
+        int rc = mh_psum_check(v->lazy, MHF_SECT_IDMAP, a, v->group_size, "id map", d);
+        if (rc < 0)
+            return rc;
+    }
+    *out = v->recs + (size_t)i * v->group_size;
+    return MH_OK;
+}
+
+int mh_idmap_group_find(const mh_idmap_view *v, uint32_t si, const mh_slice *s, uint32_t x,
+                        uint32_t *grp, mh_diag *d) {
+    if (!v->lazy) {
+        *grp = mh_idmap_first_group(v, si) + x / v->g;
+        return MH_OK;
+    }
+    uint32_t lo = 0, hi = v->ngroups;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const uint8_t *r;
+        MH_TRY(rec_at(v, mid, &r, d));
+        if (mhf_load_u32(r + MHF_IDMAP_G_SLICE) < si)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const uint32_t g = lo + x / v->g, first = x / v->g * v->g;
+    MH_CHECK(lo < v->ngroups && v->ngroups - lo > x / v->g, MH_ECORRUPT, d, v->off,
+             "id map at byte %llu: no group for slice %u id offset %u (%u groups)",
+             (unsigned long long)v->off, si, x, v->ngroups);
+    const uint8_t *r;
+    MH_TRY(rec_at(v, g, &r, d));
+    /* the record's checks of the whole parse, but its tiling with the
+     * others: its slice, id offset, count, width, reserved bytes, bytes
+     * inside the data area; then its bytes' pieces */
+    const uint64_t at = v->off + MHF_IDMAP_HEADER_SIZE + (uint64_t)g * v->group_size;
+    const uint32_t want = s->count - first < v->g ? s->count - first : v->g;
+    const int later = v->lazy->minor > MHF_VERSION_MINOR;
+    const uint64_t doff = mhf_load_u64(r + MHF_IDMAP_G_DATA_OFFSET);
+    const uint32_t cs = mhf_load_u32(r + MHF_IDMAP_G_COMP_SIZE);
+    MH_CHECK(mhf_load_u32(r + MHF_IDMAP_G_SLICE) == si &&
+                 mhf_load_u32(r + MHF_IDMAP_G_ID_OFFSET) == first &&
+                 mhf_load_u32(r + MHF_IDMAP_G_COUNT) == want &&
+                 r[MHF_IDMAP_G_WIDTH] == width_for(s->chunk_count),
+             MH_ECORRUPT, d, at,
+             "id map: group %u at byte %llu: slice %u id offset %u count %u width %u, "
+             "expected slice %u id offset %u count %u width %u", g, (unsigned long long)at,
+             mhf_load_u32(r + MHF_IDMAP_G_SLICE), mhf_load_u32(r + MHF_IDMAP_G_ID_OFFSET),
+             mhf_load_u32(r + MHF_IDMAP_G_COUNT), r[MHF_IDMAP_G_WIDTH], si, first, want,
+             width_for(s->chunk_count));
+    MH_CHECK(later || (r[MHF_IDMAP_G_RESERVED0] == 0 && r[MHF_IDMAP_G_RESERVED0 + 1] == 0 &&
+                       r[MHF_IDMAP_G_RESERVED0 + 2] == 0 &&
+                       mhf_load_u32(r + MHF_IDMAP_G_RESERVED1) == 0),
+             MH_ECORRUPT, d, at + MHF_IDMAP_G_RESERVED0,
+             "id map: group %u: reserved bytes not zero", g);
+    MH_CHECK(cs >= 1 && doff <= v->data_bytes && cs <= v->data_bytes - doff, MH_ECORRUPT, d,
+             at + MHF_IDMAP_G_COMP_SIZE,
+             "id map: group %u: comp_size %u at data offset %llu outside the %llu data "
+             "bytes", g, cs, (unsigned long long)doff, (unsigned long long)v->data_bytes);
+    int rc = mh_psum_check(v->lazy, MHF_SECT_IDMAP,
+                           MHF_IDMAP_HEADER_SIZE + (uint64_t)v->ngroups * v->group_size + doff,
+                           cs, "id map", d);
+    if (rc < 0)
+        return rc;
+    *grp = g;
     return MH_OK;
 }
 
@@ -311,7 +433,7 @@ int mh_idmap_labels(const mh_seg *seg, uint32_t slice, uint32_t x,
                     uint32_t *labels, uint32_t *first, uint32_t *n,
                     mh_diag *d) {
     mh_idmap_view v;
-    int rc = mh_idmap_view_get(seg, &v, d);
+    int rc = mh_idmap_view_whole(seg, &v, d);
     if (rc != MH_OK)
         return rc;
     MH_CHECK(slice < seg->nslices, MH_EINVAL, d, 0,

@@ -1135,7 +1135,8 @@ void mh_sum_fsck_free(mh_sum_fsck *f);
 /* Labels of the group of slice `slice` holding id offset x, decoded into labels[0 .. *n) as
  * u32 chunk indexes relative to the slice (each checked < chunk_count); *first = the group's
  * first id offset. labels must hold MH_IDMAP_GROUP_MAX entries. The section is checksummed and
- * parsed on first use (remembered in the mh_seg, thread-safe like the summary's summary_ok).
+ * parsed whole at every call (mh_idmap_view_whole: tests, fuzzers; queries check what they
+ * read through mh_idmap_view_get).
  * MH_ENOTFOUND (no detail needed) when the segment has no id map; MH_ECHECKSUM / MH_ECORRUPT /
  * MH_EVERSION with detail otherwise. */
 int mh_idmap_labels(const mh_seg *seg, uint32_t slice, uint32_t x, uint32_t *labels,
@@ -1159,6 +1160,9 @@ typedef struct mh_idmap_view {
     const uint8_t *recs, *data;
     uint32_t g, ngroups, group_size;
     uint64_t data_bytes, off; /* off: the section's file offset */
+    /* the segment when only the header was checked (piece sums, §9f):
+     * mh_idmap_group_find checks what a query reads; NULL: checked whole */
+    const mh_seg *lazy;
 } mh_idmap_view;
 /* Validates section bytes p[0..size) (file offset base_off) against the
  * segment's slices: header, sizes, reserved fields (by the minor rule),
@@ -1167,9 +1171,20 @@ typedef struct mh_idmap_view {
  * MH_ECORRUPT. */
 int mh_idmap_parse(const mh_seg *seg, const uint8_t *p, uint64_t size,
                    uint64_t base_off, mh_idmap_view *out, mh_diag *d);
-/* The segment's id map, checksummed and parsed on first use (seg->idmap_ok).
- * MH_ENOTFOUND when none. */
+/* The segment's id map on first use (seg->idmap_ok): with piece sums
+ * covering it (since 1.9), its header's piece and header only (a lazy
+ * view); otherwise checksummed and parsed whole. MH_ENOTFOUND when none. */
 int mh_idmap_view_get(const mh_seg *seg, mh_idmap_view *out, mh_diag *d);
+/* The id map checksummed and parsed whole, every call (fsck,
+ * mh_idmap_labels). */
+int mh_idmap_view_whole(const mh_seg *seg, mh_idmap_view *out, mh_diag *d);
+/* *grp = the group of slice si (s its record) holding id offset x <
+ * s->count. A lazy view checks the piece of every record its binary search
+ * reads, then the group's record (slice, id offset, count, width, reserved
+ * bytes, bytes inside the data area) and its bytes' pieces: a group found
+ * here may be decoded (MH_ECHECKSUM / MH_ECORRUPT otherwise). */
+int mh_idmap_group_find(const mh_idmap_view *v, uint32_t si, const mh_slice *s, uint32_t x,
+                        uint32_t *grp, mh_diag *d);
 /* Decodes group `grp` of v (of slice `slice` with chunk_count nck) into
  * labels (MH_IDMAP_GROUP_MAX entries): LZ4 size exact, labels < nck. */
 int mh_idmap_decode(const mh_idmap_view *v, uint32_t grp, uint32_t nck,

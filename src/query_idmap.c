@@ -127,11 +127,10 @@ static void narrow_block(const qspec *q, bounds *bo, const mh_rows *rows) {
 
 /* The index in seg's id map of the group of slice si holding id offset x
  * (x < the slice's count), and the map's view. */
-static int group_of(qctx *c, const mh_seg *seg, uint32_t si, uint32_t x,
+static int group_of(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s, uint32_t x,
                     mh_idmap_view *v, uint32_t *grp) {
     MH_TRY(mh_idmap_view_get(seg, v, &c->diag));
-    *grp = mh_idmap_first_group(v, si) + x / v->g;
-    return MH_OK;
+    return mh_idmap_group_find(v, si, s, x, grp, &c->diag);
 }
 
 /* Labels a forward walk decodes past its id when a group is decoded from
@@ -153,7 +152,7 @@ static int labels_at(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
     c->pin = -1;
     mh_idmap_view v;
     uint32_t grp;
-    MH_TRY(group_of(c, seg, si, x, &v, &grp));
+    MH_TRY(group_of(c, seg, si, s, x, &v, &grp));
     int32_t e;
     int fresh;
     /* kept as stored: 1 byte a label in slices of up to 256 chunks, a

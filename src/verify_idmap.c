@@ -87,7 +87,7 @@ static int check_slice(const mh_seg *seg, const mh_idmap_view *v, uint32_t si,
 
 int mh_idmap_fsck(const mh_seg *seg, mh_diag *d) {
     mh_idmap_view v;
-    int rc = mh_idmap_view_get(seg, &v, d);
+    int rc = mh_idmap_view_whole(seg, &v, d);
     if (rc == MH_ENOTFOUND)
         return MH_OK; /* none: a 2.0 or 1.0 segment, or written without */
     if (rc != MH_OK)
