@@ -48,7 +48,8 @@ int mh_idtime_build_slice(mh_builder *b, const mh_rec *a, uint32_t n) {
     if (K == 0 || n == 0)
         return MH_OK;
     const uint32_t ns = (uint32_t)(((uint64_t)n + K - 1) / K);
-    for (uint32_t j0 = 0; j0 < ns; j0 += S) {
+    for (uint64_t j64 = 0; j64 < ns; j64 += S) {
+        const uint32_t j0 = (uint32_t)j64;
         const uint32_t c = ns - j0 < S ? ns - j0 : S;
         const uint64_t t0 = a[(size_t)j0 * K].transition;
         const uint64_t span = a[(size_t)(j0 + c - 1) * K].transition - t0;

@@ -93,7 +93,9 @@ int mh_idtime_parse(const mh_seg *seg, const uint8_t *p, uint64_t size,
         mh_slice sl;
         mh_seg_slice(seg, si, &sl);
         const uint32_t ns = samples_of(sl.count, k);
-        for (uint32_t j = 0; j < ns; j += S, i++) {
+        /* 64-bit steps: j + S past the last group may pass 2^32 - 1 */
+        for (uint64_t j64 = 0; j64 < ns; j64 += S, i++) {
+            const uint32_t j = (uint32_t)j64;
             const uint32_t c = ns - j < S ? ns - j : S;
             MH_CHECK(i < ng, MH_ECORRUPT, d, base_off + MHF_IDTIME_GROUP_COUNT,
                      "id transitions: %u groups, too few for the segment's "

@@ -43,7 +43,8 @@ static int check_slice(const mh_idtime_view *v, uint32_t si, const mh_slice *s,
                        const uint64_t *t_of, uint64_t *t, mh_diag *d) {
     const uint32_t ns = (uint32_t)(((uint64_t)s->count + v->k - 1) / v->k);
     uint32_t g = mh_idtime_first_group(v, si);
-    for (uint32_t j0 = 0; j0 < ns; j0 += v->s, g++) {
+    for (uint64_t j64 = 0; j64 < ns; j64 += v->s, g++) {
+        const uint32_t j0 = (uint32_t)j64;
         const uint32_t c = ns - j0 < v->s ? ns - j0 : v->s;
         MH_TRY(mh_idtime_decode(v, g, c, t, d));
         const uint8_t *r = v->recs + (size_t)g * v->group_size;
