@@ -51,9 +51,12 @@ static int check_slice(const mh_idtime_view *v, uint32_t si, const mh_slice *s,
         const uint64_t at = v->off + MHF_IDTIME_HEADER_SIZE +
                             (uint64_t)v->ngroups * v->group_size +
                             mhf_load_u64(r + MHF_IDTIME_G_DATA_OFFSET);
+        /* sample 0 is the record's t_first: a wrong one is the record's */
+        const uint64_t rec_at = v->off + MHF_IDTIME_HEADER_SIZE +
+                                (uint64_t)g * v->group_size + MHF_IDTIME_G_T_FIRST;
         for (uint32_t i = 0; i < c; i++) {
             const uint64_t x = (uint64_t)(j0 + i) * v->k;
-            MH_CHECK(t[i] == t_of[x], MH_ECORRUPT, d, at,
+            MH_CHECK(t[i] == t_of[x], MH_ECORRUPT, d, i == 0 ? rec_at : at,
                      "id transitions: slice %u id offset %llu: sample says "
                      "transition %llu, its row's is %llu", si,
                      (unsigned long long)x, (unsigned long long)t[i],
