@@ -319,82 +319,18 @@ static int read_span(mh_reader *r, const fuzz_vec *all) {
     return first_err;
 }
 
-/* The real id map of the segment with bytes flipped: payload bytes taken
- * three at a time, a 16-bit offset into the section and an XOR mask. */
-static uint8_t *mutated_idmap(int seg, const uint8_t *data, size_t len, size_t *out_len) {
+/* The real section `type` of segment seg with bytes flipped: payload bytes
+ * taken three at a time, a 16-bit offset into the section and an XOR mask
+ * (the id map, the address set, the address postings, the id transitions,
+ * and segment 1's span address set: the fixture's segment 0, position 1,
+ * has none). */
+static uint8_t *mutated_real(int seg, uint32_t type, const char *what, const uint8_t *data,
+                             size_t len, size_t *out_len) {
     uint64_t off = 0, size = 0;
     uint32_t cnt = 0;
-    FUZZ_ASSERT_MSG(mhf_seg_find(g_seg[seg], g_seg_size[seg], MHF_SECT_IDMAP, &off, &size, &cnt),
-                    "the streams fixture has an id map");
+    FUZZ_ASSERT_MSG(mhf_seg_find(g_seg[seg], g_seg_size[seg], type, &off, &size, &cnt), what);
     uint8_t *m = fuzz_malloc((size_t)size);
     memcpy(m, g_seg[seg] + off, (size_t)size);
-    for (size_t i = 0; i + 3 <= len; i += 3) {
-        size_t at = ((size_t)data[i] | (size_t)data[i + 1] << 8) % (size_t)size;
-        m[at] ^= data[i + 2] ? data[i + 2] : 1;
-    }
-    *out_len = (size_t)size;
-    return m;
-}
-
-/* The real address set of the segment with bytes flipped, as the id map's. */
-static uint8_t *mutated_aset(int seg, const uint8_t *data, size_t len, size_t *out_len) {
-    uint64_t off = 0, size = 0;
-    uint32_t cnt = 0;
-    FUZZ_ASSERT_MSG(mhf_seg_find(g_seg[seg], g_seg_size[seg], MHF_SECT_ASET, &off, &size, &cnt),
-                    "the streams fixture has an address set");
-    uint8_t *m = fuzz_malloc((size_t)size);
-    memcpy(m, g_seg[seg] + off, (size_t)size);
-    for (size_t i = 0; i + 3 <= len; i += 3) {
-        size_t at = ((size_t)data[i] | (size_t)data[i + 1] << 8) % (size_t)size;
-        m[at] ^= data[i + 2] ? data[i + 2] : 1;
-    }
-    *out_len = (size_t)size;
-    return m;
-}
-
-/* The real address postings of the segment with bytes flipped, as the
- * id map's. */
-static uint8_t *mutated_apost(int seg, const uint8_t *data, size_t len, size_t *out_len) {
-    uint64_t off = 0, size = 0;
-    uint32_t cnt = 0;
-    FUZZ_ASSERT_MSG(mhf_seg_find(g_seg[seg], g_seg_size[seg], MHF_SECT_APOST, &off, &size, &cnt),
-                    "the streams fixture has address postings");
-    uint8_t *m = fuzz_malloc((size_t)size);
-    memcpy(m, g_seg[seg] + off, (size_t)size);
-    for (size_t i = 0; i + 3 <= len; i += 3) {
-        size_t at = ((size_t)data[i] | (size_t)data[i + 1] << 8) % (size_t)size;
-        m[at] ^= data[i + 2] ? data[i + 2] : 1;
-    }
-    *out_len = (size_t)size;
-    return m;
-}
-
-/* The real id transitions of the segment with bytes flipped, as the id
- * map's. */
-static uint8_t *mutated_idtime(int seg, const uint8_t *data, size_t len, size_t *out_len) {
-    uint64_t off = 0, size = 0;
-    uint32_t cnt = 0;
-    FUZZ_ASSERT_MSG(mhf_seg_find(g_seg[seg], g_seg_size[seg], MHF_SECT_IDTIME, &off, &size, &cnt),
-                    "the streams fixture has id transitions");
-    uint8_t *m = fuzz_malloc((size_t)size);
-    memcpy(m, g_seg[seg] + off, (size_t)size);
-    for (size_t i = 0; i + 3 <= len; i += 3) {
-        size_t at = ((size_t)data[i] | (size_t)data[i + 1] << 8) % (size_t)size;
-        m[at] ^= data[i + 2] ? data[i + 2] : 1;
-    }
-    *out_len = (size_t)size;
-    return m;
-}
-
-/* Segment 1's real span address set (the fixture's segment 0, position 1,
- * has none) with bytes flipped, as the id map's. */
-static uint8_t *mutated_span(const uint8_t *data, size_t len, size_t *out_len) {
-    uint64_t off = 0, size = 0;
-    uint32_t cnt = 0;
-    FUZZ_ASSERT_MSG(mhf_seg_find(g_seg[1], g_seg_size[1], MHF_SECT_SPAN, &off, &size, &cnt),
-                    "the streams fixture's segment 1 has a span address set");
-    uint8_t *m = fuzz_malloc((size_t)size);
-    memcpy(m, g_seg[1] + off, (size_t)size);
     for (size_t i = 0; i + 3 <= len; i += 3) {
         size_t at = ((size_t)data[i] | (size_t)data[i + 1] << 8) % (size_t)size;
         m[at] ^= data[i + 2] ? data[i + 2] : 1;
@@ -419,15 +355,21 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
                                    ? 0 : MHF_SECT_REQUIRED);
     uint8_t *mutated = NULL;
     if (which == 5)
-        data = mutated = mutated_idmap(seg, data, len, &len);
+        data = mutated = mutated_real(seg, MHF_SECT_IDMAP, "the streams fixture has an id map",
+                                      data, len, &len);
     if (which == 7)
-        data = mutated = mutated_aset(seg, data, len, &len);
+        data = mutated = mutated_real(seg, MHF_SECT_ASET,
+                                      "the streams fixture has an address set", data, len, &len);
     if (which == 9)
-        data = mutated = mutated_apost(seg, data, len, &len);
-    if (which == 11)
-        data = mutated = mutated_span(data, len, &len);
+        data = mutated = mutated_real(seg, MHF_SECT_APOST,
+                                      "the streams fixture has address postings", data, len, &len);
+    if (which == 11) /* segment 1's, whichever segment gets it */
+        data = mutated = mutated_real(1, MHF_SECT_SPAN,
+                                      "the streams fixture's segment 1 has a span address set",
+                                      data, len, &len);
     if (which == 13)
-        data = mutated = mutated_idtime(seg, data, len, &len);
+        data = mutated = mutated_real(seg, MHF_SECT_IDTIME,
+                                      "the streams fixture has id transitions", data, len, &len);
     size_t size = 0;
     uint8_t *bytes = fuzz_segment_put_section(g_seg[seg], g_seg_size[seg], t, f, data, len, &size);
     free(mutated);
