@@ -245,7 +245,7 @@ typedef struct mh_writer_options {
      * queries over wide address ranges wanting few rows walk a slice in id
      * order instead of decoding a block per chunk. Since 1.9 it brings the
      * id transitions (format 2.5, SPEC.md §9g: the transition of every
-     * access, about 0.36-0.5 bytes per access on real traces), which place
+     * access, about 0.4-0.53 bytes per access on real traces), which place
      * such a query's start moment among the ids without decoding blocks.
      * Default 1; 0 = neither (the segments are still 2.5; queries take the
      * 2.0 path). 0 or 1. */
