@@ -536,16 +536,6 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
     return MH_OK;
 }
 
-/* Decoded block b of slice s (through the cache), every row. The rows
- * stay valid until the next call. */
-static int get_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                     const mh_rows **out) {
-    const centry *x;
-    MH_TRY(get_block_entry(c, seg, s, b, UINT32_MAX, 0, &x));
-    *out = &x->rows;
-    return MH_OK;
-}
-
 int32_t mhq_labels_cached(const qctx *c, const mh_seg *seg, uint32_t grp) {
     return cache_find(c, seg, MHQ_KEY_LABELS | grp);
 }
@@ -618,11 +608,6 @@ void mhq_labels_done(qctx *c, int32_t e, const mh_seg *seg) {
 }
 
 void mhq_labels_drop(qctx *c, int32_t e) { entry_free_tail(c, e); }
-
-int mh_query_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                   const mh_rows **out) {
-    return get_block(c, seg, s, b, out);
-}
 
 int mh_query_block_head(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                         uint32_t need, const mh_rows **out) {

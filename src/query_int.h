@@ -246,10 +246,6 @@ int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t 
  * them), through c's cache (query.c): valid until the next call. */
 int mh_query_block_head(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                         uint32_t need, const mh_rows **out);
-/* Decoded block b of slice s, every row, through c's cache (query.c):
- * valid until the next call. */
-int mh_query_block(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                   const mh_rows **out);
 
 /* The id-order path (query_idmap.c, SPEC.md 14 step 2b). When seg has an
  * id map and walking slice s (index si, records checked) in id order costs
