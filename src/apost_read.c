@@ -251,12 +251,11 @@ static int lazy_run_check(const mh_apost_view *v, unsigned o, uint32_t r,
  * before its flag's release. */
 #define RUN_MARKS 3
 
-/* the marks of a run, NULL when the segment has none (seg->apost_marks:
- * allocated with the flags, out of the reader's budget) */
-static inline _Atomic uint64_t *run_marks(const mh_seg *seg, uint32_t run) {
-    _Atomic uint64_t *mk =
-        atomic_load_explicit(&((mh_seg *)seg)->apost_marks, memory_order_acquire);
-    return mk ? mk + (size_t)run * RUN_MARKS : NULL;
+/* the marks of a run, NULL when the segment has none (seg->apost_marks,
+ * paged out of the reader's budget: make 1 allocates the run's page) */
+static inline _Atomic uint64_t *run_marks(const mh_seg *seg, uint32_t run, int make) {
+    mh_marks *mk = atomic_load_explicit(&((mh_seg *)seg)->apost_marks, memory_order_acquire);
+    return mh_marks_run(seg, mk, run, make);
 }
 
 int mh_apost_view_whole(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
@@ -309,17 +308,16 @@ int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
     } else {
         MH_TRY(mh_apost_view_whole(seg, out, d));
     }
-    /* the runs' marks (run_marks, out of the reader's budget), then their
-     * checked flags: one allocation of each wins, the others are freed;
-     * without the flags the runs are checked on every use, without the
-     * marks a query walks a run from its start. Pages of them are touched
-     * only for the runs queries check (calloc's zero pages). The marks are
+    /* the runs' marks (run_marks: their table, then a page of them when a
+     * query first checks one of its runs, out of the reader's budget), then
+     * their checked flags: one allocation of each wins, the others are
+     * freed; without the flags the runs are checked on every use, without
+     * the marks a query walks a run from its start. The marks are
      * published first: a thread that sees a run's flag finds them. */
     size_t nr = out->nruns ? out->nruns : 1;
-    _Atomic uint64_t *mk = mh_seg_marks_alloc(seg, nr * RUN_MARKS * sizeof(uint64_t)),
-                     *mnone = NULL;
+    mh_marks *mk = mh_marks_new(seg, nr, RUN_MARKS), *mnone = NULL;
     if (mk && !atomic_compare_exchange_strong(&m->apost_marks, &mnone, mk))
-        free((void *)mk); /* its budget stays spent: a rare race */
+        mh_marks_free(mk); /* its budget stays spent: a rare race */
     _Atomic uint8_t *ok = calloc(nr, 1);
     _Atomic uint8_t *none = NULL;
     if (ok && !atomic_compare_exchange_strong(&m->apost_run_ok, &none, ok))
@@ -621,7 +619,7 @@ int mh_apost_query_view(const mh_seg *seg, const mh_apost_view *vp, uint64_t a,
             mh_apost_run_open(&v, o, r, &c);
             if (known) {
                 mh_apost_cur m = c;
-                const _Atomic uint64_t *mk = run_marks(seg, c.run);
+                const _Atomic uint64_t *mk = run_marks(seg, c.run, 0);
                 for (unsigned j = RUN_MARKS; mk && j-- > 0;) {
                     uint64_t x = atomic_load_explicit(&mk[j], memory_order_relaxed);
                     uint32_t off = (uint32_t)x, key = (j + 1) * c.left / 4;
@@ -677,7 +675,7 @@ int mh_apost_query_view(const mh_seg *seg, const mh_apost_view *vp, uint64_t a,
             if (rc < 0)
                 return rc;
             if (ok) { /* decoded whole without a fault */
-                _Atomic uint64_t *mk = run_marks(seg, c.run);
+                _Atomic uint64_t *mk = run_marks(seg, c.run, 1);
                 for (unsigned j = 0; mk && j < RUN_MARKS; j++)
                     atomic_store_explicit(&mk[j], mark[j], memory_order_relaxed);
                 atomic_store_explicit(&ok[c.run], 1, memory_order_release);

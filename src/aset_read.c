@@ -166,15 +166,14 @@ int mh_aset_view_get(const mh_seg *seg, mh_aset_view *out, mh_diag *d) {
                            (unsigned long long)sec->offset);
         return rc;
     }
-    /* the runs' marks (out of the reader's budget): one allocation wins,
-     * the others are freed; without them (budget spent, no memory) every
-     * query decodes from its run's start. Pages of it are
-     * touched only for the runs queries decode (calloc's zero pages). */
+    /* the runs' marks (their table, then a page of them when a query
+     * first decodes one of its runs, out of the reader's budget): one
+     * table wins, the others are freed; without them (budget spent, no
+     * memory) every query decodes from its run's start */
     size_t nr = out->nruns ? out->nruns : 1;
-    _Atomic uint64_t *mk = mh_seg_marks_alloc(seg, nr * ASET_MARKS * 2 * sizeof *mk),
-                     *none = NULL;
+    mh_marks *mk = mh_marks_new(seg, nr, ASET_MARKS * 2), *none = NULL;
     if (mk && !atomic_compare_exchange_strong(&((mh_seg *)seg)->aset_marks, &none, mk))
-        free((void *)mk); /* its budget stays spent: a rare race */
+        mh_marks_free(mk); /* its budget stays spent: a rare race */
     atomic_store_explicit(&((mh_seg *)seg)->aset_ok, 1, memory_order_release);
     return MH_OK;
 }
@@ -240,15 +239,16 @@ int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
         return 1;
     if (rc != MH_OK)
         return rc;
-    rc = mh_aset_view_meets(&v, atomic_load_explicit(&((mh_seg *)seg)->aset_marks,
-                                                     memory_order_acquire),
+    rc = mh_aset_view_meets(&v, seg,
+                            atomic_load_explicit(&((mh_seg *)seg)->aset_marks,
+                                                 memory_order_acquire),
                             a, b, ops, d);
     if (rc < 0 && d)
         mh_diag_prefix(d, "address set at byte %llu", (unsigned long long)v.off);
     return rc;
 }
 
-int mh_aset_view_meets(const mh_aset_view *vp, _Atomic uint64_t *marks, uint64_t a,
+int mh_aset_view_meets(const mh_aset_view *vp, const mh_seg *seg, mh_marks *marks, uint64_t a,
                        uint64_t b, uint32_t ops, mh_diag *d) {
     const mh_aset_view v = *vp;
     int rc = 0;
@@ -268,9 +268,7 @@ int mh_aset_view_meets(const mh_aset_view *vp, _Atomic uint64_t *marks, uint64_t
             continue; /* every interval starts past b */
         mh_aset_cur c;
         mh_aset_run_open(&v, o, lo - 1, &c);
-        _Atomic uint64_t *mk = marks;
-        if (mk)
-            mk += (size_t)c.run * ASET_MARKS * 2;
+        _Atomic uint64_t *mk = mh_marks_run(seg, marks, c.run, 1);
         const uint8_t *start = c.p;
         uint32_t n = c.left;
         for (unsigned j = ASET_MARKS; mk && j-- > 0;) {

@@ -434,13 +434,15 @@ typedef struct mh_seg {
      * decode, recorded by the decodes that checked the run up to there
      * (aset_read.c; NULL until the section's first use, or when its
      * allocation failed: then every query decodes from the run's start) */
-    _Atomic(_Atomic uint64_t *) aset_marks;
+    _Atomic(struct mh_marks *) aset_marks;
     /* per run of the postings: where a later query may start (apost_read.c;
      * NULL as aset_marks, or when the budget below is spent) */
-    _Atomic(_Atomic uint64_t *) apost_marks;
-    /* the reader's budget for run marks (mh_seg_marks_alloc); NULL: none
-     * (a segment opened outside a reader, tests' fake segments) */
+    _Atomic(struct mh_marks *) apost_marks;
+    /* the reader's budget for run marks and check bits (mh_seg_marks_alloc);
+     * NULL: none (a segment opened outside a reader, tests' fake segments).
+     * marks_floor: what run marks must leave of it for the check bits */
     _Atomic int64_t *marks_left;
+    const _Atomic int64_t *marks_floor;
     /* 1 + the last slice whose index was checked, for a scan's reads ahead
      * (segment_read.c): a hint, threads racing on it cost at most a read
      * asked twice or not at all */
@@ -459,16 +461,51 @@ typedef struct mh_seg {
     int psum_off; /* tests: piece sums ignored (the reader's psum_off) */
 } mh_seg;
 
-/* Run marks (aset_read.c, apost_read.c) only make queries cheaper, and a
- * segment keeps them as long as it is open: their bytes come out of the
+/* What a segment remembers of its checks and walks comes out of the
  * reader's budget, its cache option, so that what a reader holds stays
- * bounded by that option whatever the store's size (61 segments of 10^9
- * accesses would hold up to ~30 MiB of them). Zeroed bytes, or NULL when
- * the budget is spent or memory is short: queries then decode runs from
- * their starts. A segment without a budget (marks_left NULL) has no limit.
- * The bytes return to the budget only with the reader: a segment is closed
- * when its reader is. */
-void *mh_seg_marks_alloc(const mh_seg *seg, size_t bytes);
+ * bounded by that option whatever the store's size; it returns to the
+ * budget only with the reader (a segment is closed when its reader is).
+ * Two kinds:
+ * - check bits (the piece sums' table, the checked blocks' bitmap): a
+ *   bit per piece or block; without them a segment's sections are hashed
+ *   whole and its blocks' rows checked on every decode, so they may take
+ *   the whole budget (hint 0);
+ * - run marks (mh_marks, below): only make a walk shorter; they stop at
+ *   the budget's floor, a quarter of it (hint 1), so that the check bits
+ *   of segments opened later still find room.
+ * Zeroed bytes, or NULL when the budget is spent or memory is short. A
+ * segment without a budget (marks_left NULL) has no limit. */
+void *mh_seg_marks_alloc(const mh_seg *seg, size_t bytes, int hint);
+
+/* Run marks of an address set or postings (aset_read.c, apost_read.c):
+ * `words` words a run, in pages of MH_MARKS_PAGE_RUNS runs, a page
+ * allocated (and charged to the budget, as a hint) when a walk first
+ * records a mark in it. A reader of 10^9 accesses touches a few runs of
+ * each of its 61 segments' thousands: the whole arrays (up to ~30 MiB)
+ * spent the default 8 MiB budget by the 17th segment, and every later
+ * segment lost its check bits too (callgrind, point max 1 at 10^9:
+ * 398 M instructions a thousand questions, 62 % hashing sections whole). */
+#define MH_MARKS_PAGE_RUNS 64
+typedef struct mh_marks {
+    size_t runs, npages;
+    unsigned words;
+    _Atomic(_Atomic uint64_t *) page[];
+} mh_marks;
+
+/* The table of a section of `runs` runs (no page yet), out of the budget;
+ * NULL: no room or no memory (walks then start at their runs' starts). */
+mh_marks *mh_marks_new(const mh_seg *seg, size_t runs, unsigned words);
+
+/* Run `run`'s words: NULL when m is NULL, run is past its runs, or its
+ * page is not there and make is 0 (or no room). Safe from any thread: a
+ * page is published once (a racing thread's is freed, its bytes given
+ * back). */
+_Atomic uint64_t *mh_marks_run(const mh_seg *seg, mh_marks *m, size_t run, int make);
+
+/* Bytes charged for m: its table and its pages (tests). */
+size_t mh_marks_bytes(const mh_marks *m);
+
+void mh_marks_free(mh_marks *m);
 
 /* A validated slice record. */
 typedef struct mh_slice {
@@ -643,6 +680,7 @@ struct mh_reader {
     /* bytes the segments' run marks may still take (mh_seg_marks_alloc):
      * cache_bytes at open; mh_reader_set_cache moves it by the change */
     _Atomic int64_t marks_left;
+    _Atomic int64_t marks_floor; /* cache_bytes / 4: run marks leave it */
     uint64_t manifest_bytes;
     /* tables built on first use, under tab_mu (each once; a failure is
      * returned again by every later call, with its detail) */
@@ -1351,7 +1389,7 @@ int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
  * detail the caller prefixes with the section it names. marks: the view's
  * runs' resume marks (seg->aset_marks for a segment's own set), or NULL:
  * every run decoded from its start. */
-int mh_aset_view_meets(const mh_aset_view *v, _Atomic uint64_t *marks, uint64_t a,
+int mh_aset_view_meets(const mh_aset_view *v, const mh_seg *seg, mh_marks *marks, uint64_t a,
                        uint64_t b, uint32_t ops, mh_diag *d);
 /* ---- span address set (span_build.c, span_read.c, verify_span.c) ----- */
 /* Section 11 (format 2.3, optional, SPEC.md §9e): the segment at MANIFEST

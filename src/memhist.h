@@ -102,10 +102,10 @@ extern "C" {
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
 #define MH_VERSION_MINOR 9
-#define MH_VERSION_PATCH 0
+#define MH_VERSION_PATCH 1
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.9.0"
+#define MH_VERSION_STRING "1.9.1"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
@@ -464,9 +464,12 @@ MH_API int mh_reader_open(const char *path, mh_reader **out);
  * has its own. A warm cache is what makes repeated and resumed queries over
  * the same region cheap; 0 keeps the minimum (two blocks). Memory is taken
  * as blocks are decoded, never up front. The same bytes bound, for the whole
- * reader, the resume marks segments keep for the address-set and postings
- * runs queries decoded (since 1.6; past it, none: runs decode from their
- * start). Call it before sharing r between
+ * reader, what segments remember: the bits of the pieces and blocks that
+ * passed their checks, and the resume marks of the address-set and
+ * postings runs queries decoded (since 1.6; past three quarters of the
+ * budget, no more marks: runs decode from their start; since 1.9.1 marks
+ * are taken a page of 64 runs at a time, as queries first decode them).
+ * Call it before sharing r between
  * threads (it is not thread-safe against running queries); it applies to
  * cursors opened afterwards. Errors: MH_EINVAL (NULL r). */
 MH_API int mh_reader_set_cache(mh_reader *r, size_t bytes);

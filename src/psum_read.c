@@ -120,7 +120,7 @@ static mh_psum_tab *tab_get(const mh_seg *seg) {
         int ok = !MH_CHECKSUMS_ENFORCED || mh_seg_hash_whole(seg, p, sec->size) == sec->sum;
         if (ok && mh_psum_parse(seg, p, sec->size, sec->offset, &t, &d) == MH_OK) {
             size_t words = (size_t)((t.nsums + 63) / 64);
-            tab = mh_seg_marks_alloc(seg, sizeof *tab + words * sizeof(uint64_t));
+            tab = mh_seg_marks_alloc(seg, sizeof *tab + words * sizeof(uint64_t), 0);
             if (tab) {
                 *tab = t;
                 tab->done = (_Atomic uint64_t *)(void *)(tab + 1);

@@ -55,6 +55,7 @@ int mh_reader_seg(const mh_reader *r, size_t i, const mh_seg **out,
                     mh_seg_close(s);
                 else {
                     s->marks_left = &m->marks_left;
+                    s->marks_floor = &m->marks_floor;
                     s->psum_off = m->psum_off;
                 }
             }
@@ -216,6 +217,7 @@ static int open_store(const char *path, size_t cache_bytes, mh_reader **out,
     r->path = strdup(path);
     r->cache_bytes = cache_bytes;
     atomic_init(&r->marks_left, cache_bytes > INT64_MAX ? INT64_MAX : (int64_t)cache_bytes);
+    atomic_init(&r->marks_floor, (cache_bytes > INT64_MAX ? INT64_MAX : (int64_t)cache_bytes) / 4);
     mh_manifest m;
     int rc = r->path ? mh_store_manifest_load(path, &m, 1, d)
                      : mh_diag_fail(d, MH_ENOMEM, 0, "out of memory");
@@ -317,6 +319,7 @@ int mh_reader_set_cache(mh_reader *r, size_t bytes) {
     int64_t was = r->cache_bytes > INT64_MAX ? INT64_MAX : (int64_t)r->cache_bytes,
             now = bytes > INT64_MAX ? INT64_MAX : (int64_t)bytes;
     atomic_fetch_add(&r->marks_left, now - was);
+    atomic_store(&r->marks_floor, now / 4);
     r->cache_bytes = bytes;
     pthread_mutex_unlock(&r->pool_mu);
     /* pooled contexts were sized for the old budget */

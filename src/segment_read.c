@@ -686,8 +686,8 @@ void mh_seg_close(mh_seg *s) {
     mh_dict_free(&s->dict);
     free((void *)s->slice_ok);
     free((void *)atomic_load(&s->apost_run_ok));
-    free((void *)atomic_load(&s->aset_marks));
-    free((void *)atomic_load(&s->apost_marks));
+    mh_marks_free(atomic_load(&s->aset_marks));
+    mh_marks_free(atomic_load(&s->apost_marks));
     free((void *)atomic_load(&s->block_ok));
     free(atomic_load(&s->psum));
     free(s->sections);
@@ -1005,7 +1005,7 @@ void mh_seg_block_set_known(const mh_seg *seg, uint32_t bi) {
     _Atomic uint64_t *w = atomic_load_explicit(&m->block_ok, memory_order_acquire);
     if (!w) {
         size_t words = ((size_t)seg->nblocks + 63) / 64;
-        _Atomic uint64_t *fresh = mh_seg_marks_alloc(seg, words * sizeof *fresh), *none = NULL;
+        _Atomic uint64_t *fresh = mh_seg_marks_alloc(seg, words * sizeof *fresh, 0), *none = NULL;
         if (!fresh)
             return; /* no room: every decode checks its rows */
         if (atomic_compare_exchange_strong(&m->block_ok, &none, fresh))
@@ -1086,13 +1086,16 @@ int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
     return MH_OK;
 }
 
-void *mh_seg_marks_alloc(const mh_seg *seg, size_t bytes) {
+void *mh_seg_marks_alloc(const mh_seg *seg, size_t bytes, int hint) {
     _Atomic int64_t *left = seg->marks_left;
     if (left) {
-        if (bytes > INT64_MAX)
+        int64_t floor = hint && seg->marks_floor
+                            ? atomic_load_explicit(seg->marks_floor, memory_order_relaxed)
+                            : 0;
+        if (bytes > INT64_MAX / 2 || floor < 0)
             return NULL;
         int64_t was = atomic_fetch_sub(left, (int64_t)bytes);
-        if (was < (int64_t)bytes) { /* spent: give it back */
+        if (was < (int64_t)bytes || was - (int64_t)bytes < floor) { /* spent: give it back */
             atomic_fetch_add(left, (int64_t)bytes);
             return NULL;
         }
@@ -1101,4 +1104,62 @@ void *mh_seg_marks_alloc(const mh_seg *seg, size_t bytes) {
     if (!p && left)
         atomic_fetch_add(left, (int64_t)bytes);
     return p;
+}
+
+static size_t marks_page_bytes(const mh_marks *m) {
+    return (size_t)MH_MARKS_PAGE_RUNS * m->words * sizeof(uint64_t);
+}
+
+mh_marks *mh_marks_new(const mh_seg *seg, size_t runs, unsigned words) {
+    if (words == 0 || runs > SIZE_MAX / 2 / MH_MARKS_PAGE_RUNS)
+        return NULL;
+    size_t np = (runs + MH_MARKS_PAGE_RUNS - 1) / MH_MARKS_PAGE_RUNS;
+    mh_marks *m = mh_seg_marks_alloc(seg, sizeof *m + np * sizeof m->page[0], 1);
+    if (m) {
+        m->runs = runs;
+        m->npages = np;
+        m->words = words;
+    }
+    return m;
+}
+
+_Atomic uint64_t *mh_marks_run(const mh_seg *seg, mh_marks *m, size_t run, int make) {
+    if (!m || run >= m->runs)
+        return NULL;
+    size_t pg = run / MH_MARKS_PAGE_RUNS;
+    _Atomic uint64_t *p = atomic_load_explicit(&m->page[pg], memory_order_acquire);
+    if (!p) {
+        if (!make)
+            return NULL;
+        _Atomic uint64_t *fresh = mh_seg_marks_alloc(seg, marks_page_bytes(m), 1), *none = NULL;
+        if (!fresh)
+            return NULL;
+        if (atomic_compare_exchange_strong(&m->page[pg], &none, fresh)) {
+            p = fresh;
+        } else { /* another thread's won: give the bytes back */
+            free((void *)fresh);
+            if (seg->marks_left)
+                atomic_fetch_add(seg->marks_left, (int64_t)marks_page_bytes(m));
+            p = none;
+        }
+    }
+    return p + (run % MH_MARKS_PAGE_RUNS) * m->words;
+}
+
+size_t mh_marks_bytes(const mh_marks *m) {
+    if (!m)
+        return 0;
+    size_t n = sizeof *m + m->npages * sizeof m->page[0];
+    for (size_t i = 0; i < m->npages; i++)
+        if (atomic_load_explicit(&m->page[i], memory_order_acquire))
+            n += marks_page_bytes(m);
+    return n;
+}
+
+void mh_marks_free(mh_marks *m) {
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->npages; i++)
+        free((void *)atomic_load_explicit(&m->page[i], memory_order_relaxed));
+    free(m);
 }

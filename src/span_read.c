@@ -147,7 +147,7 @@ static int excludes(const mh_reader *r, uint64_t q, uint64_t a, uint64_t b,
         return 0;
     if (rc != MH_OK)
         return rc;
-    rc = mh_aset_view_meets(&v.set, NULL, a, b, ops, d);
+    rc = mh_aset_view_meets(&v.set, seg, NULL, a, b, ops, d);
     if (rc < 0) {
         if (d)
             mh_diag_prefix(d, "%s: span address set at byte %llu", seg->name,

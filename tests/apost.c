@@ -382,7 +382,7 @@ static void fake_seg(fake *f, const mh_buf *b, uint32_t nslices) {
 static void fake_done(fake *f) {
     free((void *)atomic_load(&f->seg.apost_run_ok));
     f->seg.apost_run_ok = NULL;
-    free((void *)atomic_load(&f->seg.apost_marks));
+    mh_marks_free(atomic_load(&f->seg.apost_marks));
     f->seg.apost_marks = NULL;
 }
 

@@ -118,7 +118,7 @@ typedef struct fake {
 /* What the reader allocated on the fake segment (its runs' marks), as
  * mh_seg_close frees it. */
 static void fake_done(fake *f) {
-    free((void *)atomic_load(&f->seg.aset_marks));
+    mh_marks_free(atomic_load(&f->seg.aset_marks));
     f->seg.aset_marks = NULL;
 }
 

@@ -408,26 +408,32 @@ static void run_synthetic(size_t queries) {
 
 /* The run marks of the address sets and postings (aset_read.c,
  * apost_read.c) come out of the reader's budget, its cache option: every
- * opened segment's marks are charged (runs x 3 marks of 16 and 8 bytes),
- * what is left is the option less those, and with no budget (0) none is
- * kept. */
-static void check_marks_budget(mh_reader *r, int64_t budget) {
-    int64_t spent = 0;
+ * opened segment's mark tables and the pages of them its queries touched
+ * are charged, what is left is the option less those, and with no budget
+ * (0) none is kept. */
+static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
+                               int64_t *bits_out) {
+    int64_t spent = 0, marks = 0;
     size_t with = 0;
     for (size_t i = 0; i < r->nlive; i++) {
         if (atomic_load(&r->seg_state[r->live[i]]) != MH_SEG_OPEN)
             continue;
         const mh_seg *seg = &r->segs[r->live[i]];
-        mh_aset_view av;
-        mh_apost_view pv;
-        if (atomic_load(&seg->aset_marks)) {
+        const mh_marks *am = atomic_load(&seg->aset_marks), *pm = atomic_load(&seg->apost_marks);
+        if (am) {
+            mh_aset_view av;
             CHECK_OK(mh_aset_view_get(seg, &av, NULL));
-            spent += (int64_t)(av.nruns ? av.nruns : 1) * 3 * 16;
+            CHECK(am->runs == (av.nruns ? av.nruns : 1) && am->words == 6);
+            spent += (int64_t)mh_marks_bytes(am);
+            marks += (int64_t)mh_marks_bytes(am);
             with++;
         }
-        if (atomic_load(&seg->apost_marks)) {
+        if (pm) {
+            mh_apost_view pv;
             CHECK_OK(mh_apost_view_get(seg, &pv, NULL));
-            spent += (int64_t)(pv.nruns ? pv.nruns : 1) * 3 * 8;
+            CHECK(pm->runs == (pv.nruns ? pv.nruns : 1) && pm->words == 3);
+            spent += (int64_t)mh_marks_bytes(pm);
+            marks += (int64_t)mh_marks_bytes(pm);
             with++;
         }
         if (atomic_load(&seg->block_ok)) { /* the checked-blocks bitmap (since 1.7) */
@@ -448,6 +454,13 @@ static void check_marks_budget(mh_reader *r, int64_t budget) {
     CHECKF(atomic_load(&r->marks_left) == budget - spent,
            "marks budget left %lld, expected %lld - %lld", (long long)atomic_load(&r->marks_left),
            (long long)budget, (long long)spent);
+    /* run marks stop at the floor: a quarter stays for the check bits */
+    CHECKF(marks <= budget - budget / 4, "run marks took %lld of a %lld-byte budget",
+           (long long)marks, (long long)budget);
+    if (marks_out)
+        *marks_out = marks;
+    if (bits_out)
+        *bits_out = spent - marks;
 }
 
 /* A small qemu recording (sort of a generated file), rewritten into several
@@ -489,14 +502,41 @@ static int run_real(const char *memhist, size_t queries) {
            "%zu served by the postings\n", tr.n, r->nlive, shift, maxs, queries, hits, ns);
     CHECK(hits > queries / 4);
     CHECK(ns > queries / 2);
-    check_marks_budget(r, (int64_t)MH_READER_CACHE_DEFAULT);
+    int64_t marks = 0, bits = 0;
+    check_marks_budget(r, (int64_t)MH_READER_CACHE_DEFAULT, &marks, &bits);
     mh_reader_close(r);
     /* no budget (a cache of 0 bytes): no segment keeps marks, and every
      * answer is still the oracle's */
     CHECK_OK(mh_reader_open(multi, &r));
     CHECK_OK(mh_reader_set_cache(r, 0));
     random_queries(r, &tr, maxs, queries / 4 + 1, 4243, &ns);
-    check_marks_budget(r, 0);
+    check_marks_budget(r, 0, NULL, NULL);
+    mh_reader_close(r);
+    /* a budget the run marks overflow: they stop at its floor, and every
+     * segment still finds room for its check bits (the piece sums' table:
+     * without it its sections would be hashed whole), the answers the
+     * oracle's. 1.9.0 charged each segment's whole marks arrays up front:
+     * the default budget was spent by the 17th segment of 10^9 accesses,
+     * and the later ones lost their check bits too. */
+    int64_t small = bits * 4 + 4096;
+    printf("real: marks %lld bytes, check bits %lld bytes; a budget of %lld\n",
+           (long long)marks, (long long)bits, (long long)small);
+    CHECKF(marks > small, "the marks (%lld bytes) fit the small budget (%lld)",
+           (long long)marks, (long long)small);
+    CHECK_OK(mh_reader_open(multi, &r));
+    CHECK_OK(mh_reader_set_cache(r, (size_t)small));
+    random_queries(r, &tr, maxs, queries, 4243, &ns);
+    int64_t marks2 = 0, bits2 = 0;
+    check_marks_budget(r, small, &marks2, &bits2);
+    CHECK(marks2 > 0);
+    for (size_t i = 0; i < r->nlive; i++) {
+        const mh_seg *seg = &r->segs[r->live[i]];
+        const mh_section *sec;
+        if (atomic_load(&r->seg_state[r->live[i]]) == MH_SEG_OPEN &&
+            mh_seg_section(seg, MHF_SECT_PSUM, &sec) == MH_OK)
+            CHECKF(atomic_load(&seg->psum_state) == 1 && atomic_load(&seg->psum),
+                   "segment %zu lost its piece sums' table to the run marks", i);
+    }
     mh_reader_close(r);
     free(tr.all);
     tu_rmtree(dir);

@@ -8,6 +8,7 @@
  *            [--draw near|user|never] [--summary on|off|both]
  *            [--aset on|off|both] [--idmap on|off|both]
  *            [--apost on|off|both] [--qfile FILE] [--answers FILE]
+ *            [--cache BYTES]
  *
  * Generates the synthetic trace (tools/synth, seed 1, N accesses), writes
  * it to DIR unless DIR already holds a store (reporting the ingest rate),
@@ -32,6 +33,8 @@
  * they are read from it instead and the trace is neither generated nor
  * read (a callgrind run on a real store then costs the queries only:
  * valgrind --tool=callgrind --toggle-collect=mh_query_run mh_probe ...).
+ * --cache BYTES sets the reader's cache option (mh_reader_set_cache; it
+ * also bounds what the segments remember of their checks and walks).
  * --answers FILE writes every answer of the first way's first pass
  * (binary mh_access records, each query's preceded by its u64 count), so
  * that two builds can be compared with cmp.
@@ -69,7 +72,7 @@ static int usage(const char *why, const char *what) {
             "                [--ops r|w|rw] [--draw near|user|never]\n"
             "                [--summary on|off|both] [--aset on|off|both] [--span on|off|both]\n"
             "                [--idmap on|off|both] [--apost on|off|both]\n"
-            "                [--qfile FILE] [--answers FILE]\n");
+            "                [--qfile FILE] [--answers FILE] [--cache BYTES]\n");
     return 2;
 }
 
@@ -124,6 +127,7 @@ static int number(const char *s, uint64_t *out) {
 
 int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
+    uint64_t cache = MH_READER_CACHE_DEFAULT;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
     const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on", *apost = "on";
@@ -137,6 +141,7 @@ int main(int argc, char **argv) {
                         : !strcmp(a, "--reps")    ? &reps
                         : !strcmp(a, "--max")     ? &max
                         : !strcmp(a, "--range")   ? &range
+                        : !strcmp(a, "--cache")   ? &cache
                                                   : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(NULL, NULL);
@@ -266,6 +271,8 @@ int main(int argc, char **argv) {
     }
     mh_reader *r = NULL;
     int rc = mh_reader_open(store, &r);
+    if (rc == MH_OK && cache != MH_READER_CACHE_DEFAULT)
+        rc = mh_reader_set_cache(r, (size_t)cache);
     if (rc != MH_OK) {
         fprintf(stderr, "mh_probe: %s: %s\n", store, mh_strerror(rc));
         return 1;
