@@ -158,6 +158,10 @@ typedef struct mhb_cold {
      * latency includes the open (what a user who opens a store to ask one
      * thing waits) */
     mhb_lat question;
+    /* the store's pages in the page cache after each cold question (before
+     * its close; mincore): what the open and the query read, readahead
+     * included */
+    mhb_lat question_pages;
 } mhb_cold;
 #define MHB_COLD_QUESTIONS 20u
 
@@ -175,6 +179,8 @@ int mhb_drop_cache(const char *path);
 
 /* Percentage of path's pages in the page cache (mincore), -1 if unknown. */
 double mhb_resident_pct(const char *path);
+/* The store's pages in the page cache (mincore over its files); -1: error. */
+double mhb_resident_pages(const char *path);
 
 /* Opens a store as an implementation (im->name, run, h set) / closes it. */
 typedef int (*mhb_open_fn)(void *ctx, mhb_impl *im);

@@ -120,6 +120,14 @@ static int count_one(const char *file, void *ctx)
     return rc;
 }
 
+double mhb_resident_pages(const char *path)
+{
+    resident r = {0, 0};
+    if (each_file(path, count_one, &r) != MH_OK)
+        return -1;
+    return (double)r.in_core;
+}
+
 double mhb_resident_pct(const char *path)
 {
     resident r = {0, 0};
@@ -134,7 +142,7 @@ int mhb_cold_measure(const char *path, mhb_open_fn open_fn, mhb_close_fn close_f
                      mhb_cold *out, uint64_t *compared, uint64_t *mismatches)
 {
     size_t ci[MHB_COLD_QUERIES], qi[MHB_COLD_QUERIES];
-    double us[MHB_COLD_QUERIES];
+    double us[MHB_COLD_QUERIES], pages[MHB_COLD_QUERIES];
     size_t nl = mhb_cold_list(c, count, ci, qi);
     memset(out, 0, sizeof *out);
     int rc = mhb_drop_cache(path);
@@ -182,6 +190,7 @@ int mhb_cold_measure(const char *path, mhb_open_fn open_fn, mhb_close_fn close_f
         if (rc == MH_OK)
             rc = mhb_run_one(&im, &c[ci[i]], qi[i], got, &n);
         us[i] = (mhb_now() - t1) * 1e6;
+        pages[i] = mhb_resident_pages(path); /* before the close: nothing evicted */
         if (im.h)
             close_fn(&im);
         if (rc != MH_OK)
@@ -197,6 +206,7 @@ int mhb_cold_measure(const char *path, mhb_open_fn open_fn, mhb_close_fn close_f
     if (rc != MH_OK)
         return rc;
     mhb_summarise(us, nq, &out->question);
+    mhb_summarise(pages, nq, &out->question_pages);
     out->done = 1;
     return MH_OK;
 }

@@ -188,6 +188,18 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
                     num(b, sizeof b, v[1], 1), num(e, sizeof e, v[2], 1),
                     ratio(c, sizeof c, v[1], v[0]), ratio(d, sizeof d, v[2], v[0]));
         }
+        for (int p = 0; p < 2; p++) {
+            double v[MHB_SLOTS];
+            for (int i = 0; i < MHB_SLOTS; i++)
+                v[i] = !x->cold[i].done ? -1
+                       : p              ? x->cold[i].question_pages.max
+                                        : x->cold[i].question_pages.p50;
+            fprintf(f, "| cold question, store pages read (4 KiB, readahead included), %s "
+                       "| %s | %s | %s | %s / %s |\n",
+                    p ? "max" : "p50", num(a, sizeof a, v[0], 0), num(b, sizeof b, v[1], 0),
+                    num(e, sizeof e, v[2], 0), ratio(c, sizeof c, v[1], v[0]),
+                    ratio(d, sizeof d, v[2], v[0]));
+        }
         fprintf(f, "| store pages still cached after the drop, %% | %s | %s | %s | |\n",
                 num(a, sizeof a, x->cold[0].done ? x->cold[0].resident_pct : -1, 1),
                 num(b, sizeof b, x->cold[1].done ? x->cold[1].resident_pct : -1, 1),
@@ -410,10 +422,11 @@ int mhb_report_json(const char *path, const mhb_machine *m,
                 fprintf(f, "{\"open_ms\": %.3f, \"p50_us\": %.3f, \"p99_us\": %.3f, "
                            "\"max_us\": %.3f, \"queries\": %zu, \"cached_pct\": %.2f, "
                            "\"question_p50_us\": %.3f, \"question_max_us\": %.3f, "
+                           "\"question_pages_p50\": %.0f, \"question_pages_max\": %.0f, "
                            "\"questions\": %zu}",
                         cd->open_ms, cd->lat.p50, cd->lat.p99, cd->lat.max, cd->lat.count,
                         cd->resident_pct, cd->question.p50, cd->question.max,
-                        cd->question.count);
+                        cd->question_pages.p50, cd->question_pages.max, cd->question.count);
         }
         fprintf(f, "},\n     \"memhist_layout\": {\"slices\": %" PRIu64 ", \"chunks\": %" PRIu64
                    ", \"blocks\": %" PRIu64 "},\n     \"sqlite_layout\": {\"slices\": %" PRIu64
