@@ -198,18 +198,13 @@ int mh_apost_rec(const mh_apost_view *v, uint32_t i, const uint8_t **out,
                  mh_diag *d) {
     if (v->lazy) {
         /* the common case, the record's pieces checked before: two bits */
-        const mh_psum_tab *t = v->ptab;
         uint64_t a = MHF_APOST_HEADER_SIZE + (uint64_t)i * v->run_size;
-        uint64_t k0 = t->first[MHF_SECT_APOST] + (a >> t->shift);
-        uint64_t k1 = t->first[MHF_SECT_APOST] + ((a + v->run_size - 1) >> t->shift);
-        if ((atomic_load_explicit(&t->done[k0 >> 6], memory_order_acquire) >> (k0 & 63) & 1u) &&
-            (atomic_load_explicit(&t->done[k1 >> 6], memory_order_acquire) >> (k1 & 63) & 1u)) {
+        if (mh_psum_known(v->ptab, MHF_SECT_APOST, a, v->run_size)) {
             *out = run_rec(v, i);
             return MH_OK;
         }
-        int rc = mh_psum_check(v->lazy, MHF_SECT_APOST,
-                               MHF_APOST_HEADER_SIZE + (uint64_t)i * v->run_size,
-                               v->run_size, "address postings", d);
+        int rc = mh_psum_check(v->lazy, MHF_SECT_APOST, a, v->run_size,
+                               "address postings", d);
         if (rc < 0)
             return rc;
     }

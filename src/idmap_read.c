@@ -205,12 +205,7 @@ static int rec_at(const mh_idmap_view *v, uint32_t i, const uint8_t **out, mh_di
     const uint64_t a = MHF_IDMAP_HEADER_SIZE + (uint64_t)i * v->group_size;
     const mh_psum_tab *t = atomic_load_explicit(&((mh_seg *)v->lazy)->psum,
                                                 memory_order_acquire);
-    int known = 0;
-    if (t && v->group_size == MHF_IDMAP_GROUP_SIZE) {
-        uint64_t k = t->first[MHF_SECT_IDMAP] + (a >> t->shift);
-        known = atomic_load_explicit(&t->done[k >> 6], memory_order_acquire) >> (k & 63) & 1u;
-    }
-    if (!known) {
+    if (!mh_psum_known(t, MHF_SECT_IDMAP, a, v->group_size)) {
         int rc = mh_psum_check(v->lazy, MHF_SECT_IDMAP, a, v->group_size, "id map", d);
         if (rc < 0)
             return rc;

@@ -207,16 +207,12 @@ static int rec_at(const mh_idtime_view *v, uint32_t i, const uint8_t **out, mh_d
         const mh_psum_tab *t = atomic_load_explicit(&((mh_seg *)v->lazy)->psum,
                                                     memory_order_acquire);
         uint64_t a = MHF_IDTIME_HEADER_SIZE + (uint64_t)i * v->group_size;
-        if (t && v->group_size == MHF_IDTIME_GROUP_SIZE) {
-            uint64_t k = t->first[MHF_SECT_IDTIME] + (a >> t->shift);
-            if (atomic_load_explicit(&t->done[k >> 6], memory_order_acquire) >> (k & 63) & 1u) {
-                *out = v->recs + (size_t)i * v->group_size;
-                return MH_OK;
-            }
+        if (mh_psum_known(t, MHF_SECT_IDTIME, a, v->group_size)) {
+            *out = v->recs + (size_t)i * v->group_size;
+            return MH_OK;
         }
-        int rc = mh_psum_check(v->lazy, MHF_SECT_IDTIME,
-                               MHF_IDTIME_HEADER_SIZE + (uint64_t)i * v->group_size,
-                               MHF_IDTIME_GROUP_SIZE, "id transitions", d);
+        int rc = mh_psum_check(v->lazy, MHF_SECT_IDTIME, a, v->group_size,
+                               "id transitions", d);
         if (rc < 0)
             return rc;
     }

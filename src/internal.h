@@ -1619,6 +1619,23 @@ typedef struct mh_psum_tab {
  * mismatch ...". `what` names the section in the detail. */
 int mh_psum_check(const mh_seg *seg, uint32_t type, uint64_t rel, uint64_t n,
                   const char *what, mh_diag *d);
+/* Whether bytes [rel, rel + n) of section `type` lie in pieces already
+ * checked (their bits set): the inline test a lazy view takes before a
+ * record read, so that the common case costs a bit or two and no call. 0
+ * (not known: call mh_psum_check) when t is NULL, n is 0, or the bytes are
+ * outside the type's pieces. */
+static inline int mh_psum_known(const mh_psum_tab *t, uint32_t type, uint64_t rel,
+                                uint64_t n) {
+    if (!t || type >= 16 || n == 0 || rel > UINT64_MAX - n)
+        return 0;
+    uint64_t j0 = rel >> t->shift, j1 = (rel + n - 1) >> t->shift;
+    if (j1 >= t->count[type])
+        return 0;
+    for (uint64_t k = t->first[type] + j0; k <= t->first[type] + j1; k++)
+        if (!(atomic_load_explicit(&t->done[k >> 6], memory_order_acquire) >> (k & 63) & 1u))
+            return 0;
+    return 1;
+}
 /* fsck: section 12's sum and structure, and every piece of every covered
  * section against its sum. The first problem; MH_OK when there is none. */
 int mh_psum_fsck(const mh_seg *seg, mh_diag *d);
