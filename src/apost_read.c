@@ -258,14 +258,7 @@ int mh_apost_view_whole(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
     if (mh_seg_section(seg, MHF_SECT_APOST, &sec) != MH_OK)
         return MH_ENOTFOUND;
     const uint8_t *p = seg->base + sec->offset;
-    if (MH_CHECKSUMS_ENFORCED) {
-        uint64_t sum = mh_seg_hash_whole(seg, p, sec->size);
-        MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
-                 "address postings at byte %llu: checksum mismatch: stored "
-                 "0x%016llx, computed 0x%016llx",
-                 (unsigned long long)sec->offset, (unsigned long long)sec->sum,
-                 (unsigned long long)sum);
-    }
+    MH_TRY(mh_seg_section_sum(seg, sec, "address postings", d));
     MH_TRY(mh_apost_parse(p, sec->size, sec->offset, seg->minor, seg->nslices,
                           out, d));
     out->lazy = NULL;

@@ -151,14 +151,7 @@ int mh_aset_view_get(const mh_seg *seg, mh_aset_view *out, mh_diag *d) {
         mh_aset_view_fill(p, sec->offset, out);
         return MH_OK;
     }
-    if (MH_CHECKSUMS_ENFORCED) {
-        uint64_t sum = mh_seg_hash_whole(seg, p, sec->size);
-        MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
-                 "address set at byte %llu: checksum mismatch: stored "
-                 "0x%016llx, computed 0x%016llx",
-                 (unsigned long long)sec->offset, (unsigned long long)sec->sum,
-                 (unsigned long long)sum);
-    }
+    MH_TRY(mh_seg_section_sum(seg, sec, "address set", d));
     int rc = mh_aset_parse(p, sec->size, sec->offset, seg->minor, out, d);
     if (rc != MH_OK) {
         if (d)

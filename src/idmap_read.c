@@ -181,13 +181,7 @@ int mh_idmap_view_whole(const mh_seg *seg, mh_idmap_view *out, mh_diag *d) {
         mh_seg_section(seg, MHF_SECT_IDMAP, &sec) != MH_OK)
         return MH_ENOTFOUND;
     const uint8_t *p = seg->base + sec->offset;
-    if (MH_CHECKSUMS_ENFORCED) {
-        uint64_t sum = mh_seg_hash_whole(seg, p, sec->size);
-        MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
-                 "id map at byte %llu: checksum mismatch: stored 0x%016llx, "
-                 "computed 0x%016llx", (unsigned long long)sec->offset,
-                 (unsigned long long)sec->sum, (unsigned long long)sum);
-    }
+    MH_TRY(mh_seg_section_sum(seg, sec, "id map", d));
     int rc = mh_idmap_parse(seg, p, sec->size, sec->offset, out, d);
     if (rc != MH_OK) {
         if (d)

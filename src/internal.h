@@ -542,6 +542,12 @@ int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *seg, mh_diag *d);
  * slice by slice ahead (mh_seg_slice_check), fsck through
  * mh_seg_advise_sequential. */
 void mh_seg_willneed(const mh_seg *s, const void *p, size_t n);
+/* Optional section sec checked whole against its directory sum (§5.2), as
+ * a reader does before a first use that does not go by piece sums: MH_OK,
+ * or MH_ECHECKSUM "<what> at byte N: checksum mismatch: stored 0x...,
+ * computed 0x..." (N the section's first byte). */
+int mh_seg_section_sum(const mh_seg *s, const mh_section *sec, const char *what,
+                       mh_diag *d);
 /* mh_hash of n bytes at p of s's mapping, asked for whole first. */
 uint64_t mh_seg_hash_whole(const mh_seg *s, const void *p, size_t n);
 void mh_seg_advise_sequential(const mh_seg *s);

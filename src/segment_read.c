@@ -617,6 +617,18 @@ uint64_t mh_seg_hash_whole(const mh_seg *s, const void *p, size_t n) {
     return mh_hash(p, n);
 }
 
+int mh_seg_section_sum(const mh_seg *s, const mh_section *sec, const char *what,
+                       mh_diag *d) {
+    if (!MH_CHECKSUMS_ENFORCED)
+        return MH_OK;
+    uint64_t sum = mh_seg_hash_whole(s, s->base + sec->offset, (size_t)sec->size);
+    MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
+             "%s at byte %llu: checksum mismatch: stored 0x%016llx, computed "
+             "0x%016llx", what, (unsigned long long)sec->offset,
+             (unsigned long long)sec->sum, (unsigned long long)sum);
+    return MH_OK;
+}
+
 void mh_seg_advise_sequential(const mh_seg *s) {
     if (s->mapped)
         (void)madvise((void *)s->base, s->size, MADV_SEQUENTIAL);

@@ -21,13 +21,7 @@ int mh_span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
     const uint8_t *p = seg->base + sec->offset;
     uint64_t off = sec->offset;
     int later = seg->minor > MHF_VERSION_MINOR;
-    if (MH_CHECKSUMS_ENFORCED) {
-        uint64_t sum = mh_seg_hash_whole(seg, p, sec->size);
-        MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, off,
-                 "span address set at byte %llu: checksum mismatch: stored "
-                 "0x%016llx, computed 0x%016llx", (unsigned long long)off,
-                 (unsigned long long)sec->sum, (unsigned long long)sum);
-    }
+    MH_TRY(mh_seg_section_sum(seg, sec, "span address set", d));
     MH_CHECK(sec->size >= MHF_SPAN_HEADER_SIZE, MH_ECORRUPT, d, off,
              "span address set at byte %llu: %llu bytes, less than its "
              "%u-byte header", (unsigned long long)off,

@@ -172,13 +172,7 @@ int mh_summary_view(const mh_seg *seg, unsigned kind, mh_sum_view *out,
         fill_view(p, out);
         return MH_OK;
     }
-    if (MH_CHECKSUMS_ENFORCED) {
-        uint64_t sum = mh_seg_hash_whole(seg, p, sec->size);
-        MH_CHECK(sum == sec->sum, MH_ECHECKSUM, d, sec->offset,
-                 "%s at byte %llu: checksum mismatch: stored 0x%016llx, "
-                 "computed 0x%016llx", what, (unsigned long long)sec->offset,
-                 (unsigned long long)sec->sum, (unsigned long long)sum);
-    }
+    MH_TRY(mh_seg_section_sum(seg, sec, what, d));
     int rc = kind == MH_SUM_FINE
                  ? mh_summary_parse_fine(p, sec->size, sec->offset, seg->minor,
                                          seg->nslices, out, d)
