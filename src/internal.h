@@ -483,8 +483,9 @@ void *mh_seg_marks_alloc(const mh_seg *seg, size_t bytes, int hint);
  * records a mark in it. A reader of 10^9 accesses touches a few runs of
  * each of its 61 segments' thousands: the whole arrays (up to ~30 MiB)
  * spent the default 8 MiB budget by the 17th segment, and every later
- * segment lost its check bits too (callgrind, point max 1 at 10^9:
- * 398 M instructions a thousand questions, 62 % hashing sections whole). */
+ * segment lost its check bits too (callgrind, 500 point max-1 questions
+ * at 10^9 each asked three times: 398 M instructions, 62 % hashing
+ * sections whole; 147 M with the pages). */
 #define MH_MARKS_PAGE_RUNS 64
 typedef struct mh_marks {
     size_t runs, npages;
@@ -683,8 +684,9 @@ struct mh_reader {
     size_t nlive;
     _Atomic uint32_t max_rows_per_block; /* of the segments opened so far */
     size_t cache_bytes; /* decoded blocks each query context may keep */
-    /* bytes the segments' run marks may still take (mh_seg_marks_alloc):
-     * cache_bytes at open; mh_reader_set_cache moves it by the change */
+    /* bytes the segments' run marks and check bits may still take
+     * (mh_seg_marks_alloc): cache_bytes at open; mh_reader_set_cache moves
+     * it by the change */
     _Atomic int64_t marks_left;
     _Atomic int64_t marks_floor; /* cache_bytes / 4: run marks leave it */
     uint64_t manifest_bytes;
