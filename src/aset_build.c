@@ -338,7 +338,9 @@ int mh_aset_acc_add_view(mh_aset_acc *acc, const mh_aset_view *v, uint64_t count
         for (uint32_t r = 0; r < v->run_count[o]; r++) {
             mh_aset_cur c;
             mh_aset_run_open(v, o, r, &c);
-            int rc;
+            int rc = mh_aset_run_bytes(v, c.run, d); /* a lazy view's */
+            if (rc < 0)
+                return rc;
             while ((rc = mh_aset_run_step(&c, d)) == 1) {
                 buf[2 * n] = c.lo;
                 buf[2 * n + 1] = c.hi;

@@ -1,9 +1,11 @@
 /*
  * aset_read.c - the address set's reading half (SPEC.md "Address set",
- * section type 8): the section checked on a segment's first query (sum,
- * header, run table), runs decoded with every varint bounded by the run's
- * bytes, and the one question a query asks: does any interval of its
- * operations meet [A, B]?
+ * section type 8): the section checked on a segment's first query (its
+ * sum, or with piece sums the pieces of its header and run table, then
+ * header and run table; a run's bytes by their pieces before its first
+ * decode), runs decoded with every varint bounded by the run's bytes, and
+ * the one question a query asks: does any interval of its operations meet
+ * [A, B]? The span address sets (span_read.c) embed the same structure.
  *
  * The question costs a binary search over the operation's runs (the last
  * one starting at or before B) and the decoding of that run up to B: only
@@ -33,6 +35,10 @@ void mh_aset_view_fill(const uint8_t *p, uint64_t base_off, mh_aset_view *out) {
     }
     out->runs = p + MHF_ASET_HEADER_SIZE;
     out->data = out->runs + (size_t)out->nruns * out->run_size;
+    out->lazy = NULL;
+    out->ptab = NULL;
+    out->ptype = 0;
+    out->prel = 0;
 }
 
 int mh_aset_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
@@ -140,34 +146,108 @@ int mh_aset_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
 
 static inline uint32_t mark_ival(uint32_t n, unsigned j) { return (j + 1) * n / 4; }
 
+int mh_aset_check(const mh_seg *seg, const mh_section *sec, uint32_t type,
+                  uint32_t rel, int how, const char *what, mh_aset_view *out,
+                  mh_diag *d) {
+    const uint8_t *p = seg->base + sec->offset + rel;
+    const uint64_t size = sec->size - rel; /* rel <= size: the caller's */
+    /* with piece sums covering the section (§9f): the pieces of the header
+     * and the run table (asked for in one read: a query's binary search
+     * touches a dozen of its pages), the runs' bytes as queries decode
+     * them; else the section's own sum, which reads it whole */
+    int lazy = how == MH_ASET_LAZY ? mh_psum_check(seg, type, rel, 0, what, d) : 0;
+    if (lazy < 0)
+        return lazy;
+    if (lazy) {
+        uint64_t head = size < MHF_ASET_HEADER_SIZE ? size : MHF_ASET_HEADER_SIZE;
+        int rc = mh_psum_check(seg, type, rel, head, what, d);
+        if (rc < 0)
+            return rc;
+        if (size >= MHF_ASET_HEADER_SIZE) {
+            /* a table that does not fit is mh_aset_parse's to report */
+            uint64_t table = (uint64_t)mhf_load_u32(p + MHF_ASET_RUN_COUNT) *
+                             mhf_load_u32(p + MHF_ASET_RUN_SIZE_OFF);
+            uint64_t end = table <= size - MHF_ASET_HEADER_SIZE
+                               ? MHF_ASET_HEADER_SIZE + table : size;
+            mh_seg_willneed(seg, p, (size_t)end);
+            rc = mh_psum_check(seg, type, rel, end, what, d);
+            if (rc < 0)
+                return rc;
+        }
+    } else if (how != MH_ASET_SUMMED) {
+        MH_TRY(mh_seg_section_sum(seg, sec, what, d));
+    }
+    int rc = mh_aset_parse(p, size, sec->offset + rel, seg->minor, out, d);
+    if (rc != MH_OK) {
+        if (d)
+            mh_diag_prefix(d, "%s at byte %llu", what,
+                           (unsigned long long)sec->offset);
+        return rc;
+    }
+    if (lazy) {
+        out->lazy = seg;
+        out->ptab = atomic_load_explicit(&((mh_seg *)seg)->psum, memory_order_acquire);
+        out->ptype = type;
+        out->prel = rel;
+    }
+    return lazy;
+}
+
+int mh_aset_run_bytes(const mh_aset_view *v, uint32_t run, mh_diag *d) {
+    if (!v->lazy)
+        return MH_OK;
+    const uint8_t *x = v->runs + (size_t)run * v->run_size;
+    uint64_t rel = v->prel + MHF_ASET_HEADER_SIZE + (uint64_t)v->nruns * v->run_size +
+                   mhf_load_u64(x + MHF_ASET_R_OFFSET);
+    uint32_t nb = mhf_load_u32(x + MHF_ASET_R_BYTES);
+    /* the common case, the run's pieces checked before: a bit or two */
+    if (mh_psum_known(v->ptab, v->ptype, rel, nb))
+        return MH_OK;
+    int rc = mh_psum_check(v->lazy, v->ptype, rel, nb,
+                           v->ptype == MHF_SECT_SPAN ? "span address set" : "address set", d);
+    return rc < 0 ? rc : MH_OK;
+}
+
+int mh_aset_view_whole(const mh_seg *seg, mh_aset_view *out, mh_diag *d) {
+    const mh_section *sec;
+    if (mh_seg_section(seg, MHF_SECT_ASET, &sec) != MH_OK)
+        return MH_ENOTFOUND;
+    int rc = mh_aset_check(seg, sec, MHF_SECT_ASET, 0, MH_ASET_WHOLE, "address set",
+                           out, d);
+    return rc < 0 ? rc : MH_OK;
+}
+
 int mh_aset_view_get(const mh_seg *seg, mh_aset_view *out, mh_diag *d) {
     const mh_section *sec;
     if (mh_seg_section(seg, MHF_SECT_ASET, &sec) != MH_OK)
         return MH_ENOTFOUND;
     const uint8_t *p = seg->base + sec->offset;
+    mh_seg *m = (mh_seg *)seg;
     /* checked once per reader; a segment that failed is checked again on
      * each use, so each failing query says why */
-    if (atomic_load_explicit(&((mh_seg *)seg)->aset_ok, memory_order_acquire)) {
+    if (atomic_load_explicit(&m->aset_ok, memory_order_acquire)) {
         mh_aset_view_fill(p, sec->offset, out);
+        if (atomic_load_explicit(&m->aset_lazy, memory_order_relaxed)) {
+            out->lazy = seg;
+            out->ptab = atomic_load_explicit(&m->psum, memory_order_acquire);
+            out->ptype = MHF_SECT_ASET;
+        }
         return MH_OK;
     }
-    MH_TRY(mh_seg_section_sum(seg, sec, "address set", d));
-    int rc = mh_aset_parse(p, sec->size, sec->offset, seg->minor, out, d);
-    if (rc != MH_OK) {
-        if (d)
-            mh_diag_prefix(d, "address set at byte %llu",
-                           (unsigned long long)sec->offset);
-        return rc;
-    }
+    int lazy = mh_aset_check(seg, sec, MHF_SECT_ASET, 0, MH_ASET_LAZY, "address set",
+                             out, d);
+    if (lazy < 0)
+        return lazy;
     /* the runs' marks (their table, then a page of them when a query
      * first decodes one of its runs, out of the reader's budget): one
      * table wins, the others are freed; without them (budget spent, no
      * memory) every query decodes from its run's start */
     size_t nr = out->nruns ? out->nruns : 1;
     mh_marks *mk = mh_marks_new(seg, nr, ASET_MARKS * 2), *none = NULL;
-    if (mk && !atomic_compare_exchange_strong(&((mh_seg *)seg)->aset_marks, &none, mk))
+    if (mk && !atomic_compare_exchange_strong(&m->aset_marks, &none, mk))
         mh_marks_free(mk); /* its budget stays spent: a rare race */
-    atomic_store_explicit(&((mh_seg *)seg)->aset_ok, 1, memory_order_release);
+    atomic_store_explicit(&m->aset_lazy, lazy, memory_order_relaxed);
+    atomic_store_explicit(&m->aset_ok, 1, memory_order_release);
     return MH_OK;
 }
 
@@ -236,7 +316,8 @@ int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                             atomic_load_explicit(&((mh_seg *)seg)->aset_marks,
                                                  memory_order_acquire),
                             a, b, ops, d);
-    if (rc < 0 && d)
+    /* a piece's checksum detail names its place already */
+    if (rc < 0 && rc != MH_ECHECKSUM && d)
         mh_diag_prefix(d, "address set at byte %llu", (unsigned long long)v.off);
     return rc;
 }
@@ -261,6 +342,8 @@ int mh_aset_view_meets(const mh_aset_view *vp, const mh_seg *seg, mh_marks *mark
             continue; /* every interval starts past b */
         mh_aset_cur c;
         mh_aset_run_open(&v, o, lo - 1, &c);
+        if (v.lazy && (rc = mh_aset_run_bytes(&v, c.run, d)) < 0)
+            return rc;
         _Atomic uint64_t *mk = mh_marks_run(seg, marks, c.run, 1);
         const uint8_t *start = c.p;
         uint32_t n = c.left;

@@ -421,7 +421,9 @@ typedef struct mh_seg {
     _Atomic int idmap_ok;   /* id map checked (idmap_read.c) */
     _Atomic int idtime_ok;  /* id transitions checked (idtime_read.c) */
     _Atomic int aset_ok;    /* address set checked (aset_read.c) */
+    _Atomic int aset_lazy;  /* ... by its piece sums, as queries read it */
     _Atomic int span_ok;    /* span address set checked (span_read.c) */
+    _Atomic int span_lazy;  /* ... by its piece sums, as queries read it */
     _Atomic int span_stale; /* ... and found stale: never used */
     _Atomic int apost_ok;   /* address postings checked (apost_read.c) */
     _Atomic int apost_lazy; /* ... by their piece sums, as queries read them */
@@ -1356,20 +1358,50 @@ void mh_aset_slice_ranges(mh_builder *b, unsigned op, const uint64_t *lo,
 /* A section whose header and run table are checked, read in place. */
 typedef struct mh_aset_view {
     uint32_t k, run_size, nruns;
-    uint64_t data_bytes, off; /* off: the section's file offset */
+    uint64_t data_bytes, off; /* off: the set's file offset */
     uint64_t nivals[MHF_OP_COUNT];
     uint32_t run_first[MHF_OP_COUNT], run_count[MHF_OP_COUNT];
     const uint8_t *runs, *data;
+    /* read by piece sums (SPEC.md §9f): the segment (NULL: the whole set
+     * was checked), its table, the covered section's type and the set's
+     * offset in it (a span address set's follows its header); a run's
+     * bytes are checked before its decode (mh_aset_run_bytes) */
+    const mh_seg *lazy;
+    const struct mh_psum_tab *ptab;
+    uint32_t ptype, prel;
 } mh_aset_view;
 /* Checks header and run table of the size bytes at p (base_off: their file
  * offset, for details; minor: the segment's, §12.1). MH_ECORRUPT. */
 int mh_aset_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
                   uint16_t minor, mh_aset_view *out, mh_diag *d);
-/* The view of a set mh_aset_parse accepted before (no check). */
+/* The view of a set mh_aset_parse accepted before (no check; not lazy). */
 void mh_aset_view_fill(const uint8_t *p, uint64_t base_off, mh_aset_view *out);
-/* The segment's set: checksum and mh_aset_parse on first use, remembered in
- * seg->aset_ok. MH_ENOTFOUND (no detail) when the segment has none. */
+/* How mh_aset_check checks a set's bytes before it parses them. */
+enum {
+    MH_ASET_WHOLE,  /* the section's own sum (reads it whole) */
+    MH_ASET_LAZY,   /* by piece sums when they cover the section, else whole */
+    MH_ASET_SUMMED  /* the caller checked the section's sum */
+};
+/* The set at byte rel of section sec (type `type`) of seg, to its end,
+ * checked as `how` says, then mh_aset_parse. By piece sums (§9f): the
+ * pieces of its header and run table; the view is lazy and each run's
+ * bytes are checked before its first decode (mh_aset_run_bytes). `what`
+ * names the section in details. 1 lazy, 0 whole, else MH_ECHECKSUM /
+ * MH_ECORRUPT (a parse failure's detail prefixed "<what> at byte N"). */
+int mh_aset_check(const mh_seg *seg, const mh_section *sec, uint32_t type,
+                  uint32_t rel, int how, const char *what, mh_aset_view *out,
+                  mh_diag *d);
+/* The segment's set on first use (mh_aset_check, by piece sums when they
+ * cover it), remembered in seg->aset_ok (and seg->aset_lazy).
+ * MH_ENOTFOUND (no detail) when the segment has none. */
 int mh_aset_view_get(const mh_seg *seg, mh_aset_view *out, mh_diag *d);
+/* The segment's set checked whole (its sum and every run record), not
+ * remembered: fsck and the span address sets' builder, which read every
+ * run. MH_ENOTFOUND (no detail) when the segment has none. */
+int mh_aset_view_whole(const mh_seg *seg, mh_aset_view *out, mh_diag *d);
+/* A lazy view's run (index in the run table): the pieces of its bytes,
+ * checked before its first decode (MH_OK at once for a whole view). */
+int mh_aset_run_bytes(const mh_aset_view *v, uint32_t run, mh_diag *d);
 /* Decoding one run (run: index in the section's run table). */
 typedef struct mh_aset_cur {
     const uint8_t *p, *end;

@@ -52,7 +52,7 @@ static int add_child(const char *dir, const mh_manrec *recs, size_t nrecs,
     if (rc == MH_OK && size == 1) {
         mh_aset_view v;
         rc = mh_section_defined(seg.major, seg.minor, MHF_SECT_ASET)
-                 ? mh_aset_view_get(&seg, &v, &d)
+                 ? mh_aset_view_whole(&seg, &v, &d)
                  : MH_ENOTFOUND;
         if (rc == MH_OK)
             rc = mh_aset_acc_add_view(acc, &v, budget, NULL);

@@ -1,8 +1,9 @@
 /*
  * span_read.c - the span address sets' reading half (SPEC.md §9e, section
  * type 11, format 2.3): a node of the Fenwick tree over the MANIFEST's
- * positions checked on first use (sum, header, its place in the tree
- * against the MANIFEST, the embedded address set), and the skip walk a
+ * positions checked on first use (sum, or with piece sums the pieces of
+ * its headers and run table; header, its place in the tree against the
+ * MANIFEST, the embedded address set), and the skip walk a
  * query takes before it enters a segment: over whole runs of segments whose
  * union of address sets meets none of the query's ranges, in O(log n) node
  * checks instead of one address-set check per segment.
@@ -15,13 +16,26 @@
 
 #include "internal.h"
 
-int mh_span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
-                  const mh_manrec *recs, size_t nrecs, mh_span_view *out,
-                  mh_diag *d) {
+/* mh_span_check, its bytes checked whole or (how MH_ASET_LAZY) by piece
+ * sums when they cover the section: then *lazy is 1, the view's set lazy. */
+static int span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
+                      const mh_manrec *recs, size_t nrecs, int how,
+                      mh_span_view *out, int *lazy, mh_diag *d) {
     const uint8_t *p = seg->base + sec->offset;
     uint64_t off = sec->offset;
     int later = seg->minor > MHF_VERSION_MINOR;
-    MH_TRY(mh_seg_section_sum(seg, sec, "span address set", d));
+    /* by piece sums: the header's piece here, the embedded set's header
+     * and run table by mh_aset_check, its runs as queries decode them */
+    *lazy = how == MH_ASET_LAZY
+                ? mh_psum_check(seg, MHF_SECT_SPAN, 0,
+                                sec->size < MHF_SPAN_HEADER_SIZE ? sec->size
+                                                                 : MHF_SPAN_HEADER_SIZE,
+                                "span address set", d)
+                : 0;
+    if (*lazy < 0)
+        return *lazy;
+    if (!*lazy)
+        MH_TRY(mh_seg_section_sum(seg, sec, "span address set", d));
     MH_CHECK(sec->size >= MHF_SPAN_HEADER_SIZE, MH_ECORRUPT, d, off,
              "span address set at byte %llu: %llu bytes, less than its "
              "%u-byte header", (unsigned long long)off,
@@ -37,15 +51,11 @@ int mh_span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
     MH_CHECK(L >= 2 && (L & (L - 1)) == 0, MH_ECORRUPT, d, off + MHF_SPAN_SEGMENTS,
              "span address set at byte %llu: covers %u segments, not a power "
              "of two of at least 2", (unsigned long long)off, L);
-    int rc = mh_aset_parse(p + MHF_SPAN_HEADER_SIZE,
-                           sec->size - MHF_SPAN_HEADER_SIZE,
-                           off + MHF_SPAN_HEADER_SIZE, seg->minor, &out->set, d);
-    if (rc != MH_OK) {
-        if (d)
-            mh_diag_prefix(d, "span address set at byte %llu",
-                           (unsigned long long)off);
+    int rc = mh_aset_check(seg, sec, MHF_SECT_SPAN, MHF_SPAN_HEADER_SIZE,
+                           *lazy ? MH_ASET_LAZY : MH_ASET_SUMMED, "span address set",
+                           &out->set, d);
+    if (rc < 0)
         return rc;
-    }
     out->segments = L;
     out->first_seq = first_seq;
     out->accesses = acc;
@@ -85,6 +95,13 @@ int mh_span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
     return MH_OK;
 }
 
+int mh_span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
+                  const mh_manrec *recs, size_t nrecs, mh_span_view *out,
+                  mh_diag *d) {
+    int lazy;
+    return span_check(seg, sec, ri, recs, nrecs, MH_ASET_WHOLE, out, &lazy, d);
+}
+
 int mh_span_section(const mh_seg *seg, const mh_section **out) {
     if (!mh_section_defined(seg->major, seg->minor, MHF_SECT_SPAN))
         return MH_ENOTFOUND; /* an older minor's unknown section */
@@ -109,9 +126,17 @@ static int view_get(const mh_reader *r, size_t ri, mh_span_view *out,
         out->accesses = mhf_load_u64(p + MHF_SPAN_ACCESSES);
         mh_aset_view_fill(p + MHF_SPAN_HEADER_SIZE,
                           sec->offset + MHF_SPAN_HEADER_SIZE, &out->set);
+        if (atomic_load_explicit(&((mh_seg *)seg)->span_lazy, memory_order_relaxed)) {
+            out->set.lazy = seg;
+            out->set.ptab = atomic_load_explicit(&((mh_seg *)seg)->psum,
+                                                 memory_order_acquire);
+            out->set.ptype = MHF_SECT_SPAN;
+            out->set.prel = MHF_SPAN_HEADER_SIZE;
+        }
         return MH_OK;
     }
-    int rc = mh_span_check(seg, sec, ri, r->recs, r->nsegs, out, d);
+    int lazy = 0;
+    int rc = span_check(seg, sec, ri, r->recs, r->nsegs, MH_ASET_LAZY, out, &lazy, d);
     if (rc == MH_SPAN_STALE) { /* none, for the query: no detail kept */
         atomic_store_explicit(&((mh_seg *)seg)->span_stale, 1, memory_order_release);
         if (d) {
@@ -126,6 +151,7 @@ static int view_get(const mh_reader *r, size_t ri, mh_span_view *out,
             mh_diag_prefix(d, "%s", seg->name);
         return rc;
     }
+    atomic_store_explicit(&((mh_seg *)seg)->span_lazy, lazy, memory_order_relaxed);
     atomic_store_explicit(&((mh_seg *)seg)->span_ok, 1, memory_order_release);
     return MH_OK;
 }
@@ -143,7 +169,10 @@ static int excludes(const mh_reader *r, uint64_t q, uint64_t a, uint64_t b,
         return rc;
     rc = mh_aset_view_meets(&v.set, seg, NULL, a, b, ops, d);
     if (rc < 0) {
-        if (d)
+        /* a piece's checksum detail names its place already */
+        if (d && rc == MH_ECHECKSUM)
+            mh_diag_prefix(d, "%s", seg->name);
+        else if (d)
             mh_diag_prefix(d, "%s: span address set at byte %llu", seg->name,
                            (unsigned long long)(v.set.off - MHF_SPAN_HEADER_SIZE));
         return rc;

@@ -99,7 +99,7 @@ int mh_aset_view_compare(const mh_aset_view *v, const uint64_t *const pairs[MHF_
 }
 int mh_aset_fsck(const mh_seg *seg, int rows_ok, mh_diag *d) {
     mh_aset_view v;
-    int rc = mh_aset_view_get(seg, &v, d);
+    int rc = mh_aset_view_whole(seg, &v, d);
     if (rc == MH_ENOTFOUND)
         return MH_OK;
     MH_TRY(rc);

@@ -36,7 +36,7 @@ static int add_own(const char *dir, const mh_seg *self, size_t j, size_t ri,
     }
     mh_aset_view v;
     int rc = mh_section_defined(s->major, s->minor, MHF_SECT_ASET)
-                 ? mh_aset_view_get(s, &v, &od)
+                 ? mh_aset_view_whole(s, &v, &od)
                  : MH_ENOTFOUND;
     if (rc == MH_ENOTFOUND)
         rc = mh_diag_fail(d, MH_ECORRUPT, node_off,

@@ -116,11 +116,35 @@ static void point_query(tu_rng *rng, const mh_access *all, size_t n, mh_query *q
     q->start = all[tu_below(rng, n)].transition;
 }
 
+/* The pieces of section `type` (an address set at byte rel of it: 0, or
+ * a span address set's after its header) a reader checked, against what
+ * a lazy read of one query may check: its header and run table, and the
+ * bytes of one run per op (each within two pieces). */
+static void check_lazy_set(const mh_seg *s, const mh_psum_tab *t, uint32_t type,
+                           uint32_t rel, size_t i, size_t *sets) {
+    const mh_section *sec;
+    CHECK(mh_seg_section(s, type, &sec) == MH_OK);
+    const uint8_t *p = s->base + sec->offset + rel;
+    uint64_t table_end = rel + MHF_ASET_HEADER_SIZE +
+                         (uint64_t)mhf_load_u32(p + MHF_ASET_RUN_COUNT) * MHF_ASET_RUN_SIZE;
+    uint64_t head = (table_end + 4095) / 4096; /* pieces of 4 KiB: the writer's */
+    uint64_t f = t->first[type], c = t->count[type], done = 0;
+    for (uint64_t k = f; k < f + c; k++)
+        done += atomic_load(&t->done[k >> 6]) >> (k & 63) & 1u;
+    CHECKF(done >= head && done <= head + 2 * MHF_OP_COUNT,
+           "segment %zu: %llu of %llu pieces of section %u checked by one point "
+           "query (header and run table: %llu)", i, (unsigned long long)done,
+           (unsigned long long)c, type, (unsigned long long)head);
+    (*sets)++;
+}
+
 /* A fresh reader's first point query checks a few of the postings'
- * pieces, through a lazy view. */
+ * pieces, through a lazy view; of the address sets and span address sets
+ * it reads, their header and run table and the runs it decodes. */
 static void check_lazy(const char *dir, const mh_access *all, size_t n) {
     tu_rng rng = {11};
-    size_t lazy_segs = 0;
+    size_t lazy_segs = 0, asets = 0, spans = 0;
+    int with_aset = 0; /* a segment read has an address set */
     uint64_t most = 0; /* the most pieces a section had */
     for (int rep = 0; rep < 20; rep++) {
         mh_reader *r;
@@ -132,6 +156,8 @@ static void check_lazy(const char *dir, const mh_access *all, size_t n) {
             if (atomic_load(&r->seg_state[i]) != MH_SEG_OPEN)
                 continue;
             const mh_seg *s = &r->segs[i];
+            const mh_section *as;
+            with_aset |= mh_seg_section(s, MHF_SECT_ASET, &as) == MH_OK;
             const mh_psum_tab *t = atomic_load(&s->psum);
             if (!atomic_load(&s->apost_ok) || !t || !t->sec[MHF_SECT_APOST])
                 continue;
@@ -144,11 +170,22 @@ static void check_lazy(const char *dir, const mh_access *all, size_t n) {
                    (unsigned long long)c);
             lazy_segs++;
             most = c > most ? c : most;
+            if (atomic_load(&s->aset_ok)) {
+                CHECK(atomic_load(&s->aset_lazy));
+                check_lazy_set(s, t, MHF_SECT_ASET, 0, i, &asets);
+            }
+            if (atomic_load(&s->span_ok) && !atomic_load(&s->span_stale)) {
+                CHECK(atomic_load(&s->span_lazy));
+                check_lazy_set(s, t, MHF_SECT_SPAN, MHF_SPAN_HEADER_SIZE, i, &spans);
+            }
         }
         mh_reader_close(r);
     }
     CHECKF(lazy_segs > 0 && most >= 8, "%zu lazy segments, at most %llu pieces", lazy_segs,
            (unsigned long long)most);
+    CHECKF(asets > 0 || !with_aset, "no address set read by piece sums (%zu spans)", spans);
+    printf("lazy reads: %zu postings, %zu address sets, %zu span address sets\n",
+           lazy_segs, asets, spans);
 }
 
 /* Random queries and point queries against the oracle, piece sums used
