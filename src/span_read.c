@@ -26,16 +26,22 @@ static int span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
     int later = seg->minor > MHF_VERSION_MINOR;
     /* by piece sums: the header's piece here, the embedded set's header
      * and run table by mh_aset_check, its runs as queries decode them */
-    *lazy = how == MH_ASET_LAZY
-                ? mh_psum_check(seg, MHF_SECT_SPAN, 0,
-                                sec->size < MHF_SPAN_HEADER_SIZE ? sec->size
-                                                                 : MHF_SPAN_HEADER_SIZE,
-                                "span address set", d)
-                : 0;
+    *lazy = how == MH_ASET_LAZY ? mh_psum_check(seg, MHF_SECT_SPAN, 0, 0, "span address set", d)
+                                : 0;
     if (*lazy < 0)
         return *lazy;
-    if (!*lazy)
+    if (*lazy) {
+        /* asked for in one read, as mh_aset_check says why */
+        mh_seg_willneed(seg, p, (size_t)sec->size);
+        int rc = mh_psum_check(seg, MHF_SECT_SPAN, 0,
+                               sec->size < MHF_SPAN_HEADER_SIZE ? sec->size
+                                                                : MHF_SPAN_HEADER_SIZE,
+                               "span address set", d);
+        if (rc < 0)
+            return rc;
+    } else {
         MH_TRY(mh_seg_section_sum(seg, sec, "span address set", d));
+    }
     MH_CHECK(sec->size >= MHF_SPAN_HEADER_SIZE, MH_ECORRUPT, d, off,
              "span address set at byte %llu: %llu bytes, less than its "
              "%u-byte header", (unsigned long long)off,
