@@ -146,6 +146,13 @@ int mh_aset_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
 
 static inline uint32_t mark_ival(uint32_t n, unsigned j) { return (j + 1) * n / 4; }
 
+void mh_aset_view_lazy(mh_aset_view *v, const mh_seg *seg, uint32_t type, uint32_t rel) {
+    v->lazy = seg;
+    v->ptab = atomic_load_explicit(&((mh_seg *)seg)->psum, memory_order_acquire);
+    v->ptype = type;
+    v->prel = rel;
+}
+
 int mh_aset_check(const mh_seg *seg, const mh_section *sec, uint32_t type,
                   uint32_t rel, int how, const char *what, mh_aset_view *out,
                   mh_diag *d) {
@@ -188,12 +195,8 @@ int mh_aset_check(const mh_seg *seg, const mh_section *sec, uint32_t type,
                            (unsigned long long)sec->offset);
         return rc;
     }
-    if (lazy) {
-        out->lazy = seg;
-        out->ptab = atomic_load_explicit(&((mh_seg *)seg)->psum, memory_order_acquire);
-        out->ptype = type;
-        out->prel = rel;
-    }
+    if (lazy)
+        mh_aset_view_lazy(out, seg, type, rel);
     return lazy;
 }
 
@@ -231,11 +234,8 @@ int mh_aset_view_get(const mh_seg *seg, mh_aset_view *out, mh_diag *d) {
      * each use, so each failing query says why */
     if (atomic_load_explicit(&m->aset_ok, memory_order_acquire)) {
         mh_aset_view_fill(p, sec->offset, out);
-        if (atomic_load_explicit(&m->aset_lazy, memory_order_relaxed)) {
-            out->lazy = seg;
-            out->ptab = atomic_load_explicit(&m->psum, memory_order_acquire);
-            out->ptype = MHF_SECT_ASET;
-        }
+        if (atomic_load_explicit(&m->aset_lazy, memory_order_relaxed))
+            mh_aset_view_lazy(out, seg, MHF_SECT_ASET, 0);
         return MH_OK;
     }
     int lazy = mh_aset_check(seg, sec, MHF_SECT_ASET, 0, MH_ASET_LAZY, "address set",

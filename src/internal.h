@@ -1399,6 +1399,9 @@ int mh_aset_view_get(const mh_seg *seg, mh_aset_view *out, mh_diag *d);
  * remembered: fsck and the span address sets' builder, which read every
  * run. MH_ENOTFOUND (no detail) when the segment has none. */
 int mh_aset_view_whole(const mh_seg *seg, mh_aset_view *out, mh_diag *d);
+/* Makes v (filled from a set checked before by piece sums) lazy: the set
+ * at byte rel of section `type` of seg. */
+void mh_aset_view_lazy(mh_aset_view *v, const mh_seg *seg, uint32_t type, uint32_t rel);
 /* A lazy view's run (index in the run table): the pieces of its bytes,
  * checked before its first decode (MH_OK at once for a whole view). */
 int mh_aset_run_bytes(const mh_aset_view *v, uint32_t run, mh_diag *d);

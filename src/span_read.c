@@ -132,13 +132,8 @@ static int view_get(const mh_reader *r, size_t ri, mh_span_view *out,
         out->accesses = mhf_load_u64(p + MHF_SPAN_ACCESSES);
         mh_aset_view_fill(p + MHF_SPAN_HEADER_SIZE,
                           sec->offset + MHF_SPAN_HEADER_SIZE, &out->set);
-        if (atomic_load_explicit(&((mh_seg *)seg)->span_lazy, memory_order_relaxed)) {
-            out->set.lazy = seg;
-            out->set.ptab = atomic_load_explicit(&((mh_seg *)seg)->psum,
-                                                 memory_order_acquire);
-            out->set.ptype = MHF_SECT_SPAN;
-            out->set.prel = MHF_SPAN_HEADER_SIZE;
-        }
+        if (atomic_load_explicit(&((mh_seg *)seg)->span_lazy, memory_order_relaxed))
+            mh_aset_view_lazy(&out->set, seg, MHF_SECT_SPAN, MHF_SPAN_HEADER_SIZE);
         return MH_OK;
     }
     int lazy = 0;
