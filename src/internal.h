@@ -418,6 +418,11 @@ typedef struct mh_seg {
     mh_dict dict;
     _Atomic uint8_t *slice_ok; /* per slice: index checksum verified */
     _Atomic int summary_ok[2]; /* sections 6 and 9 checked (summary_read.c) */
+    _Atomic int summary_lazy[2]; /* ... by their piece sums, as queries read them */
+    /* per entry of sections 6 and 9 read by piece sums: its postings
+     * checked (a bitmap out of the budget, as check bits; NULL until the
+     * section's first use, or when the budget had no room) */
+    _Atomic(_Atomic uint64_t *) summary_post_ok[2];
     _Atomic int idmap_ok;   /* id map checked (idmap_read.c) */
     _Atomic int idtime_ok;  /* id transitions checked (idtime_read.c) */
     _Atomic int aset_ok;    /* address set checked (aset_read.c) */
@@ -468,7 +473,8 @@ typedef struct mh_seg {
  * bounded by that option whatever the store's size; it returns to the
  * budget only with the reader (a segment is closed when its reader is).
  * Two kinds:
- * - check bits (the piece sums' table, the checked blocks' bitmap): a
+ * - check bits (the piece sums' table, the checked blocks' bitmap, the
+ *   summaries' checked entries): a
  *   bit per piece or block; without them a segment's sections are hashed
  *   whole and its blocks' rows checked on every decode, so they may take
  *   the whole budget (hint 0);
@@ -1080,6 +1086,16 @@ typedef struct mh_sum_view {
     const uint8_t *entries, *postings;
     uint32_t nentries, entry_size, shift;
     uint64_t nposting;
+    /* read by piece sums (SPEC.md §9f): the segment (NULL: the whole
+     * section was checked, postings included), its table, the section's
+     * type, and per entry a bit once its postings passed their checks
+     * (seg->summary_post_ok; NULL: checked on every use); an entry's
+     * postings are checked before a query first reads them
+     * (mh_sum_iter_init_checked) */
+    const mh_seg *lazy;
+    const struct mh_psum_tab *ptab;
+    uint32_t ptype;
+    _Atomic uint64_t *post_ok;
 } mh_sum_view;
 
 /* Validates section bytes p[0..size) (file offset base_off, for details)
@@ -1095,11 +1111,17 @@ int mh_summary_parse_fine(const uint8_t *p, uint64_t size, uint64_t base_off,
                           uint16_t minor, uint32_t nslices, mh_sum_view *out,
                           mh_diag *d);
 /* The segment's section of `kind` (MH_SUM_COARSE: 6, MH_SUM_FINE: 9, of a
- * 2.1 segment only), checked (checksum and parse) on first use and
- * remembered in seg->summary_ok[kind]. MH_ENOTFOUND when the segment has
- * none. */
+ * 2.1 segment only), checked on first use and remembered in
+ * seg->summary_ok[kind]: by piece sums when they cover it (the pieces of
+ * its header and entries, the parse without the postings: a lazy view,
+ * seg->summary_lazy[kind]), else its checksum and the whole parse.
+ * MH_ENOTFOUND when the segment has none. */
 int mh_summary_view(const mh_seg *seg, unsigned kind, mh_sum_view *out,
                     mh_diag *d);
+/* The same checked whole (checksum, every posting), not remembered: fsck,
+ * which reads every entry. */
+int mh_summary_view_whole(const mh_seg *seg, unsigned kind, mh_sum_view *out,
+                          mh_diag *d);
 /* The section's directory entry, or NULL (for a 2.0 or 1.0 segment, type 9
  * is no summary). */
 const mh_section *mh_summary_section(const mh_seg *seg, unsigned kind);
@@ -1116,9 +1138,17 @@ typedef struct mh_sum_iter {
     } e[MH_SUM_MAX_GRANULES * MHF_OP_COUNT];
 } mh_sum_iter;
 /* 1: it lists the candidates (possibly none); 0: every slice is one (the
- * range spans more than MH_SUM_MAX_GRANULES granules). */
+ * range spans more than MH_SUM_MAX_GRANULES granules); a lazy view's
+ * damaged postings: as mh_sum_iter_init_checked. */
 int mh_sum_iter_init(mh_sum_iter *it, const mh_sum_view *v, uint64_t a,
                      uint64_t b, uint32_t ops);
+/* The same, or MH_ECHECKSUM / MH_ECORRUPT with detail "<summary> at byte
+ * N: ..." (d may be NULL): a lazy view's entries it lists have their
+ * postings checked first (their pieces, then slice indexes increasing and
+ * below the segment's count), once per entry when the view remembers
+ * them. mh_sum_iter_init is this with no detail. */
+int mh_sum_iter_init_checked(mh_sum_iter *it, const mh_sum_view *v, uint64_t a,
+                             uint64_t b, uint32_t ops, mh_diag *d);
 /* The first candidate >= s / the last candidate <= s; UINT32_MAX: none.
  * Calls of one iterator go one way: next with s not decreasing, prev with
  * s not increasing. */

@@ -464,8 +464,9 @@ MH_API int mh_reader_open(const char *path, mh_reader **out);
  * has its own. A warm cache is what makes repeated and resumed queries over
  * the same region cheap; 0 keeps the minimum (two blocks). Memory is taken
  * as blocks are decoded, never up front. The same bytes bound, for the whole
- * reader, what segments remember: the bits of the pieces and blocks that
- * passed their checks, and the resume marks of the address-set and
+ * reader, what segments remember: the bits of the pieces, blocks and (since
+ * 1.9.2) address-summary entries that passed their checks, and the resume
+ * marks of the address-set and
  * postings runs queries decoded (since 1.6; past three quarters of the
  * budget, no more marks: runs decode from their start; since 1.9.1 marks
  * are taken a page of 64 runs at a time, as queries first decode them).

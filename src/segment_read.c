@@ -701,6 +701,8 @@ void mh_seg_close(mh_seg *s) {
     mh_marks_free(atomic_load(&s->aset_marks));
     mh_marks_free(atomic_load(&s->apost_marks));
     free((void *)atomic_load(&s->block_ok));
+    free((void *)atomic_load(&s->summary_post_ok[0]));
+    free((void *)atomic_load(&s->summary_post_ok[1]));
     free(atomic_load(&s->psum));
     free(s->sections);
     memset(s, 0, sizeof *s);

@@ -25,6 +25,7 @@
 
 /* The view of a section whose header is known to be good. */
 static void fill_view(const uint8_t *p, mh_sum_view *out) {
+    memset(out, 0, sizeof *out); /* not lazy */
     out->shift = mhf_load_u32(p + MHF_SUM_SHIFT);
     out->nentries = mhf_load_u32(p + MHF_SUM_ENTRY_COUNT);
     out->entry_size = mhf_load_u32(p + MHF_SUM_ENTRY_SIZE_OFF);
@@ -33,11 +34,34 @@ static void fill_view(const uint8_t *p, mh_sum_view *out) {
     out->postings = out->entries + (size_t)out->nentries * out->entry_size;
 }
 
+/* Entry i's pc postings at q, of the section at p (file offset base_off):
+ * slice indexes below nslices, strictly increasing. */
+static int check_postings(const uint8_t *p, uint64_t base_off, const uint8_t *q,
+                          uint32_t pc, uint32_t i, uint32_t nslices, const char *what,
+                          mh_diag *d) {
+    for (uint32_t k = 0; k < pc; k++) {
+        uint32_t s = mhf_load_u32(q + (size_t)k * MHF_SUM_POSTING_SIZE);
+        uint64_t poff =
+            base_off + (uint64_t)(q - p) + (uint64_t)k * MHF_SUM_POSTING_SIZE;
+        MH_CHECK(s < nslices, MH_ECORRUPT, d, poff,
+                 "%s: entry %u: slice %u of a segment of %u "
+                 "slices", what, i, s, nslices);
+        MH_CHECK(k == 0 || s > mhf_load_u32(q + (size_t)(k - 1) *
+                                                  MHF_SUM_POSTING_SIZE),
+                 MH_ECORRUPT, d, poff,
+                 "%s: entry %u: slice %u does not follow "
+                 "slice %u", what, i, s,
+                 mhf_load_u32(q + (size_t)(k - 1) * MHF_SUM_POSTING_SIZE));
+    }
+    return MH_OK;
+}
+
 /* min_shift: the least granule_shift of the section's type; what: its
- * name in details. */
+ * name in details; postings 0: the entries' postings are left to the
+ * queries that read them (a lazy view). */
 static int parse(const uint8_t *p, uint64_t size, uint64_t base_off,
                  uint16_t minor, uint32_t nslices, unsigned min_shift,
-                 const char *what, mh_sum_view *out, mh_diag *d) {
+                 const char *what, int postings, mh_sum_view *out, mh_diag *d) {
     int later = minor > KNOWN_MINOR;
     MH_CHECK(size >= MHF_SUM_HEADER_SIZE, MH_ECORRUPT, d, base_off,
              "%s: %llu bytes, less than its %u-byte header", what,
@@ -106,21 +130,9 @@ static int parse(const uint8_t *p, uint64_t size, uint64_t base_off,
                  (unsigned long long)pf, pc, (unsigned long long)next_first,
                  (unsigned long long)np);
         next_first = pf + pc;
-        const uint8_t *q = post + pf * MHF_SUM_POSTING_SIZE;
-        for (uint32_t k = 0; k < pc; k++) {
-            uint32_t s = mhf_load_u32(q + (size_t)k * MHF_SUM_POSTING_SIZE);
-            uint64_t poff =
-                base_off + (uint64_t)(q - p) + (uint64_t)k * MHF_SUM_POSTING_SIZE;
-            MH_CHECK(s < nslices, MH_ECORRUPT, d, poff,
-                     "%s: entry %u: slice %u of a segment of %u "
-                     "slices", what, i, s, nslices);
-            MH_CHECK(k == 0 || s > mhf_load_u32(q + (size_t)(k - 1) *
-                                                      MHF_SUM_POSTING_SIZE),
-                     MH_ECORRUPT, d, poff,
-                     "%s: entry %u: slice %u does not follow "
-                     "slice %u", what, i, s,
-                     mhf_load_u32(q + (size_t)(k - 1) * MHF_SUM_POSTING_SIZE));
-        }
+        if (postings)
+            MH_TRY(check_postings(p, base_off, post + pf * MHF_SUM_POSTING_SIZE, pc, i,
+                                  nslices, what, d));
     }
     MH_CHECK(next_first == np, MH_ECORRUPT, d, base_off + MHF_SUM_POSTING_COUNT,
              "%s: entries list %llu postings, its header %llu", what,
@@ -133,7 +145,7 @@ int mh_summary_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
                      uint16_t minor, uint32_t nslices, mh_sum_view *out,
                      mh_diag *d) {
     /* a reader takes any shift of section 6 (2.0 did; fsck holds it to 16) */
-    return parse(p, size, base_off, minor, nslices, 0, "address summary",
+    return parse(p, size, base_off, minor, nslices, 0, "address summary", 1,
                  out, d);
 }
 
@@ -141,7 +153,7 @@ int mh_summary_parse_fine(const uint8_t *p, uint64_t size, uint64_t base_off,
                           uint16_t minor, uint32_t nslices, mh_sum_view *out,
                           mh_diag *d) {
     return parse(p, size, base_off, minor, nslices, MHF_SUM_FINE_SHIFT,
-                 "fine address summary", out, d);
+                 "fine address summary", 1, out, d);
 }
 
 const mh_section *mh_summary_section(const mh_seg *seg, unsigned kind) {
@@ -157,43 +169,146 @@ const mh_section *mh_summary_section(const mh_seg *seg, unsigned kind) {
                : NULL;
 }
 
-int mh_summary_view(const mh_seg *seg, unsigned kind, mh_sum_view *out,
-                    mh_diag *d) {
-    const mh_section *sec = mh_summary_section(seg, kind);
-    if (!sec)
-        return MH_ENOTFOUND;
+/* Section kind of seg checked (lazy_ok: by piece sums when they cover
+ * it): 1 lazy, 0 whole, else the error, its detail prefixed. */
+static int view_check(const mh_seg *seg, unsigned kind, const mh_section *sec,
+                      int lazy_ok, mh_sum_view *out, mh_diag *d) {
     const char *what = kind == MH_SUM_FINE ? "fine address summary"
                                            : "address summary";
+    const uint32_t type = kind == MH_SUM_FINE ? MHF_SECT_SUMMARY_FINE : MHF_SECT_SUMMARY;
     const uint8_t *p = seg->base + sec->offset;
-    _Atomic int *ok = &((mh_seg *)seg)->summary_ok[kind];
-    /* checked once per reader; a segment that failed is checked again on
-     * each use, so each failing query says why */
-    if (atomic_load_explicit(ok, memory_order_acquire)) {
-        fill_view(p, out);
-        return MH_OK;
+    /* with piece sums (§9f): the pieces of the header and the entries,
+     * each entry's postings when a query first reads them; the section is
+     * still asked for in one read (mh_aset_check says why) */
+    int lazy = lazy_ok ? mh_psum_check(seg, type, 0, 0, what, d) : 0;
+    if (lazy < 0)
+        return lazy;
+    if (lazy) {
+        mh_seg_willneed(seg, p, (size_t)sec->size);
+        uint64_t end = sec->size < MHF_SUM_HEADER_SIZE ? sec->size : MHF_SUM_HEADER_SIZE;
+        int rc = mh_psum_check(seg, type, 0, end, what, d);
+        if (rc < 0)
+            return rc;
+        if (sec->size >= MHF_SUM_HEADER_SIZE) {
+            /* entries that do not fit are parse's to report */
+            uint64_t body = (uint64_t)mhf_load_u32(p + MHF_SUM_ENTRY_COUNT) *
+                            mhf_load_u32(p + MHF_SUM_ENTRY_SIZE_OFF);
+            end = body <= sec->size - MHF_SUM_HEADER_SIZE ? MHF_SUM_HEADER_SIZE + body
+                                                          : sec->size;
+            rc = mh_psum_check(seg, type, 0, end, what, d);
+            if (rc < 0)
+                return rc;
+        }
+    } else {
+        MH_TRY(mh_seg_section_sum(seg, sec, what, d));
     }
-    MH_TRY(mh_seg_section_sum(seg, sec, what, d));
-    int rc = kind == MH_SUM_FINE
-                 ? mh_summary_parse_fine(p, sec->size, sec->offset, seg->minor,
-                                         seg->nslices, out, d)
-                 : mh_summary_parse(p, sec->size, sec->offset, seg->minor,
-                                    seg->nslices, out, d);
+    int rc = parse(p, sec->size, sec->offset, seg->minor, seg->nslices,
+                   kind == MH_SUM_FINE ? MHF_SUM_FINE_SHIFT : 0, what, !lazy, out, d);
     if (rc != MH_OK) {
         if (d)
             mh_diag_prefix(d, "%s at byte %llu", what,
                            (unsigned long long)sec->offset);
         return rc;
     }
+    return lazy;
+}
+
+/* Makes v, of section kind of seg read by piece sums, lazy. */
+static void view_lazy(mh_sum_view *v, const mh_seg *seg, unsigned kind) {
+    v->lazy = seg;
+    v->ptab = atomic_load_explicit(&((mh_seg *)seg)->psum, memory_order_acquire);
+    v->ptype = kind == MH_SUM_FINE ? MHF_SECT_SUMMARY_FINE : MHF_SECT_SUMMARY;
+    v->post_ok = atomic_load_explicit(&((mh_seg *)seg)->summary_post_ok[kind],
+                                      memory_order_acquire);
+}
+
+int mh_summary_view(const mh_seg *seg, unsigned kind, mh_sum_view *out,
+                    mh_diag *d) {
+    const mh_section *sec = mh_summary_section(seg, kind);
+    if (!sec)
+        return MH_ENOTFOUND;
+    mh_seg *m = (mh_seg *)seg;
+    _Atomic int *ok = &m->summary_ok[kind];
+    /* checked once per reader; a segment that failed is checked again on
+     * each use, so each failing query says why */
+    if (atomic_load_explicit(ok, memory_order_acquire)) {
+        fill_view(seg->base + sec->offset, out);
+        if (atomic_load_explicit(&m->summary_lazy[kind], memory_order_relaxed))
+            view_lazy(out, seg, kind);
+        return MH_OK;
+    }
+    int lazy = view_check(seg, kind, sec, 1, out, d);
+    if (lazy < 0)
+        return lazy;
+    if (lazy) {
+        /* the entries' checked bits: one allocation wins, the others are
+         * freed; without them every query checks the postings it reads */
+        size_t words = ((size_t)out->nentries + 63) / 64;
+        _Atomic uint64_t *bits = mh_seg_marks_alloc(seg, (words ? words : 1) * 8, 0);
+        _Atomic uint64_t *none = NULL;
+        if (bits && !atomic_compare_exchange_strong(&m->summary_post_ok[kind], &none, bits))
+            free((void *)bits); /* its budget stays spent: a rare race */
+        view_lazy(out, seg, kind);
+    }
+    atomic_store_explicit(&m->summary_lazy[kind], lazy, memory_order_relaxed);
     atomic_store_explicit(ok, 1, memory_order_release);
     return MH_OK;
+}
+
+int mh_summary_view_whole(const mh_seg *seg, unsigned kind, mh_sum_view *out,
+                          mh_diag *d) {
+    const mh_section *sec = mh_summary_section(seg, kind);
+    if (!sec)
+        return MH_ENOTFOUND;
+    int rc = view_check(seg, kind, sec, 0, out, d);
+    return rc < 0 ? rc : MH_OK;
 }
 
 static inline uint32_t post_at(const uint8_t *post, uint32_t k) {
     return mhf_load_u32(post + (size_t)k * MHF_SUM_POSTING_SIZE);
 }
 
+/* A lazy view's entry i before a query reads its postings: their pieces,
+ * then their order and bounds; remembered when the view can. */
+static int entry_postings(const mh_sum_view *v, uint32_t i, mh_diag *d) {
+    _Atomic uint64_t *ok = v->post_ok;
+    if (ok && (atomic_load_explicit(&ok[i >> 6], memory_order_acquire) >> (i & 63) & 1u))
+        return MH_OK;
+    const uint8_t *e = v->entries + (size_t)i * v->entry_size;
+    uint64_t pf = mhf_load_u64(e + MHF_SUM_E_POSTING_FIRST);
+    uint32_t pc = mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT);
+    const unsigned kind = v->ptype == MHF_SECT_SUMMARY_FINE ? MH_SUM_FINE : MH_SUM_COARSE;
+    const char *what = kind == MH_SUM_FINE ? "fine address summary" : "address summary";
+    /* the parse checked that they lie inside the section */
+    uint64_t rel = MHF_SUM_HEADER_SIZE + (uint64_t)v->nentries * v->entry_size +
+                   pf * MHF_SUM_POSTING_SIZE;
+    if (!mh_psum_known(v->ptab, v->ptype, rel, (uint64_t)pc * MHF_SUM_POSTING_SIZE)) {
+        int rc = mh_psum_check(v->lazy, v->ptype, rel, (uint64_t)pc * MHF_SUM_POSTING_SIZE,
+                               what, d);
+        if (rc < 0)
+            return rc;
+    }
+    const mh_section *sec = mh_summary_section(v->lazy, kind);
+    const uint8_t *p = v->entries - MHF_SUM_HEADER_SIZE;
+    int rc = check_postings(p, sec->offset, v->postings + pf * MHF_SUM_POSTING_SIZE, pc, i,
+                            v->lazy->nslices, what, d);
+    if (rc != MH_OK) {
+        if (d)
+            mh_diag_prefix(d, "%s at byte %llu", what, (unsigned long long)sec->offset);
+        return rc;
+    }
+    if (ok)
+        atomic_fetch_or_explicit(&ok[i >> 6], UINT64_C(1) << (i & 63), memory_order_release);
+    return MH_OK;
+}
+
 int mh_sum_iter_init(mh_sum_iter *it, const mh_sum_view *v, uint64_t a,
                      uint64_t b, uint32_t ops) {
+    return mh_sum_iter_init_checked(it, v, a, b, ops, NULL);
+}
+
+int mh_sum_iter_init_checked(mh_sum_iter *it, const mh_sum_view *v, uint64_t a,
+                             uint64_t b, uint32_t ops, mh_diag *d) {
     uint64_t ga = a >> v->shift, gb = b >> v->shift;
     if (gb - ga >= MH_SUM_MAX_GRANULES)
         return 0;
@@ -214,6 +329,11 @@ int mh_sum_iter_init(mh_sum_iter *it, const mh_sum_view *v, uint64_t a,
             break;
         if (!(ops >> e[MHF_SUM_E_OP] & 1u))
             continue;
+        if (v->lazy) {
+            int rc = entry_postings(v, i, d);
+            if (rc < 0)
+                return rc;
+        }
         /* checked: at most one entry per (granule, op) of the range */
         uint32_t n = mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT);
         it->e[it->n].post =
@@ -307,7 +427,7 @@ int mh_summary_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
         return 0;
     if (rc != MH_OK)
         return rc;
-    return mh_sum_iter_init(it, &v, a, b, ops);
+    return mh_sum_iter_init_checked(it, &v, a, b, ops, d);
 }
 
 /* The entry of key (granule << 2 | op), or NULL. */
@@ -398,7 +518,7 @@ void mh_sum_fsck_init(mh_sum_fsck *f) { memset(f, 0, sizeof *f); }
 
 int mh_sum_fsck_begin(mh_sum_fsck *f, const mh_seg *seg, unsigned kind,
                       mh_diag *d) {
-    int rc = mh_summary_view(seg, kind, &f->k[kind].v, d);
+    int rc = mh_summary_view_whole(seg, kind, &f->k[kind].v, d);
     if (rc == MH_ENOTFOUND)
         return MH_OK;
     if (rc != MH_OK)

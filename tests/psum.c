@@ -138,12 +138,35 @@ static void check_lazy_set(const mh_seg *s, const mh_psum_tab *t, uint32_t type,
     (*sets)++;
 }
 
+/* The pieces of an address summary (kind: section 6 or 9) a reader
+ * checked: its header and entries, and the postings of the entries one
+ * page query reads (at most 64 granules of each op, each entry's postings
+ * within a few pieces: far fewer than a whole summary of real traces). */
+static void check_lazy_summary(const mh_seg *s, const mh_psum_tab *t, unsigned kind,
+                               size_t i, size_t *sums) {
+    uint32_t type = kind == MH_SUM_FINE ? MHF_SECT_SUMMARY_FINE : MHF_SECT_SUMMARY;
+    const mh_section *sec = mh_summary_section(s, kind);
+    CHECK(sec != NULL);
+    const uint8_t *p = s->base + sec->offset;
+    uint64_t table_end = MHF_SUM_HEADER_SIZE + (uint64_t)mhf_load_u32(p + MHF_SUM_ENTRY_COUNT) *
+                                                   MHF_SUM_ENTRY_SIZE;
+    uint64_t head = (table_end + 4095) / 4096;
+    uint64_t f = t->first[type], c = t->count[type], done = 0;
+    for (uint64_t k = f; k < f + c; k++)
+        done += atomic_load(&t->done[k >> 6]) >> (k & 63) & 1u;
+    CHECKF(done >= head && (c <= head + 8 || done < c),
+           "segment %zu: %llu of %llu pieces of section %u checked by one page query "
+           "(header and entries: %llu)", i, (unsigned long long)done,
+           (unsigned long long)c, type, (unsigned long long)head);
+    (*sums)++;
+}
+
 /* A fresh reader's first point query checks a few of the postings'
  * pieces, through a lazy view; of the address sets and span address sets
  * it reads, their header and run table and the runs it decodes. */
 static void check_lazy(const char *dir, const mh_access *all, size_t n) {
     tu_rng rng = {11};
-    size_t lazy_segs = 0, asets = 0, spans = 0;
+    size_t lazy_segs = 0, asets = 0, spans = 0, sums = 0;
     int with_aset = 0; /* a segment read has an address set */
     uint64_t most = 0; /* the most pieces a section had */
     for (int rep = 0; rep < 20; rep++) {
@@ -152,6 +175,11 @@ static void check_lazy(const char *dir, const mh_access *all, size_t n) {
         mh_query q;
         point_query(&rng, all, n, &q);
         tu_check_query(r, all, n, &q, 1);
+        /* and a 4 KiB one, too wide for the postings: the summaries */
+        mh_query pq = q;
+        pq.addr_first &= ~(uint64_t)4095;
+        pq.addr_last = pq.addr_first + 4095;
+        tu_check_query(r, all, n, &pq, 1);
         for (size_t i = 0; i < r->nsegs; i++) {
             if (atomic_load(&r->seg_state[i]) != MH_SEG_OPEN)
                 continue;
@@ -174,6 +202,12 @@ static void check_lazy(const char *dir, const mh_access *all, size_t n) {
                 CHECK(atomic_load(&s->aset_lazy));
                 check_lazy_set(s, t, MHF_SECT_ASET, 0, i, &asets);
             }
+            for (unsigned kind = 0; kind < 2; kind++) {
+                if (!atomic_load(&s->summary_ok[kind]))
+                    continue;
+                CHECK(atomic_load(&s->summary_lazy[kind]));
+                check_lazy_summary(s, t, kind, i, &sums);
+            }
             if (atomic_load(&s->span_ok) && !atomic_load(&s->span_stale)) {
                 CHECK(atomic_load(&s->span_lazy));
                 check_lazy_set(s, t, MHF_SECT_SPAN, MHF_SPAN_HEADER_SIZE, i, &spans);
@@ -184,8 +218,9 @@ static void check_lazy(const char *dir, const mh_access *all, size_t n) {
     CHECKF(lazy_segs > 0 && most >= 8, "%zu lazy segments, at most %llu pieces", lazy_segs,
            (unsigned long long)most);
     CHECKF(asets > 0 || !with_aset, "no address set read by piece sums (%zu spans)", spans);
-    printf("lazy reads: %zu postings, %zu address sets, %zu span address sets\n",
-           lazy_segs, asets, spans);
+    CHECKF(sums > 0, "no address summary read by piece sums");
+    printf("lazy reads: %zu postings, %zu address sets, %zu span address sets, "
+           "%zu summaries\n", lazy_segs, asets, spans, sums);
 }
 
 /* Random queries and point queries against the oracle, piece sums used

@@ -440,13 +440,23 @@ static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
             spent += (int64_t)((seg->nblocks + 63) / 64) * 8;
             with++;
         }
+        for (unsigned kind = 0; kind < 2; kind++) /* summaries' checked entries (1.9.2) */
+            if (atomic_load(&seg->summary_post_ok[kind])) {
+                mh_sum_view sv;
+                CHECK_OK(mh_summary_view(seg, kind, &sv, NULL));
+                size_t words = ((size_t)sv.nentries + 63) / 64;
+                spent += (int64_t)(words ? words : 1) * 8;
+                with++;
+            }
         const mh_psum_tab *pt = atomic_load(&seg->psum);
         if (pt) { /* the piece sums' table and checked bits (since 1.8) */
             spent += (int64_t)(sizeof *pt + (size_t)((pt->nsums + 63) / 64) * 8);
             with++;
         }
         CHECKF(budget > 0 || (!atomic_load(&seg->aset_marks) && !atomic_load(&seg->apost_marks) &&
-                              !atomic_load(&seg->block_ok) && !pt),
+                              !atomic_load(&seg->block_ok) && !pt &&
+                              !atomic_load(&seg->summary_post_ok[0]) &&
+                              !atomic_load(&seg->summary_post_ok[1])),
                "segment %zu keeps marks without a budget", i);
     }
     CHECKF(budget == 0 || with > 0, "no segment kept marks with a budget of %lld",

@@ -5,6 +5,8 @@
 #define _GNU_SOURCE /* memmem */
 #include "testutil.h"
 
+#include "mh_format.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -114,6 +116,24 @@ unsigned char *tu_read_file(const char *path, size_t *len) {
     fclose(f);
     *len = n;
     return buf;
+}
+
+void tu_summary_last_range(const char *path, uint64_t *a, uint64_t *b) {
+    size_t len;
+    unsigned char *p = tu_read_file(path, &len);
+    CHECK(p != NULL);
+    uint64_t off, size;
+    uint32_t count;
+    CHECK(mhf_seg_find(p, len, MHF_SECT_SUMMARY, &off, &size, &count));
+    CHECK(size >= MHF_SUM_HEADER_SIZE);
+    const unsigned char *h = p + off;
+    uint32_t shift = mhf_load_u32(h + MHF_SUM_SHIFT), ne = mhf_load_u32(h + MHF_SUM_ENTRY_COUNT);
+    uint32_t esz = mhf_load_u32(h + MHF_SUM_ENTRY_SIZE_OFF);
+    CHECK(ne >= 1 && shift < 64 && MHF_SUM_HEADER_SIZE + (uint64_t)ne * esz <= size);
+    uint64_t g = mhf_load_u64(h + MHF_SUM_HEADER_SIZE + (size_t)(ne - 1) * esz + MHF_SUM_E_GRANULE);
+    *a = g << shift;
+    *b = *a + ((UINT64_C(1) << shift) - 1);
+    free(p);
 }
 
 void tu_write_file(const char *path, const void *data, size_t len) {

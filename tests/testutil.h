@@ -73,6 +73,10 @@ void tu_join(char *buf, size_t cap, const char *dir, const char *name);
 /* ---- files -------------------------------------------------------------- */
 /* Reads a whole file; NULL when it cannot be opened. *len gets the size. */
 unsigned char *tu_read_file(const char *path, size_t *len);
+/* The address range [*a, *b] of the last entry of the address summary
+ * (section 6) of the segment file at path, as its bytes say (no check):
+ * the entry a query reads only when its range meets that granule. */
+void tu_summary_last_range(const char *path, uint64_t *a, uint64_t *b);
 /* Writes a whole file; aborts the test on failure. */
 void tu_write_file(const char *path, const void *data, size_t len);
 /* Copies every regular file of directory src into the existing dst. */
