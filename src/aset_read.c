@@ -39,6 +39,7 @@ void mh_aset_view_fill(const uint8_t *p, uint64_t base_off, mh_aset_view *out) {
     out->ptab = NULL;
     out->ptype = 0;
     out->prel = 0;
+    out->run_ok = NULL;
 }
 
 int mh_aset_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
@@ -147,10 +148,27 @@ int mh_aset_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
 static inline uint32_t mark_ival(uint32_t n, unsigned j) { return (j + 1) * n / 4; }
 
 void mh_aset_view_lazy(mh_aset_view *v, const mh_seg *seg, uint32_t type, uint32_t rel) {
+    mh_seg *m = (mh_seg *)seg;
+    _Atomic(_Atomic uint64_t *) *bits = type == MHF_SECT_SPAN ? &m->span_run_ok : &m->aset_run_ok;
+    _Atomic uint64_t *ok = atomic_load_explicit(bits, memory_order_acquire);
+    if (!ok) {
+        /* the runs' checked bits: one allocation wins, the others are
+         * freed; without them each decode asks its pieces' bits */
+        size_t words = ((size_t)v->nruns + 63) / 64;
+        _Atomic uint64_t *fresh = mh_seg_marks_alloc(seg, (words ? words : 1) * 8, 0),
+                         *none = NULL;
+        if (fresh && atomic_compare_exchange_strong(bits, &none, fresh))
+            ok = fresh;
+        else {
+            free((void *)fresh); /* its budget stays spent: a rare race */
+            ok = none;
+        }
+    }
     v->lazy = seg;
-    v->ptab = atomic_load_explicit(&((mh_seg *)seg)->psum, memory_order_acquire);
+    v->ptab = atomic_load_explicit(&m->psum, memory_order_acquire);
     v->ptype = type;
     v->prel = rel;
+    v->run_ok = ok;
 }
 
 int mh_aset_check(const mh_seg *seg, const mh_section *sec, uint32_t type,
@@ -203,16 +221,23 @@ int mh_aset_check(const mh_seg *seg, const mh_section *sec, uint32_t type,
 int mh_aset_run_bytes(const mh_aset_view *v, uint32_t run, mh_diag *d) {
     if (!v->lazy)
         return MH_OK;
+    _Atomic uint64_t *ok = v->run_ok;
+    if (ok && (atomic_load_explicit(&ok[run >> 6], memory_order_acquire) >> (run & 63) & 1u))
+        return MH_OK;
     const uint8_t *x = v->runs + (size_t)run * v->run_size;
     uint64_t rel = v->prel + MHF_ASET_HEADER_SIZE + (uint64_t)v->nruns * v->run_size +
                    mhf_load_u64(x + MHF_ASET_R_OFFSET);
     uint32_t nb = mhf_load_u32(x + MHF_ASET_R_BYTES);
-    /* the common case, the run's pieces checked before: a bit or two */
-    if (mh_psum_known(v->ptab, v->ptype, rel, nb))
-        return MH_OK;
-    int rc = mh_psum_check(v->lazy, v->ptype, rel, nb,
-                           v->ptype == MHF_SECT_SPAN ? "span address set" : "address set", d);
-    return rc < 0 ? rc : MH_OK;
+    if (!mh_psum_known(v->ptab, v->ptype, rel, nb)) {
+        int rc = mh_psum_check(v->lazy, v->ptype, rel, nb,
+                               v->ptype == MHF_SECT_SPAN ? "span address set" : "address set",
+                               d);
+        if (rc < 0)
+            return rc;
+    }
+    if (ok)
+        atomic_fetch_or_explicit(&ok[run >> 6], UINT64_C(1) << (run & 63), memory_order_release);
+    return MH_OK;
 }
 
 int mh_aset_view_whole(const mh_seg *seg, mh_aset_view *out, mh_diag *d) {

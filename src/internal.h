@@ -427,6 +427,10 @@ typedef struct mh_seg {
     _Atomic int idtime_ok;  /* id transitions checked (idtime_read.c) */
     _Atomic int aset_ok;    /* address set checked (aset_read.c) */
     _Atomic int aset_lazy;  /* ... by its piece sums, as queries read it */
+    /* per run of the address set / span address set read by piece sums:
+     * its bytes checked (a bitmap out of the budget, as check bits; NULL
+     * until the first use, or when the budget had no room) */
+    _Atomic(_Atomic uint64_t *) aset_run_ok, span_run_ok;
     _Atomic int span_ok;    /* span address set checked (span_read.c) */
     _Atomic int span_lazy;  /* ... by its piece sums, as queries read it */
     _Atomic int span_stale; /* ... and found stale: never used */
@@ -474,7 +478,7 @@ typedef struct mh_seg {
  * budget only with the reader (a segment is closed when its reader is).
  * Two kinds:
  * - check bits (the piece sums' table, the checked blocks' bitmap, the
- *   summaries' checked entries): a
+ *   summaries' checked entries, the address sets' checked runs): a
  *   bit per piece or block; without them a segment's sections are hashed
  *   whole and its blocks' rows checked on every decode, so they may take
  *   the whole budget (hint 0);
@@ -1399,6 +1403,9 @@ typedef struct mh_aset_view {
     const mh_seg *lazy;
     const struct mh_psum_tab *ptab;
     uint32_t ptype, prel;
+    /* per run, a bit once its bytes' pieces passed (seg->aset_run_ok or
+     * span_run_ok; NULL: their pieces' bits are asked on every decode) */
+    _Atomic uint64_t *run_ok;
 } mh_aset_view;
 /* Checks header and run table of the size bytes at p (base_off: their file
  * offset, for details; minor: the segment's, §12.1). MH_ECORRUPT. */

@@ -703,6 +703,8 @@ void mh_seg_close(mh_seg *s) {
     free((void *)atomic_load(&s->block_ok));
     free((void *)atomic_load(&s->summary_post_ok[0]));
     free((void *)atomic_load(&s->summary_post_ok[1]));
+    free((void *)atomic_load(&s->aset_run_ok));
+    free((void *)atomic_load(&s->span_run_ok));
     free(atomic_load(&s->psum));
     free(s->sections);
     memset(s, 0, sizeof *s);

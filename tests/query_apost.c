@@ -440,6 +440,22 @@ static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
             spent += (int64_t)((seg->nblocks + 63) / 64) * 8;
             with++;
         }
+        if (atomic_load(&seg->aset_run_ok)) { /* checked runs of the sets (1.9.2) */
+            mh_aset_view av;
+            CHECK_OK(mh_aset_view_get(seg, &av, NULL));
+            size_t words = ((size_t)av.nruns + 63) / 64;
+            spent += (int64_t)(words ? words : 1) * 8;
+            with++;
+        }
+        if (atomic_load(&seg->span_run_ok)) {
+            const mh_section *ss;
+            CHECK_OK(mh_seg_section(seg, MHF_SECT_SPAN, &ss));
+            uint32_t nr = mhf_load_u32(seg->base + ss->offset + MHF_SPAN_HEADER_SIZE +
+                                       MHF_ASET_RUN_COUNT);
+            size_t words = ((size_t)nr + 63) / 64;
+            spent += (int64_t)(words ? words : 1) * 8;
+            with++;
+        }
         for (unsigned kind = 0; kind < 2; kind++) /* summaries' checked entries (1.9.2) */
             if (atomic_load(&seg->summary_post_ok[kind])) {
                 mh_sum_view sv;
@@ -456,7 +472,8 @@ static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
         CHECKF(budget > 0 || (!atomic_load(&seg->aset_marks) && !atomic_load(&seg->apost_marks) &&
                               !atomic_load(&seg->block_ok) && !pt &&
                               !atomic_load(&seg->summary_post_ok[0]) &&
-                              !atomic_load(&seg->summary_post_ok[1])),
+                              !atomic_load(&seg->summary_post_ok[1]) &&
+                              !atomic_load(&seg->aset_run_ok) && !atomic_load(&seg->span_run_ok)),
                "segment %zu keeps marks without a budget", i);
     }
     CHECKF(budget == 0 || with > 0, "no segment kept marks with a budget of %lld",
