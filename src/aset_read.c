@@ -149,26 +149,13 @@ static inline uint32_t mark_ival(uint32_t n, unsigned j) { return (j + 1) * n / 
 
 void mh_aset_view_lazy(mh_aset_view *v, const mh_seg *seg, uint32_t type, uint32_t rel) {
     mh_seg *m = (mh_seg *)seg;
-    _Atomic(_Atomic uint64_t *) *bits = type == MHF_SECT_SPAN ? &m->span_run_ok : &m->aset_run_ok;
-    _Atomic uint64_t *ok = atomic_load_explicit(bits, memory_order_acquire);
-    if (!ok) {
-        /* the runs' checked bits: one allocation wins, the others are
-         * freed; without them each decode asks its pieces' bits */
-        size_t words = ((size_t)v->nruns + 63) / 64;
-        _Atomic uint64_t *fresh = mh_seg_marks_alloc(seg, (words ? words : 1) * 8, 0),
-                         *none = NULL;
-        if (fresh && atomic_compare_exchange_strong(bits, &none, fresh))
-            ok = fresh;
-        else {
-            free((void *)fresh); /* its budget stays spent: a rare race */
-            ok = none;
-        }
-    }
     v->lazy = seg;
     v->ptab = atomic_load_explicit(&m->psum, memory_order_acquire);
     v->ptype = type;
     v->prel = rel;
-    v->run_ok = ok;
+    /* the runs' checked bits; without them each decode asks its pieces' */
+    v->run_ok = mh_seg_bits(seg, type == MHF_SECT_SPAN ? &m->span_run_ok : &m->aset_run_ok,
+                            v->nruns);
 }
 
 int mh_aset_check(const mh_seg *seg, const mh_section *sec, uint32_t type,

@@ -488,6 +488,11 @@ typedef struct mh_seg {
  * Zeroed bytes, or NULL when the budget is spent or memory is short. A
  * segment without a budget (marks_left NULL) has no limit. */
 void *mh_seg_marks_alloc(const mh_seg *seg, size_t bytes, int hint);
+/* The n-bit bitmap of check bits published in *slot (a field of seg), made
+ * on first call out of the budget (hint 0) and published once (a thread
+ * that loses the race frees its own; its budget stays spent); NULL when
+ * the budget has no room or memory is short. */
+_Atomic uint64_t *mh_seg_bits(const mh_seg *seg, _Atomic(_Atomic uint64_t *) *slot, size_t n);
 
 /* Run marks of an address set or postings (aset_read.c, apost_read.c):
  * `words` words a run, in pages of MH_MARKS_PAGE_RUNS runs, a page

@@ -1018,19 +1018,9 @@ void mh_seg_block_set_known(const mh_seg *seg, uint32_t bi) {
     mh_seg *m = (mh_seg *)seg;
     if (bi >= seg->nblocks)
         return;
-    _Atomic uint64_t *w = atomic_load_explicit(&m->block_ok, memory_order_acquire);
-    if (!w) {
-        size_t words = ((size_t)seg->nblocks + 63) / 64;
-        _Atomic uint64_t *fresh = mh_seg_marks_alloc(seg, words * sizeof *fresh, 0), *none = NULL;
-        if (!fresh)
-            return; /* no room: every decode checks its rows */
-        if (atomic_compare_exchange_strong(&m->block_ok, &none, fresh))
-            w = fresh;
-        else {
-            free((void *)fresh); /* another thread's won; its budget stays spent */
-            w = none;
-        }
-    }
+    _Atomic uint64_t *w = mh_seg_bits(seg, &m->block_ok, seg->nblocks);
+    if (!w)
+        return; /* no room: every decode checks its rows */
     atomic_fetch_or_explicit(&w[bi >> 6], UINT64_C(1) << (bi & 63), memory_order_relaxed);
 }
 
@@ -1120,6 +1110,21 @@ void *mh_seg_marks_alloc(const mh_seg *seg, size_t bytes, int hint) {
     if (!p && left)
         atomic_fetch_add(left, (int64_t)bytes);
     return p;
+}
+
+_Atomic uint64_t *mh_seg_bits(const mh_seg *seg, _Atomic(_Atomic uint64_t *) *slot, size_t n) {
+    _Atomic uint64_t *w = atomic_load_explicit(slot, memory_order_acquire);
+    if (w)
+        return w;
+    size_t words = (n + 63) / 64;
+    _Atomic uint64_t *fresh = mh_seg_marks_alloc(seg, (words ? words : 1) * sizeof *fresh, 0),
+                     *none = NULL;
+    if (!fresh)
+        return NULL;
+    if (atomic_compare_exchange_strong(slot, &none, fresh))
+        return fresh;
+    free((void *)fresh); /* another thread's won; its budget stays spent */
+    return none;
 }
 
 static size_t marks_page_bytes(const mh_marks *m) {

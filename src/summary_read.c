@@ -241,13 +241,9 @@ int mh_summary_view(const mh_seg *seg, unsigned kind, mh_sum_view *out,
     if (lazy < 0)
         return lazy;
     if (lazy) {
-        /* the entries' checked bits: one allocation wins, the others are
-         * freed; without them every query checks the postings it reads */
-        size_t words = ((size_t)out->nentries + 63) / 64;
-        _Atomic uint64_t *bits = mh_seg_marks_alloc(seg, (words ? words : 1) * 8, 0);
-        _Atomic uint64_t *none = NULL;
-        if (bits && !atomic_compare_exchange_strong(&m->summary_post_ok[kind], &none, bits))
-            free((void *)bits); /* its budget stays spent: a rare race */
+        /* the entries' checked bits; without them every query checks the
+         * postings it reads */
+        (void)mh_seg_bits(seg, &m->summary_post_ok[kind], out->nentries);
         view_lazy(out, seg, kind);
     }
     atomic_store_explicit(&m->summary_lazy[kind], lazy, memory_order_relaxed);
