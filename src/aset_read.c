@@ -176,20 +176,10 @@ int mh_aset_check(const mh_seg *seg, const mh_section *sec, uint32_t type,
         return lazy;
     if (lazy) {
         mh_seg_willneed(seg, p, (size_t)size);
-        uint64_t head = size < MHF_ASET_HEADER_SIZE ? size : MHF_ASET_HEADER_SIZE;
-        int rc = mh_psum_check(seg, type, rel, head, what, d);
+        int rc = mh_psum_check_table(seg, type, rel, p, size, MHF_ASET_HEADER_SIZE,
+                                     MHF_ASET_RUN_COUNT, MHF_ASET_RUN_SIZE_OFF, what, d);
         if (rc < 0)
             return rc;
-        if (size >= MHF_ASET_HEADER_SIZE) {
-            /* a table that does not fit is mh_aset_parse's to report */
-            uint64_t table = (uint64_t)mhf_load_u32(p + MHF_ASET_RUN_COUNT) *
-                             mhf_load_u32(p + MHF_ASET_RUN_SIZE_OFF);
-            uint64_t end = table <= size - MHF_ASET_HEADER_SIZE
-                               ? MHF_ASET_HEADER_SIZE + table : size;
-            rc = mh_psum_check(seg, type, rel, end, what, d);
-            if (rc < 0)
-                return rc;
-        }
     } else if (how != MH_ASET_SUMMED) {
         MH_TRY(mh_seg_section_sum(seg, sec, what, d));
     }
@@ -208,8 +198,7 @@ int mh_aset_check(const mh_seg *seg, const mh_section *sec, uint32_t type,
 int mh_aset_run_bytes(const mh_aset_view *v, uint32_t run, mh_diag *d) {
     if (!v->lazy)
         return MH_OK;
-    _Atomic uint64_t *ok = v->run_ok;
-    if (ok && (atomic_load_explicit(&ok[run >> 6], memory_order_acquire) >> (run & 63) & 1u))
+    if (mh_bit_get(v->run_ok, run))
         return MH_OK;
     const uint8_t *x = v->runs + (size_t)run * v->run_size;
     uint64_t rel = v->prel + MHF_ASET_HEADER_SIZE + (uint64_t)v->nruns * v->run_size +
@@ -222,8 +211,7 @@ int mh_aset_run_bytes(const mh_aset_view *v, uint32_t run, mh_diag *d) {
         if (rc < 0)
             return rc;
     }
-    if (ok)
-        atomic_fetch_or_explicit(&ok[run >> 6], UINT64_C(1) << (run & 63), memory_order_release);
+    mh_bit_set(v->run_ok, run);
     return MH_OK;
 }
 

@@ -493,6 +493,16 @@ void *mh_seg_marks_alloc(const mh_seg *seg, size_t bytes, int hint);
  * that loses the race frees its own; its budget stays spent); NULL when
  * the budget has no room or memory is short. */
 _Atomic uint64_t *mh_seg_bits(const mh_seg *seg, _Atomic(_Atomic uint64_t *) *slot, size_t n);
+/* Bit i of such a bitmap (0 when w is NULL), and setting it (nothing when
+ * w is NULL): a bit is set after what it stands for passed its checks, and
+ * read before that is relied on. */
+static inline int mh_bit_get(_Atomic uint64_t *w, size_t i) {
+    return w && (atomic_load_explicit(&w[i >> 6], memory_order_acquire) >> (i & 63) & 1u);
+}
+static inline void mh_bit_set(_Atomic uint64_t *w, size_t i) {
+    if (w)
+        atomic_fetch_or_explicit(&w[i >> 6], UINT64_C(1) << (i & 63), memory_order_release);
+}
 
 /* Run marks of an address set or postings (aset_read.c, apost_read.c):
  * `words` words a run, in pages of MH_MARKS_PAGE_RUNS runs, a page
@@ -1704,6 +1714,15 @@ typedef struct mh_psum_tab {
  * mismatch ...". `what` names the section in the detail. */
 int mh_psum_check(const mh_seg *seg, uint32_t type, uint64_t rel, uint64_t n,
                   const char *what, mh_diag *d);
+/* A lazy reader's first check of a structure at byte rel of section
+ * `type` (p: its first byte, avail bytes to the section's end): the
+ * pieces of its head bytes, then of the head and the table after it (the
+ * u32s at count_off and size_off of the head, multiplied; clamped to
+ * avail: a table that does not fit is the parser's to report).
+ * mh_psum_check's codes. */
+int mh_psum_check_table(const mh_seg *seg, uint32_t type, uint64_t rel, const uint8_t *p,
+                        uint64_t avail, uint32_t head, uint32_t count_off,
+                        uint32_t size_off, const char *what, mh_diag *d);
 /* Whether bytes [rel, rel + n) of section `type` lie in pieces already
  * checked (their bits set): the inline test a lazy view takes before a
  * record read, so that the common case costs a bit or two and no call. 0

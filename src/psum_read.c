@@ -173,3 +173,13 @@ int mh_psum_check(const mh_seg *seg, uint32_t type, uint64_t rel, uint64_t n,
     }
     return 1;
 }
+
+int mh_psum_check_table(const mh_seg *seg, uint32_t type, uint64_t rel, const uint8_t *p,
+                        uint64_t avail, uint32_t head, uint32_t count_off,
+                        uint32_t size_off, const char *what, mh_diag *d) {
+    int rc = mh_psum_check(seg, type, rel, avail < head ? avail : head, what, d);
+    if (rc <= 0 || avail < head)
+        return rc;
+    uint64_t table = (uint64_t)mhf_load_u32(p + count_off) * mhf_load_u32(p + size_off);
+    return mh_psum_check(seg, type, rel, table <= avail - head ? head + table : avail, what, d);
+}

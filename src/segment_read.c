@@ -1010,8 +1010,7 @@ static int check_row_streams(const mh_seg *seg, const mh_slice *s, uint32_t b,
 int mh_seg_block_known(const mh_seg *seg, uint32_t bi) {
     _Atomic uint64_t *w = atomic_load_explicit(&((mh_seg *)seg)->block_ok,
                                                memory_order_acquire);
-    return w && bi < seg->nblocks &&
-           (atomic_load_explicit(&w[bi >> 6], memory_order_relaxed) >> (bi & 63) & 1);
+    return bi < seg->nblocks && mh_bit_get(w, bi);
 }
 
 void mh_seg_block_set_known(const mh_seg *seg, uint32_t bi) {
@@ -1021,7 +1020,7 @@ void mh_seg_block_set_known(const mh_seg *seg, uint32_t bi) {
     _Atomic uint64_t *w = mh_seg_bits(seg, &m->block_ok, seg->nblocks);
     if (!w)
         return; /* no room: every decode checks its rows */
-    atomic_fetch_or_explicit(&w[bi >> 6], UINT64_C(1) << (bi & 63), memory_order_relaxed);
+    mh_bit_set(w, bi);
 }
 
 /* Block b's sum, LZ4 and the columns of its first upto rows, no row

@@ -185,20 +185,10 @@ static int view_check(const mh_seg *seg, unsigned kind, const mh_section *sec,
         return lazy;
     if (lazy) {
         mh_seg_willneed(seg, p, (size_t)sec->size);
-        uint64_t end = sec->size < MHF_SUM_HEADER_SIZE ? sec->size : MHF_SUM_HEADER_SIZE;
-        int rc = mh_psum_check(seg, type, 0, end, what, d);
+        int rc = mh_psum_check_table(seg, type, 0, p, sec->size, MHF_SUM_HEADER_SIZE,
+                                     MHF_SUM_ENTRY_COUNT, MHF_SUM_ENTRY_SIZE_OFF, what, d);
         if (rc < 0)
             return rc;
-        if (sec->size >= MHF_SUM_HEADER_SIZE) {
-            /* entries that do not fit are parse's to report */
-            uint64_t body = (uint64_t)mhf_load_u32(p + MHF_SUM_ENTRY_COUNT) *
-                            mhf_load_u32(p + MHF_SUM_ENTRY_SIZE_OFF);
-            end = body <= sec->size - MHF_SUM_HEADER_SIZE ? MHF_SUM_HEADER_SIZE + body
-                                                          : sec->size;
-            rc = mh_psum_check(seg, type, 0, end, what, d);
-            if (rc < 0)
-                return rc;
-        }
     } else {
         MH_TRY(mh_seg_section_sum(seg, sec, what, d));
     }
@@ -267,8 +257,7 @@ static inline uint32_t post_at(const uint8_t *post, uint32_t k) {
 /* A lazy view's entry i before a query reads its postings: their pieces,
  * then their order and bounds; remembered when the view can. */
 static int entry_postings(const mh_sum_view *v, uint32_t i, mh_diag *d) {
-    _Atomic uint64_t *ok = v->post_ok;
-    if (ok && (atomic_load_explicit(&ok[i >> 6], memory_order_acquire) >> (i & 63) & 1u))
+    if (mh_bit_get(v->post_ok, i))
         return MH_OK;
     const uint8_t *e = v->entries + (size_t)i * v->entry_size;
     uint64_t pf = mhf_load_u64(e + MHF_SUM_E_POSTING_FIRST);
@@ -293,8 +282,7 @@ static int entry_postings(const mh_sum_view *v, uint32_t i, mh_diag *d) {
             mh_diag_prefix(d, "%s at byte %llu", what, (unsigned long long)sec->offset);
         return rc;
     }
-    if (ok)
-        atomic_fetch_or_explicit(&ok[i >> 6], UINT64_C(1) << (i & 63), memory_order_release);
+    mh_bit_set(v->post_ok, i);
     return MH_OK;
 }
 
