@@ -461,7 +461,9 @@ enum {
     RUN_LIN_ALL, /* linear, every row present: physical + unzigzag */
     RUN_PACKED,  /* linear, some rows: unzigzag, packed (spread later) */
     RUN_SIZE,    /* 1 .. 2^32 - 1, physical + size - 1 does not wrap */
-    RUN_STREAM   /* <= MH_STREAM_MAX */
+    RUN_STREAM,  /* <= MH_STREAM_MAX */
+    RUN_SUM,     /* rows before a window: unzigzag summed into prev, unstored */
+    RUN_SKIP     /* rows before a window: passed over, unstored */
 };
 
 typedef struct run_state {
@@ -474,7 +476,7 @@ typedef struct run_state {
 
 /* Whether kind's varints hold zigzag values (run_put gets them decoded). */
 static inline int run_zigzag(unsigned kind) {
-    return kind != RUN_SIZE && kind != RUN_STREAM;
+    return kind != RUN_SIZE && kind != RUN_STREAM && kind != RUN_SKIP;
 }
 
 /* Row i's value v (unzigzagged when run_zigzag(kind)). */
@@ -495,6 +497,12 @@ run_put(unsigned kind, run_state *s, uint32_t i, uint64_t v) {
         break;
     case RUN_PACKED:
         s->u64[i] = v;
+        break;
+    case RUN_SUM:
+        s->prev += v;
+        break;
+    case RUN_SKIP:
+        (void)v;
         break;
     case RUN_SIZE: {
         /* v in 1 .. 2^32 - 1; the end a + v - 1 wraps when it falls
@@ -619,20 +627,23 @@ static uint32_t bitmap_count_head(const uint8_t *bits, uint32_t m) {
     return c;
 }
 
-/* The presence flags of bitmap bits as bytes 0/1, eight a multiply: bit
- * k (< 7) of a byte, times 0x0002040810204081 (bits 7j), lands on bit 8k;
- * with bit 7 left out no two partial products meet (k + 7j = k' + 7j'
- * needs k - k' = 7), so no carry disturbs them; bit 7 is put in byte 7 by
- * hand (checked for all 256 bytes by tests/codec_fast.c). */
-static void put_flags(uint8_t *has, const uint8_t *bits, uint32_t n) {
-    uint32_t i = 0;
-    for (; i + 8 <= n; i += 8) {
+/* The presence flags of bits lo .. m - 1 of a bitmap as bytes 0/1 at
+ * has[lo .. m - 1], eight a multiply from a byte boundary on: bit k (< 7)
+ * of a byte, times 0x0002040810204081 (bits 7j), lands on bit 8k; with
+ * bit 7 left out no two partial products meet (k + 7j = k' + 7j' needs
+ * k - k' = 7), so no carry disturbs them; bit 7 is put in byte 7 by hand
+ * (checked for all 256 bytes by tests/codec_fast.c). */
+static void put_flags(uint8_t *has, const uint8_t *bits, uint32_t lo, uint32_t m) {
+    uint32_t i = lo;
+    for (; i < m && (i & 7u); i++)
+        has[i] = (uint8_t)((bits[i >> 3] >> (i & 7u)) & 1u);
+    for (; i + 8 <= m; i += 8) {
         uint64_t b = bits[i >> 3];
         uint64_t x = (((b & 0x7fu) * 0x0002040810204081u) &
                       0x0101010101010101u) | (b >> 7) << 56;
         mhf_store_u64(has + i, x); /* byte k = bits 8k .. 8k + 7 */
     }
-    for (; i < n; i++)
+    for (; i < m; i++)
         has[i] = (uint8_t)((bits[i >> 3] >> (i & 7u)) & 1u);
 }
 
@@ -650,10 +661,46 @@ static void spread_present(const uint8_t *has, uint32_t n, uint32_t np,
     }
 }
 
+/* ---- windows: rows lo .. m - 1 of a block -------------------------------
+ * The fast decoders below decode rows lo .. m - 1 of the block's n rows
+ * into the same indexes of the row arrays. The varints of the rows before
+ * lo are passed over (RUN_SKIP) or, where a value depends on them (id,
+ * transition, physical and pc are deltas), summed (RUN_SUM): neither
+ * stores nor checks them (SPEC.md 6: values a reader does not read are not
+ * checked). A window starts where a query's chunk starts in the block: the
+ * rows of the chunks before it (a third to a half of a point query's head
+ * on the real stores) cost a few instructions a row instead of a decode
+ * and the row checks. Malformed varints there make the column go to its
+ * reference decoder, as a failed check does. */
+
+/* The first of the column's varints at p after its first lo (p itself
+ * when lo is 0), their unzigzagged values' sum in *sum when sum is not
+ * NULL; NULL when one is malformed. */
+static const uint8_t *pass_rows(const uint8_t *p, const uint8_t *end, uint32_t lo,
+                                uint64_t *sum) {
+    if (!lo) {
+        if (sum)
+            *sum = 0;
+        return p;
+    }
+    if (sum) {
+        run_state k = {.prev = 0};
+        p = run_column(RUN_SUM, &k, p, end, lo);
+        *sum = k.prev;
+        return p;
+    }
+    run_state k = {0};
+    return run_column(RUN_SKIP, &k, p, end, lo);
+}
+
 static int fast_id(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
-                   uint32_t n, uint32_t m, mh_rows *out, mh_diag *d) {
-    run_state s = {.prev = UINT64_MAX, .u32 = out->id_off};
-    const uint8_t *p = run_column(RUN_ID, &s, *pp, end, m);
+                   uint32_t n, uint32_t lo, uint32_t m, mh_rows *out, mh_diag *d) {
+    uint64_t sum;
+    const uint8_t *p = pass_rows(*pp, end, lo, &sum);
+    /* id offset of row lo - 1: -1 + lo + the sum (modulo 2^64) */
+    run_state s = {.prev = UINT64_MAX + lo + sum, .u32 = out->id_off + lo};
+    if (p)
+        p = run_column(RUN_ID, &s, p, end, m - lo);
     if (!p || !run_ok(RUN_ID, &s))
         return dec_id(pp, end, raw, n, out, d);
     *pp = p;
@@ -661,35 +708,41 @@ static int fast_id(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
 }
 
 static int fast_delta(const uint8_t **pp, const uint8_t *end,
-                      const uint8_t *raw, uint32_t n, uint32_t m, uint64_t start,
-                      uint64_t *dst, const char *what, mh_diag *d) {
-    run_state s = {.prev = start, .u64 = dst};
-    const uint8_t *p = run_column(RUN_DELTA, &s, *pp, end, m);
+                      const uint8_t *raw, uint32_t n, uint32_t lo, uint32_t m,
+                      uint64_t start, uint64_t *dst, const char *what, mh_diag *d) {
+    uint64_t sum;
+    const uint8_t *p = pass_rows(*pp, end, lo, &sum);
+    run_state s = {.prev = start + sum, .u64 = dst + lo};
+    if (p)
+        p = run_column(RUN_DELTA, &s, p, end, m - lo);
     if (!p)
         return dec_delta(pp, end, raw, n, start, dst, what, d);
     *pp = p;
     return MH_OK;
 }
 
-/* The bitmap columns below decode the first m of the block's n rows (the
- * bitmap holds n bits; the values of the rows after m are not read). */
+/* The bitmap columns below decode rows lo .. m - 1 of the block's n rows
+ * (the bitmap holds n bits; the values of the other rows are not read). */
 static int fast_lin(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
-                    uint32_t n, uint32_t m, mh_rows *out, mh_diag *d) {
+                    uint32_t n, uint32_t lo, uint32_t m, mh_rows *out, mh_diag *d) {
     const uint8_t *bits = *pp; /* dec_bitmap checks, does not move *pp */
     MH_TRY(dec_bitmap(pp, end, raw, n, "linear", d));
     const uint8_t *p = bits + ((size_t)n + 7u) / 8u;
-    uint32_t np = m == n ? bitmap_count(bits, n) : bitmap_count_head(bits, m);
-    run_state s = {.u64 = out->lin, .phy = out->phy};
-    if (np == m)
-        p = run_column(RUN_LIN_ALL, &s, p, end, m);
-    else
+    uint32_t before = lo ? bitmap_count_head(bits, lo) : 0;
+    uint32_t np = (m == n ? bitmap_count(bits, n) : bitmap_count_head(bits, m)) - before;
+    const uint32_t w = m - lo;
+    run_state s = {.u64 = out->lin + lo, .phy = out->phy + lo};
+    p = pass_rows(p, end, before, NULL);
+    if (p && np == w)
+        p = run_column(RUN_LIN_ALL, &s, p, end, w);
+    else if (p)
         p = run_column(RUN_PACKED, &s, p, end, np);
     if (!p)
         return dec_lin(pp, end, raw, n, out, d);
-    put_flags(out->has_lin, bits, m);
-    if (np != m) {
-        spread_present(out->has_lin, m, np, out->lin);
-        for (uint32_t i = 0; i < m; i++)
+    put_flags(out->has_lin, bits, lo, m);
+    if (np != w) {
+        spread_present(out->has_lin + lo, w, np, out->lin + lo);
+        for (uint32_t i = lo; i < m; i++)
             out->lin[i] += out->has_lin[i] ? out->phy[i] : 0;
     }
     *pp = p;
@@ -697,10 +750,12 @@ static int fast_lin(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
 }
 
 static int fast_size(const uint8_t **pp, const uint8_t *end,
-                     const uint8_t *raw, uint32_t n, uint32_t m, mh_rows *out,
-                     mh_diag *d) {
-    run_state s = {.u32 = out->size, .phy = out->phy};
-    const uint8_t *p = run_column(RUN_SIZE, &s, *pp, end, m);
+                     const uint8_t *raw, uint32_t n, uint32_t lo, uint32_t m,
+                     mh_rows *out, mh_diag *d) {
+    run_state s = {.u32 = out->size + lo, .phy = out->phy + lo};
+    const uint8_t *p = pass_rows(*pp, end, lo, NULL);
+    if (p)
+        p = run_column(RUN_SIZE, &s, p, end, m - lo);
     if (!p || !run_ok(RUN_SIZE, &s))
         return dec_size(pp, end, raw, n, out, d);
     *pp = p;
@@ -708,10 +763,12 @@ static int fast_size(const uint8_t **pp, const uint8_t *end,
 }
 
 static int fast_stream(const uint8_t **pp, const uint8_t *end,
-                       const uint8_t *raw, uint32_t n, uint32_t m, mh_rows *out,
-                       mh_diag *d) {
-    run_state s = {.u32 = out->stream};
-    const uint8_t *p = run_column(RUN_STREAM, &s, *pp, end, m);
+                       const uint8_t *raw, uint32_t n, uint32_t lo, uint32_t m,
+                       mh_rows *out, mh_diag *d) {
+    run_state s = {.u32 = out->stream + lo};
+    const uint8_t *p = pass_rows(*pp, end, lo, NULL);
+    if (p)
+        p = run_column(RUN_STREAM, &s, p, end, m - lo);
     if (!p || !run_ok(RUN_STREAM, &s))
         return dec_stream(pp, end, raw, n, out, d);
     *pp = p;
@@ -719,19 +776,25 @@ static int fast_stream(const uint8_t **pp, const uint8_t *end,
 }
 
 static int fast_pc(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
-                   uint32_t n, uint32_t m, mh_rows *out, mh_diag *d) {
+                   uint32_t n, uint32_t lo, uint32_t m, mh_rows *out, mh_diag *d) {
     const uint8_t *bits = *pp; /* dec_bitmap checks, does not move *pp */
     MH_TRY(dec_bitmap(pp, end, raw, n, "pc", d));
     const uint8_t *p = bits + ((size_t)n + 7u) / 8u;
-    uint32_t np = m == n ? bitmap_count(bits, n) : bitmap_count_head(bits, m);
-    /* pc deltas run over the present rows only: summed packed */
-    run_state s = {.prev = 0, .u64 = out->pc};
-    p = run_column(RUN_DELTA, &s, p, end, np);
+    uint32_t before = lo ? bitmap_count_head(bits, lo) : 0;
+    uint32_t np = (m == n ? bitmap_count(bits, n) : bitmap_count_head(bits, m)) - before;
+    const uint32_t w = m - lo;
+    /* pc deltas run over the present rows only: summed packed, from the
+     * pc of the last present row before the window */
+    uint64_t sum;
+    p = pass_rows(p, end, before, &sum);
+    run_state s = {.prev = sum, .u64 = out->pc + lo};
+    if (p)
+        p = run_column(RUN_DELTA, &s, p, end, np);
     if (!p)
         return dec_pc(pp, end, raw, n, out, d);
-    put_flags(out->has_pc, bits, m);
-    if (np != m)
-        spread_present(out->has_pc, m, np, out->pc);
+    put_flags(out->has_pc, bits, lo, m);
+    if (np != w)
+        spread_present(out->has_pc + lo, w, np, out->pc + lo);
     *pp = p;
     return MH_OK;
 }
@@ -741,25 +804,25 @@ static int fast_pc(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
  * meets a failed check hands the column to the reference one, whose first
  * failure is the same (both check in row order). */
 static int dec_column(unsigned k, const uint8_t **pp, const uint8_t *end,
-                      const uint8_t *raw, uint32_t n, uint32_t m, uint64_t t_base,
-                      mh_rows *out, mh_diag *d, int fast) {
+                      const uint8_t *raw, uint32_t n, uint32_t lo, uint32_t m,
+                      uint64_t t_base, mh_rows *out, mh_diag *d, int fast) {
     if (!fast)
         return dec_column_ref(k, pp, end, raw, n, t_base, out, d);
     switch (k) {
     case MH_COL_ID:
-        return fast_id(pp, end, raw, n, m, out, d);
+        return fast_id(pp, end, raw, n, lo, m, out, d);
     case MH_COL_TRANSITION:
-        return fast_delta(pp, end, raw, n, m, t_base, out->t, "transition", d);
+        return fast_delta(pp, end, raw, n, lo, m, t_base, out->t, "transition", d);
     case MH_COL_PHYSICAL:
-        return fast_delta(pp, end, raw, n, m, 0, out->phy, "physical", d);
+        return fast_delta(pp, end, raw, n, lo, m, 0, out->phy, "physical", d);
     case MH_COL_LINEAR:
-        return fast_lin(pp, end, raw, n, m, out, d);
+        return fast_lin(pp, end, raw, n, lo, m, out, d);
     case MH_COL_SIZE:
-        return fast_size(pp, end, raw, n, m, out, d);
+        return fast_size(pp, end, raw, n, lo, m, out, d);
     case MH_COL_STREAM:
-        return fast_stream(pp, end, raw, n, m, out, d);
+        return fast_stream(pp, end, raw, n, lo, m, out, d);
     case MH_COL_PC:
-        return fast_pc(pp, end, raw, n, m, out, d);
+        return fast_pc(pp, end, raw, n, lo, m, out, d);
     default:
         return dec_column_ref(k, pp, end, raw, n, t_base, out, d);
     }
@@ -767,7 +830,7 @@ static int dec_column(unsigned k, const uint8_t **pp, const uint8_t *end,
 
 /* The block walk, with the fast column decoders or the reference ones. */
 static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
-                      uint32_t upto, unsigned cols, uint64_t t_base,
+                      uint32_t from, uint32_t upto, unsigned cols, uint64_t t_base,
                       const mh_block_layout *l, mh_rows *out, mh_diag *d, int fast) {
     const uint8_t *p = raw, *end = raw + raw_size;
     MH_CHECK(out->cap >= n, MH_EINVAL, d, 0, "row buffer too small");
@@ -775,12 +838,15 @@ static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
      * each column's rest passed over by its length unread; and the columns
      * (format 2, fast decoders): those of cols, the others passed over */
     uint32_t m = fast && l->major >= 2 && upto < n ? upto : n;
+    /* and (the same) from row `from` on: a window, the rows before it
+     * passed over (their values summed where later ones depend on them) */
+    uint32_t lo = fast && l->major >= 2 && from < m ? from : 0;
     if (!fast || l->major < 2)
         cols = MH_COLS_ALL;
     int got_stream = 0, got_pc = 0;
     if (l->major < 2) {
         for (unsigned k = MH_COL_ID; k <= MH_COL_SIZE; k++)
-            MH_TRY(dec_column(k, &p, end, raw, n, n, t_base, out, d, fast));
+            MH_TRY(dec_column(k, &p, end, raw, n, 0, n, t_base, out, d, fast));
     } else {
         for (uint32_t c = 0; c < l->ncols; c++) {
             unsigned k = l->kind[c];
@@ -799,7 +865,7 @@ static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
             }
             if (k == MH_COL_STREAM || k == MH_COL_PC)
                 MH_TRY(rows_opt(out, d));
-            MH_TRY(dec_column(k, &p, cend, raw, n, m, t_base, out, d, fast));
+            MH_TRY(dec_column(k, &p, cend, raw, n, lo, m, t_base, out, d, fast));
             if (m < n)
                 p = cend; /* the rows after m: not read */
             MH_CHECK(p == cend, MH_ECORRUPT, d, p - raw,
@@ -813,15 +879,16 @@ static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
              "%zu bytes of trailing garbage in block", (size_t)(end - p));
     out->no_stream = (uint8_t)!got_stream;
     out->no_pc = (uint8_t)!got_pc;
+    out->lo = lo;
     if (out->lazy) { /* the flags say it: no zero-fill per decode */
         out->n = m;
         return MH_OK;
     }
     if (!got_stream)
-        memset(out->stream, 0, (size_t)m * sizeof *out->stream);
+        memset(out->stream + lo, 0, (size_t)(m - lo) * sizeof *out->stream);
     if (!got_pc) {
-        memset(out->pc, 0, (size_t)m * sizeof *out->pc);
-        memset(out->has_pc, 0, m);
+        memset(out->pc + lo, 0, (size_t)(m - lo) * sizeof *out->pc);
+        memset(out->has_pc + lo, 0, m - lo);
     }
     out->n = m;
     return MH_OK;
@@ -830,23 +897,24 @@ static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
 int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
                         uint64_t t_base, const mh_block_layout *l,
                         mh_rows *out, mh_diag *d) {
-    return decode_raw(raw, raw_size, n, n, MH_COLS_ALL, t_base, l, out, d, 1);
+    return decode_raw(raw, raw_size, n, 0, n, MH_COLS_ALL, t_base, l, out, d, 1);
 }
 
 int mh_block_decode_raw_ref(const uint8_t *raw, size_t raw_size, uint32_t n,
                             uint64_t t_base, const mh_block_layout *l,
                             mh_rows *out, mh_diag *d) {
-    return decode_raw(raw, raw_size, n, n, MH_COLS_ALL, t_base, l, out, d, 0);
+    return decode_raw(raw, raw_size, n, 0, n, MH_COLS_ALL, t_base, l, out, d, 0);
 }
 
-int mh_block_decode_raw_head(const uint8_t *raw, size_t raw_size, uint32_t n,
-                             uint32_t upto, unsigned cols, uint64_t t_base,
+int mh_block_decode_raw_rows(const uint8_t *raw, size_t raw_size, uint32_t n,
+                             uint32_t from, uint32_t upto, unsigned cols, uint64_t t_base,
                              const mh_block_layout *l, mh_rows *out, mh_diag *d) {
-    return decode_raw(raw, raw_size, n, upto, cols, t_base, l, out, d, 1);
+    return decode_raw(raw, raw_size, n, from, upto, cols, t_base, l, out, d, 1);
 }
 
-int mh_block_decode_head(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
-                         uint32_t raw_size, uint32_t n, uint32_t upto, unsigned cols,
+int mh_block_decode_rows(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
+                         uint32_t raw_size, uint32_t n, uint32_t from, uint32_t upto,
+                         unsigned cols,
                          uint64_t t_base, const mh_block_layout *l,
                          uint8_t *scratch, mh_rows *out, mh_diag *d) {
     if (MH_CHECKSUMS_ENFORCED) {
@@ -862,13 +930,14 @@ int mh_block_decode_head(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
     MH_CHECK(got >= 0 && (uint32_t)got == raw_size, MH_ECORRUPT, d, 0,
              "LZ4 data does not decompress to the declared %u bytes (%s %d)",
              raw_size, got < 0 ? "LZ4 error" : "got", got);
-    return mh_block_decode_raw_head(scratch, raw_size, n, upto, cols, t_base, l, out, d);
+    return mh_block_decode_raw_rows(scratch, raw_size, n, from, upto, cols, t_base, l, out,
+                                    d);
 }
 
 int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
                     uint32_t raw_size, uint32_t n, uint64_t t_base,
                     const mh_block_layout *l, uint8_t *scratch, mh_rows *out,
                     mh_diag *d) {
-    return mh_block_decode_head(comp, comp_size, sum, raw_size, n, n, MH_COLS_ALL,
+    return mh_block_decode_rows(comp, comp_size, sum, raw_size, n, 0, n, MH_COLS_ALL,
                                 t_base, l, scratch, out, d);
 }

@@ -134,7 +134,8 @@ uint64_t mh_hash_seeded(const void *p, size_t n, uint64_t seed);
 /* ---- block codec (codec.c) ------------------------------------------ */
 /* Decoded rows of one block, columns apart. */
 typedef struct mh_rows {
-    uint32_t n;
+    uint32_t n;  /* the rows decoded are lo .. n - 1 (their indexes in the block) */
+    uint32_t lo; /* 0 but for a window (mh_block_decode_rows) */
     uint32_t cap;
     uint32_t *id_off;
     uint64_t *t;
@@ -230,10 +231,10 @@ int mh_block_decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
 int mh_block_decode_raw_ref(const uint8_t *raw, size_t raw_size, uint32_t n,
                             uint64_t t_base, const mh_block_layout *l,
                             mh_rows *out, mh_diag *d);
-/* mh_block_decode_raw of the first upto rows and the columns cols only
- * (mh_block_decode_head). */
-int mh_block_decode_raw_head(const uint8_t *raw, size_t raw_size, uint32_t n,
-                             uint32_t upto, unsigned cols, uint64_t t_base,
+/* mh_block_decode_raw of rows from .. upto - 1 and the columns cols only
+ * (mh_block_decode_rows). */
+int mh_block_decode_raw_rows(const uint8_t *raw, size_t raw_size, uint32_t n,
+                             uint32_t from, uint32_t upto, unsigned cols, uint64_t t_base,
                              const mh_block_layout *l, mh_rows *out, mh_diag *d);
 
 /* Checks the checksum, decompresses and parses one block. scratch must hold
@@ -242,17 +243,20 @@ int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
                     uint32_t raw_size, uint32_t n, uint64_t t_base,
                     const mh_block_layout *l, uint8_t *scratch, mh_rows *out,
                     mh_diag *d);
-/* The same for the block's first upto rows (out->n = upto when upto < n
- * and the block is of format 2) and the columns of cols (a mask of 1 <<
- * MH_COL_*; MH_COLS_ALL: every one; format 2): every column's values past
- * them, and the columns not asked for, are passed over by the column's
- * length, not read, so their varints and values are not checked (a later
- * decode of more checks them; fsck decodes every row). */
+/* The same for the block's rows from .. upto - 1 (format 2: out->lo =
+ * from when from < the rows decoded, else 0; out->n = upto when upto < n)
+ * and the columns of cols (a mask of 1 << MH_COL_*; MH_COLS_ALL: every
+ * one; format 2): every column's values past them, and the columns not
+ * asked for, are passed over by the column's length, not read, and the
+ * varints before `from` are passed over or summed, so none of their values
+ * is checked (a later decode of more checks them; fsck decodes every row).
+ * The rows land at their indexes in the block: out's arrays hold n rows,
+ * valid from lo on. */
 #define MH_COLS_ALL (~0u)
 #define MH_COLS_ID_T (1u << MH_COL_ID | 1u << MH_COL_TRANSITION)
-int mh_block_decode_head(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
-                         uint32_t raw_size, uint32_t n, uint32_t upto, unsigned cols,
-                         uint64_t t_base, const mh_block_layout *l,
+int mh_block_decode_rows(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
+                         uint32_t raw_size, uint32_t n, uint32_t from, uint32_t upto,
+                         unsigned cols, uint64_t t_base, const mh_block_layout *l,
                          uint8_t *scratch, mh_rows *out, mh_diag *d);
 
 /* ---- dictionary (dict.c) -------------------------------------------- */
@@ -608,12 +612,13 @@ int mh_seg_block(const mh_seg *seg, const mh_slice *s, uint32_t k,
  * block record. */
 int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         uint8_t *scratch, mh_rows *out, mh_diag *d);
-/* Block b's sum, LZ4 and the columns cols of its first upto rows (all when
- * upto is at least its rows; mh_block_decode_head), without the row checks of
- * mh_seg_decode_block: for the query engine, which makes them itself
- * (mh_query_check_rows) on the rows it decodes. */
-int mh_seg_decode_rows(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_t upto,
-                       unsigned cols, uint8_t *scratch, mh_rows *out, mh_diag *d);
+/* Block b's sum, LZ4 and the columns cols of its rows from .. upto - 1
+ * (to its last when upto is at least its rows; mh_block_decode_rows), without
+ * the row checks of mh_seg_decode_block: for the query engine, which makes
+ * them itself (mh_query_check_rows) on the rows it decodes. */
+int mh_seg_decode_rows(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_t from,
+                       uint32_t upto, unsigned cols, uint8_t *scratch, mh_rows *out,
+                       mh_diag *d);
 /* Block bi (segment-wide) decoded before with its rows passing every check
  * (mh_seg_decode_block's and the query's mh_query_check_rows): remembered
  * per open segment in a bitmap out of the reader's marks budget

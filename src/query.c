@@ -248,9 +248,15 @@ static void cache_unhash(qctx *c, int32_t e) {
 
 const mh_rows *mh_query_cached(const qctx *c, const mh_seg *seg, uint32_t key) {
     int32_t e = cache_find(c, seg, key);
-    return e >= 0 && c->ent[e].rows.n == c->ent[e].rows_all && !c->ent[e].id_t
+    return e >= 0 && c->ent[e].rows.lo == 0 && c->ent[e].rows.n == c->ent[e].rows_all &&
+                   !c->ent[e].id_t
                ? &c->ent[e].rows
                : NULL;
+}
+
+const mh_rows *mh_query_cached_part(const qctx *c, const mh_seg *seg, uint32_t key) {
+    int32_t e = cache_find(c, seg, key);
+    return e >= 0 && !c->ent[e].id_t ? &c->ent[e].rows : NULL;
 }
 
 static void lru_unlink(qctx *c, int32_t e) {
@@ -295,7 +301,9 @@ static int rows_fail(const mh_seg *seg, const mh_slice *s, uint32_t b,
 
 int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
                       const mh_rows *rows, int id_t_only, mh_diag *d) {
+    /* the rows decoded: lo .. n - 1 of the block (a window, or all) */
     uint32_t base = b * seg->rows_per_block, end = base + rows->n;
+    const uint32_t lo0 = rows->lo;
     const uint32_t bi = s->block_first + b;
     mh_block bl;
     MH_TRY(mh_seg_block(seg, s, bi, &bl, d));
@@ -303,22 +311,22 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
     const uint32_t *col_id = rows->id_off, *col_size = rows->size;
     const uint64_t *col_t = rows->t, *col_phy = rows->phy;
     const uint32_t *col_s = rows->stream;
-    /* the block's own record: its first row (the rows lie in its slice:
-     * each lies in its chunk's ranges below, which lie in the slice's,
-     * mh_seg_slice_check) */
-    if (!(rows->n > 0 && col_id[0] == bl.first_id && col_t[0] == bl.first_t))
+    /* the block's own record: its first row, when decoded (the rows lie in
+     * its slice: each lies in its chunk's ranges below, which lie in the
+     * slice's, mh_seg_slice_check) */
+    if (!(rows->n > lo0 && (lo0 > 0 || (col_id[0] == bl.first_id && col_t[0] == bl.first_t))))
         MH_FAIL(MH_ECORRUPT, d, boff + MHF_BLOCK_FIRST_T,
                 "slice %u, block %u at byte %llu: first row differs from its "
                 "record", mh_seg_slice_of_block(seg, bi), bi,
                 (unsigned long long)(boff + MHF_BLOCK_FIRST_T));
-    /* the last chunk starting at or before the block's first row (the
+    /* the last chunk starting at or before the first row decoded (the
      * slice's chunks tile its rows: mh_seg_slice_check) */
     uint32_t lo = s->chunk_first, hi = s->chunk_first + s->chunk_count - 1;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo + 1) / 2;
         mh_chunk ch;
         MH_TRY(mh_seg_chunk(seg, s, mid, &ch, d));
-        if (ch.row_first <= base)
+        if (ch.row_first <= base + lo0)
             lo = mid;
         else
             hi = mid - 1;
@@ -332,7 +340,7 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
         MH_TRY(mh_seg_chunk(seg, s, k, &ch, d));
         if (ch.row_first >= end)
             break;
-        uint32_t r0 = (ch.row_first > base ? ch.row_first : base) - base;
+        uint32_t r0 = (ch.row_first > base + lo0 ? ch.row_first : base + lo0) - base;
         uint32_t r1 = ch.row_first + ch.row_count;
         r1 = (r1 < end ? r1 : end) - base;
         if (id_t_only) { /* the id and transition columns alone */
@@ -396,19 +404,19 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
 }
 
 int mh_query_decode_checked(const mh_seg *seg, const mh_slice *s, uint32_t b,
-                            uint32_t upto, int id_t, uint8_t *scratch, mh_rows *rows,
-                            mh_diag *d) {
+                            uint32_t from, uint32_t upto, int id_t, uint8_t *scratch,
+                            mh_rows *rows, mh_diag *d) {
     uint32_t bi = s->block_first + b;
     int known = mh_seg_block_known(seg, bi);
     /* the block's sum and columns; its rows are checked here, in one pass
      * with the chunk checks (mh_seg_decode_block's own row checks, against
      * the slice, the block record and the stream masks, are the same
      * checks or follow from them) */
-    MH_TRY(mh_seg_decode_rows(seg, s, b, upto, id_t ? MH_COLS_ID_T : MH_COLS_ALL, scratch,
-                              rows, d));
+    MH_TRY(mh_seg_decode_rows(seg, s, b, from, upto, id_t ? MH_COLS_ID_T : MH_COLS_ALL,
+                              scratch, rows, d));
     if (!known) {
         MH_TRY(mh_query_check_rows(seg, s, b, rows, id_t, d));
-        if (!id_t && rows->n == mh_slice_block_rows(seg, s, b))
+        if (!id_t && rows->lo == 0 && rows->n == mh_slice_block_rows(seg, s, b))
             mh_seg_block_set_known(seg, bi);
     }
     return MH_OK;
@@ -438,7 +446,7 @@ static int32_t take_entry(qctx *c) {
 /* Entry e, which failed to fill, as a free entry: reused first. */
 static void entry_free_tail(qctx *c, int32_t e) {
     centry *x = &c->ent[e];
-    x->rows.n = 0;
+    x->rows.n = x->rows.lo = 0;
     x->lab_n = 0;
     if (c->tail >= 0) {
         c->ent[c->tail].next = e;
@@ -463,21 +471,25 @@ static void entry_insert(qctx *c, int32_t e, const mh_seg *seg, uint64_t key) {
     lru_push_front(c, e);
 }
 
-/* Block b of slice s through the cache, at least its first `need` rows
- * decoded (UINT32_MAX: all), every column, or (id_t) every row of its id
- * and transition columns at least. A point query needs the rows up to its
- * chunk's last in the block: the columns past them are not decoded (a
- * quarter of the column decoding of the point queries of the real stores,
- * whose hot chunks often fill whole blocks). The id-order path's probes
- * need ids and transitions only (a third of a whole decode). A cached
- * entry holding less than the call wants is decoded again whole, in its
- * place. */
+/* Block b of slice s through the cache, at least its rows from .. need - 1
+ * decoded (need UINT32_MAX: to the last), every column, or (id_t) every
+ * row of its id and transition columns at least. A point query needs the
+ * rows of its chunk in the block: the rows before them are passed over
+ * (summed where later values depend on them: a few instructions a row
+ * instead of a decode and its checks; a third to a half of the rows of a
+ * point query's head on the real stores), the columns past them are not
+ * decoded (a quarter of the column decoding of the point queries of the
+ * real stores, whose hot chunks often fill whole blocks). The id-order
+ * path's probes need ids and transitions only (a third of a whole
+ * decode). A cached entry holding less than the call wants is decoded
+ * again whole, in its place. */
 static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                           uint32_t need, int id_t, const centry **out) {
+                           uint32_t from, uint32_t need, int id_t, const centry **out) {
     uint32_t key = s->block_first + b;
     int32_t e = cache_find(c, seg, key);
     uint32_t all = mh_slice_block_rows(seg, s, b);
     need = need > all ? all : need > 0 ? need : 1;
+    from = id_t || from >= need ? 0 : from;
     centry *x;
     int rc;
     if (e >= 0) {
@@ -486,12 +498,13 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
             lru_push_front(c, e);
         }
         x = &c->ent[e];
-        if (x->rows.n >= need && (id_t || !x->id_t)) {
+        if (x->rows.lo <= from && x->rows.n >= need && (id_t || !x->id_t) &&
+            (!id_t || x->rows.lo == 0)) {
             *out = x;
             return MH_OK;
         }
         /* asked for more: all of it from now on */
-        rc = mh_query_decode_checked(seg, s, b, all, 0, c->scratch, &x->rows, &c->diag);
+        rc = mh_query_decode_checked(seg, s, b, 0, all, 0, c->scratch, &x->rows, &c->diag);
         if (rc != MH_OK) { /* out of the list and the table, free */
             lru_unlink(c, e);
             cache_unhash(c, e);
@@ -509,14 +522,14 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
         free(x->lab);
         x->lab = NULL;
         x->lab_cap = x->lab_n = 0;
-        x->rows.n = 0;
+        x->rows.n = x->rows.lo = 0;
         x->id_t = (uint8_t)id_t;
         rc = mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
         if (rc != MH_OK)
             mh_diag_fail(&c->diag, rc, 0, "out of memory for a decoded block");
         else
-            rc = mh_query_decode_checked(seg, s, b, id_t ? all : need, id_t, c->scratch,
-                                         &x->rows, &c->diag);
+            rc = mh_query_decode_checked(seg, s, b, from, id_t ? all : need, id_t,
+                                         c->scratch, &x->rows, &c->diag);
         c->held = c->held - was + entry_bytes(x);
         if (rc != MH_OK) {
             entry_free_tail(c, e);
@@ -529,7 +542,7 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
      * (as row_meets computes it: a size 0 counts as 2^32; none without
      * the size column, which that walk never reads) */
     uint32_t ext = 0;
-    for (uint32_t i = 0; !x->id_t && i < x->rows.n; i++)
+    for (uint32_t i = x->rows.lo; !x->id_t && i < x->rows.n; i++)
         ext = x->rows.size[i] - 1u > ext ? x->rows.size[i] - 1u : ext;
     x->size_ext = ext;
     *out = x;
@@ -609,10 +622,10 @@ void mhq_labels_done(qctx *c, int32_t e, const mh_seg *seg) {
 
 void mhq_labels_drop(qctx *c, int32_t e) { entry_free_tail(c, e); }
 
-int mh_query_block_head(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                        uint32_t need, const mh_rows **out) {
+int mh_query_block_rows(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                        uint32_t from, uint32_t need, const mh_rows **out) {
     const centry *x;
-    MH_TRY(get_block_entry(c, seg, s, b, need, 0, &x));
+    MH_TRY(get_block_entry(c, seg, s, b, from, need, 0, &x));
     *out = &x->rows;
     return MH_OK;
 }
@@ -620,7 +633,7 @@ int mh_query_block_head(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t 
 int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows **out) {
     const centry *x;
-    MH_TRY(get_block_entry(c, seg, s, b, UINT32_MAX, 1, &x));
+    MH_TRY(get_block_entry(c, seg, s, b, 0, UINT32_MAX, 1, &x));
     *out = &x->rows;
     return MH_OK;
 }
@@ -785,10 +798,10 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         if (bl.phy_max < q->a || bl.phy_min > q->b || !mask_meets(q, bl.stream_mask))
             continue; /* no row of this block overlaps [A, B] or is of the set */
         const centry *ent = NULL;
-        /* the rows up to the chunk's last in this block */
-        MH_TRY(get_block_entry(c, seg, s, (uint32_t)b, r1 - base, 0, &ent));
-        const mh_rows *rows = &ent->rows;
+        /* the chunk's rows in this block */
         uint32_t k0 = (r0 > base ? r0 : base) - base;
+        MH_TRY(get_block_entry(c, seg, s, (uint32_t)b, k0, r1 - base, 0, &ent));
+        const mh_rows *rows = &ent->rows;
         uint32_t k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;
         if (k0 >= k1) /* the chunk's rows miss a block they span */
             MH_FAIL(MH_ECORRUPT, &c->diag, bl.offset,

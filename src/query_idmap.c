@@ -112,13 +112,13 @@ static void narrow_block(const qspec *q, bounds *bo, const mh_rows *rows) {
     const uint32_t n = rows->n;
     if (q->dir == MH_FORWARD) {
         int64_t lo = bo->lo;
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = rows->lo; i < n; i++)
             if (t[i] < T && (int64_t)id[i] >= lo)
                 lo = (int64_t)id[i] + 1;
         bo->lo = lo;
     } else {
         int64_t hi = bo->hi;
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = rows->lo; i < n; i++)
             if (t[i] > T && (int64_t)id[i] <= hi)
                 hi = (int64_t)id[i] - 1;
         bo->hi = hi;
@@ -279,9 +279,10 @@ static int label_of(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
 
 /* The rows [r0, r1) of a chunk that lie in the decoded block starting at
  * row base with n rows, as [*k0, *k1) within it: 1 when there are some. */
-static inline int rows_in_block(uint32_t r0, uint32_t r1, uint32_t base, uint32_t n,
+static inline int rows_in_block(uint32_t r0, uint32_t r1, uint32_t base, const mh_rows *rows,
                                 uint32_t *k0, uint32_t *k1) {
-    *k0 = (r0 > base ? r0 : base) - base;
+    const uint32_t lo = base + rows->lo, n = rows->n;
+    *k0 = (r0 > lo ? r0 : lo) - base;
     *k1 = (r1 < base + n ? r1 : base + n) - base;
     return *k0 < *k1;
 }
@@ -375,12 +376,12 @@ static int probe_start(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *
         const mh_rows *rows;
         MH_TRY(mh_query_block_id_t(c, seg, s, blo, &rows));
         uint32_t k0, k1;
-        if (!rows_in_block(r0, r1, blo * R, rows->n, &k0, &k1))
+        if (!rows_in_block(r0, r1, blo * R, rows, &k0, &k1))
             return not_there(c, si, s, s->chunk_first + kk, xo);
         uint32_t i = row_search(rows->id_off, k0, k1, xo);
         if (i == k1 || rows->id_off[i] != xo)
             return not_there(c, si, s, s->chunk_first + kk, xo);
-        for (uint32_t j = 0; j < rows->n; j++)
+        for (uint32_t j = rows->lo; j < rows->n; j++)
             bracket_row(&k, fwd, T, rows->t[j], rows->id_off[j]);
     }
     if (fwd && k.b + 1 > bo->lo)
@@ -642,10 +643,10 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
         uint32_t b = UINT32_MAX, k0 = 0, k1 = 0;
         if (c->memo[k] != UINT32_MAX) {
             uint32_t mb = c->memo[k] / R;
-            const mh_rows *mr = mh_query_cached(c, seg, s->block_first + mb);
+            const mh_rows *mr = mh_query_cached_part(c, seg, s->block_first + mb);
             if (mr) {
                 uint32_t a0, a1;
-                if (rows_in_block(r0, r1, mb * R, mr->n, &a0, &a1) &&
+                if (rows_in_block(r0, r1, mb * R, mr, &a0, &a1) &&
                     mr->id_off[a0] <= xo && xo <= mr->id_off[a1 - 1])
                     b = mb;
             }
@@ -658,18 +659,19 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             x += fwd ? 1 : -1; /* no row of this block can match */
             continue;
         }
-        /* the rows up to the chunk's last in the block: a head of it
-         * when the chunk ends early (a whole-space query's answer block
-         * is decoded to half of it on average) */
-        MH_TRY(mh_query_block_head(c, seg, s, b, (r1 < (b + 1) * R ? r1 : (b + 1) * R) - b * R,
-                                   &rows));
-        if (!rows_in_block(r0, r1, b * R, rows->n, &k0, &k1))
+        /* the chunk's rows in the block: a window of it (a whole-space
+         * query's answer chunk holds a part of its block; the rows before
+         * it are passed over, those after not read) */
+        MH_TRY(mh_query_block_rows(c, seg, s, b, (r0 > b * R ? r0 : b * R) - b * R,
+                                   (r1 < (b + 1) * R ? r1 : (b + 1) * R) - b * R, &rows));
+        if (!rows_in_block(r0, r1, b * R, rows, &k0, &k1))
             return not_there(c, si, s, s->chunk_first + k, xo);
         const uint32_t *col_id = rows->id_off;
         const uint64_t *col_t = rows->t;
         uint32_t i;
         uint32_t m = c->memo[k];
-        if (m != UINT32_MAX && m / R == b && m % R + 1 < k1 && col_id[m % R + 1] == xo)
+        if (m != UINT32_MAX && m / R == b && m % R + 1 >= k0 && m % R + 1 < k1 &&
+            col_id[m % R + 1] == xo)
             i = m % R + 1; /* the next row of the chunk: the common case */
         else if (m != UINT32_MAX && m / R == b && m % R > k0 && col_id[m % R - 1] == xo)
             i = m % R - 1; /* backward */

@@ -25,8 +25,8 @@ typedef struct centry {
     const mh_seg *seg; /* NULL: free */
     uint64_t key;      /* block index, or MHQ_KEY_LABELS | group index */
     int32_t prev, next; /* LRU list, most recent first; -1 ends */
-    mh_rows rows;      /* the block's first rows.n rows (get_block_entry) */
-    uint32_t rows_all; /* the block's rows: rows.n < rows_all, a head only */
+    mh_rows rows;      /* the block's rows rows.lo .. rows.n - 1 (get_block_entry) */
+    uint32_t rows_all; /* the block's rows: rows.lo > 0 or rows.n < rows_all, a part only */
     uint8_t id_t;      /* 1: the id and transition columns only */
     uint32_t size_ext; /* the largest size - 1u of rows (query.c, scan_chunk) */
     uint8_t *lab; /* a label group's labels as stored, lab_w bytes each */
@@ -177,15 +177,16 @@ static inline uint32_t mhq_first_chunk(const mh_seg *seg, uint32_t lo, uint32_t 
  * transition columns alone (mh_query_block_id_t), checked for those. */
 int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows *rows, int id_t_only, mh_diag *d);
-/* Decodes the first upto rows of block b of slice s (all: UINT32_MAX),
+/* Decodes rows from .. upto - 1 of block b of slice s (upto UINT32_MAX: to
+ * its last; rows->lo = from but for id_t, format 1 or from past the rows),
  * every column or (id_t) the id and transition columns only, into rows
  * with every check of what was decoded, until the block is known
  * (mh_seg_block_known, marked when all its rows and columns passed): a
  * block decoded again after the cache let it go costs its decompression
  * and columns alone. */
 int mh_query_decode_checked(const mh_seg *seg, const mh_slice *s, uint32_t b,
-                            uint32_t upto, int id_t, uint8_t *scratch, mh_rows *rows,
-                            mh_diag *d);
+                            uint32_t from, uint32_t upto, int id_t, uint8_t *scratch,
+                            mh_rows *rows, mh_diag *d);
 
 /* The access of row i of rows (op from its chunk). */
 static inline mh_access mhq_access(const mh_slice *s, const mh_rows *rows,
@@ -204,9 +205,12 @@ static inline mh_access mhq_access(const mh_slice *s, const mh_rows *rows,
 
 /* The decoded rows of segment-wide block `key` when c's cache holds them
  * all (checked when they were decoded), else NULL (also when it holds a
- * head of them only). The LRU order is left as
+ * part of them only). The LRU order is left as
  * it is: a bulk scan must not push out what point queries keep. */
 const mh_rows *mh_query_cached(const qctx *c, const mh_seg *seg, uint32_t key);
+/* The same when it holds any part of them, every column (rows lo .. n - 1,
+ * checked). */
+const mh_rows *mh_query_cached_part(const qctx *c, const mh_seg *seg, uint32_t key);
 
 /* The wide path (query_wide.c). When slice s (index si of seg, its records
  * checked) lies wholly inside q's window and the query wants most of what
@@ -241,11 +245,12 @@ int32_t mhq_labels_cached(const qctx *c, const mh_seg *seg, uint32_t grp);
  * until the next call. */
 int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows **out);
-/* Decoded block b of slice s, its first `need` rows at least (the head a
- * point query or a located row needs; every row when the cache holds
- * them), through c's cache (query.c): valid until the next call. */
-int mh_query_block_head(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                        uint32_t need, const mh_rows **out);
+/* Decoded block b of slice s, its rows from .. need - 1 at least (the
+ * rows of a chunk in the block, which a located row needs; the rows the
+ * cache holds when they include them), through c's cache (query.c): valid
+ * until the next call. The rows held are out->lo .. out->n - 1. */
+int mh_query_block_rows(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                        uint32_t from, uint32_t need, const mh_rows **out);
 
 /* The id-order path (query_idmap.c, SPEC.md 14 step 2b). When seg has an
  * id map and walking slice s (index si, records checked) in id order costs

@@ -323,7 +323,7 @@ int mh_query_wide(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
         const mh_rows *rows = mh_query_cached(c, seg, s->block_first + b);
         if (!rows) {
             c->stream.n = 0;
-            MH_TRY(mh_query_decode_checked(seg, s, b, UINT32_MAX, 0, c->scratch, &c->stream,
+            MH_TRY(mh_query_decode_checked(seg, s, b, 0, UINT32_MAX, 0, c->scratch, &c->stream,
                                            &c->diag));
             rows = &c->stream;
         }

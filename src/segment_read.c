@@ -1023,17 +1023,17 @@ void mh_seg_block_set_known(const mh_seg *seg, uint32_t bi) {
     mh_bit_set(w, bi);
 }
 
-/* Block b's sum, LZ4 and the columns of its first upto rows, no row
+/* Block b's sum, LZ4 and the columns of its rows from .. upto - 1, no row
  * checks; a failure named as fsck names it. */
-static int decode_head(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_t upto,
-                       unsigned cols, uint8_t *scratch, mh_rows *out, mh_block *blp,
-                       mh_diag *d) {
+static int decode_rows(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_t from,
+                       uint32_t upto, unsigned cols, uint8_t *scratch, mh_rows *out,
+                       mh_block *blp, mh_diag *d) {
     mh_block bl;
     MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, d));
     uint32_t m = mh_slice_block_rows(seg, s, b);
-    int rc = mh_block_decode_head(seg->base + bl.offset, bl.comp_size, bl.sum,
-                                  bl.raw_size, m, upto < m ? upto : m, cols, s->t_first,
-                                  &seg->dict.layout, scratch, out, d);
+    int rc = mh_block_decode_rows(seg->base + bl.offset, bl.comp_size, bl.sum,
+                                  bl.raw_size, m, from, upto < m ? upto : m, cols,
+                                  s->t_first, &seg->dict.layout, scratch, out, d);
     if (rc != MH_OK) {
         /* name the place as fsck does: slice, block, the block's bytes */
         if (d) {
@@ -1048,17 +1048,18 @@ static int decode_head(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_
     return MH_OK;
 }
 
-int mh_seg_decode_rows(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_t upto,
-                       unsigned cols, uint8_t *scratch, mh_rows *out, mh_diag *d) {
+int mh_seg_decode_rows(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_t from,
+                       uint32_t upto, unsigned cols, uint8_t *scratch, mh_rows *out,
+                       mh_diag *d) {
     mh_block bl;
-    return decode_head(seg, s, b, upto, cols, scratch, out, &bl, d);
+    return decode_rows(seg, s, b, from, upto, cols, scratch, out, &bl, d);
 }
 
 int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         uint8_t *scratch, mh_rows *out, mh_diag *d) {
     mh_block bl;
     uint32_t m = mh_slice_block_rows(seg, s, b);
-    MH_TRY(decode_head(seg, s, b, m, MH_COLS_ALL, scratch, out, &bl, d));
+    MH_TRY(decode_rows(seg, s, b, 0, m, MH_COLS_ALL, scratch, out, &bl, d));
     uint64_t off = seg->block_off + (uint64_t)(s->block_first + b) * seg->block_recsz;
     uint32_t si = 0; /* found only when a check below fails */
     uint32_t bi = s->block_first + b;

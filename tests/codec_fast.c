@@ -79,10 +79,11 @@ static void draw_rows(tu_rng *r, mh_rows *c, uint32_t n, unsigned mode) {
     }
 }
 
-static int rows_same(const mh_rows *a, const mh_rows *b, uint32_t n) {
-    if (a->n != b->n || a->no_stream != b->no_stream || a->no_pc != b->no_pc)
+/* Rows lo .. n - 1 of a and b the same (and their stream / pc flags). */
+static int rows_same(const mh_rows *a, const mh_rows *b, uint32_t lo, uint32_t n) {
+    if (a->no_stream != b->no_stream || a->no_pc != b->no_pc)
         return 0;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = lo; i < n; i++)
         if (a->id_off[i] != b->id_off[i] || a->t[i] != b->t[i] ||
             a->phy[i] != b->phy[i] || a->lin[i] != b->lin[i] ||
             a->size[i] != b->size[i] || a->has_lin[i] != b->has_lin[i] ||
@@ -96,30 +97,31 @@ typedef struct tally {
     unsigned ok, bad;
 } tally;
 
-/* The first upto rows of raw alone (mh_block_decode_raw_head, the query
- * engine's point decode): when the whole block decodes, they are its
- * first upto rows; when they fail, so does the whole block (the failure
- * is in them). bb->a holds the whole block's rows when full_rc is MH_OK. */
-static void head(blockbuf *bb, const uint8_t *raw, size_t size, uint32_t n,
-                 uint32_t upto, uint64_t t_base, const mh_block_layout *l,
-                 int full_rc) {
+/* Rows from .. upto - 1 of raw alone (mh_block_decode_raw_rows, the query
+ * engine's decode of a chunk's rows: a head from row 0, or a window whose
+ * earlier rows are passed over): when the whole block decodes, they are
+ * its rows from .. upto - 1; when they fail, so does the whole block (the
+ * failure is in the rows read). bb->a holds the whole block's rows when
+ * full_rc is MH_OK. */
+static void window(blockbuf *bb, const uint8_t *raw, size_t size, uint32_t n,
+                   uint32_t from, uint32_t upto, uint64_t t_base,
+                   const mh_block_layout *l, int full_rc) {
     mh_diag dh = {0};
     memset(bb->b.t, 0xa5, (size_t)n * sizeof *bb->b.t);
-    int rh = mh_block_decode_raw_head(raw, size, n, upto, MH_COLS_ALL, t_base, l, &bb->b, &dh);
+    int rh = mh_block_decode_raw_rows(raw, size, n, from, upto, MH_COLS_ALL, t_base, l,
+                                      &bb->b, &dh);
     if (rh != MH_OK) {
-        CHECKF(full_rc != MH_OK, "head of %u rows of %u refused (%s), whole block taken",
-               upto, n, dh.msg);
+        CHECKF(full_rc != MH_OK, "rows %u..%u of %u refused (%s), whole block taken",
+               from, upto, n, dh.msg);
         return;
     }
     if (full_rc != MH_OK)
-        return; /* the damage lies past the head: not read */
-    uint32_t m = l->major >= 2 ? upto : n;
-    CHECKF(bb->b.n == m, "head decode gave %u rows, want %u", bb->b.n, m);
+        return; /* the damage lies outside the rows read: not read */
+    uint32_t m = l->major >= 2 ? upto : n, lo = l->major >= 2 ? from : 0;
+    CHECKF(bb->b.n == m && bb->b.lo == lo, "rows decode gave %u..%u, want %u..%u",
+           bb->b.lo, bb->b.n, lo, m);
     bb->b.no_stream = bb->a.no_stream, bb->b.no_pc = bb->a.no_pc;
-    uint32_t was = bb->a.n;
-    bb->a.n = m;
-    CHECKF(rows_same(&bb->a, &bb->b, m), "head of %u rows of %u differs", upto, n);
-    bb->a.n = was;
+    CHECKF(rows_same(&bb->a, &bb->b, lo, m), "rows %u..%u of %u differ", lo, m, n);
 }
 
 /* Decodes raw both ways: same code, offset, detail; same rows when OK.
@@ -136,7 +138,8 @@ static int both(blockbuf *bb, const uint8_t *raw, size_t size, uint32_t n,
     CHECKF(ra == rb, "fast %s vs reference %s (%s | %s)", mh_error_name(ra),
            mh_error_name(rb), da.msg, db.msg);
     if (ra == MH_OK) {
-        CHECKF(rows_same(&bb->a, &bb->b, n), "rows differ, n %u", n);
+        CHECKF(bb->a.n == n && bb->b.n == n && rows_same(&bb->a, &bb->b, 0, n),
+               "rows differ, n %u", n);
         ty->ok++;
     } else {
         CHECKF(da.code == db.code && da.offset == db.offset &&
@@ -286,7 +289,13 @@ int main(void) {
                 }
                 /* bad streams are refused: keep the good rows good */
                 int rc = both(&bb, bb.raw, size, n, t_base, &l, &ty, NULL);
-                head(&bb, bb.raw, size, n, 1 + (uint32_t)tu_below(&r, n), t_base, &l, rc);
+                /* a head, and a window (any rows of the block) */
+                window(&bb, bb.raw, size, n, 0, 1 + (uint32_t)tu_below(&r, n), t_base, &l, rc);
+                {
+                    uint32_t up = 1 + (uint32_t)tu_below(&r, n);
+                    window(&bb, bb.raw, size, n, (uint32_t)tu_below(&r, up), up, t_base, &l,
+                           rc);
+                }
                 int in_range = 1;
                 for (uint32_t i = 0; i < n; i++)
                     in_range &= bb.in.phy[i] + (bb.in.size[i] - 1u) >= bb.in.phy[i];
@@ -316,7 +325,9 @@ int main(void) {
                         for (unsigned k = 0; k < 1 + tu_below(&r, 12); k++)
                             mut[ms++] = (uint8_t)tu_next(&r);
                     int mrc = both(&bb, mut, ms, n, t_base, &l, &ty, NULL);
-                    head(&bb, mut, ms, n, 1 + (uint32_t)tu_below(&r, n), t_base, &l, mrc);
+                    uint32_t up = 1 + (uint32_t)tu_below(&r, n);
+                    window(&bb, mut, ms, n, m & 1 ? (uint32_t)tu_below(&r, up) : 0, up, t_base,
+                           &l, mrc);
                 }
             }
     /* every byte of a presence bitmap: row 8j + k has a linear address
