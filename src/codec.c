@@ -941,3 +941,163 @@ int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
     return mh_block_decode_rows(comp, comp_size, sum, raw_size, n, 0, n, MH_COLS_ALL,
                                 t_base, l, scratch, out, d);
 }
+
+/* ---- rows one at a time (the id-order path) ------------------------------
+ * A located row needs its block's id and transition columns (to find it
+ * among its chunk's rows) and the other columns of that row alone. The
+ * raw block is kept and each column walked by a cursor to the row wanted:
+ * the varints passed over are skipped or summed (RUN_SKIP / RUN_SUM), the
+ * row's own values read and checked as the fast decoders check them. */
+
+int mh_block_cols_find(const uint8_t *raw, size_t raw_size, uint32_t n,
+                       const mh_block_layout *l, mh_block_cols *bc) {
+    memset(bc, 0, sizeof *bc);
+    bc->raw = raw;
+    bc->n = n;
+    if (l->major < 2)
+        return MH_ECORRUPT; /* 1.0 blocks: no column lengths */
+    const uint8_t *p = raw, *end = raw + raw_size;
+    for (uint32_t c = 0; c < l->ncols; c++) {
+        unsigned k = l->kind[c];
+        if (p == end && k >= MH_COL_STREAM)
+            break; /* the block ends early: the rest hold their defaults */
+        uint64_t len;
+        if (!get_varint(&p, end, &len) || len > (uint64_t)(end - p))
+            return MH_ECORRUPT;
+        if (k < MH_COL_UNKNOWN) {
+            bc->has |= 1u << k;
+            bc->off[k] = (uint32_t)(p - raw);
+            bc->end[k] = (uint32_t)(p - raw + len);
+        }
+        p += len;
+    }
+    if (p != end)
+        return MH_ECORRUPT;
+    /* the bitmaps lead their columns */
+    const uint32_t bm = (n + 7u) / 8u;
+    if (bc->has & 1u << MH_COL_LINEAR && bc->end[MH_COL_LINEAR] - bc->off[MH_COL_LINEAR] < bm)
+        return MH_ECORRUPT;
+    if (bc->has & 1u << MH_COL_PC && bc->end[MH_COL_PC] - bc->off[MH_COL_PC] < bm)
+        return MH_ECORRUPT;
+    mh_block_cols_rewind(bc);
+    return MH_OK;
+}
+
+void mh_block_cols_rewind(mh_block_cols *bc) {
+    const uint32_t bm = (bc->n + 7u) / 8u;
+    bc->row = 0;
+    for (unsigned k = 0; k < MH_COL_UNKNOWN; k++) {
+        bc->pos[k] = bc->off[k] + (k == MH_COL_LINEAR || k == MH_COL_PC ? bm : 0);
+        bc->prev[k] = 0;
+    }
+}
+
+/* Bit i of the bitmap at bits. */
+static inline int bit_at(const uint8_t *bits, uint32_t i) {
+    return bits[i >> 3] >> (i & 7u) & 1u;
+}
+
+/* Column k's cursor moved over rows row .. i - 1 (count of them, or of the
+ * present ones for a bitmap column), summed into prev when sum. */
+static int cursor_pass(mh_block_cols *bc, unsigned k, uint32_t count, int sum) {
+    const uint8_t *p = bc->raw + bc->pos[k], *end = bc->raw + bc->end[k];
+    uint64_t s = 0;
+    p = pass_rows(p, end, count, sum ? &s : NULL);
+    if (!p)
+        return MH_ECORRUPT;
+    bc->pos[k] = (uint32_t)(p - bc->raw);
+    bc->prev[k] += s;
+    return MH_OK;
+}
+
+/* Column k's next varint (the cursor's row), the cursor after it. */
+static int cursor_take(mh_block_cols *bc, unsigned k, uint64_t *v) {
+    const uint8_t *p = bc->raw + bc->pos[k], *end = bc->raw + bc->end[k];
+    if (!get_varint(&p, end, v))
+        return MH_ECORRUPT;
+    bc->pos[k] = (uint32_t)(p - bc->raw);
+    return MH_OK;
+}
+
+/* Present rows among row .. i - 1 of the bitmap leading column k. */
+static uint32_t present_between(const mh_block_cols *bc, unsigned k, uint32_t row,
+                                uint32_t i) {
+    const uint8_t *bits = bc->raw + bc->off[k];
+    return bitmap_count_head(bits, i) - bitmap_count_head(bits, row);
+}
+
+int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_rows *out) {
+    if (i >= bc->n)
+        return MH_ECORRUPT;
+    if (i < bc->row)
+        mh_block_cols_rewind(bc);
+    const uint32_t skip = i - bc->row;
+    const unsigned has = bc->has;
+    uint64_t v;
+    /* physical: a delta from the row before (0 before the first) */
+    if (!(has & 1u << MH_COL_PHYSICAL) || !(has & 1u << MH_COL_SIZE))
+        return MH_ECORRUPT; /* columns id .. size are in every block */
+    MH_TRY(cursor_pass(bc, MH_COL_PHYSICAL, skip, 1));
+    MH_TRY(cursor_take(bc, MH_COL_PHYSICAL, &v));
+    bc->prev[MH_COL_PHYSICAL] += mhf_unzigzag(v);
+    const uint64_t phy = bc->prev[MH_COL_PHYSICAL];
+    out->phy[i] = phy;
+    /* size: 1 .. 2^32 - 1, phy + size - 1 does not wrap */
+    MH_TRY(cursor_pass(bc, MH_COL_SIZE, skip, 0));
+    MH_TRY(cursor_take(bc, MH_COL_SIZE, &v));
+    if (v - 1u >= UINT32_MAX || phy + (v - 1u) < phy)
+        return MH_ECORRUPT;
+    out->size[i] = (uint32_t)v;
+    /* linear: present rows hold zigzag(linear - physical) */
+    out->has_lin[i] = 0;
+    out->lin[i] = 0;
+    if (has & 1u << MH_COL_LINEAR) {
+        MH_TRY(cursor_pass(bc, MH_COL_LINEAR, present_between(bc, MH_COL_LINEAR, bc->row, i),
+                           0));
+        if (bit_at(bc->raw + bc->off[MH_COL_LINEAR], i)) {
+            MH_TRY(cursor_take(bc, MH_COL_LINEAR, &v));
+            out->has_lin[i] = 1;
+            out->lin[i] = phy + mhf_unzigzag(v);
+        }
+    } else {
+        return MH_ECORRUPT;
+    }
+    /* stream and pc: when the block stores them (the arrays are there:
+     * mh_block_cols_rows) */
+    if (has & 1u << MH_COL_STREAM) {
+        MH_TRY(cursor_pass(bc, MH_COL_STREAM, skip, 0));
+        MH_TRY(cursor_take(bc, MH_COL_STREAM, &v));
+        if (v > MH_STREAM_MAX)
+            return MH_ECORRUPT;
+        out->stream[i] = (uint32_t)v;
+    }
+    if (has & 1u << MH_COL_PC) {
+        MH_TRY(cursor_pass(bc, MH_COL_PC, present_between(bc, MH_COL_PC, bc->row, i), 1));
+        out->has_pc[i] = 0;
+        out->pc[i] = 0;
+        if (bit_at(bc->raw + bc->off[MH_COL_PC], i)) {
+            MH_TRY(cursor_take(bc, MH_COL_PC, &v));
+            bc->prev[MH_COL_PC] += mhf_unzigzag(v);
+            out->has_pc[i] = 1;
+            out->pc[i] = bc->prev[MH_COL_PC];
+        }
+    }
+    bc->row = i + 1;
+    return MH_OK;
+}
+
+int mh_block_cols_rows(const mh_block_cols *bc, mh_rows *out, mh_diag *d) {
+    out->no_stream = (uint8_t)!(bc->has & 1u << MH_COL_STREAM);
+    out->no_pc = (uint8_t)!(bc->has & 1u << MH_COL_PC);
+    if (!out->no_stream || !out->no_pc)
+        MH_TRY(rows_opt(out, d));
+    if (!out->lazy) { /* eager rows: the defaults of absent columns */
+        if (out->no_stream)
+            memset(out->stream, 0, (size_t)bc->n * sizeof *out->stream);
+        if (out->no_pc) {
+            memset(out->pc, 0, (size_t)bc->n * sizeof *out->pc);
+            memset(out->has_pc, 0, bc->n);
+        }
+    }
+    return MH_OK;
+}

@@ -259,6 +259,40 @@ int mh_block_decode_rows(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
                          unsigned cols, uint64_t t_base, const mh_block_layout *l,
                          uint8_t *scratch, mh_rows *out, mh_diag *d);
 
+/* A raw (decompressed) block of format 2 read a row at a time: where each
+ * known column lies, and a cursor per column (the id-order path's located
+ * rows, query_idmap.c: the id and transition columns are decoded as
+ * usual, the others of the rows it locates only). */
+typedef struct mh_block_cols {
+    const uint8_t *raw;
+    uint32_t n;                    /* the block's rows */
+    unsigned has;                  /* 1 << MH_COL_* of the columns stored */
+    uint32_t off[MH_COL_UNKNOWN];  /* a column's bytes: [off, end) of raw */
+    uint32_t end[MH_COL_UNKNOWN];
+    uint32_t row;                  /* the cursor: every column at this row */
+    uint32_t pos[MH_COL_UNKNOWN];  /* its varint there (after the bitmap) */
+    uint64_t prev[MH_COL_UNKNOWN]; /* physical, pc: the value before it */
+} mh_block_cols;
+
+/* Finds the columns of raw (raw_size bytes, n rows, layout l; format 2)
+ * and puts the cursor at row 0: MH_ECORRUPT when the column lengths do not
+ * tile the block (the caller decodes it whole for the detail). raw must
+ * stay as it is while bc is used. */
+int mh_block_cols_find(const uint8_t *raw, size_t raw_size, uint32_t n,
+                       const mh_block_layout *l, mh_block_cols *bc);
+/* The cursor back at row 0. */
+void mh_block_cols_rewind(mh_block_cols *bc);
+/* out's stream and pc arrays and flags for rows taken from bc
+ * (mh_block_row_take): made when the block stores the column. */
+int mh_block_cols_rows(const mh_block_cols *bc, mh_rows *out, mh_diag *d);
+/* Row i's physical, size, linear, stream and pc (those the block stores)
+ * into index i of out's arrays, checked as a decode checks them (a varint
+ * malformed or past its column, a size of 0 or 2^32 or more or wrapping,
+ * a stream above MH_STREAM_MAX: MH_ECORRUPT, without a detail: the caller
+ * decodes the block whole, which names it). Rows taken in increasing order
+ * cost the varints between them; an earlier row rewinds the cursor. */
+int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_rows *out);
+
 /* ---- dictionary (dict.c) -------------------------------------------- */
 typedef struct mh_kv {
     char *key;

@@ -142,7 +142,7 @@ static int read_query(const mh_reader *r, const mh_query *in, qspec *spec,
 
 static size_t entry_bytes(const centry *x) {
     return (size_t)x->rows.cap * ROW_BYTES + (size_t)x->rows.opt_cap * ROW_OPT_BYTES +
-           (size_t)x->lab_cap * sizeof *x->lab;
+           (size_t)x->lab_cap * sizeof *x->lab + x->raw_cap;
 }
 
 static int ctx_init(qctx *c, const mh_reader *r) {
@@ -198,6 +198,7 @@ static void ctx_free(qctx *c) {
     for (uint32_t i = 0; c->ent && i < c->nent; i++) {
         mh_rows_free(&c->ent[i].rows);
         free(c->ent[i].lab);
+        free(c->ent[i].raw);
     }
     free(c->ent);
     free(c->slot);
@@ -256,7 +257,7 @@ const mh_rows *mh_query_cached(const qctx *c, const mh_seg *seg, uint32_t key) {
 
 const mh_rows *mh_query_cached_part(const qctx *c, const mh_seg *seg, uint32_t key) {
     int32_t e = cache_find(c, seg, key);
-    return e >= 0 && !c->ent[e].id_t ? &c->ent[e].rows : NULL;
+    return e >= 0 && !(c->ent[e].key & MHQ_KEY_LABELS) ? &c->ent[e].rows : NULL;
 }
 
 static void lru_unlink(qctx *c, int32_t e) {
@@ -334,7 +335,9 @@ int mh_query_check_rows(const mh_seg *seg, const mh_slice *s, uint32_t b,
     /* every row's stream is in its block's, chunk's and slice's masks
      * (SPEC.md: the masks are exact; fsck checks equality) */
     uint32_t outer = bl.stream_mask & s->stream_mask;
-    const int has_streams = seg->dict.has_stream_col;
+    /* a block of the segment may end before the stream column: its rows
+     * are stream 0 (and lazy rows leave the array as it was) */
+    const int has_streams = seg->dict.has_stream_col && !rows->no_stream;
     for (uint32_t k = lo; k < s->chunk_first + s->chunk_count; k++) {
         mh_chunk ch;
         MH_TRY(mh_seg_chunk(seg, s, k, &ch, d));
@@ -471,25 +474,90 @@ static void entry_insert(qctx *c, int32_t e, const mh_seg *seg, uint64_t key) {
     lru_push_front(c, e);
 }
 
-/* Block b of slice s through the cache, at least its rows from .. need - 1
- * decoded (need UINT32_MAX: to the last), every column, or (id_t) every
- * row of its id and transition columns at least. A point query needs the
- * rows of its chunk in the block: the rows before them are passed over
- * (summed where later values depend on them: a few instructions a row
- * instead of a decode and its checks; a third to a half of the rows of a
- * point query's head on the real stores), the columns past them are not
- * decoded (a quarter of the column decoding of the point queries of the
- * real stores, whose hot chunks often fill whole blocks). The id-order
- * path's probes need ids and transitions only (a third of a whole
- * decode). A cached entry holding less than the call wants is decoded
- * again whole, in its place. */
+/* What a call wants of a block (get_block_entry). */
+enum {
+    WANT_ALL,   /* every column of its rows from .. need - 1 */
+    WANT_ID_T,  /* the id and transition columns of every row */
+    WANT_LOCATE /* the id and transition columns of rows from .. need - 1,
+                 * the other columns of a row when mh_query_row_take asks */
+};
+
+/* Does entry x hold what a call wants? */
+static int entry_holds(const centry *x, unsigned want, uint32_t from, uint32_t need) {
+    if (x->rows.lo > from || x->rows.n < need)
+        return 0;
+    switch (want) {
+    case WANT_ALL:
+        return !x->id_t;
+    case WANT_ID_T:
+        return x->rows.lo == 0;
+    default:
+        return !x->id_t || x->sparse;
+    }
+}
+
+/* x's raw block given up (an entry decoded whole, or reused; the caller
+ * counts the bytes, entry_bytes before and after). */
+static void entry_drop_raw(centry *x) {
+    free(x->raw);
+    x->raw = NULL;
+    x->raw_cap = 0;
+    x->sparse = 0;
+}
+
+/* Decodes into entry x (its rows reserved) what `want` asks of block b:
+ * a located block's LZ4 output lands in the entry's own raw buffer,
+ * kept for mh_query_row_take. */
+static int entry_fill(qctx *c, centry *x, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                      unsigned want, uint32_t from, uint32_t need) {
+    if (want != WANT_LOCATE || seg->dict.layout.major < 2) {
+        entry_drop_raw(x);
+        x->id_t = (uint8_t)(want == WANT_ID_T);
+        return mh_query_decode_checked(seg, s, b, from, need, want == WANT_ID_T, c->scratch,
+                                       &x->rows, &c->diag);
+    }
+    mh_block bl;
+    MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, &c->diag));
+    if (x->raw_cap < bl.raw_size) {
+        entry_drop_raw(x);
+        x->raw = malloc(bl.raw_size);
+        if (!x->raw)
+            MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for a located block");
+        x->raw_cap = bl.raw_size;
+    }
+    x->sparse = 0;
+    x->id_t = 1;
+    MH_TRY(mh_query_decode_checked(seg, s, b, from, need, 1, x->raw, &x->rows, &c->diag));
+    /* the decode read every column's length: they tile the block */
+    if (mh_block_cols_find(x->raw, bl.raw_size, mh_slice_block_rows(seg, s, b),
+                           &seg->dict.layout, &x->bc) != MH_OK)
+        MH_FAIL(MH_ECORRUPT, &c->diag, bl.offset, "block %u at byte %llu: columns do not tile it",
+                s->block_first + b, (unsigned long long)bl.offset);
+    MH_TRY(mh_block_cols_rows(&x->bc, &x->rows, &c->diag));
+    x->sparse = 1;
+    return MH_OK;
+}
+
+/* Block b of slice s through the cache, as `want` says (WANT_*): at least
+ * its rows from .. need - 1 (need UINT32_MAX: to the last). A point query
+ * needs the rows of its chunk in the block: the rows before them are
+ * passed over (summed where later values depend on them: a few
+ * instructions a row instead of a decode and its checks; a third to a
+ * half of the rows of a point query's head on the real stores), the
+ * columns past them are not decoded (a quarter of the column decoding of
+ * the point queries of the real stores, whose hot chunks often fill whole
+ * blocks). The id-order path's probes need ids and transitions only (a
+ * third of a whole decode); its located rows need those of their chunk's
+ * rows in the block and the other columns of the row alone (WANT_LOCATE).
+ * A cached entry holding less than the call wants is decoded again whole,
+ * in its place; *ep is the entry's index. */
 static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                           uint32_t from, uint32_t need, int id_t, const centry **out) {
+                           uint32_t from, uint32_t need, unsigned want, int32_t *ep) {
     uint32_t key = s->block_first + b;
     int32_t e = cache_find(c, seg, key);
     uint32_t all = mh_slice_block_rows(seg, s, b);
-    need = need > all ? all : need > 0 ? need : 1;
-    from = id_t || from >= need ? 0 : from;
+    need = want == WANT_ID_T || need > all ? all : need > 0 ? need : 1;
+    from = want == WANT_ID_T || from >= need ? 0 : from;
     centry *x;
     int rc;
     if (e >= 0) {
@@ -498,13 +566,14 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
             lru_push_front(c, e);
         }
         x = &c->ent[e];
-        if (x->rows.lo <= from && x->rows.n >= need && (id_t || !x->id_t) &&
-            (!id_t || x->rows.lo == 0)) {
-            *out = x;
+        if (entry_holds(x, want, from, need)) {
+            *ep = e;
             return MH_OK;
         }
         /* asked for more: all of it from now on */
-        rc = mh_query_decode_checked(seg, s, b, 0, all, 0, c->scratch, &x->rows, &c->diag);
+        size_t was = entry_bytes(x);
+        rc = entry_fill(c, x, seg, s, b, WANT_ALL, 0, all);
+        c->held = c->held - was + entry_bytes(x);
         if (rc != MH_OK) { /* out of the list and the table, free */
             lru_unlink(c, e);
             cache_unhash(c, e);
@@ -512,7 +581,6 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
             entry_free_tail(c, e);
             return rc;
         }
-        x->id_t = 0;
     } else {
         e = take_entry(c);
         x = &c->ent[e];
@@ -523,13 +591,11 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
         x->lab = NULL;
         x->lab_cap = x->lab_n = 0;
         x->rows.n = x->rows.lo = 0;
-        x->id_t = (uint8_t)id_t;
         rc = mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
         if (rc != MH_OK)
             mh_diag_fail(&c->diag, rc, 0, "out of memory for a decoded block");
         else
-            rc = mh_query_decode_checked(seg, s, b, from, id_t ? all : need, id_t,
-                                         c->scratch, &x->rows, &c->diag);
+            rc = entry_fill(c, x, seg, s, b, want, from, need);
         c->held = c->held - was + entry_bytes(x);
         if (rc != MH_OK) {
             entry_free_tail(c, e);
@@ -545,7 +611,7 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
     for (uint32_t i = x->rows.lo; !x->id_t && i < x->rows.n; i++)
         ext = x->rows.size[i] - 1u > ext ? x->rows.size[i] - 1u : ext;
     x->size_ext = ext;
-    *out = x;
+    *ep = e;
     return MH_OK;
 }
 
@@ -597,6 +663,8 @@ int mhq_labels_entry(qctx *c, const mh_seg *seg, uint32_t grp, uint32_t cap,
     size_t was = entry_bytes(x);
     /* an entry that held rows holds labels now */
     mh_rows_free(&x->rows);
+    entry_drop_raw(x);
+    x->id_t = 0;
     x->lab_n = 0;
     if (x->lab_cap < cap) {
         c->lab_held -= (size_t)x->lab_cap * sizeof *x->lab;
@@ -622,19 +690,52 @@ void mhq_labels_done(qctx *c, int32_t e, const mh_seg *seg) {
 
 void mhq_labels_drop(qctx *c, int32_t e) { entry_free_tail(c, e); }
 
-int mh_query_block_rows(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                        uint32_t from, uint32_t need, const mh_rows **out) {
-    const centry *x;
-    MH_TRY(get_block_entry(c, seg, s, b, from, need, 0, &x));
+int mh_query_block_located(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                           uint32_t from, uint32_t need, const mh_rows **out, int32_t *ent) {
+    MH_TRY(get_block_entry(c, seg, s, b, from, need, WANT_LOCATE, ent));
+    *out = &c->ent[*ent].rows;
+    return MH_OK;
+}
+
+/* Is row i of a located block's entry, taken from its raw block, inside
+ * its chunk's and block's address ranges and stream masks (the checks of
+ * mh_query_check_rows that read more than ids and transitions)? */
+static int row_taken_ok(const mh_slice *s, const mh_rows *rows,
+                        uint32_t i, const mh_block *bl, const mh_chunk *ch) {
+    const uint64_t plo = ch->phy_first > bl->phy_min ? ch->phy_first : bl->phy_min;
+    const uint64_t phi = ch->phy_last < bl->phy_max ? ch->phy_last : bl->phy_max;
+    const uint64_t phy = rows->phy[i], last = phy + (rows->size[i] - 1u);
+    if (phy < plo || last > phi)
+        return 0;
+    uint32_t st = mh_rows_stream(rows, i);
+    uint32_t bit = UINT32_C(1) << (st & 31);
+    return (bit & bl->stream_mask & s->stream_mask & ch->stream_mask) != 0;
+}
+
+int mh_query_row_take(qctx *c, int32_t e, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                      uint32_t chunk, uint32_t i, const mh_rows **out) {
+    centry *x = &c->ent[e];
     *out = &x->rows;
+    if (!x->sparse)
+        return MH_OK; /* every column decoded and checked */
+    mh_block bl;
+    mh_chunk ch;
+    MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, &c->diag));
+    MH_TRY(mh_seg_chunk(seg, s, chunk, &ch, &c->diag));
+    if (mh_block_row_take(&x->bc, i, &x->rows) == MH_OK &&
+        row_taken_ok(s, &x->rows, i, &bl, &ch))
+        return MH_OK;
+    /* a bad value: the block decoded whole, every row checked, names it */
+    MH_TRY(get_block_entry(c, seg, s, b, 0, UINT32_MAX, WANT_ALL, &e));
+    *out = &c->ent[e].rows;
     return MH_OK;
 }
 
 int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows **out) {
-    const centry *x;
-    MH_TRY(get_block_entry(c, seg, s, b, 0, UINT32_MAX, 1, &x));
-    *out = &x->rows;
+    int32_t e;
+    MH_TRY(get_block_entry(c, seg, s, b, 0, UINT32_MAX, WANT_ID_T, &e));
+    *out = &c->ent[e].rows;
     return MH_OK;
 }
 
@@ -800,7 +901,9 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         const centry *ent = NULL;
         /* the chunk's rows in this block */
         uint32_t k0 = (r0 > base ? r0 : base) - base;
-        MH_TRY(get_block_entry(c, seg, s, (uint32_t)b, k0, r1 - base, 0, &ent));
+        int32_t ei;
+        MH_TRY(get_block_entry(c, seg, s, (uint32_t)b, k0, r1 - base, WANT_ALL, &ei));
+        ent = &c->ent[ei];
         const mh_rows *rows = &ent->rows;
         uint32_t k1 = (r1 < base + rows->n ? r1 : base + rows->n) - base;
         if (k0 >= k1) /* the chunk's rows miss a block they span */

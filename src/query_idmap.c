@@ -662,8 +662,10 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
         /* the chunk's rows in the block: a window of it (a whole-space
          * query's answer chunk holds a part of its block; the rows before
          * it are passed over, those after not read) */
-        MH_TRY(mh_query_block_rows(c, seg, s, b, (r0 > b * R ? r0 : b * R) - b * R,
-                                   (r1 < (b + 1) * R ? r1 : (b + 1) * R) - b * R, &rows));
+        int32_t ent;
+        MH_TRY(mh_query_block_located(c, seg, s, b, (r0 > b * R ? r0 : b * R) - b * R,
+                                      (r1 < (b + 1) * R ? r1 : (b + 1) * R) - b * R, &rows,
+                                      &ent));
         if (!rows_in_block(r0, r1, b * R, rows, &k0, &k1))
             return not_there(c, si, s, s->chunk_first + k, xo);
         const uint32_t *col_id = rows->id_off;
@@ -733,6 +735,8 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
         if (!in_end(q, t, id))
             break; /* every later row is past the end too */
         x += fwd ? 1 : -1;
+        /* its other columns (the row alone, from the kept block) */
+        MH_TRY(mh_query_row_take(c, ent, seg, s, b, s->chunk_first + k, i, &rows));
         const uint64_t phy = rows->phy[i];
         if (phy > q->b || phy + (rows->size[i] - 1u) < q->a)
             continue;

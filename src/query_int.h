@@ -28,6 +28,10 @@ typedef struct centry {
     mh_rows rows;      /* the block's rows rows.lo .. rows.n - 1 (get_block_entry) */
     uint32_t rows_all; /* the block's rows: rows.lo > 0 or rows.n < rows_all, a part only */
     uint8_t id_t;      /* 1: the id and transition columns only */
+    uint8_t sparse;    /* id_t, and raw holds the block: rows taken from it */
+    uint8_t *raw;      /* the raw block (sparse), raw_cap bytes allocated */
+    uint32_t raw_cap;
+    mh_block_cols bc;  /* raw's columns and cursor (sparse) */
     uint32_t size_ext; /* the largest size - 1u of rows (query.c, scan_chunk) */
     uint8_t *lab; /* a label group's labels as stored, lab_w bytes each */
     uint32_t lab_cap, lab_first, lab_n; /* bytes held, first id offset, count */
@@ -208,8 +212,8 @@ static inline mh_access mhq_access(const mh_slice *s, const mh_rows *rows,
  * part of them only). The LRU order is left as
  * it is: a bulk scan must not push out what point queries keep. */
 const mh_rows *mh_query_cached(const qctx *c, const mh_seg *seg, uint32_t key);
-/* The same when it holds any part of them, every column (rows lo .. n - 1,
- * checked). */
+/* The rows of block `key` when c's cache holds any part of them: the id
+ * and transition columns of rows lo .. n - 1 at least (checked). */
 const mh_rows *mh_query_cached_part(const qctx *c, const mh_seg *seg, uint32_t key);
 
 /* The wide path (query_wide.c). When slice s (index si of seg, its records
@@ -245,12 +249,21 @@ int32_t mhq_labels_cached(const qctx *c, const mh_seg *seg, uint32_t grp);
  * until the next call. */
 int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows **out);
-/* Decoded block b of slice s, its rows from .. need - 1 at least (the
- * rows of a chunk in the block, which a located row needs; the rows the
- * cache holds when they include them), through c's cache (query.c): valid
- * until the next call. The rows held are out->lo .. out->n - 1. */
-int mh_query_block_rows(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                        uint32_t from, uint32_t need, const mh_rows **out);
+/* Block b of slice s for the id-order path's located rows, through c's
+ * cache (query.c): the id and transition columns of its rows from ..
+ * need - 1 at least (the rows of a chunk in the block), checked; *ent
+ * names the cache entry for mh_query_row_take. The rows held are out->lo
+ * .. out->n - 1; valid until the next call on c's cache. */
+int mh_query_block_located(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                           uint32_t from, uint32_t need, const mh_rows **out, int32_t *ent);
+/* Row i of that entry complete: its physical, size, linear, stream and pc
+ * taken from the block (the entry keeps the raw block; the other columns
+ * are not decoded) and checked against chunk `chunk` (segment-wide index)
+ * and the block, or there already when the entry holds every column. A
+ * value failing its check makes the block decode whole, every row checked
+ * (the error names it). *out: the entry's rows, valid as above. */
+int mh_query_row_take(qctx *c, int32_t ent, const mh_seg *seg, const mh_slice *s, uint32_t b,
+                      uint32_t chunk, uint32_t i, const mh_rows **out);
 
 /* The id-order path (query_idmap.c, SPEC.md 14 step 2b). When seg has an
  * id map and walking slice s (index si, records checked) in id order costs

@@ -124,6 +124,48 @@ static void window(blockbuf *bb, const uint8_t *raw, size_t size, uint32_t n,
     CHECKF(rows_same(&bb->a, &bb->b, lo, m), "rows %u..%u of %u differ", lo, m, n);
 }
 
+/* Rows of raw taken one at a time (mh_block_row_take, the id-order
+ * path's located rows: forward runs, jumps and rewinds): when the whole
+ * block decodes, each row's physical, size, linear, stream and pc equal
+ * the whole decode's; when a taken row fails, so does the whole block.
+ * (A damaged block may give rows whose values the damage does not reach.) */
+static void take_rows(blockbuf *bb, tu_rng *r, const uint8_t *raw, size_t size, uint32_t n,
+                      const mh_block_layout *l, int full_rc) {
+    if (l->major < 2)
+        return; /* 1.0 blocks have no column lengths: decoded whole */
+    mh_block_cols bc;
+    if (mh_block_cols_find(raw, size, n, l, &bc) != MH_OK) {
+        CHECKF(full_rc != MH_OK, "columns of a good block of %u rows not found", n);
+        return;
+    }
+    mh_diag d = {0};
+    CHECK(mh_block_cols_rows(&bc, &bb->b, &d) == MH_OK);
+    CHECK(bb->b.no_stream == bb->a.no_stream || full_rc != MH_OK);
+    CHECK(bb->b.no_pc == bb->a.no_pc || full_rc != MH_OK);
+    uint32_t i = (uint32_t)tu_below(r, n);
+    for (unsigned k = 0; k < 24; k++) {
+        memset(&bb->b.phy[i], 0xa5, sizeof bb->b.phy[i]);
+        int rc = mh_block_row_take(&bc, i, &bb->b);
+        if (rc != MH_OK) {
+            CHECKF(full_rc != MH_OK, "row %u of a good block of %u refused", i, n);
+            return;
+        }
+        if (full_rc == MH_OK) {
+            const mh_rows *a = &bb->a, *x = &bb->b;
+            CHECKF(a->phy[i] == x->phy[i] && a->size[i] == x->size[i] &&
+                       a->has_lin[i] == x->has_lin[i] && a->lin[i] == x->lin[i] &&
+                       mh_rows_stream(a, i) == mh_rows_stream(x, i) &&
+                       mh_rows_has_pc(a, i) == mh_rows_has_pc(x, i) &&
+                       (!mh_rows_has_pc(a, i) || mh_rows_pc(a, i) == mh_rows_pc(x, i)),
+                   "row %u of %u taken alone differs", i, n);
+        }
+        /* the next row, a jump ahead, or back (the cursor rewinds) */
+        unsigned how = (unsigned)tu_below(r, 3);
+        i = how == 0 && i + 1 < n ? i + 1 : how == 1 ? i + (uint32_t)tu_below(r, n - i)
+                                                     : (uint32_t)tu_below(r, n);
+    }
+}
+
 /* Decodes raw both ways: same code, offset, detail; same rows when OK.
  * Returns the code. */
 static int both(blockbuf *bb, const uint8_t *raw, size_t size, uint32_t n,
@@ -289,8 +331,9 @@ int main(void) {
                 }
                 /* bad streams are refused: keep the good rows good */
                 int rc = both(&bb, bb.raw, size, n, t_base, &l, &ty, NULL);
-                /* a head, and a window (any rows of the block) */
+                /* a head, a window (any rows of the block), rows alone */
                 window(&bb, bb.raw, size, n, 0, 1 + (uint32_t)tu_below(&r, n), t_base, &l, rc);
+                take_rows(&bb, &r, bb.raw, size, n, &l, rc);
                 {
                     uint32_t up = 1 + (uint32_t)tu_below(&r, n);
                     window(&bb, bb.raw, size, n, (uint32_t)tu_below(&r, up), up, t_base, &l,
@@ -328,6 +371,8 @@ int main(void) {
                     uint32_t up = 1 + (uint32_t)tu_below(&r, n);
                     window(&bb, mut, ms, n, m & 1 ? (uint32_t)tu_below(&r, up) : 0, up, t_base,
                            &l, mrc);
+                    if (m % 4 == 0)
+                        take_rows(&bb, &r, mut, ms, n, &l, mrc);
                 }
             }
     /* every byte of a presence bitmap: row 8j + k has a linear address
