@@ -22,6 +22,17 @@ static int rows_alloc(mh_rows *r, uint32_t cap, int lazy) {
     mh_rows n = {0};
     n.id_off = malloc((size_t)cap * sizeof *n.id_off);
     n.t = malloc((size_t)cap * sizeof *n.t);
+    if (lazy == 2) { /* the id and transition columns alone */
+        if (!n.id_off || !n.t) {
+            mh_rows_free(&n);
+            return MH_ENOMEM;
+        }
+        mh_rows_free(r);
+        n.cap = cap;
+        n.lazy = 2;
+        *r = n;
+        return MH_OK;
+    }
     n.phy = malloc((size_t)cap * sizeof *n.phy);
     n.lin = malloc((size_t)cap * sizeof *n.lin);
     n.size = malloc((size_t)cap * sizeof *n.size);
@@ -49,6 +60,8 @@ int mh_rows_reserve(mh_rows *r, uint32_t cap) { return rows_alloc(r, cap, 0); }
 int mh_rows_reserve_lazy(mh_rows *r, uint32_t cap) {
     return rows_alloc(r, cap, 1);
 }
+
+int mh_rows_reserve_id_t(mh_rows *r, uint32_t cap) { return rows_alloc(r, cap, 2); }
 
 /* The stream and pc arrays of lazy rows, made when a block stores one. */
 static int rows_opt(mh_rows *r, mh_diag *d) {
@@ -843,6 +856,8 @@ static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
     uint32_t lo = fast && l->major >= 2 && from < m ? from : 0;
     if (!fast || l->major < 2)
         cols = MH_COLS_ALL;
+    MH_CHECK(out->lazy != 2 || (cols & ~MH_COLS_ID_T) == 0, MH_EINVAL, d, 0,
+             "row buffer holds ids and transitions alone");
     int got_stream = 0, got_pc = 0;
     if (l->major < 2) {
         for (unsigned k = MH_COL_ID; k <= MH_COL_SIZE; k++)
@@ -1026,7 +1041,7 @@ static uint32_t present_between(const mh_block_cols *bc, unsigned k, uint32_t ro
     return bitmap_count_head(bits, i) - bitmap_count_head(bits, row);
 }
 
-int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_rows *out) {
+int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_access *a) {
     if (i >= bc->n)
         return MH_ECORRUPT;
     if (i < bc->row)
@@ -1034,70 +1049,51 @@ int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_rows *out) {
     const uint32_t skip = i - bc->row;
     const unsigned has = bc->has;
     uint64_t v;
+    /* columns id .. size are in every block */
+    if (!(has & 1u << MH_COL_PHYSICAL) || !(has & 1u << MH_COL_SIZE) ||
+        !(has & 1u << MH_COL_LINEAR))
+        return MH_ECORRUPT;
     /* physical: a delta from the row before (0 before the first) */
-    if (!(has & 1u << MH_COL_PHYSICAL) || !(has & 1u << MH_COL_SIZE))
-        return MH_ECORRUPT; /* columns id .. size are in every block */
     MH_TRY(cursor_pass(bc, MH_COL_PHYSICAL, skip, 1));
     MH_TRY(cursor_take(bc, MH_COL_PHYSICAL, &v));
     bc->prev[MH_COL_PHYSICAL] += mhf_unzigzag(v);
     const uint64_t phy = bc->prev[MH_COL_PHYSICAL];
-    out->phy[i] = phy;
+    a->physical = phy;
     /* size: 1 .. 2^32 - 1, phy + size - 1 does not wrap */
     MH_TRY(cursor_pass(bc, MH_COL_SIZE, skip, 0));
     MH_TRY(cursor_take(bc, MH_COL_SIZE, &v));
     if (v - 1u >= UINT32_MAX || phy + (v - 1u) < phy)
         return MH_ECORRUPT;
-    out->size[i] = (uint32_t)v;
+    a->size = (uint32_t)v;
     /* linear: present rows hold zigzag(linear - physical) */
-    out->has_lin[i] = 0;
-    out->lin[i] = 0;
-    if (has & 1u << MH_COL_LINEAR) {
-        MH_TRY(cursor_pass(bc, MH_COL_LINEAR, present_between(bc, MH_COL_LINEAR, bc->row, i),
-                           0));
-        if (bit_at(bc->raw + bc->off[MH_COL_LINEAR], i)) {
-            MH_TRY(cursor_take(bc, MH_COL_LINEAR, &v));
-            out->has_lin[i] = 1;
-            out->lin[i] = phy + mhf_unzigzag(v);
-        }
-    } else {
-        return MH_ECORRUPT;
+    a->has_linear = 0;
+    a->linear = 0;
+    MH_TRY(cursor_pass(bc, MH_COL_LINEAR, present_between(bc, MH_COL_LINEAR, bc->row, i), 0));
+    if (bit_at(bc->raw + bc->off[MH_COL_LINEAR], i)) {
+        MH_TRY(cursor_take(bc, MH_COL_LINEAR, &v));
+        a->has_linear = 1;
+        a->linear = phy + mhf_unzigzag(v);
     }
-    /* stream and pc: when the block stores them (the arrays are there:
-     * mh_block_cols_rows) */
+    /* stream and pc: their defaults when the block does not store them */
+    a->stream = 0;
     if (has & 1u << MH_COL_STREAM) {
         MH_TRY(cursor_pass(bc, MH_COL_STREAM, skip, 0));
         MH_TRY(cursor_take(bc, MH_COL_STREAM, &v));
         if (v > MH_STREAM_MAX)
             return MH_ECORRUPT;
-        out->stream[i] = (uint32_t)v;
+        a->stream = (uint32_t)v;
     }
+    a->has_pc = 0;
+    a->pc = 0;
     if (has & 1u << MH_COL_PC) {
         MH_TRY(cursor_pass(bc, MH_COL_PC, present_between(bc, MH_COL_PC, bc->row, i), 1));
-        out->has_pc[i] = 0;
-        out->pc[i] = 0;
         if (bit_at(bc->raw + bc->off[MH_COL_PC], i)) {
             MH_TRY(cursor_take(bc, MH_COL_PC, &v));
             bc->prev[MH_COL_PC] += mhf_unzigzag(v);
-            out->has_pc[i] = 1;
-            out->pc[i] = bc->prev[MH_COL_PC];
+            a->has_pc = 1;
+            a->pc = bc->prev[MH_COL_PC];
         }
     }
     bc->row = i + 1;
-    return MH_OK;
-}
-
-int mh_block_cols_rows(const mh_block_cols *bc, mh_rows *out, mh_diag *d) {
-    out->no_stream = (uint8_t)!(bc->has & 1u << MH_COL_STREAM);
-    out->no_pc = (uint8_t)!(bc->has & 1u << MH_COL_PC);
-    if (!out->no_stream || !out->no_pc)
-        MH_TRY(rows_opt(out, d));
-    if (!out->lazy) { /* eager rows: the defaults of absent columns */
-        if (out->no_stream)
-            memset(out->stream, 0, (size_t)bc->n * sizeof *out->stream);
-        if (out->no_pc) {
-            memset(out->pc, 0, (size_t)bc->n * sizeof *out->pc);
-            memset(out->has_pc, 0, bc->n);
-        }
-    }
     return MH_OK;
 }

@@ -151,7 +151,8 @@ typedef struct mh_rows {
     uint64_t *pc;
     uint8_t *has_pc;
     uint32_t opt_cap; /* rows stream, pc and has_pc hold */
-    uint8_t lazy;     /* those arrays made by the decoder, on first need */
+    uint8_t lazy;     /* 1: those arrays made by the decoder, on first need;
+                       * 2: id_off and t alone (mh_rows_reserve_id_t) */
     uint8_t no_stream, no_pc; /* the block decoded last stores no such column */
 } mh_rows;
 
@@ -162,6 +163,9 @@ int mh_rows_reserve(mh_rows *r, uint32_t cap);
  * decoded block of a store without pc or streams costs 33 bytes a row, not
  * 46, and nothing is zero-filled per decode. */
 int mh_rows_reserve_lazy(mh_rows *r, uint32_t cap);
+/* Room for cap rows of the id and transition columns alone (lazy 2): what
+ * a decode of those columns (MH_COLS_ID_T) fills; 12 bytes a row. */
+int mh_rows_reserve_id_t(mh_rows *r, uint32_t cap);
 void mh_rows_free(mh_rows *r);
 
 static inline uint32_t mh_rows_stream(const mh_rows *r, uint32_t i) {
@@ -282,16 +286,14 @@ int mh_block_cols_find(const uint8_t *raw, size_t raw_size, uint32_t n,
                        const mh_block_layout *l, mh_block_cols *bc);
 /* The cursor back at row 0. */
 void mh_block_cols_rewind(mh_block_cols *bc);
-/* out's stream and pc arrays and flags for rows taken from bc
- * (mh_block_row_take): made when the block stores the column. */
-int mh_block_cols_rows(const mh_block_cols *bc, mh_rows *out, mh_diag *d);
-/* Row i's physical, size, linear, stream and pc (those the block stores)
- * into index i of out's arrays, checked as a decode checks them (a varint
+/* Row i's physical, size, linear, stream and pc (their defaults when the
+ * block does not store the column) into a (its other fields untouched),
+ * checked as a decode checks them (a varint
  * malformed or past its column, a size of 0 or 2^32 or more or wrapping,
  * a stream above MH_STREAM_MAX: MH_ECORRUPT, without a detail: the caller
  * decodes the block whole, which names it). Rows taken in increasing order
  * cost the varints between them; an earlier row rewinds the cursor. */
-int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_rows *out);
+int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_access *a);
 
 /* ---- dictionary (dict.c) -------------------------------------------- */
 typedef struct mh_kv {

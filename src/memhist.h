@@ -102,10 +102,10 @@ extern "C" {
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
 #define MH_VERSION_MINOR 9
-#define MH_VERSION_PATCH 2
+#define MH_VERSION_PATCH 3
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.9.2"
+#define MH_VERSION_STRING "1.9.3"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
@@ -458,7 +458,9 @@ MH_API int mh_reader_open(const char *path, mh_reader **out);
 
 /* Sets how many bytes of decoded access blocks each query context keeps
  * between calls (least recently used first out), with the decoded id-map
- * label groups of the id-order path (at most an eighth of the bytes).
+ * label groups of the id-order path (at most an eighth of the bytes) and
+ * (since 1.9.3) the raw bytes of the blocks whose rows that path takes one
+ * at a time.
  * mh_query_run uses one
  * context per concurrent caller (kept by r for the next call), each cursor
  * has its own. A warm cache is what makes repeated and resumed queries over

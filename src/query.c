@@ -141,7 +141,8 @@ static int read_query(const mh_reader *r, const mh_query *in, qspec *spec,
 #define ROW_OPT_BYTES (sizeof(uint32_t) + sizeof(uint64_t) + 1)
 
 static size_t entry_bytes(const centry *x) {
-    return (size_t)x->rows.cap * ROW_BYTES + (size_t)x->rows.opt_cap * ROW_OPT_BYTES +
+    size_t row = x->rows.lazy == 2 ? sizeof(uint32_t) + sizeof(uint64_t) : ROW_BYTES;
+    return (size_t)x->rows.cap * row + (size_t)x->rows.opt_cap * ROW_OPT_BYTES +
            (size_t)x->lab_cap * sizeof *x->lab + x->raw_cap;
 }
 
@@ -503,14 +504,23 @@ static void entry_drop_raw(centry *x) {
     x->raw = NULL;
     x->raw_cap = 0;
     x->sparse = 0;
+    x->tk_n = x->tk_next = 0;
 }
 
-/* Decodes into entry x (its rows reserved) what `want` asks of block b:
- * a located block's LZ4 output lands in the entry's own raw buffer,
- * kept for mh_query_row_take. */
+/* Decodes into entry x what `want` asks of block b, its rows reserved
+ * for it: a located block's LZ4 output lands in the entry's own raw
+ * buffer, kept for mh_query_row_take. */
 static int entry_fill(qctx *c, centry *x, const mh_seg *seg, const mh_slice *s, uint32_t b,
                       unsigned want, uint32_t from, uint32_t need) {
-    if (want != WANT_LOCATE || seg->dict.layout.major < 2) {
+    /* ids and transitions alone: 12 bytes a row (format 2 blocks; a 1.0
+     * block is decoded whole) */
+    const int id_t_only = want != WANT_ALL && seg->dict.layout.major >= 2;
+    int rc = id_t_only ? mh_rows_reserve_id_t(&x->rows, seg->rows_per_block)
+                       : mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
+    x->rows.n = x->rows.lo = 0;
+    if (rc != MH_OK)
+        MH_FAIL(rc, &c->diag, 0, "out of memory for a decoded block");
+    if (want != WANT_LOCATE || !id_t_only) {
         entry_drop_raw(x);
         x->id_t = (uint8_t)(want == WANT_ID_T);
         return mh_query_decode_checked(seg, s, b, from, need, want == WANT_ID_T, c->scratch,
@@ -526,6 +536,7 @@ static int entry_fill(qctx *c, centry *x, const mh_seg *seg, const mh_slice *s, 
         x->raw_cap = bl.raw_size;
     }
     x->sparse = 0;
+    x->tk_n = x->tk_next = 0;
     x->id_t = 1;
     MH_TRY(mh_query_decode_checked(seg, s, b, from, need, 1, x->raw, &x->rows, &c->diag));
     /* the decode read every column's length: they tile the block */
@@ -533,7 +544,6 @@ static int entry_fill(qctx *c, centry *x, const mh_seg *seg, const mh_slice *s, 
                            &seg->dict.layout, &x->bc) != MH_OK)
         MH_FAIL(MH_ECORRUPT, &c->diag, bl.offset, "block %u at byte %llu: columns do not tile it",
                 s->block_first + b, (unsigned long long)bl.offset);
-    MH_TRY(mh_block_cols_rows(&x->bc, &x->rows, &c->diag));
     x->sparse = 1;
     return MH_OK;
 }
@@ -591,11 +601,7 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
         x->lab = NULL;
         x->lab_cap = x->lab_n = 0;
         x->rows.n = x->rows.lo = 0;
-        rc = mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
-        if (rc != MH_OK)
-            mh_diag_fail(&c->diag, rc, 0, "out of memory for a decoded block");
-        else
-            rc = entry_fill(c, x, seg, s, b, want, from, need);
+        rc = entry_fill(c, x, seg, s, b, want, from, need);
         c->held = c->held - was + entry_bytes(x);
         if (rc != MH_OK) {
             entry_free_tail(c, e);
@@ -692,7 +698,12 @@ void mhq_labels_drop(qctx *c, int32_t e) { entry_free_tail(c, e); }
 
 int mh_query_block_located(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                            uint32_t from, uint32_t need, const mh_rows **out, int32_t *ent) {
-    MH_TRY(get_block_entry(c, seg, s, b, from, need, WANT_LOCATE, ent));
+    /* the id and transition columns of every row: the next ids of a
+     * whole-space walk lie in other chunks of the same block as often as
+     * not, and a window of one chunk would send each to a new decode */
+    (void)from;
+    (void)need;
+    MH_TRY(get_block_entry(c, seg, s, b, 0, UINT32_MAX, WANT_LOCATE, ent));
     *out = &c->ent[*ent].rows;
     return MH_OK;
 }
@@ -700,34 +711,45 @@ int mh_query_block_located(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
 /* Is row i of a located block's entry, taken from its raw block, inside
  * its chunk's and block's address ranges and stream masks (the checks of
  * mh_query_check_rows that read more than ids and transitions)? */
-static int row_taken_ok(const mh_slice *s, const mh_rows *rows,
-                        uint32_t i, const mh_block *bl, const mh_chunk *ch) {
+static int row_taken_ok(const mh_slice *s, const mh_access *a, const mh_block *bl,
+                        const mh_chunk *ch) {
     const uint64_t plo = ch->phy_first > bl->phy_min ? ch->phy_first : bl->phy_min;
     const uint64_t phi = ch->phy_last < bl->phy_max ? ch->phy_last : bl->phy_max;
-    const uint64_t phy = rows->phy[i], last = phy + (rows->size[i] - 1u);
-    if (phy < plo || last > phi)
+    const uint64_t last = a->physical + (a->size - 1u);
+    if (a->physical < plo || last > phi)
         return 0;
-    uint32_t st = mh_rows_stream(rows, i);
-    uint32_t bit = UINT32_C(1) << (st & 31);
+    uint32_t bit = UINT32_C(1) << (a->stream & 31);
     return (bit & bl->stream_mask & s->stream_mask & ch->stream_mask) != 0;
 }
 
 int mh_query_row_take(qctx *c, int32_t e, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                      uint32_t chunk, uint32_t i, const mh_rows **out) {
+                      uint32_t chunk, uint32_t i, uint8_t op, mh_access *out) {
     centry *x = &c->ent[e];
-    *out = &x->rows;
-    if (!x->sparse)
-        return MH_OK; /* every column decoded and checked */
+    if (!x->sparse) { /* every column decoded and checked */
+        *out = mhq_access(s, &x->rows, i, op);
+        return MH_OK;
+    }
+    for (unsigned k = 0; k < x->tk_n; k++)
+        if (x->tk_row[k] == i) {
+            *out = x->tk[k];
+            return MH_OK;
+        }
     mh_block bl;
     mh_chunk ch;
     MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, &c->diag));
     MH_TRY(mh_seg_chunk(seg, s, chunk, &ch, &c->diag));
-    if (mh_block_row_take(&x->bc, i, &x->rows) == MH_OK &&
-        row_taken_ok(s, &x->rows, i, &bl, &ch))
+    mh_access a = {.id = s->id_first + x->rows.id_off[i], .transition = x->rows.t[i], .op = op};
+    if (mh_block_row_take(&x->bc, i, &a) == MH_OK && row_taken_ok(s, &a, &bl, &ch)) {
+        unsigned k = x->tk_n < MHQ_TAKEN ? x->tk_n++ : x->tk_next;
+        x->tk_next = (uint8_t)((k + 1) % MHQ_TAKEN);
+        x->tk_row[k] = i;
+        x->tk[k] = a;
+        *out = a;
         return MH_OK;
+    }
     /* a bad value: the block decoded whole, every row checked, names it */
     MH_TRY(get_block_entry(c, seg, s, b, 0, UINT32_MAX, WANT_ALL, &e));
-    *out = &c->ent[e].rows;
+    *out = mhq_access(s, &c->ent[e].rows, i, op);
     return MH_OK;
 }
 

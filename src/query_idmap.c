@@ -736,13 +736,14 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             break; /* every later row is past the end too */
         x += fwd ? 1 : -1;
         /* its other columns (the row alone, from the kept block) */
-        MH_TRY(mh_query_row_take(c, ent, seg, s, b, s->chunk_first + k, i, &rows));
-        const uint64_t phy = rows->phy[i];
-        if (phy > q->b || phy + (rows->size[i] - 1u) < q->a)
+        mh_access a;
+        MH_TRY(mh_query_row_take(c, ent, seg, s, b, s->chunk_first + k, i, crec[MHF_CHUNK_OP],
+                                 &a));
+        if (a.physical > q->b || a.physical + (a.size - 1u) < q->a)
             continue;
-        if (filtered && !row_keep(q, rows, i))
+        if (filtered && !access_keep(q, &a))
             continue;
-        out[n] = mhq_access(s, rows, i, crec[MHF_CHUNK_OP]);
+        out[n] = a;
         if (++n == want)
             break;
     }

@@ -21,6 +21,9 @@
 /* label groups take at most 1/MHQ_LABELS_SHARE of the byte budget (query.c,
  * mhq_labels_entry) */
 #define MHQ_LABELS_SHARE 8
+/* rows of a located block (centry.sparse) whose accesses an entry keeps:
+ * a question asked again takes none again */
+#define MHQ_TAKEN 4
 typedef struct centry {
     const mh_seg *seg; /* NULL: free */
     uint64_t key;      /* block index, or MHQ_KEY_LABELS | group index */
@@ -31,6 +34,9 @@ typedef struct centry {
     uint8_t sparse;    /* id_t, and raw holds the block: rows taken from it */
     uint8_t *raw;      /* the raw block (sparse), raw_cap bytes allocated */
     uint32_t raw_cap;
+    uint32_t tk_row[MHQ_TAKEN]; /* sparse: rows taken last (tk_n of them) */
+    mh_access tk[MHQ_TAKEN];    /* and their accesses */
+    uint8_t tk_n, tk_next;      /* held; the one to replace next */
     mh_block_cols bc;  /* raw's columns and cursor (sparse) */
     uint32_t size_ext; /* the largest size - 1u of rows (query.c, scan_chunk) */
     uint8_t *lab; /* a label group's labels as stored, lab_w bytes each */
@@ -146,6 +152,15 @@ static inline int row_keep(const qspec *q, const mh_rows *rows, uint32_t i) {
     return 1;
 }
 
+/* The same for an access (its stream, has_pc and pc). */
+static inline int access_keep(const qspec *q, const mh_access *a) {
+    if (q->sbits && (a->stream > MH_STREAM_MAX || !(q->sbits[a->stream >> 6] >> (a->stream & 63) & 1)))
+        return 0;
+    if (q->pc_on && (!a->has_pc || a->pc < q->pc_lo || a->pc > q->pc_hi))
+        return 0;
+    return 1;
+}
+
 /* Can an index record with this stream mask hold a row of the set? */
 static inline int mask_meets(const qspec *q, uint32_t mask) {
     return (mask & q->smask) != 0;
@@ -256,14 +271,15 @@ int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t 
  * .. out->n - 1; valid until the next call on c's cache. */
 int mh_query_block_located(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                            uint32_t from, uint32_t need, const mh_rows **out, int32_t *ent);
-/* Row i of that entry complete: its physical, size, linear, stream and pc
- * taken from the block (the entry keeps the raw block; the other columns
- * are not decoded) and checked against chunk `chunk` (segment-wide index)
- * and the block, or there already when the entry holds every column. A
- * value failing its check makes the block decode whole, every row checked
- * (the error names it). *out: the entry's rows, valid as above. */
+/* The access of row i of that entry (op: its chunk's): its physical,
+ * size, linear, stream and pc taken from the block (the entry keeps the
+ * raw block and its last few rows taken; the other columns are not
+ * decoded) and checked against chunk `chunk` (segment-wide index) and the
+ * block, or read from the entry when it holds every column. A value
+ * failing its check makes the block decode whole, every row checked (the
+ * error names it). */
 int mh_query_row_take(qctx *c, int32_t ent, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                      uint32_t chunk, uint32_t i, const mh_rows **out);
+                      uint32_t chunk, uint32_t i, uint8_t op, mh_access *out);
 
 /* The id-order path (query_idmap.c, SPEC.md 14 step 2b). When seg has an
  * id map and walking slice s (index si, records checked) in id order costs

@@ -138,25 +138,21 @@ static void take_rows(blockbuf *bb, tu_rng *r, const uint8_t *raw, size_t size, 
         CHECKF(full_rc != MH_OK, "columns of a good block of %u rows not found", n);
         return;
     }
-    mh_diag d = {0};
-    CHECK(mh_block_cols_rows(&bc, &bb->b, &d) == MH_OK);
-    CHECK(bb->b.no_stream == bb->a.no_stream || full_rc != MH_OK);
-    CHECK(bb->b.no_pc == bb->a.no_pc || full_rc != MH_OK);
     uint32_t i = (uint32_t)tu_below(r, n);
     for (unsigned k = 0; k < 24; k++) {
-        memset(&bb->b.phy[i], 0xa5, sizeof bb->b.phy[i]);
-        int rc = mh_block_row_take(&bc, i, &bb->b);
+        mh_access x;
+        memset(&x, 0xa5, sizeof x);
+        int rc = mh_block_row_take(&bc, i, &x);
         if (rc != MH_OK) {
             CHECKF(full_rc != MH_OK, "row %u of a good block of %u refused", i, n);
             return;
         }
         if (full_rc == MH_OK) {
-            const mh_rows *a = &bb->a, *x = &bb->b;
-            CHECKF(a->phy[i] == x->phy[i] && a->size[i] == x->size[i] &&
-                       a->has_lin[i] == x->has_lin[i] && a->lin[i] == x->lin[i] &&
-                       mh_rows_stream(a, i) == mh_rows_stream(x, i) &&
-                       mh_rows_has_pc(a, i) == mh_rows_has_pc(x, i) &&
-                       (!mh_rows_has_pc(a, i) || mh_rows_pc(a, i) == mh_rows_pc(x, i)),
+            const mh_rows *a = &bb->a;
+            CHECKF(a->phy[i] == x.physical && a->size[i] == x.size &&
+                       a->has_lin[i] == x.has_linear && a->lin[i] == x.linear &&
+                       mh_rows_stream(a, i) == x.stream && mh_rows_has_pc(a, i) == x.has_pc &&
+                       (mh_rows_has_pc(a, i) ? mh_rows_pc(a, i) : 0) == x.pc,
                    "row %u of %u taken alone differs", i, n);
         }
         /* the next row, a jump ahead, or back (the cursor rewinds) */
