@@ -811,6 +811,10 @@ void mh_reader_set_error(const mh_reader *r, const mh_diag *d);
 
 /* Frees the reader's pooled query contexts (query.c). */
 void mh_query_pool_free(mh_reader *r);
+/* For tests: over r's pooled query contexts, the bytes their caches say
+ * they hold, the sum of their entries' buffers counted again, and the
+ * largest entry's; returns the number of contexts. */
+int mh_query_cache_audit(const mh_reader *r, size_t *held, size_t *sum, size_t *largest);
 
 /* ---- small growable buffer ------------------------------------------ */
 typedef struct mh_buf {

@@ -507,6 +507,36 @@ static void entry_drop_raw(centry *x) {
     x->tk_n = x->tk_next = 0;
 }
 
+/* Entries' buffers freed from the least recently used on while the bytes
+ * held exceed the budget: an entry grows when it is decoded again for more
+ * (a located block's ids and transitions, 12 bytes a row, then every
+ * column, 46), so a cache filled with small entries would otherwise
+ * outgrow its bytes as they grow. keep (the entry just filled) and the
+ * pinned label group stay; a freed entry stays in the list, out of the
+ * table, and is reused as it reaches the tail. */
+static void cache_trim(qctx *c, int32_t keep) {
+    for (int32_t e = c->tail; e >= 0 && c->held > c->r->cache_bytes;) {
+        centry *x = &c->ent[e];
+        int32_t prev = x->prev;
+        size_t was = entry_bytes(x);
+        if (e != keep && e != c->pin && was > 0) {
+            if (x->seg) {
+                cache_unhash(c, e);
+                x->seg = NULL;
+            }
+            mh_rows_free(&x->rows);
+            c->lab_held -= (size_t)x->lab_cap * sizeof *x->lab;
+            free(x->lab);
+            x->lab = NULL;
+            x->lab_cap = x->lab_n = 0;
+            entry_drop_raw(x);
+            x->id_t = 0;
+            c->held -= was;
+        }
+        e = prev;
+    }
+}
+
 /* Decodes into entry x what `want` asks of block b, its rows reserved
  * for it: a located block's LZ4 output lands in the entry's own raw
  * buffer, kept for mh_query_row_take. */
@@ -617,6 +647,7 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
     for (uint32_t i = x->rows.lo; !x->id_t && i < x->rows.n; i++)
         ext = x->rows.size[i] - 1u > ext ? x->rows.size[i] - 1u : ext;
     x->size_ext = ext;
+    cache_trim(c, e);
     *ep = e;
     return MH_OK;
 }
@@ -685,6 +716,7 @@ int mhq_labels_entry(qctx *c, const mh_seg *seg, uint32_t grp, uint32_t cap,
         MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for an id map label group");
     }
     x->key = key; /* hashed by mhq_labels_done */
+    cache_trim(c, e);
     *out = e;
     *fresh = 1;
     return MH_OK;
@@ -1433,6 +1465,24 @@ static void ctx_give(const mh_reader *r, qctx *c) {
         ctx_free(c);
         free(c);
     }
+}
+
+int mh_query_cache_audit(const mh_reader *r, size_t *held, size_t *sum, size_t *largest) {
+    mh_reader *m = (mh_reader *)r;
+    *held = *sum = *largest = 0;
+    pthread_mutex_lock(&m->pool_mu);
+    for (int k = 0; k < m->npool; k++) {
+        const qctx *c = m->pool[k];
+        *held += c->held;
+        for (uint32_t i = 0; i < c->nent; i++) {
+            size_t b = entry_bytes(&c->ent[i]);
+            *sum += b;
+            *largest = b > *largest ? b : *largest;
+        }
+    }
+    int n = m->npool;
+    pthread_mutex_unlock(&m->pool_mu);
+    return n;
 }
 
 void mh_query_pool_free(mh_reader *r) {
