@@ -113,6 +113,50 @@ static void round_trip(const mh_rows *src, uint32_t n, uint64_t t_base,
     free(raw);
 }
 
+/* Rows from .. upto - 1 of the block alone, and rows taken one at a time
+ * (the query engine's windows and located rows): refused only when the
+ * whole block is, and, when it decodes, the same values. */
+static void parts(const uint8_t *buf, size_t len, uint32_t n, uint64_t t_base,
+                  const mh_block_layout *lay, const mh_rows *all, int all_rc) {
+    if (n == 0 || lay->major < 2)
+        return;
+    uint32_t seed = (uint32_t)(len * 2654435761u) ^ n;
+    uint32_t upto = 1 + seed % n, from = (seed >> 9) % upto;
+    mh_rows w;
+    rows_alloc(&w, n);
+    mh_diag d;
+    int rc = mh_block_decode_raw_rows(buf, len, n, from, upto, MH_COLS_ALL, t_base, lay, &w, &d);
+    FUZZ_ASSERT_NAMED(rc);
+    FUZZ_ASSERT(rc == MH_OK || all_rc != MH_OK);
+    if (rc == MH_OK && all_rc == MH_OK) {
+        FUZZ_ASSERT(w.lo == from && w.n == upto);
+        for (uint32_t i = from; i < upto; i++) {
+            FUZZ_ASSERT(w.id_off[i] == all->id_off[i] && w.t[i] == all->t[i]);
+            FUZZ_ASSERT(w.phy[i] == all->phy[i] && w.size[i] == all->size[i]);
+        }
+    }
+    mh_rows_free(&w);
+    mh_block_cols bc;
+    if (mh_block_cols_find(buf, len, n, lay, &bc) != MH_OK) {
+        FUZZ_ASSERT(all_rc != MH_OK);
+        return;
+    }
+    for (uint32_t k = 0, i = seed % n; k < 4; k++, i = (i * 7u + 3u) % n) {
+        mh_access a;
+        memset(&a, 0, sizeof a);
+        rc = mh_block_row_take(&bc, i, &a);
+        FUZZ_ASSERT(rc == MH_OK || all_rc != MH_OK);
+        if (rc != MH_OK)
+            break;
+        if (all_rc == MH_OK) {
+            FUZZ_ASSERT(a.physical == all->phy[i] && a.size == all->size[i]);
+            FUZZ_ASSERT(a.has_linear == all->has_lin[i] && a.linear == all->lin[i]);
+            FUZZ_ASSERT(a.stream == all->stream[i] && a.has_pc == all->has_pc[i]);
+            FUZZ_ASSERT(!a.has_pc || a.pc == all->pc[i]);
+        }
+    }
+}
+
 static void mode_raw(const uint8_t *buf, size_t len, uint32_t n,
                      uint64_t t_base) {
     mh_rows rows;
@@ -127,6 +171,7 @@ static void mode_raw(const uint8_t *buf, size_t len, uint32_t n,
     } else {
         FUZZ_ASSERT(rc == MH_ECORRUPT);
     }
+    parts(buf, len, n, t_base, &lay, &rows, rc);
     mh_rows_free(&rows);
 }
 

@@ -22,17 +22,6 @@ static int rows_alloc(mh_rows *r, uint32_t cap, int lazy) {
     mh_rows n = {0};
     n.id_off = malloc((size_t)cap * sizeof *n.id_off);
     n.t = malloc((size_t)cap * sizeof *n.t);
-    if (lazy == 2) { /* the id and transition columns alone */
-        if (!n.id_off || !n.t) {
-            mh_rows_free(&n);
-            return MH_ENOMEM;
-        }
-        mh_rows_free(r);
-        n.cap = cap;
-        n.lazy = 2;
-        *r = n;
-        return MH_OK;
-    }
     n.phy = malloc((size_t)cap * sizeof *n.phy);
     n.lin = malloc((size_t)cap * sizeof *n.lin);
     n.size = malloc((size_t)cap * sizeof *n.size);
@@ -60,8 +49,6 @@ int mh_rows_reserve(mh_rows *r, uint32_t cap) { return rows_alloc(r, cap, 0); }
 int mh_rows_reserve_lazy(mh_rows *r, uint32_t cap) {
     return rows_alloc(r, cap, 1);
 }
-
-int mh_rows_reserve_id_t(mh_rows *r, uint32_t cap) { return rows_alloc(r, cap, 2); }
 
 /* The stream and pc arrays of lazy rows, made when a block stores one. */
 static int rows_opt(mh_rows *r, mh_diag *d) {
@@ -856,8 +843,6 @@ static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
     uint32_t lo = fast && l->major >= 2 && from < m ? from : 0;
     if (!fast || l->major < 2)
         cols = MH_COLS_ALL;
-    MH_CHECK(out->lazy != 2 || (cols & ~MH_COLS_ID_T) == 0, MH_EINVAL, d, 0,
-             "row buffer holds ids and transitions alone");
     int got_stream = 0, got_pc = 0;
     if (l->major < 2) {
         for (unsigned k = MH_COL_ID; k <= MH_COL_SIZE; k++)

@@ -151,8 +151,7 @@ typedef struct mh_rows {
     uint64_t *pc;
     uint8_t *has_pc;
     uint32_t opt_cap; /* rows stream, pc and has_pc hold */
-    uint8_t lazy;     /* 1: those arrays made by the decoder, on first need;
-                       * 2: id_off and t alone (mh_rows_reserve_id_t) */
+    uint8_t lazy;     /* those arrays made by the decoder, on first need */
     uint8_t no_stream, no_pc; /* the block decoded last stores no such column */
 } mh_rows;
 
@@ -163,9 +162,6 @@ int mh_rows_reserve(mh_rows *r, uint32_t cap);
  * decoded block of a store without pc or streams costs 33 bytes a row, not
  * 46, and nothing is zero-filled per decode. */
 int mh_rows_reserve_lazy(mh_rows *r, uint32_t cap);
-/* Room for cap rows of the id and transition columns alone (lazy 2): what
- * a decode of those columns (MH_COLS_ID_T) fills; 12 bytes a row. */
-int mh_rows_reserve_id_t(mh_rows *r, uint32_t cap);
 void mh_rows_free(mh_rows *r);
 
 static inline uint32_t mh_rows_stream(const mh_rows *r, uint32_t i) {

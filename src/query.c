@@ -141,8 +141,7 @@ static int read_query(const mh_reader *r, const mh_query *in, qspec *spec,
 #define ROW_OPT_BYTES (sizeof(uint32_t) + sizeof(uint64_t) + 1)
 
 static size_t entry_bytes(const centry *x) {
-    size_t row = x->rows.lazy == 2 ? sizeof(uint32_t) + sizeof(uint64_t) : ROW_BYTES;
-    return (size_t)x->rows.cap * row + (size_t)x->rows.opt_cap * ROW_OPT_BYTES +
+    return (size_t)x->rows.cap * ROW_BYTES + (size_t)x->rows.opt_cap * ROW_OPT_BYTES +
            (size_t)x->lab_cap * sizeof *x->lab + x->raw_cap;
 }
 
@@ -507,14 +506,19 @@ static void entry_drop_raw(centry *x) {
     x->tk_n = x->tk_next = 0;
 }
 
-/* Entries' buffers freed from the least recently used on while the bytes
- * held exceed the budget: an entry grows when it is decoded again for more
- * (a located block's ids and transitions, 12 bytes a row, then every
- * column, 46), so a cache filled with small entries would otherwise
- * outgrow its bytes as they grow. keep (the entry just filled) and the
- * pinned label group stay; a freed entry stays in the list, out of the
- * table, and is reused as it reaches the tail. */
+/* Entries' buffers freed from the least recently used on, once the bytes
+ * held exceed the budget by a quarter, until they are within it: new
+ * entries stop at the budget, but an entry reused for a located block
+ * gets a raw buffer (a few KiB; entries keep them), so a cache of located
+ * blocks outgrows its bytes by as much. keep (the entry just filled) and
+ * the pinned label group stay; a freed entry stays in the list, out of
+ * the table, and is reused as it reaches the tail. */
 static void cache_trim(qctx *c, int32_t keep) {
+    /* a quarter over before trimming, back to the budget: entries are
+     * reused with their buffers, and freeing one only for the next fill to
+     * allocate it again (fresh pages) is what a trim costs */
+    if (c->held <= c->r->cache_bytes + c->r->cache_bytes / 4)
+        return;
     for (int32_t e = c->tail; e >= 0 && c->held > c->r->cache_bytes;) {
         centry *x = &c->ent[e];
         int32_t prev = x->prev;
@@ -542,16 +546,15 @@ static void cache_trim(qctx *c, int32_t keep) {
  * buffer, kept for mh_query_row_take. */
 static int entry_fill(qctx *c, centry *x, const mh_seg *seg, const mh_slice *s, uint32_t b,
                       unsigned want, uint32_t from, uint32_t need) {
-    /* ids and transitions alone: 12 bytes a row (format 2 blocks; a 1.0
-     * block is decoded whole) */
-    const int id_t_only = want != WANT_ALL && seg->dict.layout.major >= 2;
-    int rc = id_t_only ? mh_rows_reserve_id_t(&x->rows, seg->rows_per_block)
-                       : mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
+    /* every entry has room for every column, whatever it holds: an entry
+     * filled for another want reuses its buffers (reallocating them each
+     * time the kind changed cost the first asks 30 %, fresh pages) */
+    int rc = mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
     x->rows.n = x->rows.lo = 0;
     if (rc != MH_OK)
         MH_FAIL(rc, &c->diag, 0, "out of memory for a decoded block");
-    if (want != WANT_LOCATE || !id_t_only) {
-        entry_drop_raw(x);
+    if (want != WANT_LOCATE || seg->dict.layout.major < 2) {
+        x->sparse = 0; /* its raw buffer is kept for a later located block */
         x->id_t = (uint8_t)(want == WANT_ID_T);
         return mh_query_decode_checked(seg, s, b, from, need, want == WANT_ID_T, c->scratch,
                                        &x->rows, &c->diag);

@@ -619,10 +619,10 @@ static int run_real(const char *memhist, size_t queries) {
     printf("real: %zu accesses recorded\n", tr.n);
     CHECK(tr.n > 100000);
     random_queries(r, &tr, queries, 4242);
-    /* a small cache: located blocks (ids and transitions, 12 bytes a row)
-     * and whole ones (46) take turns in the same entries, which grow as
-     * they are decoded again for more; the bytes held stay counted exactly
-     * and within the budget (but the entry just filled) */
+    /* a small cache: located blocks (with their raw bytes) and whole ones
+     * take turns in the same entries; the bytes held stay counted exactly
+     * and within the budget and the quarter over it a trim waits for (but
+     * the entry just filled) */
     const size_t budget = 256u << 10;
     CHECK_OK(mh_reader_set_cache(r, budget));
     for (unsigned round = 0; round < 6; round++) {
@@ -630,8 +630,8 @@ static int run_real(const char *memhist, size_t queries) {
         size_t held, sum, largest;
         CHECK(mh_query_cache_audit(r, &held, &sum, &largest) >= 1);
         CHECKF(held == sum, "cache says %zu bytes, its entries hold %zu", held, sum);
-        CHECKF(held <= budget + largest, "cache holds %zu bytes, budget %zu (largest entry %zu)",
-               held, budget, largest);
+        CHECKF(held <= budget + budget / 4 + largest,
+               "cache holds %zu bytes, budget %zu (largest entry %zu)", held, budget, largest);
     }
     mh_reader_close(r);
     free(tr.all);
