@@ -478,8 +478,9 @@ static void entry_insert(qctx *c, int32_t e, const mh_seg *seg, uint64_t key) {
 enum {
     WANT_ALL,   /* every column of its rows from .. need - 1 */
     WANT_ID_T,  /* the id and transition columns of every row */
-    WANT_LOCATE /* the id and transition columns of rows from .. need - 1,
-                 * the other columns of a row when mh_query_row_take asks */
+    WANT_LOCATE /* the id and transition columns of rows from .. need - 1
+                 * (mh_query_block_located: all), the raw block kept for
+                 * the other columns of a row, mh_query_row_take */
 };
 
 /* Does entry x hold what a call wants? */
@@ -590,8 +591,8 @@ static int entry_fill(qctx *c, centry *x, const mh_seg *seg, const mh_slice *s, 
  * columns past them are not decoded (a quarter of the column decoding of
  * the point queries of the real stores, whose hot chunks often fill whole
  * blocks). The id-order path's probes need ids and transitions only (a
- * third of a whole decode); its located rows need those of their chunk's
- * rows in the block and the other columns of the row alone (WANT_LOCATE).
+ * third of a whole decode); its located rows need those and the other
+ * columns of the row alone (WANT_LOCATE).
  * A cached entry holding less than the call wants is decoded again whole,
  * in its place; *ep is the entry's index. */
 static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
@@ -732,12 +733,7 @@ void mhq_labels_done(qctx *c, int32_t e, const mh_seg *seg) {
 void mhq_labels_drop(qctx *c, int32_t e) { entry_free_tail(c, e); }
 
 int mh_query_block_located(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                           uint32_t from, uint32_t need, const mh_rows **out, int32_t *ent) {
-    /* the id and transition columns of every row: the next ids of a
-     * whole-space walk lie in other chunks of the same block as often as
-     * not, and a window of one chunk would send each to a new decode */
-    (void)from;
-    (void)need;
+                           const mh_rows **out, int32_t *ent) {
     MH_TRY(get_block_entry(c, seg, s, b, 0, UINT32_MAX, WANT_LOCATE, ent));
     *out = &c->ent[*ent].rows;
     return MH_OK;

@@ -659,13 +659,10 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             x += fwd ? 1 : -1; /* no row of this block can match */
             continue;
         }
-        /* the chunk's rows in the block: a window of it (a whole-space
-         * query's answer chunk holds a part of its block; the rows before
-         * it are passed over, those after not read) */
+        /* the block's ids and transitions (the row's other columns are
+         * taken alone below, once it is tested) */
         int32_t ent;
-        MH_TRY(mh_query_block_located(c, seg, s, b, (r0 > b * R ? r0 : b * R) - b * R,
-                                      (r1 < (b + 1) * R ? r1 : (b + 1) * R) - b * R, &rows,
-                                      &ent));
+        MH_TRY(mh_query_block_located(c, seg, s, b, &rows, &ent));
         if (!rows_in_block(r0, r1, b * R, rows, &k0, &k1))
             return not_there(c, si, s, s->chunk_first + k, xo);
         const uint32_t *col_id = rows->id_off;

@@ -140,25 +140,21 @@ static inline int in_end(const qspec *q, uint64_t t, uint64_t id) {
 }
 
 /* Do the stream and pc filters keep row i of rows? */
-static inline int row_keep(const qspec *q, const mh_rows *rows, uint32_t i) {
-    if (q->sbits) {
-        uint32_t s = mh_rows_stream(rows, i);
-        if (s > MH_STREAM_MAX || !(q->sbits[s >> 6] >> (s & 63) & 1))
-            return 0;
-    }
-    if (q->pc_on && (!mh_rows_has_pc(rows, i) || mh_rows_pc(rows, i) < q->pc_lo ||
-                     mh_rows_pc(rows, i) > q->pc_hi))
+static inline int keep_stream_pc(const qspec *q, uint32_t stream, uint8_t has_pc, uint64_t pc) {
+    if (q->sbits && (stream > MH_STREAM_MAX || !(q->sbits[stream >> 6] >> (stream & 63) & 1)))
+        return 0;
+    if (q->pc_on && (!has_pc || pc < q->pc_lo || pc > q->pc_hi))
         return 0;
     return 1;
 }
+static inline int row_keep(const qspec *q, const mh_rows *rows, uint32_t i) {
+    return keep_stream_pc(q, mh_rows_stream(rows, i), mh_rows_has_pc(rows, i),
+                          mh_rows_has_pc(rows, i) ? mh_rows_pc(rows, i) : 0);
+}
 
-/* The same for an access (its stream, has_pc and pc). */
+/* The same for an access. */
 static inline int access_keep(const qspec *q, const mh_access *a) {
-    if (q->sbits && (a->stream > MH_STREAM_MAX || !(q->sbits[a->stream >> 6] >> (a->stream & 63) & 1)))
-        return 0;
-    if (q->pc_on && (!a->has_pc || a->pc < q->pc_lo || a->pc > q->pc_hi))
-        return 0;
-    return 1;
+    return keep_stream_pc(q, a->stream, a->has_pc, a->pc);
 }
 
 /* Can an index record with this stream mask hold a row of the set? */
@@ -265,12 +261,12 @@ int32_t mhq_labels_cached(const qctx *c, const mh_seg *seg, uint32_t grp);
 int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
                         const mh_rows **out);
 /* Block b of slice s for the id-order path's located rows, through c's
- * cache (query.c): the id and transition columns of its rows from ..
- * need - 1 at least (the rows of a chunk in the block), checked; *ent
- * names the cache entry for mh_query_row_take. The rows held are out->lo
- * .. out->n - 1; valid until the next call on c's cache. */
+ * cache (query.c): the id and transition columns of all its rows at least
+ * (the next ids of a walk lie in other chunks of the block as often as
+ * not), checked; *ent names the cache entry for mh_query_row_take. Valid
+ * until the next call on c's cache. */
 int mh_query_block_located(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t b,
-                           uint32_t from, uint32_t need, const mh_rows **out, int32_t *ent);
+                           const mh_rows **out, int32_t *ent);
 /* The access of row i of that entry (op: its chunk's): its physical,
  * size, linear, stream and pc taken from the block (the entry keeps the
  * raw block and its last few rows taken; the other columns are not
