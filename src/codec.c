@@ -224,6 +224,11 @@ size_t mh_block_encode_raw(uint8_t *raw, uint32_t n, const mh_rows *c,
     return (size_t)(p - raw);
 }
 
+/* Bit i of the bitmap at bits. */
+static inline int bit_at(const uint8_t *bits, uint32_t i) {
+    return bits[i >> 3] >> (i & 7u) & 1u;
+}
+
 /* Reads one LEB128 varint of at most 10 bytes that must end before end. */
 static inline int get_varint(const uint8_t **pp, const uint8_t *end,
                              uint64_t *v) {
@@ -342,7 +347,7 @@ static int dec_lin(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
     const uint8_t *bits = *pp, *p = bits + ((size_t)n + 7u) / 8u;
     uint64_t v;
     for (uint32_t i = 0; i < n; i++) {
-        uint8_t has = (uint8_t)((bits[i >> 3] >> (i & 7u)) & 1u);
+        uint8_t has = (uint8_t)bit_at(bits, i);
         out->has_lin[i] = has;
         if (has) {
             MH_CHECK(next_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
@@ -395,7 +400,7 @@ static int dec_pc(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
     const uint8_t *bits = *pp, *p = bits + ((size_t)n + 7u) / 8u;
     uint64_t v, prev = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint8_t has = (uint8_t)((bits[i >> 3] >> (i & 7u)) & 1u);
+        uint8_t has = (uint8_t)bit_at(bits, i);
         out->has_pc[i] = has;
         if (has) {
             MH_CHECK(next_varint(&p, end, &v), MH_ECORRUPT, d, p - raw,
@@ -636,7 +641,7 @@ static uint32_t bitmap_count_head(const uint8_t *bits, uint32_t m) {
 static void put_flags(uint8_t *has, const uint8_t *bits, uint32_t lo, uint32_t m) {
     uint32_t i = lo;
     for (; i < m && (i & 7u); i++)
-        has[i] = (uint8_t)((bits[i >> 3] >> (i & 7u)) & 1u);
+        has[i] = (uint8_t)bit_at(bits, i);
     for (; i + 8 <= m; i += 8) {
         uint64_t b = bits[i >> 3];
         uint64_t x = (((b & 0x7fu) * 0x0002040810204081u) &
@@ -644,7 +649,7 @@ static void put_flags(uint8_t *has, const uint8_t *bits, uint32_t lo, uint32_t m
         mhf_store_u64(has + i, x); /* byte k = bits 8k .. 8k + 7 */
     }
     for (; i < m; i++)
-        has[i] = (uint8_t)((bits[i >> 3] >> (i & 7u)) & 1u);
+        has[i] = (uint8_t)bit_at(bits, i);
 }
 
 /* The values of a bitmap column decoded packed at the front of val are
@@ -990,11 +995,6 @@ void mh_block_cols_rewind(mh_block_cols *bc) {
         bc->pos[k] = bc->off[k] + (k == MH_COL_LINEAR || k == MH_COL_PC ? bm : 0);
         bc->prev[k] = 0;
     }
-}
-
-/* Bit i of the bitmap at bits. */
-static inline int bit_at(const uint8_t *bits, uint32_t i) {
-    return bits[i >> 3] >> (i & 7u) & 1u;
 }
 
 /* Column k's cursor moved over rows row .. i - 1 (count of them, or of the

@@ -497,6 +497,15 @@ static int entry_holds(const centry *x, unsigned want, uint32_t from, uint32_t n
     }
 }
 
+/* x's label group given up (the entry reused for rows, or trimmed; the
+ * caller counts the bytes, entry_bytes before and after). */
+static void entry_drop_labels(qctx *c, centry *x) {
+    c->lab_held -= (size_t)x->lab_cap * sizeof *x->lab;
+    free(x->lab);
+    x->lab = NULL;
+    x->lab_cap = x->lab_n = 0;
+}
+
 /* x's raw block given up (an entry decoded whole, or reused; the caller
  * counts the bytes, entry_bytes before and after). */
 static void entry_drop_raw(centry *x) {
@@ -530,10 +539,7 @@ static void cache_trim(qctx *c, int32_t keep) {
                 x->seg = NULL;
             }
             mh_rows_free(&x->rows);
-            c->lab_held -= (size_t)x->lab_cap * sizeof *x->lab;
-            free(x->lab);
-            x->lab = NULL;
-            x->lab_cap = x->lab_n = 0;
+            entry_drop_labels(c, x);
             entry_drop_raw(x);
             x->id_t = 0;
             c->held -= was;
@@ -630,10 +636,7 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
         x = &c->ent[e];
         size_t was = entry_bytes(x);
         /* an entry that held a label group holds rows now */
-        c->lab_held -= (size_t)x->lab_cap * sizeof *x->lab;
-        free(x->lab);
-        x->lab = NULL;
-        x->lab_cap = x->lab_n = 0;
+        entry_drop_labels(c, x);
         x->rows.n = x->rows.lo = 0;
         rc = entry_fill(c, x, seg, s, b, want, from, need);
         c->held = c->held - was + entry_bytes(x);
