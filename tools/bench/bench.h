@@ -57,6 +57,10 @@ typedef struct mhb_class {
      * page cache); lat is the same queries asked again */
     mhb_lat first[MHB_SLOTS];
     int has_first[MHB_SLOTS];
+    /* major page faults of the process during each slot's first asks and
+     * during its timed pass (getrusage; -1 not measured): a page of the
+     * store read from disk in a pass meant warm */
+    long majflt_first[MHB_SLOTS], majflt[MHB_SLOTS];
     double mean_results; /* accesses returned per query (or chain) */
     /* one-stream classes (multi-stream workloads): q[j] is the query of
      * the unfiltered class `base` restricted to stream sid[j], drawn
@@ -79,6 +83,9 @@ typedef struct mhb_impl {
      * are compared too; 0 (SQLite): they are not, and its classes with a
      * stream filter are skipped */
     int full;
+    /* the store's file or directory, whose pages mhb_classes_bench touches
+     * before each class (mhb_touch_store); NULL: none */
+    const char *store;
 } mhb_impl;
 
 /* Brute force over the trace, as an implementation: the trace written reps
@@ -119,8 +126,11 @@ void mhb_classes_repeat(mhb_class *c, size_t count, uint64_t reps, uint64_t shif
  * implementation still running a class's warm pass after budget seconds
  * stops there, and the class keeps only the queries every implementation
  * finished (nrun): a whole-space query of the SQLite design walks every
- * chunk of a slice and can take seconds. Returns MH_OK, or the first error
- * code of a query. */
+ * chunk of a slice and can take seconds. Before each class, every
+ * implementation's store (impl.store) is touched (mhb_touch_store), so that
+ * the warm passes find the page cache warm; the major page faults of each
+ * slot's two passes are kept in the class. Returns MH_OK, or the first
+ * error code of a query or of a touch. */
 int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                       size_t nimpl, int timed, double budget,
                       uint64_t *compared, uint64_t *mismatches);
@@ -177,6 +187,16 @@ size_t mhb_cold_list(const mhb_class *c, size_t count, size_t *ci, size_t *qi);
  * must be closed first. Returns MH_OK or MH_EIO. */
 int mhb_drop_cache(const char *path);
 
+/* Reads one byte of every page of path (a file, or every file of a flat
+ * directory) through a mapping dropped at once: pages evicted come back,
+ * and every page is marked accessed, so a kernel that reclaims page cache
+ * left idle (this benchmark's VMs run DAMON's proactive reclaim: file
+ * pages unmapped and idle for a minute are paged out) keeps them for the
+ * warm passes. *pages gets the pages touched. Returns MH_OK or MH_EIO. */
+int mhb_touch_store(const char *path, uint64_t *pages);
+/* Major page faults of the process so far (getrusage), -1 if unknown. */
+long mhb_major_faults(void);
+
 /* Percentage of path's pages in the page cache (mincore), -1 if unknown. */
 double mhb_resident_pct(const char *path);
 /* The store's pages in the page cache (mincore over its files); -1: error. */
@@ -202,6 +222,7 @@ typedef struct mhb_workload {
     uint64_t accesses;
     int sqlite_ran;
     int dist;                /* enum mhb_dist */
+    int touched;             /* stores touched before each class (--no-touch: 0) */
     /* accesses/s: memhist bg on, bg off, SQLite, SQLite design defaults */
     double ingest_rate[4];
     double writer_mib[4];    /* as ingest_rate */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -83,6 +84,53 @@ static int drop_one(const char *file, void *ctx)
 int mhb_drop_cache(const char *path)
 {
     return each_file(path, drop_one, NULL);
+}
+
+/* One byte read from every page of a private read-only mapping, then the
+ * mapping dropped: a page the kernel evicted is read back (readahead, by
+ * MADV_SEQUENTIAL), and every page is seen accessed (the unmap passes each
+ * young pte on to its page), so reclaim of idle page cache starts its
+ * clock again. */
+static int touch_one(const char *file, void *ctx)
+{
+    uint64_t *pages = ctx;
+    int fd = open(file, O_RDONLY);
+    if (fd < 0)
+        return MH_EIO;
+    struct stat st;
+    int rc = MH_EIO;
+    if (fstat(fd, &st) == 0 && st.st_size == 0) {
+        rc = MH_OK;
+    } else if (fstat(fd, &st) == 0) {
+        size_t len = (size_t)st.st_size;
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        const volatile unsigned char *map =
+            mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+        if (map != MAP_FAILED) {
+            (void)madvise((void *)map, len, MADV_SEQUENTIAL);
+            unsigned sum = 0;
+            for (size_t off = 0; off < len; off += page)
+                sum += map[off];
+            (void)sum;
+            *pages += (len + page - 1) / page;
+            munmap((void *)map, len);
+            rc = MH_OK;
+        }
+    }
+    close(fd);
+    return rc;
+}
+
+int mhb_touch_store(const char *path, uint64_t *pages)
+{
+    *pages = 0;
+    return each_file(path, touch_one, pages);
+}
+
+long mhb_major_faults(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_majflt : -1;
 }
 
 typedef struct resident {

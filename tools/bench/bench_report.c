@@ -112,6 +112,35 @@ static void cells(lat_cells *o, const mhb_lat *lat, const int *has, int with_max
     }
 }
 
+/* One line under a latency table: the major page faults of its pass
+ * (first asks or the timed one), per implementation, summed over the
+ * classes that measured them. */
+static void fault_line(FILE *f, const mhb_workload *x, int first)
+{
+    static const char *const who[MHB_SLOTS] = {"memhist", "SQLite", "SQLite design"};
+    fprintf(f, "Major page faults in this pass (pages read from disk: a warm pass "
+               "should have none; stores touched before each class: %s):",
+            x->touched ? "yes" : "no, --no-touch");
+    for (int m = 0; m < MHB_SLOTS; m++) {
+        long sum = 0, most = -1;
+        size_t at = 0, classes = 0;
+        for (size_t i = 0; i < x->ncls; i++) {
+            long v = first ? x->cls[i].majflt_first[m] : x->cls[i].majflt[m];
+            if (v < 0)
+                continue;
+            classes++;
+            sum += v;
+            if (v > most) {
+                most = v;
+                at = i;
+            }
+        }
+        if (classes)
+            fprintf(f, " %s %ld (most %ld, %s);", who[m], sum, most, x->cls[at].name);
+    }
+    fprintf(f, "\n\n");
+}
+
 static void lat_cell(char *buf, size_t len, const mhb_class *c, int slot)
 {
     lat_cells o;
@@ -253,6 +282,8 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
                     o.r[1][0], o.r[1][1]);
         }
         fprintf(f, "\n");
+        if (x->ncls)
+            fault_line(f, x, 0);
         /* the same queries at their first ask: the warm pass, before the
          * timed one asked them again */
         int firsts = 0;
@@ -270,8 +301,10 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
             fprintf(f, "| %s | %s | %s | %s | %s / %s | %s / %s |\n", q->name, o.l[0], o.l[1],
                     o.l[2], o.r[0][0], o.r[0][1], o.r[1][0], o.r[1][1]);
         }
-        if (firsts)
+        if (firsts) {
             fprintf(f, "\n");
+            fault_line(f, x, 1);
+        }
         /* issue 9: a query filtered to one stream is never slower than the
          * same query unfiltered */
         int twins = 0;
@@ -374,6 +407,7 @@ int mhb_report_json(const char *path, const mhb_machine *m,
         fprintf(f, "     \"answers_compared\": %" PRIu64 ", \"mismatches\": %" PRIu64 ",\n",
                 x->compared, x->mismatches);
         fprintf(f, "     \"dist\": \"%s\",\n", x->dist == MHB_DIST_USER ? "user" : "near");
+        fprintf(f, "     \"touched\": %s,\n", x->touched ? "true" : "false");
         static const char *const keys[4] = {"memhist_bg", "memhist_nobg", "sqlite",
                                             "sqlite_design"};
         fprintf(f, "     \"ingest_accesses_per_s\": {");
@@ -451,6 +485,10 @@ int mhb_report_json(const char *path, const mhb_machine *m,
             json_lat(f, &q->first[1], q->has_first[1]);
             fprintf(f, ", \"sqlite_design\": ");
             json_lat(f, &q->first[2], q->has_first[2]);
+            fprintf(f, "}, \"major_faults\": {");
+            for (int j = 0; j < MHB_SLOTS; j++)
+                fprintf(f, "%s\"%s\": [%ld, %ld]", j ? ", " : "", json_key[j],
+                        q->majflt_first[j], q->majflt[j]);
             fprintf(f, "}, \"never\": %s, \"one_stream\": %s}%s\n",
                     q->never ? "true" : "false", q->sid ? "true" : "false",
                     i + 1 < x->ncls ? "," : "");
