@@ -178,9 +178,9 @@ static int run(const opts *o, lib *L, const char *name, mhb_trace *t, int *met)
         return 1;
     mhb_oracle_ctx oc = {t->a, t->n, 1, 0};
     mhb_impl impl[3] = {
-        {"base", lib_run, &L[0], MHB_MH, SIZE_MAX, 1, NULL},
-        {"new", lib_run, &L[1], MHB_SQL, SIZE_MAX, 1, NULL},
-        {"scan", mhb_oracle_run, &oc, -1, 2, 1, NULL},
+        {"base", lib_run, &L[0], MHB_MH, SIZE_MAX, 1},
+        {"new", lib_run, &L[1], MHB_SQL, SIZE_MAX, 1},
+        {"scan", mhb_oracle_run, &oc, -1, 2, 1},
     };
     uint64_t compared = 0, mismatches = 0;
     fprintf(stderr, "mh_abtest: %s: warm pass, answers compared\n", name);

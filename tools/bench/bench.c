@@ -41,7 +41,7 @@ typedef struct opts {
     int dist;             /* enum mhb_dist */
     int sqlite_design;    /* also the SQLite store with the design's defaults */
     int cold;             /* cold figures */
-    int touch;            /* stores' pages touched before each class */
+    int pin;              /* stores pinned in the page cache for the queries */
     uint64_t repeat;      /* each --lackey trace as this many shifted copies */
     const char *store[8]; /* --store: existing stores' accesses as traces */
     size_t nstore;
@@ -59,7 +59,7 @@ static void usage(FILE *f)
             "usage: mh_bench [--sizes N[,N...]] [--lackey FILE] [--sqlite-max N]\n"
             "                [--queries N] [--json FILE] [--dir DIR] [--seed N]\n"
             "                [--batch N] [--budget S] [--oracle N] [--ingest-runs N]\n"
-            "                [--dist user|near] [--no-sqlite-design] [--no-cold] [--no-touch]\n"
+            "                [--dist user|near] [--no-sqlite-design] [--no-cold] [--no-pin]\n"
             "                [--repeat K] [--keep] [--quick] [--store DIR]\n"
             "                [--threads K[,K...]] [--threads-total N] [--no-pc]\n"
             "                [--ingest-only]\n"
@@ -93,9 +93,9 @@ static void usage(FILE *f)
             "                defaults (about 500 slices, chunk cap 4096, soft cut)\n"
             "  --no-cold     skip the cold figures (pages dropped with\n"
             "                posix_fadvise, then open + the first 100 queries)\n"
-            "  --no-touch    do not read every store's pages back into the page\n"
-            "                cache before each query class (the warm passes then\n"
-            "                meet what the kernel reclaimed meanwhile)\n"
+            "  --no-pin      do not hold the stores' pages in the page cache\n"
+            "                (mlock) while the queries run: the warm passes then\n"
+            "                meet what the kernel reclaims meanwhile\n"
             "  --store DIR   the accesses of an existing memhist store (streams and pc\n"
             "                included) as a trace; repeat for several (at most 8)\n"
             "  --threads K   multi-stream synthetic workloads: K threads of\n"
@@ -163,7 +163,7 @@ static int parse_opts(int argc, char **argv, opts *o)
     o->dist = MHB_DIST_USER;
     o->sqlite_design = 1;
     o->cold = 1;
-    o->touch = 1;
+    o->pin = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -179,8 +179,8 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->sqlite_design = 0;
         } else if (!strcmp(a, "--no-cold")) {
             o->cold = 0;
-        } else if (!strcmp(a, "--no-touch")) {
-            o->touch = 0;
+        } else if (!strcmp(a, "--no-pin")) {
+            o->pin = 0;
         } else if (!strcmp(a, "--no-pc")) {
             o->no_pc = 1;
         } else if (!strcmp(a, "--ingest-only")) {
@@ -537,7 +537,7 @@ static void reader_child(void *p, child_msg *m)
     int reset = reset_hwm();
     long anon0 = vm_kib("RssAnon"), file0 = vm_kib("RssFile");
     int rc;
-    mhb_impl im = {c->sqlite ? "SQLite" : "memhist", NULL, NULL, 0, SIZE_MAX, !c->sqlite, NULL};
+    mhb_impl im = {c->sqlite ? "SQLite" : "memhist", NULL, NULL, 0, SIZE_MAX, !c->sqlite};
     mh_reader *r = NULL;
     mhb_sql_reader *s = NULL;
     if (c->sqlite) {
@@ -618,7 +618,7 @@ static int cold_open_mh(void *p, mhb_impl *im)
     const cold_ctx *c = p;
     mh_reader *r = NULL;
     int rc = mh_reader_open(c->path, &r);
-    *im = (mhb_impl){"memhist", mh_run, r, 0, SIZE_MAX, 1, NULL};
+    *im = (mhb_impl){"memhist", mh_run, r, 0, SIZE_MAX, 1};
     return rc;
 }
 
@@ -632,7 +632,7 @@ static int cold_open_sql(void *p, mhb_impl *im)
     const cold_ctx *c = p;
     mhb_sql_reader *s = NULL;
     int rc = mhb_sql_reader_open(c->path, c->so, &s, NULL, 0);
-    *im = (mhb_impl){c->name, sql_run, s, 0, SIZE_MAX, 0, NULL};
+    *im = (mhb_impl){c->name, sql_run, s, 0, SIZE_MAX, 0};
     return rc;
 }
 
@@ -698,7 +698,6 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     const uint64_t total = trace_total(t);
     w->accesses = total;
     w->dist = o->dist;
-    w->touched = o->touch;
     for (int i = 0; i < 4; i++)
         w->ingest_rate[i] = w->writer_mib[i] = -1;
     for (int i = 0; i < MHB_SLOTS; i++) {
@@ -894,8 +893,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     mhb_sql_reader *s[MHB_SLOTS] = {NULL, NULL, NULL};
     mhb_impl impl[MHB_SLOTS + 1];
     size_t nimpl = 0;
-    impl[nimpl++] = (mhb_impl){"memhist", mh_run, r, MHB_MH, SIZE_MAX, 1,
-                               o->touch ? st.path[MHB_MH] : NULL};
+    impl[nimpl++] = (mhb_impl){"memhist", mh_run, r, MHB_MH, SIZE_MAX, 1};
     for (int k = MHB_SQL; k < nslots && !failed; k++) {
         char err[256] = "";
         rc = mhb_sql_reader_open(st.path[k], &st.sql[k], &s[k], err, sizeof err);
@@ -910,13 +908,26 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
             w->sql_chunks[k] = ss.chunks;
         }
         impl[nimpl++] = (mhb_impl){k == MHB_SQL ? "SQLite" : "SQLite-design", sql_run,
-                                   s[k], k, SIZE_MAX, 0, o->touch ? st.path[k] : NULL};
+                                   s[k], k, SIZE_MAX, 0};
     }
     mhb_oracle_ctx oc = {t->a, t->n, t->reps ? t->reps : 1, t->shift};
     long checks = o->oracle >= 0 ? o->oracle : o->quick ? (long)o->queries
                                              : w->sqlite_ran ? 0 : 2;
     if (checks > 0)
-        impl[nimpl++] = (mhb_impl){"scan", mhb_oracle_run, &oc, -1, (size_t)checks, 1, NULL};
+        impl[nimpl++] = (mhb_impl){"scan", mhb_oracle_run, &oc, -1, (size_t)checks, 1};
+    /* the stores held in the page cache while the queries run (not
+     * before: the reader-memory children above are measured without) */
+    mhb_pin pin;
+    memset(&pin, 0, sizeof pin);
+    for (int k = 0; k < nslots && !failed && o->pin; k++) {
+        if (k > 0 && !w->sqlite_ran)
+            break;
+        if (mhb_pin_store(st.path[k], &pin) != MH_OK) {
+            fprintf(stderr, "mh_bench: %s: cannot map %s\n", w->name, st.path[k]);
+            failed = 1;
+        }
+    }
+    w->pinned = !o->pin ? 0 : pin.locked ? 1 : 2;
     if (!failed) {
         /* a warm-up of every implementation with other questions of every
          * class (untimed): each reader's one-time work (sections checked at
@@ -947,6 +958,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     for (int k = 0; k < MHB_SLOTS; k++)
         mhb_sql_reader_close(s[k]);
     mh_reader_close(r);
+    mhb_unpin(&pin);
     /* cold: only now, with no reader of the stores left mapping a page */
     if (!failed && o->cold && run_cold(&st, nslots, w) != MH_OK)
         failed = 1;

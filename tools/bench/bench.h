@@ -83,9 +83,6 @@ typedef struct mhb_impl {
      * are compared too; 0 (SQLite): they are not, and its classes with a
      * stream filter are skipped */
     int full;
-    /* the store's file or directory, whose pages mhb_classes_bench touches
-     * before each class (mhb_touch_store); NULL: none */
-    const char *store;
 } mhb_impl;
 
 /* Brute force over the trace, as an implementation: the trace written reps
@@ -126,11 +123,9 @@ void mhb_classes_repeat(mhb_class *c, size_t count, uint64_t reps, uint64_t shif
  * implementation still running a class's warm pass after budget seconds
  * stops there, and the class keeps only the queries every implementation
  * finished (nrun): a whole-space query of the SQLite design walks every
- * chunk of a slice and can take seconds. Before each class, every
- * implementation's store (impl.store) is touched (mhb_touch_store), so that
- * the warm passes find the page cache warm; the major page faults of each
+ * chunk of a slice and can take seconds. The major page faults of each
  * slot's two passes are kept in the class. Returns MH_OK, or the first
- * error code of a query or of a touch. */
+ * error code of a query. */
 int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                       size_t nimpl, int timed, double budget,
                       uint64_t *compared, uint64_t *mismatches);
@@ -187,13 +182,30 @@ size_t mhb_cold_list(const mhb_class *c, size_t count, size_t *ci, size_t *qi);
  * must be closed first. Returns MH_OK or MH_EIO. */
 int mhb_drop_cache(const char *path);
 
-/* Reads one byte of every page of path (a file, or every file of a flat
- * directory) through a mapping dropped at once: pages evicted come back,
- * and every page is marked accessed, so a kernel that reclaims page cache
- * left idle (this benchmark's VMs run DAMON's proactive reclaim: file
- * pages unmapped and idle for a minute are paged out) keeps them for the
- * warm passes. *pages gets the pages touched. Returns MH_OK or MH_EIO. */
-int mhb_touch_store(const char *path, uint64_t *pages);
+/* Store files held in the page cache for the query passes: each mapped
+ * whole and mlocked (or, where the lock is refused, every page read once so
+ * that it is mapped). This benchmark's VMs reclaim page cache left idle:
+ * DAMON's proactive reclaim pages out file pages that no process maps and
+ * that were not accessed for a minute, so a store queried class after class
+ * lost the pages no recent query had touched, and "warm" passes read them
+ * from disk. A pinned page is neither unmapped nor evictable. The mappings
+ * are the benchmark's, not the readers': their page tables, TLB and caches
+ * are untouched. */
+#define MHB_PIN_FILES 64
+typedef struct mhb_pin {
+    void *map[MHB_PIN_FILES];
+    size_t len[MHB_PIN_FILES];
+    size_t n;
+    uint64_t pages; /* pages pinned */
+    int locked;     /* 1: by mlock */
+} mhb_pin;
+/* Pins path (a file, or every regular file of a flat directory) into *p
+ * (zeroed first by the caller, several stores may go into one). Returns
+ * MH_OK or MH_EIO (a file not opened or mapped, or more than MHB_PIN_FILES). */
+int mhb_pin_store(const char *path, mhb_pin *p);
+/* Unmaps (and so unlocks) every file of *p; the pages stay cached but can
+ * be dropped again (the cold figures drop them). */
+void mhb_unpin(mhb_pin *p);
 /* Major page faults of the process so far (getrusage), -1 if unknown. */
 long mhb_major_faults(void);
 
@@ -222,7 +234,8 @@ typedef struct mhb_workload {
     uint64_t accesses;
     int sqlite_ran;
     int dist;                /* enum mhb_dist */
-    int touched;             /* stores touched before each class (--no-touch: 0) */
+    int pinned;              /* stores pinned for the query passes (mhb_pin_store):
+                                1 mlocked, 2 mapped and read, 0 not (--no-pin) */
     /* accesses/s: memhist bg on, bg off, SQLite, SQLite design defaults */
     double ingest_rate[4];
     double writer_mib[4];    /* as ingest_rate */

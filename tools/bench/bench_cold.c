@@ -86,14 +86,13 @@ int mhb_drop_cache(const char *path)
     return each_file(path, drop_one, NULL);
 }
 
-/* One byte read from every page of a private read-only mapping, then the
- * mapping dropped: a page the kernel evicted is read back (readahead, by
- * MADV_SEQUENTIAL), and every page is seen accessed (the unmap passes each
- * young pte on to its page), so reclaim of idle page cache starts its
- * clock again. */
-static int touch_one(const char *file, void *ctx)
+/* Maps a file whole and keeps it: mlock (every page read in and held;
+ * unevictable), or where the lock is refused (RLIMIT_MEMLOCK), a byte of
+ * every page read, so that the pages are mapped (the reclaim this
+ * benchmark's machines run takes unmapped page cache only). */
+static int pin_one(const char *file, void *ctx)
 {
-    uint64_t *pages = ctx;
+    mhb_pin *p = ctx;
     int fd = open(file, O_RDONLY);
     if (fd < 0)
         return MH_EIO;
@@ -101,19 +100,23 @@ static int touch_one(const char *file, void *ctx)
     int rc = MH_EIO;
     if (fstat(fd, &st) == 0 && st.st_size == 0) {
         rc = MH_OK;
-    } else if (fstat(fd, &st) == 0) {
+    } else if (fstat(fd, &st) == 0 && p->n < MHB_PIN_FILES) {
         size_t len = (size_t)st.st_size;
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        const volatile unsigned char *map =
-            mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+        void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
         if (map != MAP_FAILED) {
-            (void)madvise((void *)map, len, MADV_SEQUENTIAL);
-            unsigned sum = 0;
-            for (size_t off = 0; off < len; off += page)
-                sum += map[off];
-            (void)sum;
-            *pages += (len + page - 1) / page;
-            munmap((void *)map, len);
+            size_t page = (size_t)sysconf(_SC_PAGESIZE);
+            if (mlock(map, len) == 0) {
+                p->locked = 1;
+            } else {
+                const volatile unsigned char *b = map;
+                unsigned sum = 0;
+                for (size_t off = 0; off < len; off += page)
+                    sum += b[off];
+                (void)sum;
+            }
+            p->map[p->n] = map;
+            p->len[p->n++] = len;
+            p->pages += (len + page - 1) / page;
             rc = MH_OK;
         }
     }
@@ -121,10 +124,18 @@ static int touch_one(const char *file, void *ctx)
     return rc;
 }
 
-int mhb_touch_store(const char *path, uint64_t *pages)
+int mhb_pin_store(const char *path, mhb_pin *p)
 {
-    *pages = 0;
-    return each_file(path, touch_one, pages);
+    return each_file(path, pin_one, p);
+}
+
+void mhb_unpin(mhb_pin *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        munmap(p->map[i], p->len[i]); /* unlocks too */
+    p->n = 0;
+    p->pages = 0;
+    p->locked = 0;
 }
 
 long mhb_major_faults(void)

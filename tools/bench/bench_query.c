@@ -395,17 +395,6 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
         mhb_class *x = &c[k];
         for (size_t m = 0; m < MHB_SLOTS; m++)
             x->majflt_first[m] = x->majflt[m] = -1;
-        /* the page cache warm for every store: pages a kernel reclaimed
-         * while other classes ran are read back now, not in the passes */
-        for (size_t m = 0; m < nimpl && rc == MH_OK && timed; m++) {
-            uint64_t pages = 0;
-            if (impl[m].store && mhb_touch_store(impl[m].store, &pages) != MH_OK) {
-                fprintf(stderr, "mh_bench: cannot read %s\n", impl[m].store);
-                rc = MH_EIO;
-            }
-        }
-        if (rc != MH_OK)
-            break;
         /* warm pass: the reference's answers, then everyone else's
          * compared; each run timed, its question's first ask */
         x->nrun = x->nq;

@@ -119,8 +119,9 @@ static void fault_line(FILE *f, const mhb_workload *x, int first)
 {
     static const char *const who[MHB_SLOTS] = {"memhist", "SQLite", "SQLite design"};
     fprintf(f, "Major page faults in this pass (pages read from disk: a warm pass "
-               "should have none; stores touched before each class: %s):",
-            x->touched ? "yes" : "no, --no-touch");
+               "should have none; stores held in the page cache: %s):",
+            x->pinned == 1 ? "yes, mlock" : x->pinned == 2 ? "yes, mapped and read"
+                                                           : "no, --no-pin");
     for (int m = 0; m < MHB_SLOTS; m++) {
         long sum = 0, most = -1;
         size_t at = 0, classes = 0;
@@ -407,7 +408,8 @@ int mhb_report_json(const char *path, const mhb_machine *m,
         fprintf(f, "     \"answers_compared\": %" PRIu64 ", \"mismatches\": %" PRIu64 ",\n",
                 x->compared, x->mismatches);
         fprintf(f, "     \"dist\": \"%s\",\n", x->dist == MHB_DIST_USER ? "user" : "near");
-        fprintf(f, "     \"touched\": %s,\n", x->touched ? "true" : "false");
+        fprintf(f, "     \"pinned\": %s,\n", x->pinned == 1 ? "\"mlock\""
+                                           : x->pinned == 2 ? "\"mapped\"" : "false");
         static const char *const keys[4] = {"memhist_bg", "memhist_nobg", "sqlite",
                                             "sqlite_design"};
         fprintf(f, "     \"ingest_accesses_per_s\": {");
