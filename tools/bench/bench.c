@@ -917,17 +917,19 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         impl[nimpl++] = (mhb_impl){"scan", mhb_oracle_run, &oc, -1, (size_t)checks, 1};
     /* the stores held in the page cache while the queries run (not
      * before: the reader-memory children above are measured without) */
-    mhb_pin pin;
-    memset(&pin, 0, sizeof pin);
-    for (int k = 0; k < nslots && !failed && o->pin; k++) {
-        if (k > 0 && !w->sqlite_ran)
-            break;
-        if (mhb_pin_store(st.path[k], &pin) != MH_OK) {
-            fprintf(stderr, "mh_bench: %s: cannot map %s\n", w->name, st.path[k]);
+    mhb_pin pin = {.pid = -1};
+    if (!failed && o->pin) {
+        const char *paths[MHB_SLOTS];
+        size_t np = 0;
+        for (int k = 0; k < nslots && (k == 0 || w->sqlite_ran); k++)
+            paths[np++] = st.path[k];
+        if (mhb_pin_stores(paths, np, &pin) != MH_OK) {
+            fprintf(stderr, "mh_bench: %s: cannot pin the stores in the page cache\n",
+                    w->name);
             failed = 1;
         }
     }
-    w->pinned = !o->pin ? 0 : pin.locked ? 1 : 2;
+    w->pinned = pin.how;
     if (!failed) {
         /* a warm-up of every implementation with other questions of every
          * class (untimed): each reader's one-time work (sections checked at

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <stdio.h>
 #include "memhist.h"
 
@@ -182,29 +183,29 @@ size_t mhb_cold_list(const mhb_class *c, size_t count, size_t *ci, size_t *qi);
  * must be closed first. Returns MH_OK or MH_EIO. */
 int mhb_drop_cache(const char *path);
 
-/* Store files held in the page cache for the query passes: each mapped
- * whole and mlocked (or, where the lock is refused, every page read once so
- * that it is mapped). This benchmark's VMs reclaim page cache left idle:
- * DAMON's proactive reclaim pages out file pages that no process maps and
- * that were not accessed for a minute, so a store queried class after class
- * lost the pages no recent query had touched, and "warm" passes read them
- * from disk. A pinned page is neither unmapped nor evictable. The mappings
- * are the benchmark's, not the readers': their page tables, TLB and caches
- * are untouched. */
-#define MHB_PIN_FILES 64
+/* Store files held in the page cache while the queries run, by a child
+ * process that maps each whole and mlocks it (or, where the lock is
+ * refused, reads every page once and keeps it mapped). This benchmark's VMs
+ * reclaim page cache left idle: DAMON's proactive reclaim pages out file
+ * pages that no process maps and that were not accessed for a minute, so a
+ * store queried class after class lost the pages no recent query had
+ * touched, and "warm" passes read them from disk. A pinned page is neither
+ * unmapped nor evictable. The pin lives in its own process so that the
+ * readers' address space, page tables and TLB are not touched by it (the
+ * same mappings in the benchmark itself made the query passes noisier:
+ * reclaim's scans of mapped pages reach the process that maps them). */
 typedef struct mhb_pin {
-    void *map[MHB_PIN_FILES];
-    size_t len[MHB_PIN_FILES];
-    size_t n;
+    pid_t pid;      /* the child, -1 none */
+    int fd;         /* closed to let it go */
     uint64_t pages; /* pages pinned */
-    int locked;     /* 1: by mlock */
+    int how;        /* 1 mlock, 2 mapped and read (mlock refused), 0 none */
 } mhb_pin;
-/* Pins path (a file, or every regular file of a flat directory) into *p
- * (zeroed first by the caller, several stores may go into one). Returns
- * MH_OK or MH_EIO (a file not opened or mapped, or more than MHB_PIN_FILES). */
-int mhb_pin_store(const char *path, mhb_pin *p);
-/* Unmaps (and so unlocks) every file of *p; the pages stay cached but can
- * be dropped again (the cold figures drop them). */
+/* Pins every path (a file, or each regular file of a flat directory).
+ * Returns MH_OK, or MH_EIO (no child, or a file not opened or mapped; *p
+ * then pins nothing). */
+int mhb_pin_stores(const char *const *paths, size_t n, mhb_pin *p);
+/* Ends the pin (the child exits): the pages stay cached, but can be
+ * dropped again (the cold figures drop them). A pin of none is a no-op. */
 void mhb_unpin(mhb_pin *p);
 /* Major page faults of the process so far (getrusage), -1 if unknown. */
 long mhb_major_faults(void);

@@ -16,9 +16,12 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 size_t mhb_cold_list(const mhb_class *c, size_t count, size_t *ci, size_t *qi)
@@ -86,13 +89,19 @@ int mhb_drop_cache(const char *path)
     return each_file(path, drop_one, NULL);
 }
 
-/* Maps a file whole and keeps it: mlock (every page read in and held;
+/* The pinning child's state: what it mapped (kept until it exits). */
+typedef struct pin_state {
+    uint64_t pages;
+    int locked, refused;
+} pin_state;
+
+/* Maps a file whole and keeps it: mlock (every page read in and held,
  * unevictable), or where the lock is refused (RLIMIT_MEMLOCK), a byte of
  * every page read, so that the pages are mapped (the reclaim this
  * benchmark's machines run takes unmapped page cache only). */
 static int pin_one(const char *file, void *ctx)
 {
-    mhb_pin *p = ctx;
+    pin_state *ps = ctx;
     int fd = open(file, O_RDONLY);
     if (fd < 0)
         return MH_EIO;
@@ -100,42 +109,95 @@ static int pin_one(const char *file, void *ctx)
     int rc = MH_EIO;
     if (fstat(fd, &st) == 0 && st.st_size == 0) {
         rc = MH_OK;
-    } else if (fstat(fd, &st) == 0 && p->n < MHB_PIN_FILES) {
+    } else if (fstat(fd, &st) == 0) {
         size_t len = (size_t)st.st_size;
         void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
         if (map != MAP_FAILED) {
             size_t page = (size_t)sysconf(_SC_PAGESIZE);
             if (mlock(map, len) == 0) {
-                p->locked = 1;
+                ps->locked = 1;
             } else {
+                ps->refused = 1;
                 const volatile unsigned char *b = map;
                 unsigned sum = 0;
                 for (size_t off = 0; off < len; off += page)
                     sum += b[off];
                 (void)sum;
             }
-            p->map[p->n] = map;
-            p->len[p->n++] = len;
-            p->pages += (len + page - 1) / page;
-            rc = MH_OK;
+            ps->pages += (len + page - 1) / page;
+            rc = MH_OK; /* mapped until the child exits */
         }
     }
     close(fd);
     return rc;
 }
 
-int mhb_pin_store(const char *path, mhb_pin *p)
+int mhb_pin_stores(const char *const *paths, size_t n, mhb_pin *p)
 {
-    return each_file(path, pin_one, p);
+    memset(p, 0, sizeof *p);
+    p->pid = -1;
+    int up[2], down[2];
+    if (pipe(up) != 0)
+        return MH_EIO;
+    if (pipe(down) != 0) {
+        close(up[0]);
+        close(up[1]);
+        return MH_EIO;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(up[0]);
+        close(up[1]);
+        close(down[0]);
+        close(down[1]);
+        return MH_EIO;
+    }
+    if (pid == 0) {
+        close(up[0]);
+        close(down[1]);
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        pin_state ps = {0, 0, 0};
+        int rc = MH_OK;
+        for (size_t i = 0; i < n && rc == MH_OK; i++)
+            rc = each_file(paths[i], pin_one, &ps);
+        int64_t msg[3] = {rc, (int64_t)ps.pages, ps.locked && !ps.refused ? 1 : 2};
+        if (write(up[1], msg, sizeof msg) != (ssize_t)sizeof msg)
+            _exit(1);
+        char c;
+        while (read(down[0], &c, 1) < 0 && errno == EINTR) /* until the parent closes */
+            ;
+        _exit(0);
+    }
+    close(up[1]);
+    close(down[0]);
+    int64_t msg[3];
+    ssize_t got;
+    while ((got = read(up[0], msg, sizeof msg)) < 0 && errno == EINTR)
+        ;
+    close(up[0]);
+    p->pid = pid;
+    p->fd = down[1];
+    if (got != (ssize_t)sizeof msg || msg[0] != MH_OK) {
+        mhb_unpin(p);
+        return MH_EIO;
+    }
+    p->pages = (uint64_t)msg[1];
+    p->how = (int)msg[2];
+    return MH_OK;
 }
 
 void mhb_unpin(mhb_pin *p)
 {
-    for (size_t i = 0; i < p->n; i++)
-        munmap(p->map[i], p->len[i]); /* unlocks too */
-    p->n = 0;
-    p->pages = 0;
-    p->locked = 0;
+    if (p->pid <= 0)
+        return;
+    close(p->fd); /* the child reads EOF and exits: its mappings go */
+    (void)kill(p->pid, SIGKILL); /* also if another child holds the pipe */
+    int st;
+    while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    p->pid = -1;
+    p->how = 0;
 }
 
 long mhb_major_faults(void)
