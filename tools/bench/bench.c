@@ -974,6 +974,8 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], MHB_PIN_CHILD))
+        return mhb_pin_child_main(argc - 2, argv + 2);
     opts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc)

@@ -200,10 +200,15 @@ typedef struct mhb_pin {
     uint64_t pages; /* pages pinned */
     int how;        /* 1 mlock, 2 mapped and read (mlock refused), 0 none */
 } mhb_pin;
-/* Pins every path (a file, or each regular file of a flat directory).
- * Returns MH_OK, or MH_EIO (no child, or a file not opened or mapped; *p
- * then pins nothing). */
+/* Pins every path (a file, or each regular file of a flat directory):
+ * spawns this program again (/proc/self/exe) as `mh_bench --pin-child
+ * PATH...`, which main() hands to mhb_pin_child_main. Returns MH_OK, or
+ * MH_EIO (no child, or a file not opened or mapped; *p then pins nothing). */
+#define MHB_PIN_CHILD "--pin-child"
 int mhb_pin_stores(const char *const *paths, size_t n, mhb_pin *p);
+/* The child: pins paths[0 .. n - 1], writes its result to stdout, then
+ * waits for stdin to close (the benchmark's unpin, or its end). */
+int mhb_pin_child_main(int n, char **paths);
 /* Ends the pin (the child exits): the pages stay cached, but can be
  * dropped again (the cold figures drop them). A pin of none is a no-op. */
 void mhb_unpin(mhb_pin *p);

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -132,52 +132,70 @@ static int pin_one(const char *file, void *ctx)
     return rc;
 }
 
+int mhb_pin_child_main(int n, char **paths)
+{
+    pin_state ps = {0, 0, 0};
+    int rc = MH_OK;
+    for (int i = 0; i < n && rc == MH_OK; i++)
+        rc = each_file(paths[i], pin_one, &ps);
+    int64_t msg[3] = {rc, (int64_t)ps.pages, ps.locked && !ps.refused ? 1 : 2};
+    if (write(STDOUT_FILENO, msg, sizeof msg) != (ssize_t)sizeof msg)
+        return 1;
+    char c;
+    while (read(STDIN_FILENO, &c, 1) < 0 && errno == EINTR) /* until the pipe closes */
+        ;
+    return 0;
+}
+
 int mhb_pin_stores(const char *const *paths, size_t n, mhb_pin *p)
 {
     memset(p, 0, sizeof *p);
     p->pid = -1;
-    int up[2], down[2];
-    if (pipe(up) != 0)
-        return MH_EIO;
-    if (pipe(down) != 0) {
-        close(up[0]);
-        close(up[1]);
+    p->fd = -1;
+    char **argv = calloc(n + 3, sizeof *argv);
+    int up[2] = {-1, -1}, down[2] = {-1, -1};
+    if (argv == NULL || pipe(up) != 0 || pipe(down) != 0) {
+        free(argv);
+        for (int i = 0; i < 2; i++) {
+            if (up[i] >= 0)
+                close(up[i]);
+            if (down[i] >= 0)
+                close(down[i]);
+        }
         return MH_EIO;
     }
+    argv[0] = (char *)"mh_bench";
+    argv[1] = (char *)MHB_PIN_CHILD;
+    for (size_t i = 0; i < n; i++)
+        argv[i + 2] = (char *)paths[i];
+    /* a new image (posix_spawn: no copy-on-write of this process's memory,
+     * whose pages the queries would then fault on as they write) */
+    posix_spawn_file_actions_t fa;
+    int ok = posix_spawn_file_actions_init(&fa) == 0;
+    ok = ok && posix_spawn_file_actions_adddup2(&fa, down[0], STDIN_FILENO) == 0 &&
+         posix_spawn_file_actions_adddup2(&fa, up[1], STDOUT_FILENO) == 0 &&
+         posix_spawn_file_actions_addclose(&fa, down[1]) == 0 &&
+         posix_spawn_file_actions_addclose(&fa, up[0]) == 0;
+    pid_t pid = -1;
     fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(up[0]);
-        close(up[1]);
-        close(down[0]);
-        close(down[1]);
-        return MH_EIO;
-    }
-    if (pid == 0) {
-        close(up[0]);
-        close(down[1]);
-        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-        pin_state ps = {0, 0, 0};
-        int rc = MH_OK;
-        for (size_t i = 0; i < n && rc == MH_OK; i++)
-            rc = each_file(paths[i], pin_one, &ps);
-        int64_t msg[3] = {rc, (int64_t)ps.pages, ps.locked && !ps.refused ? 1 : 2};
-        if (write(up[1], msg, sizeof msg) != (ssize_t)sizeof msg)
-            _exit(1);
-        char c;
-        while (read(down[0], &c, 1) < 0 && errno == EINTR) /* until the parent closes */
-            ;
-        _exit(0);
-    }
+    if (ok && posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ) != 0)
+        pid = -1;
+    posix_spawn_file_actions_destroy(&fa);
+    free(argv);
     close(up[1]);
     close(down[0]);
+    if (pid < 0) {
+        close(up[0]);
+        close(down[1]);
+        return MH_EIO;
+    }
+    p->pid = pid;
+    p->fd = down[1];
     int64_t msg[3];
     ssize_t got;
     while ((got = read(up[0], msg, sizeof msg)) < 0 && errno == EINTR)
         ;
     close(up[0]);
-    p->pid = pid;
-    p->fd = down[1];
     if (got != (ssize_t)sizeof msg || msg[0] != MH_OK) {
         mhb_unpin(p);
         return MH_EIO;
