@@ -89,6 +89,33 @@ int mhb_drop_cache(const char *path)
     return each_file(path, drop_one, NULL);
 }
 
+/* Maps file whole, read-only and shared; an empty file gives *map NULL and
+ * *len 0. Returns MH_OK or MH_EIO. */
+static int map_whole(const char *file, void **map, size_t *len)
+{
+    *map = NULL;
+    *len = 0;
+    int fd = open(file, O_RDONLY);
+    if (fd < 0)
+        return MH_EIO;
+    struct stat st;
+    int rc = MH_EIO;
+    if (fstat(fd, &st) == 0) {
+        rc = MH_OK;
+        if (st.st_size > 0) {
+            void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+            if (m == MAP_FAILED) {
+                rc = MH_EIO;
+            } else {
+                *map = m;
+                *len = (size_t)st.st_size;
+            }
+        }
+    }
+    close(fd);
+    return rc;
+}
+
 /* The pinning child's state: what it mapped (kept until it exits). */
 typedef struct pin_state {
     uint64_t pages;
@@ -102,34 +129,25 @@ typedef struct pin_state {
 static int pin_one(const char *file, void *ctx)
 {
     pin_state *ps = ctx;
-    int fd = open(file, O_RDONLY);
-    if (fd < 0)
+    void *map;
+    size_t len;
+    if (map_whole(file, &map, &len) != MH_OK)
         return MH_EIO;
-    struct stat st;
-    int rc = MH_EIO;
-    if (fstat(fd, &st) == 0 && st.st_size == 0) {
-        rc = MH_OK;
-    } else if (fstat(fd, &st) == 0) {
-        size_t len = (size_t)st.st_size;
-        void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-        if (map != MAP_FAILED) {
-            size_t page = (size_t)sysconf(_SC_PAGESIZE);
-            if (mlock(map, len) == 0) {
-                ps->locked = 1;
-            } else {
-                ps->refused = 1;
-                const volatile unsigned char *b = map;
-                unsigned sum = 0;
-                for (size_t off = 0; off < len; off += page)
-                    sum += b[off];
-                (void)sum;
-            }
-            ps->pages += (len + page - 1) / page;
-            rc = MH_OK; /* mapped until the child exits */
-        }
+    if (len == 0)
+        return MH_OK;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (mlock(map, len) == 0) {
+        ps->locked = 1;
+    } else {
+        ps->refused = 1;
+        const volatile unsigned char *b = map;
+        unsigned sum = 0;
+        for (size_t off = 0; off < len; off += page)
+            sum += b[off];
+        (void)sum;
     }
-    close(fd);
-    return rc;
+    ps->pages += (len + page - 1) / page;
+    return MH_OK; /* mapped until the child exits */
 }
 
 int mhb_pin_child_main(int n, char **paths)
@@ -231,31 +249,25 @@ typedef struct resident {
 static int count_one(const char *file, void *ctx)
 {
     resident *r = ctx;
-    int fd = open(file, O_RDONLY);
-    if (fd < 0)
+    void *map;
+    size_t len;
+    if (map_whole(file, &map, &len) != MH_OK)
         return MH_EIO;
-    struct stat st;
+    if (len == 0)
+        return MH_OK;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t np = (len + page - 1) / page;
+    /* mapping without touching faults nothing in: mincore only looks */
+    unsigned char *vec = malloc(np);
     int rc = MH_EIO;
-    if (fstat(fd, &st) == 0 && st.st_size == 0) {
+    if (vec && mincore(map, len, vec) == 0) {
+        for (size_t i = 0; i < np; i++)
+            r->in_core += vec[i] & 1;
+        r->pages += np;
         rc = MH_OK;
-    } else if (fstat(fd, &st) == 0) {
-        size_t len = (size_t)st.st_size;
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        size_t np = (len + page - 1) / page;
-        /* mapping without touching faults nothing in: mincore only looks */
-        void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-        unsigned char *vec = malloc(np);
-        if (map != MAP_FAILED && vec && mincore(map, len, vec) == 0) {
-            for (size_t i = 0; i < np; i++)
-                r->in_core += vec[i] & 1;
-            r->pages += np;
-            rc = MH_OK;
-        }
-        free(vec);
-        if (map != MAP_FAILED)
-            munmap(map, len);
     }
-    close(fd);
+    free(vec);
+    munmap(map, len);
     return rc;
 }
 
