@@ -923,11 +923,11 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         size_t np = 0;
         for (int k = 0; k < nslots && (k == 0 || w->sqlite_ran); k++)
             paths[np++] = st.path[k];
-        if (mhb_pin_stores(paths, np, &pin) != MH_OK) {
-            fprintf(stderr, "mh_bench: %s: cannot pin the stores in the page cache\n",
-                    w->name);
-            failed = 1;
-        }
+        /* not fatal: the report then says the stores were not held, and
+         * the fault counts show what that cost */
+        if (mhb_pin_stores(paths, np, &pin) != MH_OK)
+            fprintf(stderr, "mh_bench: %s: cannot pin the stores in the page cache; "
+                            "the queries run without\n", w->name);
     }
     w->pinned = pin.how;
     if (!failed) {

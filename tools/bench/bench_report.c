@@ -121,7 +121,7 @@ static void fault_line(FILE *f, const mhb_workload *x, int first)
     fprintf(f, "Major page faults in this pass (pages read from disk: a warm pass "
                "should have none; stores held in the page cache: %s):",
             x->pinned == 1 ? "yes, mlock" : x->pinned == 2 ? "yes, mapped and read"
-                                                           : "no, --no-pin");
+                                                           : "no (--no-pin, or refused)");
     for (int m = 0; m < MHB_SLOTS; m++) {
         long sum = 0, most = -1;
         size_t at = 0, classes = 0;
