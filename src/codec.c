@@ -624,6 +624,14 @@ static uint32_t bitmap_count(const uint8_t *bits, uint32_t n) {
     return c;
 }
 
+/* Ones among bits lo .. hi - 1, one at a time (a short range). */
+static uint32_t count_bits(const uint8_t *bits, uint32_t lo, uint32_t hi) {
+    uint32_t c = 0;
+    for (uint32_t i = lo; i < hi; i++)
+        c += (uint32_t)bit_at(bits, i);
+    return c;
+}
+
 /* Ones among the first m bits of the bitmap (m <= its n bits). */
 static uint32_t bitmap_count_head(const uint8_t *bits, uint32_t m) {
     uint32_t c = bitmap_count(bits, m & ~7u);
@@ -1019,11 +1027,17 @@ static int cursor_take(mh_block_cols *bc, unsigned k, uint64_t *v) {
     return MH_OK;
 }
 
-/* Present rows among row .. i - 1 of the bitmap leading column k. */
+/* Present rows among row .. i - 1 of the bitmap leading column k: the
+ * bits of that range alone (counting from the block's first row at each
+ * take made a walk of a block's rows quadratic in the bitmap). */
 static uint32_t present_between(const mh_block_cols *bc, unsigned k, uint32_t row,
                                 uint32_t i) {
     const uint8_t *bits = bc->raw + bc->off[k];
-    return bitmap_count_head(bits, i) - bitmap_count_head(bits, row);
+    if (i - row < 64u)
+        return count_bits(bits, row, i);
+    const uint32_t a = (row + 7u) & ~7u, b = i & ~7u;
+    return count_bits(bits, row, a) + bitmap_count(bits + a / 8u, b - a) +
+           count_bits(bits, b, i);
 }
 
 int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_access *a) {
@@ -1032,6 +1046,7 @@ int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_access *a) {
     if (i < bc->row)
         mh_block_cols_rewind(bc);
     const uint32_t skip = i - bc->row;
+    bc->walked += (uint64_t)skip + 1u;
     const unsigned has = bc->has;
     uint64_t v;
     /* columns id .. size are in every block */

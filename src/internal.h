@@ -272,6 +272,7 @@ typedef struct mh_block_cols {
     uint32_t row;                  /* the cursor: every column at this row */
     uint32_t pos[MH_COL_UNKNOWN];  /* its varint there (after the bitmap) */
     uint64_t prev[MH_COL_UNKNOWN]; /* physical, pc: the value before it */
+    uint64_t walked;               /* rows the cursor went over since found */
 } mh_block_cols;
 
 /* Finds the columns of raw (raw_size bytes, n rows, layout l; format 2)
@@ -288,7 +289,10 @@ void mh_block_cols_rewind(mh_block_cols *bc);
  * malformed or past its column, a size of 0 or 2^32 or more or wrapping,
  * a stream above MH_STREAM_MAX: MH_ECORRUPT, without a detail: the caller
  * decodes the block whole, which names it). Rows taken in increasing order
- * cost the varints between them; an earlier row rewinds the cursor. */
+ * cost the varints between them; an earlier row rewinds the cursor to the
+ * block's first row (bc->walked counts the rows gone over, for the caller
+ * to decode the block whole once a walk in decreasing order has cost a
+ * block's worth). */
 int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_access *a);
 
 /* ---- dictionary (dict.c) -------------------------------------------- */
