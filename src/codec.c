@@ -962,6 +962,23 @@ int mh_block_decode(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
  * the varints passed over are skipped or summed (RUN_SKIP / RUN_SUM), the
  * row's own values read and checked as the fast decoders check them. */
 
+/* The cursor's state saved as checkpoint nck (the cursor is at row
+ * nck * step), and the cursor put back at checkpoint k. */
+static void ckpt_save(mh_block_cols *bc) {
+    mh_block_ckpt *c = &bc->ck[bc->nck++];
+    memcpy(c->pos, bc->pos, sizeof c->pos);
+    c->phy = bc->prev[MH_COL_PHYSICAL];
+    c->pc = bc->prev[MH_COL_PC];
+}
+
+static void ckpt_load(mh_block_cols *bc, uint32_t k) {
+    const mh_block_ckpt *c = &bc->ck[k];
+    memcpy(bc->pos, c->pos, sizeof c->pos);
+    bc->prev[MH_COL_PHYSICAL] = c->phy;
+    bc->prev[MH_COL_PC] = c->pc;
+    bc->row = k * bc->step;
+}
+
 int mh_block_cols_find(const uint8_t *raw, size_t raw_size, uint32_t n,
                        const mh_block_layout *l, mh_block_cols *bc) {
     memset(bc, 0, sizeof *bc);
@@ -992,17 +1009,11 @@ int mh_block_cols_find(const uint8_t *raw, size_t raw_size, uint32_t n,
         return MH_ECORRUPT;
     if (bc->has & 1u << MH_COL_PC && bc->end[MH_COL_PC] - bc->off[MH_COL_PC] < bm)
         return MH_ECORRUPT;
-    mh_block_cols_rewind(bc);
-    return MH_OK;
-}
-
-void mh_block_cols_rewind(mh_block_cols *bc) {
-    const uint32_t bm = (bc->n + 7u) / 8u;
-    bc->row = 0;
-    for (unsigned k = 0; k < MH_COL_UNKNOWN; k++) {
+    for (unsigned k = 0; k < MH_COL_UNKNOWN; k++)
         bc->pos[k] = bc->off[k] + (k == MH_COL_LINEAR || k == MH_COL_PC ? bm : 0);
-        bc->prev[k] = 0;
-    }
+    bc->step = n / MH_BC_CHECKPOINTS + 1u; /* the last checkpoint is below n */
+    ckpt_save(bc);
+    return MH_OK;
 }
 
 /* Column k's cursor moved over rows row .. i - 1 (count of them, or of the
@@ -1040,27 +1051,47 @@ static uint32_t present_between(const mh_block_cols *bc, unsigned k, uint32_t ro
            count_bits(bits, b, i);
 }
 
+/* Every column's cursor moved from row bc->row to row `to` (>= it). */
+static int cols_pass(mh_block_cols *bc, uint32_t to) {
+    const uint32_t skip = to - bc->row;
+    if (!skip)
+        return MH_OK;
+    MH_TRY(cursor_pass(bc, MH_COL_PHYSICAL, skip, 1));
+    MH_TRY(cursor_pass(bc, MH_COL_SIZE, skip, 0));
+    MH_TRY(cursor_pass(bc, MH_COL_LINEAR, present_between(bc, MH_COL_LINEAR, bc->row, to), 0));
+    if (bc->has & 1u << MH_COL_STREAM)
+        MH_TRY(cursor_pass(bc, MH_COL_STREAM, skip, 0));
+    if (bc->has & 1u << MH_COL_PC)
+        MH_TRY(cursor_pass(bc, MH_COL_PC, present_between(bc, MH_COL_PC, bc->row, to), 1));
+    bc->row = to;
+    return MH_OK;
+}
+
 int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_access *a) {
-    if (i >= bc->n)
-        return MH_ECORRUPT;
-    if (i < bc->row)
-        mh_block_cols_rewind(bc);
-    const uint32_t skip = i - bc->row;
-    bc->walked += (uint64_t)skip + 1u;
     const unsigned has = bc->has;
-    uint64_t v;
+    if (i >= bc->n || !bc->nck)
+        return MH_ECORRUPT;
     /* columns id .. size are in every block */
     if (!(has & 1u << MH_COL_PHYSICAL) || !(has & 1u << MH_COL_SIZE) ||
         !(has & 1u << MH_COL_LINEAR))
         return MH_ECORRUPT;
+    /* an earlier row: from the last checkpoint at or before it (saved: the
+     * cursor went past it to be where it is) */
+    if (i < bc->row)
+        ckpt_load(bc, i / bc->step);
+    /* to the row, saving the checkpoints passed on the way */
+    while (bc->nck < MH_BC_CHECKPOINTS && bc->nck * bc->step <= i) {
+        MH_TRY(cols_pass(bc, bc->nck * bc->step));
+        ckpt_save(bc);
+    }
+    MH_TRY(cols_pass(bc, i));
+    uint64_t v;
     /* physical: a delta from the row before (0 before the first) */
-    MH_TRY(cursor_pass(bc, MH_COL_PHYSICAL, skip, 1));
     MH_TRY(cursor_take(bc, MH_COL_PHYSICAL, &v));
     bc->prev[MH_COL_PHYSICAL] += mhf_unzigzag(v);
     const uint64_t phy = bc->prev[MH_COL_PHYSICAL];
     a->physical = phy;
     /* size: 1 .. 2^32 - 1, phy + size - 1 does not wrap */
-    MH_TRY(cursor_pass(bc, MH_COL_SIZE, skip, 0));
     MH_TRY(cursor_take(bc, MH_COL_SIZE, &v));
     if (v - 1u >= UINT32_MAX || phy + (v - 1u) < phy)
         return MH_ECORRUPT;
@@ -1068,7 +1099,6 @@ int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_access *a) {
     /* linear: present rows hold zigzag(linear - physical) */
     a->has_linear = 0;
     a->linear = 0;
-    MH_TRY(cursor_pass(bc, MH_COL_LINEAR, present_between(bc, MH_COL_LINEAR, bc->row, i), 0));
     if (bit_at(bc->raw + bc->off[MH_COL_LINEAR], i)) {
         MH_TRY(cursor_take(bc, MH_COL_LINEAR, &v));
         a->has_linear = 1;
@@ -1077,7 +1107,6 @@ int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_access *a) {
     /* stream and pc: their defaults when the block does not store them */
     a->stream = 0;
     if (has & 1u << MH_COL_STREAM) {
-        MH_TRY(cursor_pass(bc, MH_COL_STREAM, skip, 0));
         MH_TRY(cursor_take(bc, MH_COL_STREAM, &v));
         if (v > MH_STREAM_MAX)
             return MH_ECORRUPT;
@@ -1085,14 +1114,11 @@ int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_access *a) {
     }
     a->has_pc = 0;
     a->pc = 0;
-    if (has & 1u << MH_COL_PC) {
-        MH_TRY(cursor_pass(bc, MH_COL_PC, present_between(bc, MH_COL_PC, bc->row, i), 1));
-        if (bit_at(bc->raw + bc->off[MH_COL_PC], i)) {
-            MH_TRY(cursor_take(bc, MH_COL_PC, &v));
-            bc->prev[MH_COL_PC] += mhf_unzigzag(v);
-            a->has_pc = 1;
-            a->pc = bc->prev[MH_COL_PC];
-        }
+    if (has & 1u << MH_COL_PC && bit_at(bc->raw + bc->off[MH_COL_PC], i)) {
+        MH_TRY(cursor_take(bc, MH_COL_PC, &v));
+        bc->prev[MH_COL_PC] += mhf_unzigzag(v);
+        a->has_pc = 1;
+        a->pc = bc->prev[MH_COL_PC];
     }
     bc->row = i + 1;
     return MH_OK;

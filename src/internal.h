@@ -262,7 +262,15 @@ int mh_block_decode_rows(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
 /* A raw (decompressed) block of format 2 read a row at a time: where each
  * known column lies, and a cursor per column (the id-order path's located
  * rows, query_idmap.c: the id and transition columns are decoded as
- * usual, the others of the rows it locates only). */
+ * usual, the others of the rows it locates only). The cursor's state is
+ * saved each MH_BC_STEP-th of the block as it passes there (a
+ * checkpoint), so that a row before the cursor is reached from the
+ * checkpoint at or before it, not from the block's first row. */
+#define MH_BC_CHECKPOINTS 32
+typedef struct mh_block_ckpt {
+    uint32_t pos[MH_COL_UNKNOWN]; /* each column's varint at the row */
+    uint64_t phy, pc;             /* the sums before it (delta columns) */
+} mh_block_ckpt;
 typedef struct mh_block_cols {
     const uint8_t *raw;
     uint32_t n;                    /* the block's rows */
@@ -272,7 +280,9 @@ typedef struct mh_block_cols {
     uint32_t row;                  /* the cursor: every column at this row */
     uint32_t pos[MH_COL_UNKNOWN];  /* its varint there (after the bitmap) */
     uint64_t prev[MH_COL_UNKNOWN]; /* physical, pc: the value before it */
-    uint64_t walked;               /* rows the cursor went over since found */
+    uint32_t step;                 /* rows between two checkpoints */
+    uint32_t nck;                  /* checkpoints saved: rows 0, step, .. */
+    mh_block_ckpt ck[MH_BC_CHECKPOINTS];
 } mh_block_cols;
 
 /* Finds the columns of raw (raw_size bytes, n rows, layout l; format 2)
@@ -281,18 +291,16 @@ typedef struct mh_block_cols {
  * stay as it is while bc is used. */
 int mh_block_cols_find(const uint8_t *raw, size_t raw_size, uint32_t n,
                        const mh_block_layout *l, mh_block_cols *bc);
-/* The cursor back at row 0. */
-void mh_block_cols_rewind(mh_block_cols *bc);
 /* Row i's physical, size, linear, stream and pc (their defaults when the
  * block does not store the column) into a (its other fields untouched),
  * checked as a decode checks them (a varint
  * malformed or past its column, a size of 0 or 2^32 or more or wrapping,
  * a stream above MH_STREAM_MAX: MH_ECORRUPT, without a detail: the caller
  * decodes the block whole, which names it). Rows taken in increasing order
- * cost the varints between them; an earlier row rewinds the cursor to the
- * block's first row (bc->walked counts the rows gone over, for the caller
- * to decode the block whole once a walk in decreasing order has cost a
- * block's worth). */
+ * cost the varints between them; a row before the cursor costs those from
+ * the checkpoint at or before it (at most n / MH_BC_CHECKPOINTS rows'
+ * worth), so rows taken in decreasing order, as a backward query takes
+ * them, cost one walk over the block and a short one a row. */
 int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_access *a);
 
 /* ---- dictionary (dict.c) -------------------------------------------- */

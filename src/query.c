@@ -768,13 +768,6 @@ int mh_query_row_take(qctx *c, int32_t e, const mh_seg *seg, const mh_slice *s, 
             *out = x->tk[k];
             return MH_OK;
         }
-    /* a row before the cursor rewinds it to the block's first row: rows
-     * taken in decreasing order (a backward walk) would cost the square
-     * of their count; once the cursor has gone over a block's worth of
-     * rows, the block is decoded whole (one decode and its checks cost
-     * about as much as a few walks over the block) */
-    if (i < x->bc.row && x->bc.walked >= x->bc.n)
-        goto whole;
     mh_block bl;
     mh_chunk ch;
     MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, &c->diag));
@@ -789,7 +782,6 @@ int mh_query_row_take(qctx *c, int32_t e, const mh_seg *seg, const mh_slice *s, 
         return MH_OK;
     }
     /* a bad value: the block decoded whole, every row checked, names it */
-whole:
     MH_TRY(get_block_entry(c, seg, s, b, 0, UINT32_MAX, WANT_ALL, &e));
     *out = mhq_access(s, &c->ent[e].rows, i, op);
     return MH_OK;

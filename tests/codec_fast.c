@@ -129,6 +129,25 @@ static void window(blockbuf *bb, const uint8_t *raw, size_t size, uint32_t n,
  * block decodes, each row's physical, size, linear, stream and pc equal
  * the whole decode's; when a taken row fails, so does the whole block.
  * (A damaged block may give rows whose values the damage does not reach.) */
+/* Row i taken alone: 0 when refused (then the whole block must fail). */
+static int take_one(blockbuf *bb, mh_block_cols *bc, uint32_t i, uint32_t n, int full_rc) {
+    mh_access x;
+    memset(&x, 0xa5, sizeof x);
+    if (mh_block_row_take(bc, i, &x) != MH_OK) {
+        CHECKF(full_rc != MH_OK, "row %u of a good block of %u refused", i, n);
+        return 0;
+    }
+    if (full_rc == MH_OK) {
+        const mh_rows *a = &bb->a;
+        CHECKF(a->phy[i] == x.physical && a->size[i] == x.size &&
+                   a->has_lin[i] == x.has_linear && a->lin[i] == x.linear &&
+                   mh_rows_stream(a, i) == x.stream && mh_rows_has_pc(a, i) == x.has_pc &&
+                   (mh_rows_has_pc(a, i) ? mh_rows_pc(a, i) : 0) == x.pc,
+               "row %u of %u taken alone differs", i, n);
+    }
+    return 1;
+}
+
 static void take_rows(blockbuf *bb, tu_rng *r, const uint8_t *raw, size_t size, uint32_t n,
                       const mh_block_layout *l, int full_rc) {
     if (l->major < 2)
@@ -140,25 +159,28 @@ static void take_rows(blockbuf *bb, tu_rng *r, const uint8_t *raw, size_t size, 
     }
     uint32_t i = (uint32_t)tu_below(r, n);
     for (unsigned k = 0; k < 24; k++) {
-        mh_access x;
-        memset(&x, 0xa5, sizeof x);
-        int rc = mh_block_row_take(&bc, i, &x);
-        if (rc != MH_OK) {
-            CHECKF(full_rc != MH_OK, "row %u of a good block of %u refused", i, n);
+        if (!take_one(bb, &bc, i, n, full_rc))
             return;
-        }
-        if (full_rc == MH_OK) {
-            const mh_rows *a = &bb->a;
-            CHECKF(a->phy[i] == x.physical && a->size[i] == x.size &&
-                       a->has_lin[i] == x.has_linear && a->lin[i] == x.linear &&
-                       mh_rows_stream(a, i) == x.stream && mh_rows_has_pc(a, i) == x.has_pc &&
-                       (mh_rows_has_pc(a, i) ? mh_rows_pc(a, i) : 0) == x.pc,
-                   "row %u of %u taken alone differs", i, n);
-        }
-        /* the next row, a jump ahead, or back (the cursor rewinds) */
-        unsigned how = (unsigned)tu_below(r, 3);
-        i = how == 0 && i + 1 < n ? i + 1 : how == 1 ? i + (uint32_t)tu_below(r, n - i)
-                                                     : (uint32_t)tu_below(r, n);
+        /* the next row, a jump ahead, anywhere (the cursor goes back to
+         * a checkpoint), or the row before (a backward query's order) */
+        unsigned how = (unsigned)tu_below(r, 4);
+        i = how == 0 && i + 1 < n ? i + 1
+            : how == 1            ? i + (uint32_t)tu_below(r, n - i)
+            : how == 3 && i > 0   ? i - 1
+                                  : (uint32_t)tu_below(r, n);
+    }
+    /* a backward walk over checkpoints: rows in decreasing order, 1 .. 3
+     * apart, from anywhere, on a cursor found again (none saved past row 0) */
+    if (mh_block_cols_find(raw, size, n, l, &bc) != MH_OK)
+        return;
+    i = (uint32_t)tu_below(r, n);
+    for (unsigned k = 0; k < 300; k++) {
+        if (!take_one(bb, &bc, i, n, full_rc))
+            return;
+        uint32_t d = 1 + (uint32_t)tu_below(r, 3);
+        if (i < d)
+            break;
+        i -= d;
     }
 }
 
