@@ -624,11 +624,16 @@ static uint32_t bitmap_count(const uint8_t *bits, uint32_t n) {
     return c;
 }
 
-/* Ones among bits lo .. hi - 1, one at a time (a short range). */
-static uint32_t count_bits(const uint8_t *bits, uint32_t lo, uint32_t hi) {
-    uint32_t c = 0;
-    for (uint32_t i = lo; i < hi; i++)
-        c += (uint32_t)bit_at(bits, i);
+/* Ones among bits lo .. hi - 1 (lo <= hi) of the bitmap. */
+static uint32_t bitmap_count_range(const uint8_t *bits, uint32_t lo, uint32_t hi) {
+    const uint32_t a = (lo + 7u) & ~7u, b = hi & ~7u;
+    if (a > b) /* within one byte */
+        return (uint32_t)__builtin_popcount(bits[lo >> 3] & ((1u << (hi & 7u)) - 1u) &
+                                            ~((1u << (lo & 7u)) - 1u));
+    uint32_t c = a > lo ? (uint32_t)__builtin_popcount(bits[lo >> 3] >> (lo & 7u)) : 0;
+    c += bitmap_count(bits + a / 8u, b - a);
+    if (hi > b)
+        c += (uint32_t)__builtin_popcount(bits[b >> 3] & ((1u << (hi & 7u)) - 1u));
     return c;
 }
 
@@ -981,7 +986,7 @@ static void ckpt_load(mh_block_cols *bc, uint32_t k) {
 
 int mh_block_cols_find(const uint8_t *raw, size_t raw_size, uint32_t n,
                        const mh_block_layout *l, mh_block_cols *bc) {
-    memset(bc, 0, sizeof *bc);
+    memset(bc, 0, offsetof(mh_block_cols, ck)); /* checkpoints: as saved */
     bc->raw = raw;
     bc->n = n;
     if (l->major < 2)
@@ -1043,12 +1048,7 @@ static int cursor_take(mh_block_cols *bc, unsigned k, uint64_t *v) {
  * take made a walk of a block's rows quadratic in the bitmap). */
 static uint32_t present_between(const mh_block_cols *bc, unsigned k, uint32_t row,
                                 uint32_t i) {
-    const uint8_t *bits = bc->raw + bc->off[k];
-    if (i - row < 64u)
-        return count_bits(bits, row, i);
-    const uint32_t a = (row + 7u) & ~7u, b = i & ~7u;
-    return count_bits(bits, row, a) + bitmap_count(bits + a / 8u, b - a) +
-           count_bits(bits, b, i);
+    return bitmap_count_range(bc->raw + bc->off[k], row, i);
 }
 
 /* Every column's cursor moved from row bc->row to row `to` (>= it). */
