@@ -624,16 +624,22 @@ static uint32_t bitmap_count(const uint8_t *bits, uint32_t n) {
     return c;
 }
 
+/* Ones in a byte (no libgcc call where the target has no popcount). */
+static inline uint32_t popcount8(uint32_t x) {
+    x = x - ((x >> 1) & 0x55u);
+    x = (x & 0x33u) + ((x >> 2) & 0x33u);
+    return (x + (x >> 4)) & 0x0fu;
+}
+
 /* Ones among bits lo .. hi - 1 (lo <= hi) of the bitmap. */
 static uint32_t bitmap_count_range(const uint8_t *bits, uint32_t lo, uint32_t hi) {
     const uint32_t a = (lo + 7u) & ~7u, b = hi & ~7u;
     if (a > b) /* within one byte */
-        return (uint32_t)__builtin_popcount(bits[lo >> 3] & ((1u << (hi & 7u)) - 1u) &
-                                            ~((1u << (lo & 7u)) - 1u));
-    uint32_t c = a > lo ? (uint32_t)__builtin_popcount(bits[lo >> 3] >> (lo & 7u)) : 0;
+        return popcount8(bits[lo >> 3] & ((1u << (hi & 7u)) - 1u) & ~((1u << (lo & 7u)) - 1u));
+    uint32_t c = a > lo ? popcount8(bits[lo >> 3] >> (lo & 7u)) : 0;
     c += bitmap_count(bits + a / 8u, b - a);
     if (hi > b)
-        c += (uint32_t)__builtin_popcount(bits[b >> 3] & ((1u << (hi & 7u)) - 1u));
+        c += popcount8(bits[b >> 3] & ((1u << (hi & 7u)) - 1u));
     return c;
 }
 
@@ -641,7 +647,7 @@ static uint32_t bitmap_count_range(const uint8_t *bits, uint32_t lo, uint32_t hi
 static uint32_t bitmap_count_head(const uint8_t *bits, uint32_t m) {
     uint32_t c = bitmap_count(bits, m & ~7u);
     if (m & 7u)
-        c += (uint32_t)__builtin_popcount(bits[m >> 3] & ((1u << (m & 7u)) - 1u));
+        c += popcount8(bits[m >> 3] & ((1u << (m & 7u)) - 1u));
     return c;
 }
 
@@ -1075,12 +1081,17 @@ int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_access *a) {
     if (!(has & 1u << MH_COL_PHYSICAL) || !(has & 1u << MH_COL_SIZE) ||
         !(has & 1u << MH_COL_LINEAR))
         return MH_ECORRUPT;
-    /* an earlier row: from the last checkpoint at or before it (saved: the
-     * cursor went past it to be where it is) */
-    if (i < bc->row)
-        ckpt_load(bc, i / bc->step);
+    /* an earlier row: from the last checkpoint saved at or before it.
+     * Checkpoints are saved from the first such row on: rows taken in
+     * increasing order (forward queries, the usual case) walk without
+     * stopping at them */
+    if (i < bc->row) {
+        uint32_t k = i / bc->step;
+        ckpt_load(bc, k < bc->nck ? k : bc->nck - 1u);
+        bc->saving = 1;
+    }
     /* to the row, saving the checkpoints passed on the way */
-    while (bc->nck < MH_BC_CHECKPOINTS && bc->nck * bc->step <= i) {
+    while (bc->saving && bc->nck < MH_BC_CHECKPOINTS && bc->nck * bc->step <= i) {
         MH_TRY(cols_pass(bc, bc->nck * bc->step));
         ckpt_save(bc);
     }
