@@ -643,14 +643,6 @@ static uint32_t bitmap_count_range(const uint8_t *bits, uint32_t lo, uint32_t hi
     return c;
 }
 
-/* Ones among the first m bits of the bitmap (m <= its n bits). */
-static uint32_t bitmap_count_head(const uint8_t *bits, uint32_t m) {
-    uint32_t c = bitmap_count(bits, m & ~7u);
-    if (m & 7u)
-        c += popcount8(bits[m >> 3] & ((1u << (m & 7u)) - 1u));
-    return c;
-}
-
 /* The presence flags of bits lo .. m - 1 of a bitmap as bytes 0/1 at
  * has[lo .. m - 1], eight a multiply from a byte boundary on: bit k (< 7)
  * of a byte, times 0x0002040810204081 (bits 7j), lands on bit 8k; with
@@ -752,8 +744,8 @@ static int fast_lin(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
     const uint8_t *bits = *pp; /* dec_bitmap checks, does not move *pp */
     MH_TRY(dec_bitmap(pp, end, raw, n, "linear", d));
     const uint8_t *p = bits + ((size_t)n + 7u) / 8u;
-    uint32_t before = lo ? bitmap_count_head(bits, lo) : 0;
-    uint32_t np = (m == n ? bitmap_count(bits, n) : bitmap_count_head(bits, m)) - before;
+    uint32_t before = bitmap_count_range(bits, 0, lo);
+    uint32_t np = bitmap_count_range(bits, lo, m);
     const uint32_t w = m - lo;
     run_state s = {.u64 = out->lin + lo, .phy = out->phy + lo};
     p = pass_rows(p, end, before, NULL);
@@ -804,8 +796,8 @@ static int fast_pc(const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
     const uint8_t *bits = *pp; /* dec_bitmap checks, does not move *pp */
     MH_TRY(dec_bitmap(pp, end, raw, n, "pc", d));
     const uint8_t *p = bits + ((size_t)n + 7u) / 8u;
-    uint32_t before = lo ? bitmap_count_head(bits, lo) : 0;
-    uint32_t np = (m == n ? bitmap_count(bits, n) : bitmap_count_head(bits, m)) - before;
+    uint32_t before = bitmap_count_range(bits, 0, lo);
+    uint32_t np = bitmap_count_range(bits, lo, m);
     const uint32_t w = m - lo;
     /* pc deltas run over the present rows only: summed packed, from the
      * pc of the last present row before the window */

@@ -263,7 +263,7 @@ int mh_block_decode_rows(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
  * known column lies, and a cursor per column (the id-order path's located
  * rows, query_idmap.c: the id and transition columns are decoded as
  * usual, the others of the rows it locates only). The cursor's state is
- * saved each MH_BC_STEP-th of the block as it passes there (a
+ * saved at every MH_BC_CHECKPOINTS-th of the block as it passes there (a
  * checkpoint; from the first row taken before the cursor on), so that a
  * row before the cursor is reached from the checkpoint at or before it,
  * not from the block's first row. */
