@@ -1,6 +1,7 @@
 #!/bin/sh
 # fuzz/run.sh SECONDS [TARGET...] - builds every fuzz target with clang and
-# libFuzzer (checksums skipped: MH_FUZZ_UNSAFE) and runs each for SECONDS.
+# libFuzzer (checksums skipped: MH_FUZZ_UNSAFE) and runs each for SECONDS,
+# as many at once as there are processors.
 #
 # Exit status: 0 when every target ran clean; 1 when a target crashed, leaked,
 # hit a sanitizer report, timed out or ran out of memory (its input is copied
@@ -11,7 +12,8 @@
 #   MH_FUZZ_BUILD  build directory (default ${TMPDIR:-/tmp}/memhist-fuzz-build)
 #   MH_FUZZ_WORK   where each target's growing corpus and log go; kept when
 #                  set, a temporary directory removed at the end otherwise
-#   MH_FUZZ_FLAGS  extra libFuzzer flags (e.g. "-jobs=2" or "-max_len=65536")
+#   MH_FUZZ_FLAGS  extra libFuzzer flags (e.g. "-max_len=65536")
+#   MH_FUZZ_JOBS   targets run at once (default: the number of processors)
 set -u
 
 usage() { echo "usage: $0 SECONDS [TARGET...]" >&2; exit 2; }
@@ -66,11 +68,10 @@ else
     trap 'rm -rf "$work" "$scratch"' EXIT
 fi
 
-status=0
-summary=""
-for t in $targets; do
+# one target: its verdict line in $work/$t/verdict, exit 1 when it failed
+run_target() {
+    t=$1
     exe="$build/fuzz/$t"
-    [ -x "$exe" ] || { echo "run.sh: no binary $exe" >&2; exit 2; }
     corpus="$work/$t/corpus"
     arts="$work/$t/artifacts"
     log="$work/$t/fuzz.log"
@@ -91,30 +92,57 @@ for t in $targets; do
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     found=$(find "$arts" -type f | wc -l)
-    if [ $rc -ne 0 ] || [ "$found" -ne 0 ]; then
-        status=1
-        echo "!! $t failed (exit $rc), last lines of $log:" >&2
-        tail -n 40 "$log" >&2
-        mkdir -p "$root/fuzz/regressions/$t"
-        for a in "$arts"/*; do
-            [ -f "$a" ] || continue
-            known=""
-            for e in "$root/fuzz/regressions/$t"/* "$root/fuzz/findings/$t"/*; do
-                [ -f "$e" ] && cmp -s "$a" "$e" && known=$e && break
-            done
-            if [ -n "$known" ]; then
-                echo "!! the input is already kept as $known" >&2
-            else
-                cp "$a" "$root/fuzz/regressions/$t/" &&
-                    echo "!! kept $root/fuzz/regressions/$t/$(basename "$a")" >&2
-            fi
-        done
-        summary="$summary
-$t: FAILED after ${execs:-?} executions"
-    else
-        summary="$summary
-$t: ${execs:-?} executions, clean"
+    if [ $rc -eq 0 ] && [ "$found" -eq 0 ]; then
+        echo "$t: ${execs:-?} executions, clean" >"$work/$t/verdict"
+        return 0
     fi
+    {
+        echo "!! $t failed (exit $rc), last lines of $log:"
+        tail -n 40 "$log"
+    } >&2
+    mkdir -p "$root/fuzz/regressions/$t"
+    for a in "$arts"/*; do
+        [ -f "$a" ] || continue
+        known=""
+        for e in "$root/fuzz/regressions/$t"/* "$root/fuzz/findings/$t"/*; do
+            [ -f "$e" ] && cmp -s "$a" "$e" && known=$e && break
+        done
+        if [ -n "$known" ]; then
+            echo "!! the input is already kept as $known" >&2
+        else
+            cp "$a" "$root/fuzz/regressions/$t/" &&
+                echo "!! kept $root/fuzz/regressions/$t/$(basename "$a")" >&2
+        fi
+    done
+    echo "$t: FAILED after ${execs:-?} executions" >"$work/$t/verdict"
+    return 1
+}
+
+# the targets run side by side, MH_FUZZ_JOBS at a time (default: the
+# processors; each libFuzzer process is one thread), each for SECONDS
+jobs=${MH_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $jobs in '' | *[!0-9]* | 0) jobs=1 ;; esac
+for t in $targets; do
+    [ -x "$build/fuzz/$t" ] || { echo "run.sh: no binary $build/fuzz/$t" >&2; exit 2; }
+done
+status=0
+batch=""
+n=0
+for t in $targets; do
+    run_target "$t" &
+    batch="$batch $!"
+    n=$((n + 1))
+    if [ $n -eq "$jobs" ]; then
+        for p in $batch; do wait "$p" || status=1; done
+        batch=""
+        n=0
+    fi
+done
+for p in $batch; do wait "$p" || status=1; done
+summary=""
+for t in $targets; do
+    summary="$summary
+$(cat "$work/$t/verdict" 2>/dev/null || echo "$t: no verdict")"
 done
 echo "== summary (${secs}s per target)$summary"
 exit $status
