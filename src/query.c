@@ -142,7 +142,8 @@ static int read_query(const mh_reader *r, const mh_query *in, qspec *spec,
 
 static size_t entry_bytes(const centry *x) {
     return (size_t)x->rows.cap * ROW_BYTES + (size_t)x->rows.opt_cap * ROW_OPT_BYTES +
-           (size_t)x->lab_cap * sizeof *x->lab + x->raw_cap;
+           (size_t)x->lab_cap * sizeof *x->lab + x->raw_cap +
+           (x->sp ? sizeof *x->sp : 0);
 }
 
 static int ctx_init(qctx *c, const mh_reader *r) {
@@ -171,7 +172,10 @@ static int ctx_init(qctx *c, const mh_reader *r) {
     while (tsize < 2 * c->capent)
         tsize *= 2;
     c->mask = tsize - 1;
-    c->ent = calloc(c->capent, sizeof *c->ent);
+    /* not zeroed: an entry is cleared as it is first taken (take_entry),
+     * and none past nent is read. Zeroing them all here cost every
+     * context (a cursor's open) the whole array */
+    c->ent = malloc((size_t)c->capent * sizeof *c->ent);
     c->slot = malloc(tsize * sizeof *c->slot);
     c->scratch = malloc(mh_block_raw_bound(rows));
     c->scratch_rows = rows;
@@ -199,6 +203,7 @@ static void ctx_free(qctx *c) {
         mh_rows_free(&c->ent[i].rows);
         free(c->ent[i].lab);
         free(c->ent[i].raw);
+        free(c->ent[i].sp);
     }
     free(c->ent);
     free(c->slot);
@@ -433,7 +438,7 @@ static int32_t take_entry(qctx *c) {
     int32_t e;
     if (c->nent < c->capent && (c->nent < 2 || c->held < c->r->cache_bytes)) {
         e = (int32_t)c->nent++;
-        c->ent[e].seg = NULL;
+        memset(&c->ent[e], 0, sizeof c->ent[e]); /* first use (ctx_init) */
         return e;
     }
     e = c->tail; /* the least recently used */
@@ -512,8 +517,9 @@ static void entry_drop_raw(centry *x) {
     free(x->raw);
     x->raw = NULL;
     x->raw_cap = 0;
+    free(x->sp);
+    x->sp = NULL;
     x->sparse = 0;
-    x->tk_n = x->tk_next = 0;
 }
 
 /* Entries' buffers freed from the least recently used on, once the bytes
@@ -568,20 +574,23 @@ static int entry_fill(qctx *c, centry *x, const mh_seg *seg, const mh_slice *s, 
     }
     mh_block bl;
     MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, &c->diag));
-    if (x->raw_cap < bl.raw_size) {
+    if (x->raw_cap < bl.raw_size || !x->sp) {
         entry_drop_raw(x);
         x->raw = malloc(bl.raw_size);
-        if (!x->raw)
+        x->sp = malloc(sizeof *x->sp);
+        if (!x->raw || !x->sp) {
+            entry_drop_raw(x);
             MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for a located block");
+        }
         x->raw_cap = bl.raw_size;
     }
     x->sparse = 0;
-    x->tk_n = x->tk_next = 0;
+    x->sp->tk_n = x->sp->tk_next = 0;
     x->id_t = 1;
     MH_TRY(mh_query_decode_checked(seg, s, b, from, need, 1, x->raw, &x->rows, &c->diag));
     /* the decode read every column's length: they tile the block */
     if (mh_block_cols_find(x->raw, bl.raw_size, mh_slice_block_rows(seg, s, b),
-                           &seg->dict.layout, &x->bc) != MH_OK)
+                           &seg->dict.layout, &x->sp->bc) != MH_OK)
         MH_FAIL(MH_ECORRUPT, &c->diag, bl.offset, "block %u at byte %llu: columns do not tile it",
                 s->block_first + b, (unsigned long long)bl.offset);
     x->sparse = 1;
@@ -763,9 +772,10 @@ int mh_query_row_take(qctx *c, int32_t e, const mh_seg *seg, const mh_slice *s, 
         *out = mhq_access(s, &x->rows, i, op);
         return MH_OK;
     }
-    for (unsigned k = 0; k < x->tk_n; k++)
-        if (x->tk_row[k] == i) {
-            *out = x->tk[k];
+    centry_sparse *sp = x->sp;
+    for (unsigned k = 0; k < sp->tk_n; k++)
+        if (sp->tk_row[k] == i) {
+            *out = sp->tk[k];
             return MH_OK;
         }
     mh_block bl;
@@ -773,11 +783,11 @@ int mh_query_row_take(qctx *c, int32_t e, const mh_seg *seg, const mh_slice *s, 
     MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, &c->diag));
     MH_TRY(mh_seg_chunk(seg, s, chunk, &ch, &c->diag));
     mh_access a = {.id = s->id_first + x->rows.id_off[i], .transition = x->rows.t[i], .op = op};
-    if (mh_block_row_take(&x->bc, i, &a) == MH_OK && row_taken_ok(s, &a, &bl, &ch)) {
-        unsigned k = x->tk_n < MHQ_TAKEN ? x->tk_n++ : x->tk_next;
-        x->tk_next = (uint8_t)((k + 1) % MHQ_TAKEN);
-        x->tk_row[k] = i;
-        x->tk[k] = a;
+    if (mh_block_row_take(&sp->bc, i, &a) == MH_OK && row_taken_ok(s, &a, &bl, &ch)) {
+        unsigned k = sp->tk_n < MHQ_TAKEN ? sp->tk_n++ : sp->tk_next;
+        sp->tk_next = (uint8_t)((k + 1) % MHQ_TAKEN);
+        sp->tk_row[k] = i;
+        sp->tk[k] = a;
         *out = a;
         return MH_OK;
     }

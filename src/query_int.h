@@ -24,6 +24,18 @@
 /* rows of a located block (centry.sparse) whose accesses an entry keeps:
  * a question asked again takes none again */
 #define MHQ_TAKEN 4
+/* What a located block's entry needs beyond its rows (sparse): the cursor
+ * over its raw block's columns and the rows taken last. Apart from the
+ * entry, made with its raw buffer: in the entry itself (1.7 KB of
+ * checkpoints) it made every cache's entry array, zeroed at each context's
+ * making, ~2 MB, and a cursor's open 69 us (python store, 8 MiB cache). */
+typedef struct centry_sparse {
+    mh_block_cols bc;           /* raw's columns and cursor */
+    uint32_t tk_row[MHQ_TAKEN]; /* rows taken last (tk_n of them) */
+    mh_access tk[MHQ_TAKEN];    /* and their accesses */
+    uint8_t tk_n, tk_next;      /* held; the one to replace next */
+} centry_sparse;
+
 typedef struct centry {
     const mh_seg *seg; /* NULL: free */
     uint64_t key;      /* block index, or MHQ_KEY_LABELS | group index */
@@ -34,10 +46,7 @@ typedef struct centry {
     uint8_t sparse;    /* id_t, and raw holds the block: rows taken from it */
     uint8_t *raw;      /* the raw block (sparse), raw_cap bytes allocated */
     uint32_t raw_cap;
-    uint32_t tk_row[MHQ_TAKEN]; /* sparse: rows taken last (tk_n of them) */
-    mh_access tk[MHQ_TAKEN];    /* and their accesses */
-    uint8_t tk_n, tk_next;      /* held; the one to replace next */
-    mh_block_cols bc;  /* raw's columns and cursor (sparse) */
+    centry_sparse *sp; /* allocated with raw, kept and freed with it */
     uint32_t size_ext; /* the largest size - 1u of rows (query.c, scan_chunk) */
     uint8_t *lab; /* a label group's labels as stored, lab_w bytes each */
     uint32_t lab_cap, lab_first, lab_n; /* bytes held, first id offset, count */

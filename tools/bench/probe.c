@@ -8,7 +8,7 @@
  *            [--draw near|user|never] [--summary on|off|both]
  *            [--aset on|off|both] [--idmap on|off|both]
  *            [--apost on|off|both] [--qfile FILE] [--answers FILE]
- *            [--cache BYTES]
+ *            [--cache BYTES] [--thrash MIB]
  *
  * Generates the synthetic trace (tools/synth, seed 1, N accesses), writes
  * it to DIR unless DIR already holds a store (reporting the ingest rate),
@@ -37,6 +37,10 @@
  * valgrind --tool=callgrind --toggle-collect=mh_query_run mh_probe ...).
  * --cache BYTES sets the reader's cache option (mh_reader_set_cache; it
  * also bounds what the segments remember of their checks and walks).
+ * --thrash MIB writes over a buffer of MIB MiB before each timed pass
+ * (untimed): the pass then starts with CPU caches that hold none of the
+ * reader's lines, as in mh_bench, where the SQLite stores' queries run
+ * between a class's first asks and its timed pass (0, the default: none).
  * --answers FILE writes every answer of the first way's first pass
  * (binary mh_access records, each query's preceded by its u64 count), so
  * that two builds can be compared with cmp.
@@ -81,7 +85,8 @@ static int usage(const char *why, const char *what) {
             "                [--ops r|w|rw] [--draw near|user|never]\n"
             "                [--summary on|off|both] [--aset on|off|both] [--span on|off|both]\n"
             "                [--idmap on|off|both] [--apost on|off|both]\n"
-            "                [--qfile FILE] [--answers FILE] [--cache BYTES]\n");
+            "                [--qfile FILE] [--answers FILE] [--cache BYTES]\n"
+            "                [--thrash MIB]\n");
     return 2;
 }
 
@@ -136,7 +141,7 @@ static int number(const char *s, uint64_t *out) {
 
 int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
-    uint64_t cache = MH_READER_CACHE_DEFAULT;
+    uint64_t cache = MH_READER_CACHE_DEFAULT, thrash = 0;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
     const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on", *apost = "on";
@@ -151,6 +156,7 @@ int main(int argc, char **argv) {
                         : !strcmp(a, "--max")     ? &max
                         : !strcmp(a, "--range")   ? &range
                         : !strcmp(a, "--cache")   ? &cache
+                        : !strcmp(a, "--thrash")  ? &thrash
                                                   : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(NULL, NULL);
@@ -355,6 +361,12 @@ int main(int argc, char **argv) {
                             : ap_both  ? " (apost off)"
                             : sp_both  ? " (span off) "
                                        : " (idmap off)"};
+    size_t tbytes = (size_t)thrash << 20;
+    unsigned char *tbuf = tbytes ? malloc(tbytes) : NULL;
+    if (tbytes && !tbuf) {
+        fprintf(stderr, "mh_probe: out of memory for --thrash\n");
+        return 1;
+    }
     mh_access *out2 = malloc(max * sizeof *out2);
     double *lat2 = malloc(nq * reps * sizeof *lat2);
     if (!out2 || !lat2) {
@@ -387,7 +399,9 @@ int main(int argc, char **argv) {
     }
     /* both ways: which goes first alternates, so neither always finds the
      * blocks the other just decoded */
-    for (size_t p = 0; rc == MH_OK && p < reps; p++)
+    for (size_t p = 0; rc == MH_OK && p < reps; p++) {
+        for (size_t b = 0; b < tbytes; b += 64)
+            tbuf[b] = (unsigned char)(b + p);
         for (size_t i = 0; rc == MH_OK && i < nq; i++) {
             size_t gots[2] = {0, 0};
             for (int j = 0; j < nways && rc == MH_OK; j++) {
@@ -421,6 +435,7 @@ int main(int argc, char **argv) {
                 return 1;
             }
         }
+    }
     mh_reader_close(r);
     if (af && fclose(af) != 0) {
         fprintf(stderr, "mh_probe: writing %s failed\n", afile);
@@ -446,6 +461,7 @@ int main(int argc, char **argv) {
                l[(m - 1) / 2], l[(m * 99 + 99) / 100 - 1], l[m - 1],
                (double)results / (double)m);
     }
+    free(tbuf);
     free(out2);
     free(lat2);
     free(t);
