@@ -12,13 +12,17 @@
  * format 1.0 build, and a 2.0 one); each is dlopen'ed with RTLD_LOCAL |
  * RTLD_DEEPBIND, so each calls its own code. Only the 1.0 API is used
  * through them (writer open / append_batch / close, reader open / close,
- * query_run with a 56-byte-compatible mh_query), so any 1.x build works.
+ * query_run and cursor open / next / close with a 56-byte-compatible
+ * mh_query), so any 1.x build works.
  * The traces are loaded with this program's own (static) library: pcs are
  * cleared (a 1.x store cannot take them), one stream.
  *
  * Per workload: each library writes the trace (default options: background
  * threads on), `--ingest-runs` times alternately, best and median rate; the
- * stores' bytes per access; the warm open (median of 9, alternated); then
+ * stores' bytes per access; the warm open (median of 9, alternated); a
+ * fresh reader's first point question (open, one query: it makes the
+ * reader's first query context) and a cursor's open, first batch and
+ * close on an open reader (median of 101 each, alternated); then
  * every query class of mh_bench (bench_query.c, user distribution): a warm
  * pass comparing every answer of the two (and the first 2 queries of each
  * class with the brute-force scan), then `--reps` timed passes, query by
@@ -50,6 +54,9 @@ typedef struct lib {
     int (*reader_open)(const char *, mh_reader **);
     void (*reader_close)(mh_reader *);
     int (*query_run)(const mh_reader *, const mh_query *, mh_access *, size_t, size_t *);
+    int (*cursor_open)(const mh_reader *, const mh_query *, mh_cursor **);
+    int (*cursor_next)(mh_cursor *, mh_access *, size_t, size_t *);
+    void (*cursor_close)(mh_cursor *);
     const char *(*version)(void);
     char store[4096];
     mh_reader *r;
@@ -76,6 +83,9 @@ static int lib_load(lib *l)
     SYM(reader_open, "mh_reader_open");
     SYM(reader_close, "mh_reader_close");
     SYM(query_run, "mh_query_run");
+    SYM(cursor_open, "mh_cursor_open");
+    SYM(cursor_next, "mh_cursor_next");
+    SYM(cursor_close, "mh_cursor_close");
     SYM(version, "mh_version_string");
 #undef SYM
     return 0;
@@ -164,9 +174,53 @@ static int run(const opts *o, lib *L, const char *name, mhb_trace *t, int *met)
                 return 1;
             }
         }
+    /* a fresh reader's first question (open, one point query, close: the
+     * query makes the reader's first context), and a cursor's open, first
+     * batch and close on an open reader (each cursor makes a context):
+     * median of FIRST_RUNS, alternated */
+    enum { FIRST_RUNS = 101 };
+    double fq[2][FIRST_RUNS], cu[2][FIRST_RUNS], first_us[2], cursor_us[2];
+    mh_query pq;
+    mh_query_init(&pq);
+    pq.ops = MH_OPS_ALL;
+    pq.addr_first = t->n ? t->a[t->n / 2].physical : 0;
+    pq.addr_last = pq.addr_first + 7;
+    pq.start = t->n ? t->a[t->n / 3].transition : 0;
+    for (int i = 0; i < FIRST_RUNS; i++)
+        for (int j = 0; j < 2; j++) {
+            int k = (i + j) % 2;
+            mh_reader *r = NULL;
+            mh_access one;
+            size_t n1 = 0;
+            int rc = L[k].reader_open(L[k].store, &r);
+            double t0 = mhb_now();
+            if (rc == MH_OK)
+                rc = L[k].query_run(r, &pq, &one, 1, &n1);
+            fq[k][i] = (mhb_now() - t0) * 1e6;
+            mh_cursor *cur = NULL;
+            t0 = mhb_now();
+            if (rc == MH_OK)
+                rc = L[k].cursor_open(r, &pq, &cur);
+            if (rc == MH_OK)
+                rc = L[k].cursor_next(cur, &one, 1, &n1);
+            if (cur)
+                L[k].cursor_close(cur);
+            cu[k][i] = (mhb_now() - t0) * 1e6;
+            if (r)
+                L[k].reader_close(r);
+            if (rc != MH_OK) {
+                fprintf(stderr, "mh_abtest: %s: first question / cursor: %s\n", L[k].name,
+                        mh_strerror(rc));
+                return 1;
+            }
+        }
     for (int k = 0; k < 2; k++) {
         qsort(ot[k], 9, sizeof ot[k][0], cmp_d);
         open_ms[k] = ot[k][4];
+        qsort(fq[k], FIRST_RUNS, sizeof fq[k][0], cmp_d);
+        qsort(cu[k], FIRST_RUNS, sizeof cu[k][0], cmp_d);
+        first_us[k] = fq[k][FIRST_RUNS / 2];
+        cursor_us[k] = cu[k][FIRST_RUNS / 2];
         if (L[k].reader_open(L[k].store, &L[k].r) != MH_OK)
             return 1;
     }
@@ -240,6 +294,10 @@ static int run(const opts *o, lib *L, const char *name, mhb_trace *t, int *met)
     printf("| ingest accesses/s, median of %u | %.2f M | %.2f M | %.2fx |\n", o->ingest_runs,
            med[0] / 1e6, med[1] / 1e6, med[1] / med[0]);
     printf("| bytes per access | %.4f | %.4f | %+.4f B |\n", bpa[0], bpa[1], bpa[1] - bpa[0]);
+    printf("| a fresh reader's first point question, us, median of %d | %.1f | %.1f | %.2fx |\n",
+           FIRST_RUNS, first_us[0], first_us[1], first_us[1] / first_us[0]);
+    printf("| cursor open + first batch + close (the same question), us, median of %d | %.1f | "
+           "%.1f | %.2fx |\n", FIRST_RUNS, cursor_us[0], cursor_us[1], cursor_us[1] / cursor_us[0]);
     printf("| open (warm), ms, median of 9 | %.3f | %.3f | %.2fx |\n\n", open_ms[0],
            open_ms[1], open_ms[1] / open_ms[0]);
     printf("| class (us, best of %u passes per query) | queries | results | base p50 / p99 | "
