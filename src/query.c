@@ -141,7 +141,7 @@ static int read_query(const mh_reader *r, const mh_query *in, qspec *spec,
 #define ROW_OPT_BYTES (sizeof(uint32_t) + sizeof(uint64_t) + 1)
 
 /* The bytes of an entry the cache budget counts. A located entry's cursor
- * state (centry_sparse, 1.8 KB) is not among them: like the entry itself
+ * state (centry_sparse, 2 KB) is not among them: like the entry itself
  * it is bounded by the entry count (capent), as it was when it lived in
  * the entry (1.9.4); counted, it pushed a working set the budget held
  * (100 whole-space max10 backward questions on the sort store, 5.4 us at
