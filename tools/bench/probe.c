@@ -375,7 +375,8 @@ int main(int argc, char **argv) {
     }
     size_t got = 0, got2 = 0, results = 0;
     /* the warm pass: each question's first ask, timed with its minor page
-     * faults (first touches of the store's mapping in this process) */
+     * faults (first touches of the store's mapping in this process and of
+     * the fresh memory the reader's cache fills: most of them) */
     double *first = malloc(nq * sizeof *first);
     long flt = 0, f0 = minor_faults();
     if (!first) {

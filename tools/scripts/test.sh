@@ -63,10 +63,12 @@ step "Python tests against the ASan+UBSan library"
 step "valgrind memcheck subset"
 vg() { valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite "$@" >/dev/null; }
 # side by side, $jobs at a time (each is one process, valgrind runs one
-# thread at a time): 147 s one after the other on a 2-core VM
+# thread at a time): 147 s one after the other on a 2-core VM. The two
+# longest (edge, golden) first, so that they do not share a turn with
+# shorter ones and then make the next turn wait
 vgpids=()
 vgfail=0
-for t in build/release/tests/test_misuse build/release/tests/test_edge build/release/tests/test_golden build/release/tests/test_errdetail; do
+for t in build/release/tests/test_edge build/release/tests/test_golden build/release/tests/test_misuse build/release/tests/test_errdetail; do
   if [ -x "$t" ]; then
     echo "valgrind $t"
     (cd build/release/tests && vg "$root/$t") &
