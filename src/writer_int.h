@@ -18,6 +18,14 @@
 #include "internal.h"
 
 #define MAX_BUILDERS 8
+/* Builder states (scratch and output of one slice): two per builder thread,
+ * so that a thread whose slice is built but not yet its turn to be appended
+ * parks it and builds the next one instead of waiting. */
+#define STATES_PER_BUILDER 2
+#define MAX_STATES (MAX_BUILDERS * STATES_PER_BUILDER)
+/* slice buffers: one per state and the producer's; at most all but the
+ * producer's wait in the queue */
+#define QUEUE_CAP (MAX_STATES + 1)
 
 /* What a builder thread is started with. Kept in the writer, not on the
  * heap: a process that forks while a thread has not started yet must not
@@ -40,6 +48,15 @@ typedef struct job {
  * its accesses are the ids [id_begin, id_end) (id_end = next id while it is
  * open). A window still open at a commit stays in the list as a
  * continuation that begins at the next segment's first id. */
+/* A slice built before its turn to be appended: its state stays out of
+ * the free list until the builder that appends the slice before it
+ * appends this one too (builder_main). */
+typedef struct parked {
+    job j;
+    int state; /* index in mh_writer.builder */
+    int rc;    /* of mh_builder_run */
+} parked;
+
 typedef struct mh_wwin {
     uint64_t window;
     uint64_t id_begin, id_end;
@@ -83,17 +100,23 @@ typedef struct mh_writer {
      * seal thread (man is the seal thread's until that seal is done) */
     uint64_t seg_seq, seg_id_first;
     int failed;
-    /* builders: builder[0] works in the appending thread when nthreads = 0 */
+    /* builder states: builder[0] works in the appending thread when
+     * nthreads = 0; with background threads, STATES_PER_BUILDER per thread,
+     * taken by whichever thread needs one (free_state, under mu) */
     int nthreads;
-    mh_builder *builder[MAX_BUILDERS];
+    mh_builder *builder[MAX_STATES];
+    int free_state[MAX_STATES];
+    int nfree_state;
+    parked park[MAX_STATES]; /* built, waiting for their turn (under mu) */
+    int npark;
     pthread_t thread[MAX_BUILDERS];
     builder_arg barg[MAX_BUILDERS];
     int mu_ready;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    job queue[MAX_BUILDERS + 1]; /* slices waiting for a builder, in order */
+    job queue[QUEUE_CAP];     /* slices waiting for a builder, in order */
     size_t qhead, qlen;
-    mh_rec *pool[MAX_BUILDERS + 1]; /* free slice buffers */
+    mh_rec *pool[QUEUE_CAP];  /* free slice buffers */
     size_t npool;
     uint64_t jobs_sent, jobs_done; /* slices handed out / appended */
     int job_rc;
