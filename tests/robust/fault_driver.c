@@ -3,7 +3,10 @@
  * allocation budget N = 0, 1, 2, ... up to the number of allocations the
  * session makes (sampled evenly when there are more than about 60), in
  * both failure modes (every allocation after N fails / only number N+1
- * fails) and with and without the writer's background thread.
+ * fails) and with no, one and three background builder threads (with
+ * three, a slice built before its turn is parked until the thread that
+ * writes the slice before it writes it too: writer.c builder_main; a
+ * failure then meets parked slices).
  *
  *   fault_driver SHIM PROG WORKDIR [sanitized]
  *
@@ -71,7 +74,9 @@ int main(int argc, char **argv) {
     rb_path(err, sizeof err, work, "err.txt");
     RB_CHECK(setenv("LD_PRELOAD", shim, 1) == 0, "setenv");
     unsigned long runs = 0, clean_errors = 0, successes = 0, bad = 0;
-    for (int bg = 0; bg < 2; bg++) {
+    static const int builders[] = {0, 1, 3};
+    for (size_t bi = 0; bi < sizeof builders / sizeof *builders; bi++) {
+        int bg = builders[bi];
         unsigned long total = 0;
         unsetenv("FAILMALLOC_ONCE");
         setenv("FAILMALLOC_N", "-1", 1);
