@@ -916,6 +916,9 @@ typedef struct mh_segw_config {
     int span;                        /* 1: write the span address set (2.3)
                                         when mh_segw_set_position gave the
                                         segment's place */
+    int seal_thread;                 /* 1: the seal builds the address
+                                        postings on a thread of its own
+                                        (mh_segw_set_seal_thread) */
 } mh_segw_config;
 
 /* The writer's slice buffer keeps, per access, only what the format
@@ -1072,6 +1075,11 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
  * publishes to), their files in the segment's directory; kept until the
  * seal, which must come before recs changes. */
 void mh_segw_set_position(mh_segw *w, const mh_manrec *recs, size_t nrecs);
+/* Whether w's seal may build its address postings on a thread of its own
+ * beside its other sections: the writer allows it when no builder runs
+ * (an explicit commit, close) and its background threads are on; an
+ * automatic commit's seal, which runs beside the builders, does not. */
+void mh_segw_set_seal_thread(mh_segw *w, int on);
 /* Closes and removes the unsealed file; frees w. NULL accepted. */
 void mh_segw_destroy(mh_segw *w);
 

@@ -1031,8 +1031,11 @@ static int commit_locked(mh_writer *w) {
     if (rc == MH_OK)
         rc = mh_writer_seal_info(w, id_first, id_end, mh_segw_t_last(w->segw),
                                  &si, &parts);
-    if (rc == MH_OK)
+    /* no builder runs now (wait_idle): the seal may use a second core */
+    if (rc == MH_OK) {
+        mh_segw_set_seal_thread(w->segw, w->nthreads > 0);
         rc = publish(w, w->segw, &si, &w->err);
+    }
     free(parts);
     if (rc != MH_OK)
         return fail(w, rc);
