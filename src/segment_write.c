@@ -626,7 +626,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
      * 85 ms, median of 3 */
     (void)sync_file_range(w->fd, 0, (off_t)w->data_end, SYNC_FILE_RANGE_WRITE);
 #endif
-    apost_job aj = {w->apost, w->count, {0}, 0, 0};
+    apost_job aj = {.acc = w->apost, .count = w->count};
     int want_apost = w->apost && nsl > 0;
     if (want_apost)
         apost_start(&aj, w->cfg.seal_thread);
