@@ -402,7 +402,8 @@ typedef struct tourney {
 } tourney;
 
 static inline int beats(const uint64_t *key, uint32_t x, uint32_t y) {
-    return key[x] < key[y] || (key[x] == key[y] && x < y);
+    uint64_t kx = key[x], ky = key[y];
+    return kx < ky || (kx == ky && x < y); /* ties: the lower slice */
 }
 
 /* Plays every match from the leaves up; win is P scratch entries. */
