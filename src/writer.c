@@ -9,9 +9,10 @@
  * overlaps the next segment's slices instead of stalling producer and
  * builders; an explicit commit, close, discard and abandon wait for it.
  *
- * Memory bound: (2 * threads + 1) slice buffers of 2 * slice_accesses records
- * (mh_rec, 48 bytes each), the builder states' scratch (about 60 bytes per
- * access of one slice; two states per builder thread, one without), the index records of the segment being written (at most
+ * Memory bound: (2 * threads + 1) slice buffers of 2 * slice_accesses
+ * records (mh_rec, 48 bytes each), the builder states' scratch (about 60
+ * bytes per access of one slice; two states per builder thread, one
+ * without), the index records of the segment being written (at most
  * 56 bytes per chunk and per block, 72 per slice) until the next commit,
  * the same of at most one more segment while its seal runs, and with
  * producers open their rings (merge.c).
@@ -116,7 +117,7 @@ static void append_turn(mh_writer *w, int st, const job *j, int rc) {
  * instead had kept a builder idle about 13 % of an ingest (two builders on
  * two cores). */
 static void *builder_main(void *arg) {
-    mh_writer *w = ((builder_arg *)arg)->w;
+    mh_writer *w = arg; /* any thread takes any job: no index of its own */
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while ((w->qlen == 0 || w->nfree_state == 0) &&
@@ -495,8 +496,7 @@ static int start_builders(mh_writer *w) {
     }
     w->mu_ready = 1;
     for (int i = 0; i < nb; i++) {
-        w->barg[i] = (builder_arg){w, i};
-        int e = pthread_create(&w->thread[i], NULL, builder_main, &w->barg[i]);
+        int e = pthread_create(&w->thread[i], NULL, builder_main, w);
         if (e != 0)
             return mh_diag_fail(&w->err, MH_ENOMEM, 0,
                                 "cannot start builder thread %d: %s", i, strerror(e));

@@ -27,14 +27,6 @@
  * producer's wait in the queue */
 #define QUEUE_CAP (MAX_STATES + 1)
 
-/* What a builder thread is started with. Kept in the writer, not on the
- * heap: a process that forks while a thread has not started yet must not
- * hold an allocation that only that thread would free. */
-typedef struct builder_arg {
-    struct mh_writer *w;
-    int index;
-} builder_arg;
-
 typedef struct job {
     mh_rec *buf;
     uint32_t n;
@@ -110,7 +102,6 @@ typedef struct mh_writer {
     parked park[MAX_STATES]; /* built, waiting for their turn (under mu) */
     int npark;
     pthread_t thread[MAX_BUILDERS];
-    builder_arg barg[MAX_BUILDERS];
     int mu_ready;
     pthread_mutex_t mu;
     pthread_cond_t cv;
