@@ -36,10 +36,6 @@ typedef struct job {
                      still being built */
 } job;
 
-/* A window touched since the last commit (design2.md, dictionary table 7):
- * its accesses are the ids [id_begin, id_end) (id_end = next id while it is
- * open). A window still open at a commit stays in the list as a
- * continuation that begins at the next segment's first id. */
 /* A slice built before its turn to be appended: its state stays out of
  * the free list until the builder that appends the slice before it
  * appends this one too (builder_main). */
@@ -49,6 +45,10 @@ typedef struct parked {
     int rc;    /* of mh_builder_run */
 } parked;
 
+/* A window touched since the last commit (design2.md, dictionary table 7):
+ * its accesses are the ids [id_begin, id_end) (id_end = next id while it is
+ * open). A window still open at a commit stays in the list as a
+ * continuation that begins at the next segment's first id. */
 typedef struct mh_wwin {
     uint64_t window;
     uint64_t id_begin, id_end;
