@@ -9,7 +9,8 @@
  * slice meeting more than 2^22 granules (fuzzing builds: 2^15), or a pile past its limit, raises
  * it for the whole segment by recoding in place: a coarser list is never
  * longer). At seal a k-way merge of the slices' lists (a tournament keyed
- * by granule, then slice) gives each key's postings in order; the keys are
+ * by granule, then slice; for an op whose keys are few and shared by many
+ * slices, a grouping by key in a hash table) gives each key's postings in order; the keys are
  * written straight into runs, and a shift whose section passes its budget
  * (count / 2 + 4096 bytes: shift 3 on the real traces, 0.09-0.31 bytes per
  * access) is abandoned for the next one, up to 10.
@@ -51,6 +52,8 @@ struct mh_apost_acc {
     int gave_up;
     mh_buf data;   /* per slice, per op: first granule, then w - prev - 1 */
     mh_buf slices; /* slice_lists per slice */
+    int merge;     /* tests: 0 chooses, -1 tournament only, 1 grouping first */
+    uint32_t grouped; /* ops merged by grouping so far (tests) */
 };
 
 /* Our own varints: never broken, so no bounds. */
@@ -77,6 +80,10 @@ int mh_apost_acc_create(mh_apost_acc **out, uint32_t fixed_shift) {
 }
 
 int mh_apost_acc_failed(const mh_apost_acc *a) { return a->gave_up; }
+
+void mh_apost_acc_set_merge(mh_apost_acc *a, int mode) { a->merge = mode; }
+
+uint32_t mh_apost_acc_grouped(const mh_apost_acc *a) { return a->grouped; }
 
 void mh_apost_acc_destroy(mh_apost_acc *a) {
     if (!a)
@@ -384,24 +391,63 @@ typedef struct cursor {
     uint64_t key; /* w >> (shift - base) */
 } cursor;
 
+#define DONE UINT64_MAX /* no key: granules are below 2^61 */
+
 /* The merge is a tournament of losers over the slices (Knuth, TAOCP 5.4.1):
  * each internal node keeps the loser of the match below it, so a pop
  * replays the winner's path alone: log2 S comparisons, where a binary heap
  * makes two at each level to choose a child. On the real traces the heap
  * took 30-40 ns a posting (90-120 ms of a 2^24-access segment's seal, 2-3 M
  * postings), the tournament 20 ns (python; 60 ns on gzip, whose slices
- * share most granules). The comparisons stay branches: written without
- * them (conditional moves) the merge took 1.7x as long on python and 0.75x
- * on gzip, even over both. Leaves are slices ordered by (key, slice), their
- * keys in an array of their own so that a match touches no cursor; a slice
- * with no key left holds DONE. */
-#define DONE UINT64_MAX /* no key: granules are below 2^61 */
-
+ * share most granules: see the grouping below). The comparisons stay
+ * branches: written without them (conditional moves) the merge took 1.7x
+ * as long on python and 0.75x on gzip. Leaves are slices ordered by (key,
+ * slice), their keys in an array of their own so that a match touches no
+ * cursor; a slice with no key left holds DONE. */
 typedef struct tourney {
     uint32_t P;     /* leaves: a power of two >= S */
     uint64_t *key;  /* [P]: each slice's current key, DONE when exhausted */
     uint32_t *node; /* [P]: node[0] the winner, node[1..P) the losers */
 } tourney;
+
+/* Dense ops (few keys, each in many slices: gzip's reads, 30-35 K keys and
+ * 90 postings a key in a segment of 512 slices) are grouped instead: one
+ * walk over the slices counts each key's postings in an open-addressing
+ * table, the distinct keys are sorted, and a second walk places each
+ * posting at its key's place, a window of GROUP_WINDOW postings at a time
+ * (the slices' cursors go on from window to window), so that memory stays
+ * bounded whatever the segment. Two table look-ups a posting, in a table
+ * that stays in the cache, where the tournament's replays mispredict.
+ * Grouping gives up (the tournament merges the op) past GROUP_CAP keys or
+ * under GROUP_DENSITY postings a key, where the tournament is as fast;
+ * either way fn sees the same keys with the same postings in the same
+ * order. */
+#define GROUP_BITS 17u
+#define GROUP_SLOTS (1u << GROUP_BITS)
+#define GROUP_CAP (GROUP_SLOTS / 2u) /* keys at most: the table half full */
+#define GROUP_DENSITY 8u             /* postings a key at least */
+#define GROUP_WINDOW (1u << 18)      /* postings placed a window (1 MiB) */
+#define GROUP_MIN (GROUP_DENSITY * 256u) /* fewer postings: the tournament */
+
+typedef struct group {
+    uint64_t *slot_key; /* [GROUP_SLOTS]: DONE when empty */
+    uint32_t *slot_val; /* its postings, then its rank */
+    uint64_t *keys;     /* [GROUP_CAP]: the distinct keys, ascending */
+    uint32_t *first;    /* [GROUP_CAP + 1]: rank -> its first posting */
+    uint32_t *next;     /* [GROUP_CAP]: rank -> where its next one goes */
+    uint32_t *post;     /* [win]: one window's postings */
+    uint32_t win;       /* max(GROUP_WINDOW, P): a key's postings always fit */
+    int failed;         /* no memory for it: the tournament only */
+} group;
+
+typedef struct merger {
+    cursor *cur;   /* [P] */
+    tourney t;
+    uint32_t *post; /* [P]: one key's postings */
+    group gr;       /* allocated at the first dense op */
+    int mode;       /* the accumulator's merge (tests) */
+    uint32_t grouped; /* ops grouped */
+} merger;
 
 static inline int beats(const uint64_t *key, uint32_t x, uint32_t y) {
     uint64_t kx = key[x], ky = key[y];
@@ -448,40 +494,145 @@ static uint64_t advance(cursor *c, unsigned k) {
     return DONE;
 }
 
-/* Hands every key at shift g to fn in order; stops at fn's first
- * non-zero return and returns it. */
-static int merge_pass(const mh_apost_acc *a, unsigned g, mh_apost_key_fn fn,
-                      void *ctx, cursor *cur, tourney *t, uint32_t *post) {
+/* Puts slice s's list of op o in cursor c; its first key, or DONE. */
+static uint64_t cursor_start(const mh_apost_acc *a, cursor *c, uint32_t s,
+                             unsigned o, unsigned k) {
     const slice_lists *sl = (const slice_lists *)(const void *)a->slices.p;
+    if (sl[s].n[o] == 0)
+        return c->key = DONE;
+    c->p = a->data.p + sl[s].off[o];
+    c->w = get_varint(&c->p);
+    c->left = sl[s].n[o] - 1u;
+    return c->key = c->w >> k;
+}
+
+/* Op o's keys by the tournament. */
+static int merge_tourney(const mh_apost_acc *a, unsigned o, unsigned k,
+                         mh_apost_key_fn fn, void *ctx, merger *m) {
+    tourney *t = &m->t;
     uint32_t S = NSL(a);
-    unsigned k = g - a->g0;
-    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
-        for (uint32_t s = 0; s < t->P; s++) {
-            t->key[s] = DONE;
-            if (s >= S || sl[s].n[o] == 0)
-                continue;
-            cursor *c = &cur[s];
-            c->p = a->data.p + sl[s].off[o];
-            c->w = get_varint(&c->p);
-            c->left = sl[s].n[o] - 1u;
-            c->key = c->w >> k;
-            t->key[s] = c->key;
+    for (uint32_t s = 0; s < t->P; s++)
+        t->key[s] = s < S ? cursor_start(a, &m->cur[s], s, o, k) : DONE;
+    tourney_build(t, m->post); /* post: P entries, free until the first key */
+    for (;;) {
+        uint32_t s = t->node[0];
+        uint64_t key = t->key[s];
+        if (key == DONE)
+            return MH_OK;
+        uint32_t n = 0;
+        /* the tournament yields this key's slices in increasing order */
+        do {
+            m->post[n++] = s;
+            t->key[s] = advance(&m->cur[s], k);
+            tourney_replay(t);
+            s = t->node[0];
+        } while (t->key[s] == key);
+        int rc = fn(ctx, o, key, m->post, n);
+        if (rc != MH_OK)
+            return rc;
+    }
+}
+
+static inline uint32_t group_hash(uint64_t key) {
+    return (uint32_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> (64u - GROUP_BITS));
+}
+
+/* key's slot (DONE's: the empty one where it would go) */
+static inline uint32_t group_slot(const group *g, uint64_t key) {
+    uint32_t h = group_hash(key);
+    while (g->slot_key[h] != key && g->slot_key[h] != DONE)
+        h = (h + 1u) & (GROUP_SLOTS - 1u);
+    return h;
+}
+
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* 1: the grouping's memory is there (allocated at the first call), 0: no
+ * memory for it (then never again: the tournament merges). */
+static int group_ready(group *g, uint32_t P, int mode) {
+    if (g->slot_key)
+        return 1;
+    if (g->failed)
+        return 0;
+    g->win = P > GROUP_WINDOW || mode == 2 ? P : GROUP_WINDOW;
+    g->slot_key = malloc((size_t)GROUP_SLOTS * sizeof *g->slot_key);
+    g->slot_val = malloc((size_t)GROUP_SLOTS * sizeof *g->slot_val);
+    g->keys = malloc((size_t)GROUP_CAP * sizeof *g->keys);
+    g->first = malloc(((size_t)GROUP_CAP + 1u) * sizeof *g->first);
+    g->next = malloc((size_t)GROUP_CAP * sizeof *g->next);
+    g->post = malloc((size_t)g->win * sizeof *g->post);
+    if (g->slot_key && g->slot_val && g->keys && g->first && g->next && g->post)
+        return 1;
+    free(g->slot_key);
+    free(g->slot_val);
+    free(g->keys);
+    free(g->first);
+    free(g->next);
+    free(g->post);
+    memset(g, 0, sizeof *g);
+    g->failed = 1;
+    return 0;
+}
+
+/* Op o's keys by grouping: MH_OK or fn's return once done; 2 (nothing
+ * handed to fn) when the op is not dense enough for it. */
+static int merge_group(const mh_apost_acc *a, unsigned o, unsigned k,
+                       mh_apost_key_fn fn, void *ctx, merger *m) {
+    group *g = &m->gr;
+    uint32_t S = NSL(a);
+    memset(g->slot_key, 0xff, (size_t)GROUP_SLOTS * sizeof *g->slot_key);
+    /* walk 1: each key's postings */
+    uint32_t d = 0;
+    uint64_t total = 0;
+    for (uint32_t s = 0; s < S; s++) {
+        cursor c;
+        for (uint64_t key = cursor_start(a, &c, s, o, k); key != DONE;
+             key = advance(&c, k)) {
+            uint32_t h = group_slot(g, key);
+            if (g->slot_key[h] == DONE) {
+                if (d == GROUP_CAP)
+                    return 2;
+                g->slot_key[h] = key;
+                g->slot_val[h] = 0;
+                g->keys[d++] = key;
+            }
+            g->slot_val[h]++;
+            total++;
         }
-        tourney_build(t, post); /* post: P entries, free until the first key */
-        for (;;) {
-            uint32_t s = t->node[0];
-            uint64_t key = t->key[s];
-            if (key == DONE)
-                break;
-            uint32_t n = 0;
-            /* the tournament yields this key's slices in increasing order */
-            do {
-                post[n++] = s;
-                t->key[s] = advance(&cur[s], k);
-                tourney_replay(t);
-                s = t->node[0];
-            } while (t->key[s] == key);
-            int rc = fn(ctx, o, key, post, n);
+    }
+    if (total < (uint64_t)GROUP_DENSITY * d || total >= UINT32_MAX)
+        return 2;
+    /* the keys in order, each slot's value its rank */
+    qsort(g->keys, d, sizeof *g->keys, cmp_u64);
+    g->first[0] = 0;
+    for (uint32_t r = 0; r < d; r++) {
+        uint32_t h = group_slot(g, g->keys[r]);
+        g->first[r + 1] = g->first[r] + g->slot_val[h];
+        g->slot_val[h] = r;
+    }
+    /* walk 2, a window of ranks [r0, r1) at a time */
+    for (uint32_t s = 0; s < S; s++)
+        cursor_start(a, &m->cur[s], s, o, k);
+    for (uint32_t r0 = 0, r1; r0 < d; r0 = r1) {
+        uint32_t base = g->first[r0];
+        r1 = r0 + 1; /* one key's postings (at most S) always fit */
+        while (r1 < d && g->first[r1 + 1] - base <= g->win)
+            r1++;
+        uint64_t last = g->keys[r1 - 1];
+        for (uint32_t r = r0; r < r1; r++)
+            g->next[r] = g->first[r] - base;
+        for (uint32_t s = 0; s < S; s++) {
+            cursor *c = &m->cur[s];
+            for (uint64_t key = c->key; key <= last && key != DONE;
+                 key = c->key = advance(c, k))
+                g->post[g->next[g->slot_val[group_slot(g, key)]]++] = s;
+        }
+        for (uint32_t r = r0; r < r1; r++) {
+            int rc = fn(ctx, o, g->keys[r], g->post + (g->first[r] - base),
+                        g->first[r + 1] - g->first[r]);
             if (rc != MH_OK)
                 return rc;
         }
@@ -489,27 +640,61 @@ static int merge_pass(const mh_apost_acc *a, unsigned g, mh_apost_key_fn fn,
     return MH_OK;
 }
 
+/* Hands every key at shift g to fn in order; stops at fn's first
+ * non-zero return and returns it. */
+static int merge_pass(const mh_apost_acc *a, unsigned g, mh_apost_key_fn fn,
+                      void *ctx, merger *m) {
+    const slice_lists *sl = (const slice_lists *)(const void *)a->slices.p;
+    uint32_t S = NSL(a);
+    unsigned k = g - a->g0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        uint64_t gran = 0;
+        for (uint32_t s = 0; s < S; s++)
+            gran += sl[s].n[o];
+        int rc = 2;
+        if (m->mode >= 0 && (gran >= GROUP_MIN || m->mode > 0) &&
+            group_ready(&m->gr, m->t.P, m->mode)) {
+            rc = merge_group(a, o, k, fn, ctx, m);
+            m->grouped += rc != 2;
+        }
+        if (rc == 2)
+            rc = merge_tourney(a, o, k, fn, ctx, m);
+        if (rc != MH_OK)
+            return rc;
+    }
+    return MH_OK;
+}
+
 /* The merge's memory for S slices; MH_ENOMEM (also when the leaves, a
  * power of two, would not fit 32 bits). */
-static int merge_alloc(uint32_t S, cursor **cur, tourney *t, uint32_t **post) {
+static int merge_alloc(const mh_apost_acc *a, merger *m) {
+    uint32_t S = NSL(a);
+    memset(m, 0, sizeof *m);
+    m->mode = a->merge;
     if (S > (UINT32_C(1) << 31))
         return MH_ENOMEM;
     uint32_t P = 1;
     while (P < S)
         P *= 2;
-    t->P = P;
-    *cur = malloc((size_t)P * sizeof **cur);
-    t->key = malloc((size_t)P * sizeof *t->key);
-    t->node = malloc((size_t)P * sizeof *t->node);
-    *post = malloc((size_t)P * sizeof **post);
-    return *cur && t->key && t->node && *post ? MH_OK : MH_ENOMEM;
+    m->t.P = P;
+    m->cur = malloc((size_t)P * sizeof *m->cur);
+    m->t.key = malloc((size_t)P * sizeof *m->t.key);
+    m->t.node = malloc((size_t)P * sizeof *m->t.node);
+    m->post = malloc((size_t)P * sizeof *m->post);
+    return m->cur && m->t.key && m->t.node && m->post ? MH_OK : MH_ENOMEM;
 }
 
-static void merge_free(cursor *cur, tourney *t, uint32_t *post) {
-    free(cur);
-    free(t->key);
-    free(t->node);
-    free(post);
+static void merge_free(merger *m) {
+    free(m->cur);
+    free(m->t.key);
+    free(m->t.node);
+    free(m->post);
+    free(m->gr.slot_key);
+    free(m->gr.slot_val);
+    free(m->gr.keys);
+    free(m->gr.first);
+    free(m->gr.next);
+    free(m->gr.post);
 }
 
 static int kw_key_fn(void *ctx, unsigned op, uint64_t w, const uint32_t *post,
@@ -520,13 +705,11 @@ static int kw_key_fn(void *ctx, unsigned op, uint64_t w, const uint32_t *post,
 int mh_apost_acc_walk(const mh_apost_acc *a, mh_apost_key_fn fn, void *ctx) {
     if (a->gave_up)
         return MH_ENOMEM;
-    cursor *cur = NULL;
-    tourney t = {0, NULL, NULL};
-    uint32_t *post = NULL;
-    int rc = merge_alloc(NSL(a), &cur, &t, &post);
+    merger m;
+    int rc = merge_alloc(a, &m);
     if (rc == MH_OK)
-        rc = merge_pass(a, a->g0, fn, ctx, cur, &t, post);
-    merge_free(cur, &t, post);
+        rc = merge_pass(a, a->g0, fn, ctx, &m);
+    merge_free(&m);
     return rc;
 }
 
@@ -537,15 +720,13 @@ int mh_apost_acc_serialize(mh_apost_acc *a, uint64_t count, uint64_t budget,
         return MH_OK;
     if (!budget)
         budget = BUDGET(count);
-    cursor *cur = NULL;
-    tourney t = {0, NULL, NULL};
-    uint32_t *post = NULL;
+    merger m;
     kw x;
     memset(&x, 0, sizeof x);
-    int rc = merge_alloc(S, &cur, &t, &post);
+    int rc = merge_alloc(a, &m);
     for (unsigned g = a->g0; rc == MH_OK && g <= LAST_SHIFT; g++) {
         kw_start(&x, g, MHF_APOST_K, S, budget);
-        rc = merge_pass(a, g, kw_key_fn, &x, cur, &t, post);
+        rc = merge_pass(a, g, kw_key_fn, &x, &m);
         if (rc == MH_OK) {
             rc = kw_finish(&x, out);
             break;
@@ -553,7 +734,8 @@ int mh_apost_acc_serialize(mh_apost_acc *a, uint64_t count, uint64_t budget,
         if (rc == 1)
             rc = MH_OK; /* over budget: one bit coarser */
     }
-    merge_free(cur, &t, post);
+    a->grouped += m.grouped;
+    merge_free(&m);
     kw_free(&x);
     return rc;
 }

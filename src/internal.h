@@ -1631,6 +1631,14 @@ typedef struct mh_apost_acc mh_apost_acc;
  * granules in a slice). */
 int mh_apost_acc_create(mh_apost_acc **out, uint32_t fixed_shift);
 int mh_apost_acc_failed(const mh_apost_acc *a); /* 1: gave up */
+/* Tests: how the seal's merge goes: 0 (the default) groups an op by key
+ * when it is dense and large enough, -1 never groups, 1 groups whenever
+ * dense enough however small, 2 as 1 in windows of as few postings as
+ * allowed (the slices, rounded up to a power of two); either way the
+ * section is the same.
+ * mh_apost_acc_grouped: the ops grouped by mh_apost_acc_serialize so far. */
+void mh_apost_acc_set_merge(mh_apost_acc *a, int mode);
+uint32_t mh_apost_acc_grouped(const mh_apost_acc *a);
 void mh_apost_acc_destroy(mh_apost_acc *a); /* NULL accepted */
 /* The next slice (index: the number added so far): its exact merged ranges
  * per op, pairs[2i] .. pairs[2i + 1], n[op] of them one op after the other

@@ -1057,7 +1057,7 @@ int mh_seg_decode_rows(const mh_seg *seg, const mh_slice *s, uint32_t b, uint32_
 
 int mh_seg_decode_block(const mh_seg *seg, const mh_slice *s, uint32_t b,
                         uint8_t *scratch, mh_rows *out, mh_diag *d) {
-    mh_block bl;
+    mh_block bl = {0}; /* gcc -O3 cannot see that decode_rows sets it on MH_OK */
     uint32_t m = mh_slice_block_rows(seg, s, b);
     MH_TRY(decode_rows(seg, s, b, 0, m, MH_COLS_ALL, scratch, out, &bl, d));
     uint64_t off = seg->block_off + (uint64_t)(s->block_first + b) * seg->block_recsz;

@@ -388,17 +388,24 @@ static void fake_done(fake *f) {
 
 /* Slices of random accesses through the accumulator (ranges merged per
  * op as the builder does), serialized with budget; the section's shift
- * returned (0: none) and its keys checked against brute force. */
-static unsigned acc_roundtrip(tu_rng *rng, uint32_t nslices, uint32_t per,
-                              uint64_t spread, uint32_t maxsize, uint64_t budget,
-                              int wide) {
+ * returned (0: none) and its keys checked against brute force. The same
+ * slices go through a second accumulator whose merge is the tournament
+ * alone: the two sections must be the same bytes. mode: the first one's
+ * merge (mh_apost_acc_set_merge); *grouped: the ops it grouped. */
+static unsigned acc_roundtrip_mode(tu_rng *rng, uint32_t nslices, uint32_t per,
+                                   uint64_t spread, uint32_t maxsize,
+                                   uint64_t budget, int wide, int mode,
+                                   uint32_t *grouped) {
     size_t n = (size_t)nslices * per;
     mh_access *acc = calloc(n, sizeof *acc);
     uint32_t *slice_of = malloc(n * sizeof *slice_of);
     uint64_t *pairs = malloc(n * 16);
     CHECK(acc && slice_of && pairs);
-    mh_apost_acc *a;
+    mh_apost_acc *a, *b;
     CHECK_OK(mh_apost_acc_create(&a, 0));
+    CHECK_OK(mh_apost_acc_create(&b, 0));
+    mh_apost_acc_set_merge(a, mode);
+    mh_apost_acc_set_merge(b, -1);
     for (uint32_t s = 0; s < nslices; s++) {
         mh_access *x = acc + (size_t)s * per;
         for (uint32_t i = 0; i < per; i++) {
@@ -446,9 +453,18 @@ static unsigned acc_roundtrip(tu_rng *rng, uint32_t nslices, uint32_t per,
         /* wide: as if the slices were large (the pile limit is count / 2
          * + 1 MiB bytes), so only the 2^22 rule decides the shift */
         mh_apost_acc_add(a, pairs, cnt, (uint64_t)(s + 1) * per * (wide ? 100000 : 1));
+        mh_apost_acc_add(b, pairs, cnt, (uint64_t)(s + 1) * per * (wide ? 100000 : 1));
     }
-    mh_buf out = {0};
+    mh_buf out = {0}, tour = {0};
     CHECK_OK(mh_apost_acc_serialize(a, n, budget, &out));
+    CHECK_OK(mh_apost_acc_serialize(b, n, budget, &tour));
+    CHECKF(out.n == tour.n && (!out.n || !memcmp(out.p, tour.p, out.n)),
+           "grouped merge: %zu bytes, the tournament's %zu", out.n, tour.n);
+    CHECK(mh_apost_acc_grouped(b) == 0);
+    if (grouped)
+        *grouped = mh_apost_acc_grouped(a);
+    mh_buf_free(&tour);
+    mh_apost_acc_destroy(b);
     unsigned g = 0;
     if (out.n) {
         CHECKF(out.n <= budget, "%zu bytes, budget %llu", out.n,
@@ -475,6 +491,48 @@ static unsigned acc_roundtrip(tu_rng *rng, uint32_t nslices, uint32_t per,
     free(slice_of);
     free(pairs);
     return g;
+}
+
+static unsigned acc_roundtrip(tu_rng *rng, uint32_t nslices, uint32_t per,
+                              uint64_t spread, uint32_t maxsize, uint64_t budget,
+                              int wide) {
+    return acc_roundtrip_mode(rng, nslices, per, spread, maxsize, budget, wide,
+                              0, NULL);
+}
+
+/* The seal's merge by grouping (apost_build.c) against the tournament:
+ * ops dense enough are grouped, the others not, the bytes the same. */
+static void test_grouped_merge(void) {
+    tu_rng rng = {11};
+    uint32_t grouped = 0;
+    /* 120 slices of 1,000 accesses over 16 KiB (2 K granules), grouped
+     * by default; then in windows of 128 postings (mode 2) */
+    CHECK(acc_roundtrip_mode(&rng, 120, 1000, 1 << 14, 8, 1 << 24, 0, 0,
+                             &grouped) == 3);
+    CHECKF(grouped == 3, "%u ops grouped", grouped); /* execute too */
+    CHECK(acc_roundtrip_mode(&rng, 120, 1000, 1 << 14, 8, 1 << 24, 0, 2,
+                             &grouped) == 3);
+    CHECKF(grouped == 3, "%u ops grouped", grouped);
+    /* the same with a budget that stops the first shifts midway */
+    unsigned g = acc_roundtrip_mode(&rng, 120, 1000, 1 << 14, 8, 12000, 0, 2,
+                                    &grouped);
+    CHECKF(g > 3 && grouped >= 6, "shift %u, %u ops grouped", g, grouped);
+    /* small: the tournament by default, grouped when asked */
+    CHECK(acc_roundtrip_mode(&rng, 10, 300, 1 << 8, 4, 1 << 20, 0, 0,
+                             &grouped) == 3);
+    CHECK(grouped == 0);
+    CHECK(acc_roundtrip_mode(&rng, 10, 300, 1 << 8, 4, 1 << 20, 0, 1,
+                             &grouped) == 3);
+    CHECK(grouped == 3);
+    /* sparse (2^30 bytes: few postings a key): never grouped */
+    CHECK(acc_roundtrip_mode(&rng, 40, 2000, (uint64_t)1 << 30, 8, 1 << 22, 0,
+                             1, &grouped) == 3);
+    CHECK(grouped == 0);
+    /* more keys than the table takes (2^16), dense all the same: given up
+     * midway, the tournament merges */
+    CHECK(acc_roundtrip_mode(&rng, 50, 2000, (uint64_t)1 << 22, 64, 1 << 24, 0,
+                             1, &grouped) == 3);
+    CHECK(grouped == 0);
 }
 
 static void test_coarsen(void) {
@@ -901,6 +959,7 @@ int main(int argc, char **argv) {
     if (argc >= 3 && !strcmp(argv[1], "real"))
         return test_real(argv[2]);
     test_coarsen();
+    test_grouped_merge();
     test_damage();
     test_golden();
     test_store(0);
