@@ -391,6 +391,32 @@ static int probe_start(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *
     return MH_OK;
 }
 
+/* Chunk classes of the walk (c->ck): 0 no row can match (another op, or
+ * outside [A, B] or the stream set), 1 rows may match, 2 wholly before the
+ * start or past the end (its labels only checked against its ids), and
+ * CK_LATER not classed yet (classify: when the walk first meets it). */
+#define CK_LATER 3
+
+/* Classes chunk k (relative) of slice s as the eager pass does, for a
+ * query without a stream set whose chunks meeting [A, B] of op o are
+ * [first[o], end[o]). */
+static uint8_t classify(qctx *c, const mh_seg *seg, const mh_slice *s, const qspec *q,
+                        const uint32_t *first, const uint32_t *end, uint32_t k) {
+    const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
+    const unsigned op = rec[MHF_CHUNK_OP]; /* checked: < MHF_OP_COUNT */
+    if (k < first[op] || k >= end[op])
+        return c->ck[k] = 0;
+    const int fwd = q->dir == MH_FORWARD;
+    const uint64_t tf = mhf_load_u64(rec + MHF_CHUNK_T_FIRST);
+    const uint64_t tl = mhf_load_u64(rec + MHF_CHUNK_T_LAST);
+    const uint64_t idf = s->id_first + mhf_load_u32(rec + MHF_CHUNK_ID_FIRST);
+    const uint64_t idc = s->id_first + mhf_load_u32(rec + MHF_CHUNK_ID_LAST);
+    c->memo[k] = UINT32_MAX;
+    if (!in_range(q, fwd ? tl : tf, fwd ? idc : idf) || !in_end(q, fwd ? tf : tl, fwd ? idf : idc))
+        return c->ck[k] = 2;
+    return c->ck[k] = 1;
+}
+
 int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
                    const qspec *q, size_t want, mh_access *out, size_t *got) {
     int rc = idmap_walk(c, seg, si, s, q, want, out, got);
@@ -471,17 +497,50 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
      * chunk walk would visit; their first and last rows place transitions */
     const int by_t = q->kind == MH_FROM_TRANSITION || q->end_kind == MH_END_TRANSITION;
     uint64_t cover = 0;
+    /* Without a stream set the chunks of an op meeting [A, B] are a run
+     * (chunks in (op, address) order, disjoint, their rows tiling the
+     * slice: mh_seg_slice_check), found by a second search, its rows from
+     * the run's two ends. When they hold half the slice and the id
+     * transitions place the start, the id path is taken whatever the
+     * chunk walk would cost (`exact` below), so no chunk need be looked
+     * at before the walk: each is classed when a label first names it.
+     * A whole-space query classed every chunk of its slice first (up to
+     * 256 records, 55 % of a warm whole-space max-1 question on python,
+     * perf); its walk meets a few. */
+    uint32_t end[MH_OP_COUNT];
+    int later = 0;
+    if (!q->sbits && by_t && s->block_count > 1 && mh_idtime_present(seg)) {
+        for (unsigned op = 0; op < MH_OP_COUNT; op++) {
+            end[op] = first[op];
+            if (first[op] >= nck)
+                continue;
+            end[op] = mhq_chunk_end(seg, s->chunk_first + first[op], s->chunk_first + nck, op,
+                                    q->b) - s->chunk_first;
+            if (end[op] > first[op]) {
+                const uint8_t *r0 = seg->chunks + (size_t)(s->chunk_first + first[op]) *
+                                                      seg->chunk_recsz;
+                const uint8_t *r1 = seg->chunks + (size_t)(s->chunk_first + end[op] - 1) *
+                                                      seg->chunk_recsz;
+                cover += (uint64_t)mhf_load_u32(r1 + MHF_CHUNK_ROW_FIRST) +
+                         mhf_load_u32(r1 + MHF_CHUNK_ROW_COUNT) -
+                         mhf_load_u32(r0 + MHF_CHUNK_ROW_FIRST);
+            }
+        }
+        later = cover >= s->count / 2;
+        if (!later)
+            cover = 0; /* counted again below, chunk by chunk */
+    }
     /* the id path's cost, and the chunk walk's as the chunks are met (the
      * cache looked at only until the chunk walk costs more) */
-    const int lab_here = group_cached(c, seg, si, (uint32_t)(fwd ? bo.lo : bo.hi));
+    const int lab_here = !later && group_cached(c, seg, si, (uint32_t)(fwd ? bo.lo : bo.hi));
     const uint64_t id_cost = (lab_here ? 0 : IDQ_GROUP) + IDQ_FIXED + IDQ_LOCATE * (uint64_t)want;
     uint64_t walk_cost = 0;
     uint32_t last_b = UINT32_MAX; /* the block the last cut chunk ends in */
     const uint32_t R = seg->rows_per_block;
     /* only the chunks of the requested ops meeting [A, B], found as the
      * chunk walk finds them: a narrow range pays for a few records */
-    memset(c->ck, 0, nck);
-    for (unsigned op = 0; op < MH_OP_COUNT; op++) {
+    memset(c->ck, later ? CK_LATER : 0, nck);
+    for (unsigned op = 0; op < MH_OP_COUNT && !later; op++) {
         for (uint32_t k = first[op]; k < nck; k++) {
             /* the fields compared, straight from the record (checked by
              * mh_seg_slice_check); the stream mask through the decoder */
@@ -621,6 +680,10 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
 #undef IDQ_SCAN
         if (!found)
             continue; /* x is past this group (or past the bounds) */
+        if (c->ck[k] == CK_LATER && classify(c, seg, s, q, first, end, k) == 0) {
+            x += fwd ? 1 : -1;
+            continue;
+        }
         const uint32_t xo = (uint32_t)x;
         const uint8_t *crec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
         if (c->ck[k] == 2) {

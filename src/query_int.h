@@ -192,6 +192,23 @@ static inline uint32_t mhq_first_chunk(const mh_seg *seg, uint32_t lo, uint32_t 
     return lo;
 }
 
+/* The end of the run of op's chunks in [lo, hi) (absolute indexes, lo at
+ * or after the op's first chunk meeting an address): the first whose op
+ * is later or whose first address is above b. */
+static inline uint32_t mhq_chunk_end(const mh_seg *seg, uint32_t lo, uint32_t hi,
+                                     unsigned op, uint64_t b) {
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const uint8_t *rec = seg->chunks + (size_t)mid * seg->chunk_recsz;
+        unsigned cop = rec[MHF_CHUNK_OP];
+        if (cop < op || (cop == op && mhf_load_u64(rec + MHF_CHUNK_PHY_FIRST) <= b))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Checks a freshly decoded block's rows, in one pass (SPEC.md 5.6, 14
  * step 13): its first row is its record's, each row inside its chunk's
  * ranges and its block's address range, ids increasing and transitions
