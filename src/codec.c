@@ -14,25 +14,47 @@
 
 #include "internal.h"
 
-static int rows_alloc(mh_rows *r, uint32_t cap, int lazy) {
-    if (cap <= r->cap && r->lazy == lazy)
+static int rows_alloc(mh_rows *r, uint32_t cap, int lazy, int idt) {
+    if (cap <= r->cap && r->lazy == lazy && (idt || !r->idt))
         return MH_OK;
     if (cap < r->cap)
         cap = r->cap;
+    if (cap == r->cap && r->lazy == lazy && r->idt && !idt) {
+        /* the ids and transitions kept, the other columns added */
+        uint64_t *phy = malloc((size_t)cap * sizeof *phy);
+        uint64_t *lin = malloc((size_t)cap * sizeof *lin);
+        uint32_t *size = malloc((size_t)cap * sizeof *size);
+        uint8_t *has_lin = malloc((size_t)cap);
+        if (!phy || !lin || !size || !has_lin) {
+            free(phy);
+            free(lin);
+            free(size);
+            free(has_lin);
+            return MH_ENOMEM;
+        }
+        r->phy = phy;
+        r->lin = lin;
+        r->size = size;
+        r->has_lin = has_lin;
+        r->idt = 0;
+        return MH_OK;
+    }
     mh_rows n = {0};
     n.id_off = malloc((size_t)cap * sizeof *n.id_off);
     n.t = malloc((size_t)cap * sizeof *n.t);
-    n.phy = malloc((size_t)cap * sizeof *n.phy);
-    n.lin = malloc((size_t)cap * sizeof *n.lin);
-    n.size = malloc((size_t)cap * sizeof *n.size);
-    n.has_lin = malloc((size_t)cap);
+    if (!idt) {
+        n.phy = malloc((size_t)cap * sizeof *n.phy);
+        n.lin = malloc((size_t)cap * sizeof *n.lin);
+        n.size = malloc((size_t)cap * sizeof *n.size);
+        n.has_lin = malloc((size_t)cap);
+    }
     if (!lazy) {
         n.stream = calloc(cap, sizeof *n.stream);
         n.pc = calloc(cap, sizeof *n.pc);
         n.has_pc = calloc(cap, 1);
         n.opt_cap = cap;
     }
-    if (!n.id_off || !n.t || !n.phy || !n.lin || !n.size || !n.has_lin ||
+    if (!n.id_off || !n.t || (!idt && (!n.phy || !n.lin || !n.size || !n.has_lin)) ||
         (!lazy && (!n.stream || !n.pc || !n.has_pc))) {
         mh_rows_free(&n);
         return MH_ENOMEM;
@@ -40,14 +62,19 @@ static int rows_alloc(mh_rows *r, uint32_t cap, int lazy) {
     mh_rows_free(r);
     n.cap = cap;
     n.lazy = (uint8_t)lazy;
+    n.idt = (uint8_t)idt;
     *r = n;
     return MH_OK;
 }
 
-int mh_rows_reserve(mh_rows *r, uint32_t cap) { return rows_alloc(r, cap, 0); }
+int mh_rows_reserve(mh_rows *r, uint32_t cap) { return rows_alloc(r, cap, 0, 0); }
 
 int mh_rows_reserve_lazy(mh_rows *r, uint32_t cap) {
-    return rows_alloc(r, cap, 1);
+    return rows_alloc(r, cap, 1, 0);
+}
+
+int mh_rows_reserve_idt(mh_rows *r, uint32_t cap) {
+    return rows_alloc(r, cap, 1, 1);
 }
 
 /* The stream and pc arrays of lazy rows, made when a block stores one. */
@@ -859,6 +886,8 @@ static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
     uint32_t lo = fast && l->major >= 2 && from < m ? from : 0;
     if (!fast || l->major < 2)
         cols = MH_COLS_ALL;
+    MH_CHECK(!out->idt || (cols & ~MH_COLS_ID_T) == 0, MH_EINVAL, d, 0,
+             "row buffer of ids and transitions only");
     int got_stream = 0, got_pc = 0;
     if (l->major < 2) {
         for (unsigned k = MH_COL_ID; k <= MH_COL_SIZE; k++)

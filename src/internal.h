@@ -152,6 +152,8 @@ typedef struct mh_rows {
     uint8_t *has_pc;
     uint32_t opt_cap; /* rows stream, pc and has_pc hold */
     uint8_t lazy;     /* those arrays made by the decoder, on first need */
+    uint8_t idt;      /* id_off and t alone allocated (phy, lin, size and
+                       * has_lin NULL): rows decoded with MH_COLS_ID_T only */
     uint8_t no_stream, no_pc; /* the block decoded last stores no such column */
 } mh_rows;
 
@@ -162,6 +164,12 @@ int mh_rows_reserve(mh_rows *r, uint32_t cap);
  * decoded block of a store without pc or streams costs 33 bytes a row, not
  * 46, and nothing is zero-filled per decode. */
 int mh_rows_reserve_lazy(mh_rows *r, uint32_t cap);
+/* As mh_rows_reserve_lazy for rows decoded with MH_COLS_ID_T alone (format
+ * 2, the fast decoders): room for cap ids and transitions, 12 bytes a row;
+ * rows that already have every column keep them. A later
+ * mh_rows_reserve_lazy adds the other columns (the ids and transitions
+ * kept). Decoding other columns into such rows is MH_EINVAL. */
+int mh_rows_reserve_idt(mh_rows *r, uint32_t cap);
 void mh_rows_free(mh_rows *r);
 
 static inline uint32_t mh_rows_stream(const mh_rows *r, uint32_t i) {

@@ -139,6 +139,7 @@ static int read_query(const mh_reader *r, const mh_query *in, qspec *spec,
 #define ROW_BYTES                                                              \
     (sizeof(uint32_t) + 3 * sizeof(uint64_t) + sizeof(uint32_t) + 1)
 #define ROW_OPT_BYTES (sizeof(uint32_t) + sizeof(uint64_t) + 1)
+#define ROW_IDT_BYTES (sizeof(uint32_t) + sizeof(uint64_t)) /* mh_rows.idt */
 
 /* The bytes of an entry the cache budget counts. A located entry's cursor
  * state (centry_sparse, 2 KB) is not among them: like the entry itself
@@ -147,7 +148,8 @@ static int read_query(const mh_reader *r, const mh_query *in, qspec *spec,
  * (100 whole-space max10 backward questions on the sort store, 5.4 us at
  * their second ask) past it (31 us: the LRU cycled). */
 static size_t entry_bytes(const centry *x) {
-    return (size_t)x->rows.cap * ROW_BYTES + (size_t)x->rows.opt_cap * ROW_OPT_BYTES +
+    return (size_t)x->rows.cap * (x->rows.idt ? ROW_IDT_BYTES : ROW_BYTES) +
+           (size_t)x->rows.opt_cap * ROW_OPT_BYTES +
            (size_t)x->lab_cap * sizeof *x->lab + x->raw_cap;
 }
 
@@ -564,10 +566,17 @@ static void cache_trim(qctx *c, int32_t keep) {
  * buffer, kept for mh_query_row_take. */
 static int entry_fill(qctx *c, centry *x, const mh_seg *seg, const mh_slice *s, uint32_t b,
                       unsigned want, uint32_t from, uint32_t need) {
-    /* every entry has room for every column, whatever it holds: an entry
-     * filled for another want reuses its buffers (reallocating them each
-     * time the kind changed cost the first asks 30 %, fresh pages) */
-    int rc = mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
+    /* an entry has room for every column once it held a whole block, and
+     * an entry filled for another want reuses its buffers (reallocating
+     * them each time the kind changed cost the first asks 30 %, fresh
+     * pages); an id-order probe's or located block's, until then, for its
+     * ids and transitions alone (12 bytes a row, not 33: 100 whole-space
+     * max10 questions on python held 539 located blocks, 12.3 MB, and
+     * cycled through the 8 MiB default cache, 50 us a question at its
+     * second ask, where 6.6 MB fit) */
+    int rc = want != WANT_ALL && seg->dict.layout.major >= 2
+                 ? mh_rows_reserve_idt(&x->rows, seg->rows_per_block)
+                 : mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
     x->rows.n = x->rows.lo = 0;
     if (rc != MH_OK)
         MH_FAIL(rc, &c->diag, 0, "out of memory for a decoded block");
