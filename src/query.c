@@ -157,6 +157,7 @@ static int ctx_init(qctx *c, const mh_reader *r) {
     memset(c, 0, sizeof *c);
     c->r = r;
     c->head = c->tail = -1;
+    c->spare = -1;
     c->pin = -1;
     /* segments open lazily: the largest block seen so far, else the
      * writer's default, sizes the cache; scratch grows per segment */
@@ -437,13 +438,31 @@ int mh_query_decode_checked(const mh_seg *seg, const mh_slice *s, uint32_t b,
     return MH_OK;
 }
 
-/* An entry for a new key: a new one while the entries held fit the
- * budget, else the least recently used (the pinned label group passed
- * over: the id path's blocks must not reuse the labels it walks), taken
- * out of the list and the table. */
+/* An entry for a new key: a spare one (emptied by cache_trim) while the
+ * bytes held are under the trim's threshold (as when the emptied entries
+ * stayed in the list and were refilled as they reached its tail), a new
+ * one while they fit the budget, else the least recently used (the pinned
+ * label group passed over: the id path's blocks must not reuse the labels
+ * it walks), taken out of the list and the table. Two entries besides the
+ * pinned one stay in the list whatever the bytes: a chunk walk holds one
+ * block while it decodes the next. */
+static int list_has_two(const qctx *c) {
+    int n = 0;
+    for (int32_t e = c->tail; e >= 0 && n < 2; e = c->ent[e].prev)
+        n += e != c->pin;
+    return n >= 2;
+}
+
 static int32_t take_entry(qctx *c) {
     int32_t e;
-    if (c->nent < c->capent && (c->nent < 2 || c->held < c->r->cache_bytes)) {
+    const size_t budget = c->r->cache_bytes;
+    const int two = list_has_two(c);
+    if (c->spare >= 0 && (c->held < budget + budget / 4 || !two)) {
+        e = c->spare; /* no buffers */
+        c->spare = c->ent[e].next;
+        return e;
+    }
+    if (c->nent < c->capent && (c->held < budget || !two)) {
         e = (int32_t)c->nent++;
         memset(&c->ent[e], 0, sizeof c->ent[e]); /* first use (ctx_init) */
         return e;
@@ -533,9 +552,18 @@ static void entry_drop_raw(centry *x) {
  * held exceed the budget by a quarter, until they are within it: new
  * entries stop at the budget, but an entry reused for a located block
  * gets a raw buffer (a few KiB; entries keep them), so a cache of located
- * blocks outgrows its bytes by as much. keep (the entry just filled) and
- * the pinned label group stay; a freed entry stays in the list, out of
- * the table, and is reused as it reaches the tail. */
+ * blocks outgrows its bytes by as much (and so does one whose entries
+ * held ids and transitions alone, WANT_LOCATE, and now hold whole blocks).
+ * keep (the entry just filled) and the pinned label group stay; a freed
+ * entry leaves the list and the table for the spare ones (take_entry).
+ * Left in the list, as up to 1.9.6, an emptied entry was given new
+ * buffers each time it reached the tail: once whole-space questions had
+ * filled the cache with small located entries (up to capent of them), a
+ * walk through whole blocks grew each in turn past the threshold and the
+ * trims freed half of them again, every pass (gzip's point max1000 read
+ * questions 1.14x slower, mh_abtest); spare, they are refilled only
+ * under the threshold, and the least recently used entry, whole, is
+ * reused past it. */
 static void cache_trim(qctx *c, int32_t keep) {
     /* a quarter over before trimming, back to the budget: entries are
      * reused with their buffers, and freeing one only for the next fill to
@@ -556,6 +584,9 @@ static void cache_trim(qctx *c, int32_t keep) {
             entry_drop_raw(x);
             x->id_t = 0;
             c->held -= was;
+            lru_unlink(c, e);
+            x->next = c->spare;
+            c->spare = e;
         }
         e = prev;
     }

@@ -62,6 +62,8 @@ typedef struct qctx {
     int32_t *slot;         /* table of entry indexes, -1 empty */
     uint32_t mask;         /* table size - 1 */
     int32_t head, tail;    /* most and least recently used */
+    int32_t spare;         /* entries cache_trim emptied, out of the list
+                            * (linked by next; -1 none) */
     uint8_t *scratch;  /* a raw block of scratch_rows rows */
     uint32_t scratch_rows;
     mh_access *cand;
