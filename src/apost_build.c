@@ -52,7 +52,7 @@ struct mh_apost_acc {
     int gave_up;
     mh_buf data;   /* per slice, per op: first granule, then w - prev - 1 */
     mh_buf slices; /* slice_lists per slice */
-    int merge;     /* tests: 0 chooses, -1 tournament only, 1 grouping first */
+    int merge;     /* tests: mh_apost_acc_set_merge's mode (0: the writer's) */
     uint32_t grouped; /* ops merged by grouping so far (tests) */
 };
 
@@ -550,6 +550,15 @@ static int cmp_u64(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
+static void group_free(group *g) {
+    free(g->slot_key);
+    free(g->slot_val);
+    free(g->keys);
+    free(g->first);
+    free(g->next);
+    free(g->post);
+}
+
 /* 1: the grouping's memory is there (allocated at the first call), 0: no
  * memory for it (then never again: the tournament merges). */
 static int group_ready(group *g, uint32_t P, int mode) {
@@ -566,12 +575,7 @@ static int group_ready(group *g, uint32_t P, int mode) {
     g->post = malloc((size_t)g->win * sizeof *g->post);
     if (g->slot_key && g->slot_val && g->keys && g->first && g->next && g->post)
         return 1;
-    free(g->slot_key);
-    free(g->slot_val);
-    free(g->keys);
-    free(g->first);
-    free(g->next);
-    free(g->post);
+    group_free(g);
     memset(g, 0, sizeof *g);
     g->failed = 1;
     return 0;
@@ -689,12 +693,7 @@ static void merge_free(merger *m) {
     free(m->t.key);
     free(m->t.node);
     free(m->post);
-    free(m->gr.slot_key);
-    free(m->gr.slot_val);
-    free(m->gr.keys);
-    free(m->gr.first);
-    free(m->gr.next);
-    free(m->gr.post);
+    group_free(&m->gr);
 }
 
 static int kw_key_fn(void *ctx, unsigned op, uint64_t w, const uint32_t *post,

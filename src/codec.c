@@ -14,6 +14,25 @@
 
 #include "internal.h"
 
+/* The columns after the ids and transitions (physical, linear, size and
+ * its flag) for cap rows, into r; MH_ENOMEM with none of them kept. */
+static int rows_alloc_rest(mh_rows *r, uint32_t cap) {
+    r->phy = malloc((size_t)cap * sizeof *r->phy);
+    r->lin = malloc((size_t)cap * sizeof *r->lin);
+    r->size = malloc((size_t)cap * sizeof *r->size);
+    r->has_lin = malloc((size_t)cap);
+    if (r->phy && r->lin && r->size && r->has_lin)
+        return MH_OK;
+    free(r->phy);
+    free(r->lin);
+    free(r->size);
+    free(r->has_lin);
+    r->phy = r->lin = NULL;
+    r->size = NULL;
+    r->has_lin = NULL;
+    return MH_ENOMEM;
+}
+
 static int rows_alloc(mh_rows *r, uint32_t cap, int lazy, int idt) {
     if (cap <= r->cap && r->lazy == lazy && (idt || !r->idt))
         return MH_OK;
@@ -21,40 +40,21 @@ static int rows_alloc(mh_rows *r, uint32_t cap, int lazy, int idt) {
         cap = r->cap;
     if (cap == r->cap && r->lazy == lazy && r->idt && !idt) {
         /* the ids and transitions kept, the other columns added */
-        uint64_t *phy = malloc((size_t)cap * sizeof *phy);
-        uint64_t *lin = malloc((size_t)cap * sizeof *lin);
-        uint32_t *size = malloc((size_t)cap * sizeof *size);
-        uint8_t *has_lin = malloc((size_t)cap);
-        if (!phy || !lin || !size || !has_lin) {
-            free(phy);
-            free(lin);
-            free(size);
-            free(has_lin);
-            return MH_ENOMEM;
-        }
-        r->phy = phy;
-        r->lin = lin;
-        r->size = size;
-        r->has_lin = has_lin;
+        MH_TRY(rows_alloc_rest(r, cap));
         r->idt = 0;
         return MH_OK;
     }
     mh_rows n = {0};
     n.id_off = malloc((size_t)cap * sizeof *n.id_off);
     n.t = malloc((size_t)cap * sizeof *n.t);
-    if (!idt) {
-        n.phy = malloc((size_t)cap * sizeof *n.phy);
-        n.lin = malloc((size_t)cap * sizeof *n.lin);
-        n.size = malloc((size_t)cap * sizeof *n.size);
-        n.has_lin = malloc((size_t)cap);
-    }
+    int rest = idt ? MH_OK : rows_alloc_rest(&n, cap);
     if (!lazy) {
         n.stream = calloc(cap, sizeof *n.stream);
         n.pc = calloc(cap, sizeof *n.pc);
         n.has_pc = calloc(cap, 1);
         n.opt_cap = cap;
     }
-    if (!n.id_off || !n.t || (!idt && (!n.phy || !n.lin || !n.size || !n.has_lin)) ||
+    if (!n.id_off || !n.t || rest != MH_OK ||
         (!lazy && (!n.stream || !n.pc || !n.has_pc))) {
         mh_rows_free(&n);
         return MH_ENOMEM;

@@ -456,13 +456,13 @@ static int list_has_two(const qctx *c) {
 static int32_t take_entry(qctx *c) {
     int32_t e;
     const size_t budget = c->r->cache_bytes;
-    const int two = list_has_two(c);
-    if (c->spare >= 0 && (c->held < budget + budget / 4 || !two)) {
+    /* the list walked only when the bytes alone say no */
+    if (c->spare >= 0 && (c->held < budget + budget / 4 || !list_has_two(c))) {
         e = c->spare; /* no buffers */
         c->spare = c->ent[e].next;
         return e;
     }
-    if (c->nent < c->capent && (c->held < budget || !two)) {
+    if (c->nent < c->capent && (c->held < budget || !list_has_two(c))) {
         e = (int32_t)c->nent++;
         memset(&c->ent[e], 0, sizeof c->ent[e]); /* first use (ctx_init) */
         return e;

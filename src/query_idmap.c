@@ -397,6 +397,19 @@ static int probe_start(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *
  * CK_LATER not classed yet (classify: when the walk first meets it). */
 #define CK_LATER 3
 
+/* Does the chunk of record rec (of slice s) lie wholly before the start
+ * or begin past the end? Then it holds no match (as the chunk walk sees
+ * it). */
+static inline int chunk_outside(const qspec *q, const mh_slice *s, const uint8_t *rec) {
+    const int fwd = q->dir == MH_FORWARD;
+    const uint64_t tf = mhf_load_u64(rec + MHF_CHUNK_T_FIRST);
+    const uint64_t tl = mhf_load_u64(rec + MHF_CHUNK_T_LAST);
+    const uint64_t idf = s->id_first + mhf_load_u32(rec + MHF_CHUNK_ID_FIRST);
+    const uint64_t idc = s->id_first + mhf_load_u32(rec + MHF_CHUNK_ID_LAST);
+    return !in_range(q, fwd ? tl : tf, fwd ? idc : idf) ||
+           !in_end(q, fwd ? tf : tl, fwd ? idf : idc);
+}
+
 /* Classes chunk k (relative) of slice s as the eager pass does, for a
  * query without a stream set whose chunks meeting [A, B] of op o are
  * [first[o], end[o]). */
@@ -406,15 +419,8 @@ static uint8_t classify(qctx *c, const mh_seg *seg, const mh_slice *s, const qsp
     const unsigned op = rec[MHF_CHUNK_OP]; /* checked: < MHF_OP_COUNT */
     if (k < first[op] || k >= end[op])
         return c->ck[k] = 0;
-    const int fwd = q->dir == MH_FORWARD;
-    const uint64_t tf = mhf_load_u64(rec + MHF_CHUNK_T_FIRST);
-    const uint64_t tl = mhf_load_u64(rec + MHF_CHUNK_T_LAST);
-    const uint64_t idf = s->id_first + mhf_load_u32(rec + MHF_CHUNK_ID_FIRST);
-    const uint64_t idc = s->id_first + mhf_load_u32(rec + MHF_CHUNK_ID_LAST);
     c->memo[k] = UINT32_MAX;
-    if (!in_range(q, fwd ? tl : tf, fwd ? idc : idf) || !in_end(q, fwd ? tf : tl, fwd ? idf : idc))
-        return c->ck[k] = 2;
-    return c->ck[k] = 1;
+    return c->ck[k] = chunk_outside(q, s, rec) ? 2 : 1;
 }
 
 int mh_query_idmap(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
@@ -547,10 +553,6 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
             if (rec[MHF_CHUNK_OP] != op || mhf_load_u64(rec + MHF_CHUNK_PHY_FIRST) > q->b)
                 break;
-            const uint64_t tf = mhf_load_u64(rec + MHF_CHUNK_T_FIRST);
-            const uint64_t tl = mhf_load_u64(rec + MHF_CHUNK_T_LAST);
-            const uint32_t xf = mhf_load_u32(rec + MHF_CHUNK_ID_FIRST);
-            const uint32_t xl = mhf_load_u32(rec + MHF_CHUNK_ID_LAST);
             c->memo[k] = UINT32_MAX;
             if (q->sbits) {
                 mh_chunk ch;
@@ -559,11 +561,7 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
                     continue;
             }
             cover += mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT);
-            uint64_t idf = s->id_first + xf, idc = s->id_first + xl;
-            /* as the chunk walk: wholly before the start, or beginning past
-             * the end, it holds no match */
-            if (!in_range(q, fwd ? tl : tf, fwd ? idc : idf) ||
-                !in_end(q, fwd ? tf : tl, fwd ? idf : idc)) {
+            if (chunk_outside(q, s, rec)) {
                 c->ck[k] = 2; /* its labels are only checked against its ids */
                 continue;
             }
@@ -571,7 +569,11 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             /* the chunk walk searches (and decodes a block of) a chunk the
              * start cuts; one wholly past the start costs it little once its
              * cutoff is set */
-            if (!force && walk_cost <= id_cost && !in_range(q, fwd ? tf : tl, fwd ? idf : idc)) {
+            if (!force && walk_cost <= id_cost &&
+                !in_range(q, fwd ? mhf_load_u64(rec + MHF_CHUNK_T_FIRST)
+                                 : mhf_load_u64(rec + MHF_CHUNK_T_LAST),
+                          s->id_first + (fwd ? mhf_load_u32(rec + MHF_CHUNK_ID_FIRST)
+                                             : mhf_load_u32(rec + MHF_CHUNK_ID_LAST)))) {
                 uint32_t r0 = mhf_load_u32(rec + MHF_CHUNK_ROW_FIRST);
                 uint32_t r1 = r0 + mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT) - 1;
                 /* chunks in row order: small ones share a block, decoded once */
