@@ -603,8 +603,8 @@ static int entry_fill(qctx *c, centry *x, const mh_seg *seg, const mh_slice *s, 
      * pages); an id-order probe's or located block's, until then, for its
      * ids and transitions alone (12 bytes a row, not 33: 100 whole-space
      * max10 questions on python held 539 located blocks, 12.3 MB, and
-     * cycled through the 8 MiB default cache, 50 us a question at its
-     * second ask, where 6.6 MB fit) */
+     * cycled through the 8 MiB default cache of 1.9.6, 50 us a question at
+     * its second ask, where 6.6 MB fit) */
     int rc = want != WANT_ALL && seg->dict.layout.major >= 2
                  ? mh_rows_reserve_idt(&x->rows, seg->rows_per_block)
                  : mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);

@@ -214,7 +214,7 @@ class Reader:
     Args:
         path: the store directory.
         cache_bytes: decoded-block cache per query context (None: library
-            default, 8 MiB).
+            default, 16 MiB).
 
     Raises NotFoundError, NotStoreError, VersionError, CorruptError,
     ChecksumError, TruncatedError, InputOutputError (with .detail).
