@@ -46,8 +46,8 @@
 #define IDQ_FIXED 10
 #define IDQ_LOCATE 10
 /* and the chunks that can match hold at least this fraction of the slice's
- * rows: sparser, the walk passes many labels per match. Between it and an
- * eighth, the labels passed are counted (count / cover a wanted row, at
+ * rows: sparser, the walk passes many labels per match. The labels passed
+ * are in the id path's cost (labels_cost: count / cover a wanted row, at
  * IDQ_LABELS_TENTH labels a tenth of a microsecond: a byte load and a
  * class lookup each, with the group's partial decode). An eighth alone
  * kept gzip's whole-space and 1 MiB write questions (their chunks hold
@@ -56,6 +56,13 @@
 #define IDQ_COVER_DIV 32
 #define IDQ_LABELS_TENTH 50
 #define IDQ_MAX_WANT 256
+
+/* The id path's cost of the labels it passes, want rows wanted among count
+ * with cover of them able to match (cover > 0): no larger for a larger
+ * cover, so that at the least cover taken it bounds every other. */
+static inline uint64_t labels_cost(size_t want, uint32_t count, uint64_t cover) {
+    return (uint64_t)want * count / cover / IDQ_LABELS_TENTH;
+}
 
 void mh_query_idmap_free(qctx *c) {
     free(c->ck);
@@ -549,7 +556,8 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
     const uint64_t id_cost = (lab_here ? 0 : IDQ_GROUP) + IDQ_FIXED + IDQ_LOCATE * (uint64_t)want;
     /* the walk's cost is summed as far as the id path's can reach: its
      * labels passed at the least cover it takes */
-    const uint64_t id_most = id_cost + (uint64_t)want * IDQ_COVER_DIV / IDQ_LABELS_TENTH;
+    const uint32_t least = s->count / IDQ_COVER_DIV;
+    const uint64_t id_most = id_cost + labels_cost(want, s->count, least ? least : 1);
     uint64_t walk_cost = 0;
     uint32_t last_b = UINT32_MAX; /* the block the last cut chunk ends in */
     const uint32_t R = seg->rows_per_block;
@@ -603,8 +611,7 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
     const int exact = by_t && cover >= s->count / 2 && s->block_count > 1 &&
                       mh_idtime_present(seg);
     if (!force && (cover == 0 || cover < s->count / IDQ_COVER_DIV ||
-                   (walk_cost <= id_cost + (uint64_t)want * s->count / cover / IDQ_LABELS_TENTH &&
-                    !exact)))
+                   (walk_cost <= id_cost + labels_cost(want, s->count, cover) && !exact)))
         return 0;
     /* the id transitions (SPEC §9g): where the transition bounds fall
      * among the ids, from the samples; exact at stride 1 */
