@@ -561,8 +561,12 @@ int mh_apost_query_view(const mh_seg *seg, const mh_apost_view *vp, uint64_t a,
     if (a > b || wb - wa >= MHF_APOST_SPAN)
         return 0;
     size_t words = ((size_t)v.nslices + 63) / 64;
-    if (words > *scratch_cap || !*scratch) {
-        size_t cap = words > 8 ? words : 8;
+    /* one op asked: its candidates are the union; several: each op's in
+     * its own bitmap after the union's, ORed into it at the end */
+    int several = (ops & (ops - 1u) & 7u) != 0;
+    size_t need = several ? words * (1 + MHF_OP_COUNT) : words;
+    if (need > *scratch_cap || !*scratch) {
+        size_t cap = need > 8 ? need : 8;
         uint64_t *p = realloc(*scratch, cap * sizeof *p);
         if (!p)
             return mh_diag_fail(d, MH_ENOMEM, 0,
@@ -571,14 +575,17 @@ int mh_apost_query_view(const mh_seg *seg, const mh_apost_view *vp, uint64_t a,
         *scratch = p;
         *scratch_cap = cap;
     }
-    uint64_t *bits = *scratch;
-    memset(bits, 0, words * sizeof *bits);
-    it->bits = bits;
+    uint64_t *all = *scratch;
+    memset(all, 0, need * sizeof *all);
+    it->bits = all;
     it->nslices = v.nslices;
     it->shift = v.shift;
     for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        /* an op with no key has no candidate: its bitmap stays empty */
+        it->op_bits[o] = !(ops >> o & 1u) ? NULL : several ? all + (1 + o) * words : all;
         if (!(ops >> o & 1u) || v.run_count[o] == 0)
             continue;
+        uint64_t *bits = all + (several ? (1 + o) * words : 0);
         /* the last run starting at or before wa (its keys may reach wa),
          * else the first one */
         uint32_t lo = 0, hi = v.run_count[o];
@@ -670,7 +677,21 @@ int mh_apost_query_view(const mh_seg *seg, const mh_apost_view *vp, uint64_t a,
             }
         }
     }
+    for (unsigned o = 0; several && o < MHF_OP_COUNT; o++)
+        if (ops >> o & 1u)
+            for (size_t i = 0; i < words; i++)
+                all[i] |= all[(1 + o) * words + i];
     return 1;
+}
+
+unsigned mh_apost_ops_at(const mh_apost_iter *it, uint32_t s) {
+    unsigned m = 0;
+    if (s >= it->nslices)
+        return 0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        if (it->op_bits[o] && (it->op_bits[o][s >> 6] >> (s & 63) & 1u))
+            m |= 1u << o;
+    return m;
 }
 
 uint32_t mh_apost_next(const mh_apost_iter *it, uint32_t s) {

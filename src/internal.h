@@ -805,6 +805,9 @@ struct mh_reader {
     /* tests: id map label groups decoded by queries (query_idmap.c), so
      * that a test can see a repeated query reuse its cached groups */
     _Atomic uint64_t idmap_groups_decoded;
+    /* tests: blocks decoded into the query caches (query.c), so that a
+     * test can see which chunks a query searched */
+    _Atomic uint64_t blocks_decoded;
     /* query contexts (scratch and decoded-block caches) kept between
      * mh_query_run calls; any thread takes one under the mutex */
     pthread_mutex_t pool_mu;
@@ -1735,7 +1738,8 @@ int mh_apost_run_step(mh_apost_cur *c, uint64_t *bits, uint32_t *list,
 /* The candidate slices of one segment for one narrow query: a bitmap of
  * the segment's slices in the caller's scratch (no allocation of its own). */
 typedef struct mh_apost_iter {
-    const uint64_t *bits;
+    const uint64_t *bits;             /* the union over the ops asked */
+    const uint64_t *op_bits[MHF_OP_COUNT]; /* each op's own (NULL: not asked) */
     uint32_t nslices;
     uint32_t shift;      /* the section's granule shift */
 } mh_apost_iter;
@@ -1756,6 +1760,10 @@ int mh_apost_query_view(const mh_seg *seg, const mh_apost_view *v, uint64_t a,
 /* First candidate >= s / last candidate <= s; UINT32_MAX when none. */
 uint32_t mh_apost_next(const mh_apost_iter *it, uint32_t s);
 uint32_t mh_apost_prev(const mh_apost_iter *it, uint32_t s);
+/* The ops asked whose own postings list slice s (bit o for op o): the
+ * postings are exact per op (SPEC 9d), so an op without it has no row of
+ * s meeting [a, b] and a query need not search that op's chunks there. */
+unsigned mh_apost_ops_at(const mh_apost_iter *it, uint32_t s);
 /* fsck (verify_apost.c): the section's sum and structure, every run
  * decoded, posting_count, and (rows_ok: the slices verified) every slice's
  * granules per op at the section's shift equal to the postings (it decodes

@@ -125,7 +125,8 @@ static void same_trips(const trip *a, size_t na, const trip *b, size_t nb,
 
 /* Random narrow queries: mh_apost_query's candidates equal the brute
  * force's (the slices with a triple of an asked op in the range's
- * granules), walked with next and prev from every slice. */
+ * granules), walked with next and prev from every slice, and each slice's
+ * ops (mh_apost_ops_at) the asked ops with a triple there. */
 static void check_queries(const mh_seg *seg, const mh_apost_view *v,
                           const trip *t, size_t nt, tu_rng *rng) {
     uint64_t *scratch = NULL;
@@ -159,7 +160,12 @@ static void check_queries(const mh_seg *seg, const mh_apost_view *v,
         memset(want, 0, v->nslices);
         for (size_t i = 0; i < nt; i++)
             if ((ops >> t[i].op & 1u) && t[i].w >= wa && t[i].w <= wb)
-                want[t[i].s] = 1;
+                want[t[i].s] |= (uint8_t)(1u << t[i].op);
+        /* each slice's ops: those asked whose own postings list it */
+        for (uint32_t s = 0; s <= v->nslices; s++)
+            CHECKF(mh_apost_ops_at(&it, s) == (s < v->nslices ? want[s] : 0u),
+                   "ops_at(%u) = %u, want %u (ops %u)", s, mh_apost_ops_at(&it, s),
+                   s < v->nslices ? want[s] : 0u, ops);
         uint32_t nxt = UINT32_MAX;
         for (uint32_t s = v->nslices; s-- > 0;) {
             if (want[s])
