@@ -1229,6 +1229,7 @@ typedef struct mh_sum_iter {
     struct {
         const uint8_t *post;
         uint32_t count, lo, hi; /* candidates among post[lo, hi) */
+        uint32_t op;            /* the entry's operation */
     } e[MH_SUM_MAX_GRANULES * MHF_OP_COUNT];
 } mh_sum_iter;
 /* 1: it lists the candidates (possibly none); 0: every slice is one (the
@@ -1248,6 +1249,11 @@ int mh_sum_iter_init_checked(mh_sum_iter *it, const mh_sum_view *v, uint64_t a,
  * s not increasing. */
 uint32_t mh_sum_next(mh_sum_iter *it, uint32_t s);
 uint32_t mh_sum_prev(mh_sum_iter *it, uint32_t s);
+/* Right after mh_sum_next (fwd 1) or mh_sum_prev (fwd 0) returned s: the
+ * ops of the entries that list s (bit o for op o). The summaries are exact
+ * per op (SPEC 9, 9c): an op without such an entry has no row of s
+ * meeting [a, b]. */
+unsigned mh_sum_ops_at(const mh_sum_iter *it, uint32_t s, int fwd);
 /* For a query of seg on [a, b] with ops: 1 and it filled when the summary
  * narrows the slices, 0 when every slice is a candidate (no summary, a
  * range wider than 64 granules of the section), or an error of

@@ -1470,15 +1470,17 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                     fwd ? sl.id_first : sl.id_first + sl.count - 1))
             return MH_OK;
         size_t got = 0;
-        /* a query of several ops searches, in a slice the postings list,
-         * only the ops whose own postings list it: the others have no row
-         * there meeting [A, B] (SPEC 9d, exact per op), and their chunk
-         * search and the blocks of a chunk that merely spans [A, B] were
-         * a rw point question's cost beyond its read and write parts */
+        /* a query of several ops searches, in a slice the postings (or
+         * the summary) list, only the ops whose own postings (entries)
+         * list it: the others have no row there meeting [A, B] (SPEC 9,
+         * 9d: exact per op), and their chunk search and the blocks of a
+         * chunk that merely spans [A, B] were a rw point question's cost
+         * beyond its read and write parts */
         const qspec *qs = q;
         qspec narrow;
-        if (ap_on && (q->ops & (q->ops - 1u))) {
-            unsigned listed = mh_apost_ops_at(&ait, si) & q->ops;
+        if ((ap_on || sum_on > 0) && (q->ops & (q->ops - 1u))) {
+            unsigned listed = (ap_on ? mh_apost_ops_at(&ait, si) : mh_sum_ops_at(&it, si, fwd)) &
+                              q->ops;
             if (listed != q->ops) {
                 narrow = *q;
                 narrow.ops = listed;

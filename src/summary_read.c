@@ -326,6 +326,7 @@ int mh_sum_iter_init_checked(mh_sum_iter *it, const mh_sum_view *v, uint64_t a,
         it->e[it->n].count = n;
         it->e[it->n].lo = 0;
         it->e[it->n].hi = n;
+        it->e[it->n].op = e[MHF_SUM_E_OP];
         it->n++;
     }
     return 1;
@@ -380,6 +381,18 @@ uint32_t mh_sum_prev(mh_sum_iter *it, uint32_t s) {
         i++;
     }
     return best;
+}
+
+unsigned mh_sum_ops_at(const mh_sum_iter *it, uint32_t s, int fwd) {
+    unsigned m = 0;
+    for (uint32_t i = 0; i < it->n; i++) {
+        /* next left each entry at its first candidate >= its s, prev at
+         * its last <= (the entries with none left were dropped) */
+        uint32_t at = fwd ? it->e[i].lo : it->e[i].hi - 1;
+        if (at < it->e[i].count && post_at(it->e[i].post, at) == s)
+            m |= 1u << it->e[i].op;
+    }
+    return m;
 }
 
 int mh_summary_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,

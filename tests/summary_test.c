@@ -164,6 +164,19 @@ static int brute_candidate(const segkeys *sk, uint32_t s, uint64_t ga,
     return 0;
 }
 
+/* The ops the iterator says list candidate c (right after next / prev
+ * returned it): each asked op with a key of the range in c, none other. */
+static void check_ops_at(const segkeys *sk, const mh_sum_iter *it, uint32_t c,
+                         uint64_t ga, uint64_t gb, uint32_t ops, int fwd) {
+    unsigned want = 0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        if ((ops >> o & 1u) && brute_candidate(sk, c, ga, gb, 1u << o))
+            want |= 1u << o;
+    unsigned got = mh_sum_ops_at(it, c, fwd);
+    CHECKF(got == want, "%s(..) = %u: ops %u, expected %u", fwd ? "next" : "prev", c, got,
+           want);
+}
+
 /* And is it needed: does a row of s of ops overlap [a, b]? (a candidate
  * set must hold every such slice) */
 static int brute_match(const segkeys *sk, uint32_t s, uint64_t a, uint64_t b,
@@ -217,6 +230,7 @@ static void check_queries(tu_rng *rng, const segkeys *sk, const mh_sum_view *v) 
                 break;
             }
             CHECKF(c == want, "next(%u) = %u, expected %u", s, c, want);
+            check_ops_at(sk, &it, c, ga, gb, ops, 1);
             s = c + 1 + (uint32_t)tu_below(rng, 2); /* sometimes skip one */
             if (s >= sk->nslices)
                 break;
@@ -239,6 +253,7 @@ static void check_queries(tu_rng *rng, const segkeys *sk, const mh_sum_view *v) 
             }
             CHECKF(c == (uint32_t)want, "prev(%u) = %u, expected %lld", s, c,
                    (long long)want);
+            check_ops_at(sk, &it, c, ga, gb, ops, 0);
             if (c == 0)
                 break;
             s = c - 1;
