@@ -791,6 +791,15 @@ struct mh_reader {
                           * 2 they ignore section 9 (use 6 only) */
     int aset_off;        /* tests: queries ignore address sets */
     int span_off;        /* tests: queries ignore span address sets (2.3) */
+    /* the whole store's address union (store_union.c), built on first use
+     * under tab_mu: union_state 0 not yet, 1 built, -1 not available (a
+     * set or node missing or broken, too large, too few segments);
+     * union_iv[op] holds union_n[op] sorted disjoint [lo, hi] pairs */
+    _Atomic int union_state;
+    uint64_t *union_iv[MHF_OP_COUNT];
+    size_t union_n[MHF_OP_COUNT];
+    int union_off;       /* tests: queries do not ask the union */
+    _Atomic uint64_t union_answered; /* tests: questions it answered */
     /* tests: segments opened so far (mh_reader_seg), so that a test can see
      * how many segments a query opened */
     _Atomic uint64_t segs_opened;
@@ -1592,6 +1601,28 @@ int mh_span_section(const mh_seg *seg, const mh_section **out);
 int mh_span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
                   const mh_manrec *recs, size_t nrecs, mh_span_view *out,
                   mh_diag *d);
+/* The node of record index ri through r's segments, checked once per
+ * reader (lazily, by piece sums where the segment has them): MH_OK with
+ * *out and *seg set, MH_ENOTFOUND when absent or stale, or an error (a
+ * node failing its check; detail names the file). */
+int mh_span_node(const mh_reader *r, size_t ri, mh_span_view *out,
+                 const mh_seg **seg, mh_diag *d);
+/* The whole store's address union (store_union.c; SPEC.md §14 step 0): 1
+ * when no access of ops in any segment of r meets [a, b], 0 when some may
+ * or the union is not available (or not built yet and build_now 0: a
+ * query asks it so before it opens its start segment, and with build_now
+ * 1 when its walk is about to leave that segment). Built on the first call
+ * with build_now from the span
+ * address sets of the MANIFEST positions' prefix decomposition (a node
+ * missing or stale: its children), at most a quarter of the cache option
+ * in bytes; anything missing, broken, too large or out of memory leaves it
+ * unavailable (never an error: the walk then reads what it reads and
+ * reports what it finds). Used on stores of MH_UNION_MIN_SEGS segments or
+ * more. Thread-safe. */
+#define MH_UNION_MIN_SEGS 4u
+int mh_store_union_excludes(const mh_reader *r, uint64_t a, uint64_t b, uint32_t ops,
+                            int build_now);
+void mh_store_union_free(mh_reader *r);
 /* The skip walk before a query enters live segment *li (query.c): moves *li
  * over the segments the nodes prove hold no interval of ops meeting
  * [a, b] (forward or backward), asking only the nodes of the segments at

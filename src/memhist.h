@@ -628,7 +628,9 @@ MH_API size_t mh_cursor_errmsg(const mh_cursor *c, char *buf, size_t size);
 typedef struct mh_reader_options {
     uint32_t struct_size;  /* sizeof(mh_reader_options); set by mh_reader_options_init */
     uint32_t reserved;     /* 0 */
-    uint64_t cache_bytes;  /* decoded-block cache per context (MH_READER_CACHE_DEFAULT) */
+    uint64_t cache_bytes;  /* decoded-block cache per context (MH_READER_CACHE_DEFAULT);
+                            * a quarter of it also bounds the reader's
+                            * in-memory address union (SPEC.md §14 step 0) */
 } mh_reader_options;
 
 /* Fills *opt with the defaults: struct_size = sizeof *opt, cache_bytes =

@@ -1303,6 +1303,11 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
     uint32_t si;
     if (need == 0 || end_before_start(q))
         return MH_OK;
+    /* a range no access of the ops ever touched: answered by the whole
+     * store's union (store_union.c) without a segment opened, once a
+     * query's walk has built it (below) */
+    if (mh_store_union_excludes(c->r, q->a, q->b, q->ops, 0))
+        return MH_OK;
     int found = find_start(c, q, &li, &si);
     if (found <= 0)
         return found;
@@ -1343,6 +1348,12 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                 size_t bound = span_bound(r, q, fwd, li);
                 int inside = fwd ? bound > li : bound == SIZE_MAX || bound < li;
                 if (!r->span_off && inside) {
+                    /* the first walk that leaves its start segment
+                     * builds the union (a question answered in its start
+                     * segment never pays for it): none anywhere, none
+                     * further on */
+                    if (mh_store_union_excludes(r, q->a, q->b, q->ops, 1))
+                        return MH_OK;
                     size_t lo = fwd ? 0 : bound == SIZE_MAX ? 0 : r->live[bound] + 1;
                     size_t hi = fwd ? (bound == r->nlive ? r->nsegs : r->live[bound])
                                     : r->nsegs;

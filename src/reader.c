@@ -291,6 +291,7 @@ void mh_reader_close(mh_reader *r) {
     if (!r)
         return;
     mh_query_pool_free(r);
+    mh_store_union_free(r);
     pthread_mutex_destroy(&r->pool_mu);
     pthread_mutex_destroy(&r->err_mu);
     pthread_mutex_destroy(&r->open_mu);

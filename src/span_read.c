@@ -157,6 +157,11 @@ static int view_get(const mh_reader *r, size_t ri, mh_span_view *out,
     return MH_OK;
 }
 
+int mh_span_node(const mh_reader *r, size_t ri, mh_span_view *out,
+                 const mh_seg **seg, mh_diag *d) {
+    return view_get(r, ri, out, seg, d);
+}
+
 /* 1 when node q (a position) exists and no interval of ops in it meets
  * [a, b]; 0 when it is absent or meets; else an error. */
 static int excludes(const mh_reader *r, uint64_t q, uint64_t a, uint64_t b,

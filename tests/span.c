@@ -391,6 +391,52 @@ static void on_problem(void *ctx, const mh_problem *p) {
     }
 }
 
+/* The whole store's union (store_union.c) after the random queries: built
+ * and equal to brute force, and the never-accessed ranges answered by it;
+ * unavailable where a segment has no address set (scattered). */
+static void check_union(mh_reader *r, const mh_access *all, size_t n,
+                        int scattered) { /* 1, 0, or -1: a real store, any */
+    size_t noset = 0;
+    for (size_t i = 0; i < r->nsegs; i++) {
+        mh_aset_view v;
+        mh_diag d = {0, 0, ""};
+        if (r->recs[i].count && mh_aset_view_get(seg_of(r, i), &v, &d) == MH_ENOTFOUND)
+            noset++;
+    }
+    printf("span: %zu of %zu segments without an address set\n", noset, r->nsegs);
+    int st = atomic_load(&r->union_state);
+    uint64_t answered = atomic_load(&r->union_answered);
+    printf("span: union %s, %llu questions answered by it\n",
+           st == 1 ? "built" : st < 0 ? "unavailable" : "not asked",
+           (unsigned long long)answered);
+    /* the scattered segment has no set: its summary's granules stand for
+     * it, so wide that the never-accessed ranges may all meet them */
+    CHECKF(st == 1 && (scattered == 1 || answered > 0), "union state %d, %llu answered",
+           st, (unsigned long long)answered);
+    CHECK(scattered < 0 || noset == (size_t)scattered);
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        pairs u = brute_union(all, 0, n, o);
+        const uint64_t *iv = r->union_iv[o];
+        size_t m = r->union_n[o];
+        if (noset == 0) { /* exact: the sets' union */
+            CHECKF(u.n == m, "op %u: %zu intervals, brute force %zu", o, m, u.n);
+            CHECKF(u.n == 0 || memcmp(u.p, iv, u.n * 16) == 0,
+                   "op %u: the union differs from brute force", o);
+        } else { /* a superset: the summaries' granules of the set-less */
+            CHECKF(m <= u.n, "op %u: %zu intervals, brute force %zu", o, m, u.n);
+            size_t j = 0;
+            for (size_t i = 0; i < u.n; i++) {
+                while (j < m && iv[2 * j + 1] < u.p[2 * i])
+                    j++;
+                CHECKF(j < m && iv[2 * j] <= u.p[2 * i] && iv[2 * j + 1] >= u.p[2 * i + 1],
+                       "op %u: [0x%llx, 0x%llx] not in the union", o,
+                       (unsigned long long)u.p[2 * i], (unsigned long long)u.p[2 * i + 1]);
+            }
+        }
+        free(u.p);
+    }
+}
+
 /* ---- one store ---------------------------------------------------------- */
 
 static void run_store(size_t nseg, size_t seg_len, int sessions,
@@ -419,6 +465,7 @@ static void run_store(size_t nseg, size_t seg_len, int sessions,
            sessions, scattered < nseg ? ", one scattered" : "", nodes);
     CHECK(nodes > 0);
     random_queries(r, all, n, &rng, queries);
+    check_union(r, all, n, scattered < nseg);
     mh_reader_close(r);
     /* fsck: clean */
     problems pr = {0, 0, ""};
@@ -549,6 +596,15 @@ static void test_damage(void) {
         q.start = r->recs[4].id_first + 1; /* in position 5: node 6 next */
         mh_access a[4];
         size_t got;
+        /* the whole store's union (node 16, whole) answers without
+         * asking node 6: none, no error, nothing marked */
+        CHECK_OK(mh_query_run(b, &q, a, 4, &got));
+        CHECK(got == 0);
+        CHECKF(atomic_load(&b->union_answered) == 1 && atomic_load(&b->union_state) == 1,
+               "case %zu: the union did not answer", c);
+        CHECK(atomic_load(&seg_of(b, pos - 1)->span_stale) == 0);
+        /* the walk's own reading of node 6, from here on */
+        b->union_off = 1;
         /* a node well formed but not exact: queries cannot tell */
         for (int rep = 0; cases[c].stale && rep < 2; rep++) {
             /* stale: answers as if absent, and marked so */
@@ -792,6 +848,7 @@ static int run_real(const char *memhist) {
     tu_rng rng = {11};
     real_gaps(r, all, n, &rng, 300);
     random_queries(r, all, n, &rng, 200);
+    check_union(r, all, n, -1);
     mh_reader_close(r);
     problems pr = {0, 0, ""};
     mh_verify_result res = {.struct_size = sizeof res};

@@ -28,7 +28,8 @@
  * with the segments' address sets (section 8), --idmap with the id-order
  * path (SPEC.md 14 step 2b: off never takes it, on where the reader's cost
  * choice does), --apost with the address postings (section 10, format
- * 2.2); one of the four may be both.
+ * 2.2), --span with the span address sets (section 11), --union with
+ * the whole store's union (SPEC.md 14 step 0); one of them may be both.
  * --size 0 with an existing --store reads the trace from that store (a
  * real recording) instead of generating it.
  * --qfile FILE: the drawn queries are written to FILE; when FILE exists
@@ -96,6 +97,7 @@ static int usage(const char *why, const char *what) {
             "                [--reps N] [--max N] [--range BYTES] [--dir fwd|bwd]\n"
             "                [--ops r|w|rw] [--draw near|user|never]\n"
             "                [--summary on|off|both] [--aset on|off|both] [--span on|off|both]\n"
+            "                [--union on|off|both]\n"
             "                [--idmap on|off|both] [--apost on|off|both]\n"
             "                [--qfile FILE] [--answers FILE] [--cache BYTES]\n"
             "                [--thrash MIB]\n");
@@ -157,7 +159,7 @@ int main(int argc, char **argv) {
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
     const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on", *apost = "on";
-    const char *span = "on";
+    const char *span = "on", *uni = "on";
     const char *qfile = NULL, *afile = NULL;
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -177,7 +179,7 @@ int main(int argc, char **argv) {
         if (!num && strcmp(a, "--store") && strcmp(a, "--dir") && strcmp(a, "--ops") &&
             strcmp(a, "--draw") && strcmp(a, "--summary") && strcmp(a, "--aset") &&
             strcmp(a, "--idmap") && strcmp(a, "--apost") && strcmp(a, "--span") &&
-            strcmp(a, "--qfile") &&
+            strcmp(a, "--union") && strcmp(a, "--qfile") &&
             strcmp(a, "--answers"))
             return usage("unknown option", a);
         if (!v)
@@ -216,6 +218,10 @@ int main(int argc, char **argv) {
             if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
                 return usage("--span is on, off or both", v);
             span = v;
+        } else if (!strcmp(a, "--union")) {
+            if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
+                return usage("--union is on, off or both", v);
+            uni = v;
         } else if (!strcmp(a, "--apost")) {
             if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
                 return usage("--apost is on, off or both", v);
@@ -227,9 +233,9 @@ int main(int argc, char **argv) {
         }
     }
     if (!strcmp(summary, "both") + !strcmp(aset, "both") + !strcmp(idmap, "both") +
-            !strcmp(apost, "both") + !strcmp(span, "both") > 1)
-        return usage("--summary, --aset, --idmap, --apost and --span: one of them both at a "
-                     "time", NULL);
+            !strcmp(apost, "both") + !strcmp(span, "both") + !strcmp(uni, "both") > 1)
+        return usage("--summary, --aset, --idmap, --apost, --span and --union: one of them "
+                     "both at a time", NULL);
     struct stat st;
     /* queries from --qfile: neither the trace nor a draw */
     int load_q = qfile && stat(qfile, &st) == 0 && stat(store, &st) == 0;
@@ -354,8 +360,9 @@ int main(int argc, char **argv) {
     /* way k: summary_off sum_off[k], aset_off set_off[k] */
     int sum_both = !strcmp(summary, "both"), set_both = !strcmp(aset, "both");
     int idm_both = !strcmp(idmap, "both"), ap_both = !strcmp(apost, "both");
-    int sp_both = !strcmp(span, "both");
-    int both = sum_both || set_both || idm_both || ap_both || sp_both;
+    int sp_both = !strcmp(span, "both"), un_both = !strcmp(uni, "both");
+    int both = sum_both || set_both || idm_both || ap_both || sp_both || un_both;
+    int un_off[2] = {!strcmp(uni, "off"), un_both || !strcmp(uni, "off")};
     int sp_off[2] = {!strcmp(span, "off"), sp_both || !strcmp(span, "off")};
     int ap_off[2] = {!strcmp(apost, "off"), ap_both || !strcmp(apost, "off")};
     int idm_off[2] = {!strcmp(idmap, "off"), idm_both || !strcmp(idmap, "off")};
@@ -367,11 +374,13 @@ int main(int argc, char **argv) {
                             : idm_both ? " (idmap on) "
                             : ap_both  ? " (apost on) "
                             : sp_both  ? " (span on)  "
+                            : un_both  ? " (union on) "
                                        : "",
                             sum_both   ? " (summary off)"
                             : set_both ? " (aset off)"
                             : ap_both  ? " (apost off)"
                             : sp_both  ? " (span off) "
+                            : un_both  ? " (union off)"
                                        : " (idmap off)"};
     size_t tbytes = (size_t)thrash << 20;
     unsigned char *tbuf = tbytes ? malloc(tbytes) : NULL;
@@ -401,6 +410,7 @@ int main(int argc, char **argv) {
         r->idmap_off = idm_off[k];
         r->apost_off = ap_off[k];
         r->span_off = sp_off[k];
+        r->union_off = un_off[k];
         for (size_t i = 0; rc == MH_OK && i < nq; i++) {
             double a = now();
             rc = mh_query_run(r, &qs[i], out, max, &got);
@@ -424,6 +434,7 @@ int main(int argc, char **argv) {
                 r->idmap_off = idm_off[k];
                 r->apost_off = ap_off[k];
                 r->span_off = sp_off[k];
+                r->union_off = un_off[k];
                 double a = now();
                 rc = rep_query(r, &qs[i], k ? out2 : out, max, &gots[k]);
                 (k ? lat2 : lat)[p * nq + i] = (now() - a) * 1e6;
