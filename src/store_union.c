@@ -277,6 +277,10 @@ void mh_store_union_free(mh_reader *r) {
 static int meets(const uint64_t *iv, size_t n, uint64_t a, uint64_t b) {
     if (n == 0)
         return 0;
+    /* a wide range usually meets the first or the last pair: two lines,
+     * not a binary search over the array */
+    if ((a <= iv[1] && b >= iv[0]) || (a <= iv[2 * n - 1] && b >= iv[2 * n - 2]))
+        return 1;
     /* the last pair starting at or before b: the only one that can reach a */
     size_t lo = 0, hi = n;
     while (lo < hi) {
