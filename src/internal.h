@@ -798,6 +798,9 @@ struct mh_reader {
     _Atomic int union_state;
     uint64_t *union_iv[MHF_OP_COUNT];
     size_t union_n[MHF_OP_COUNT];
+    /* the lo of every MH_UNION_STEP-th pair: a search reads this small
+     * array and one block of pairs, a few pages, not ~log2 n of them */
+    uint64_t *union_top[MHF_OP_COUNT];
     int union_off;       /* tests: queries do not ask the union */
     _Atomic uint64_t union_answered; /* tests: questions it answered */
     /* tests: segments opened so far (mh_reader_seg), so that a test can see
@@ -1620,6 +1623,7 @@ int mh_span_node(const mh_reader *r, size_t ri, mh_span_view *out,
  * reports what it finds). Used on stores of MH_UNION_MIN_SEGS segments or
  * more. Thread-safe. */
 #define MH_UNION_MIN_SEGS 4u
+#define MH_UNION_STEP 64u
 int mh_store_union_excludes(const mh_reader *r, uint64_t a, uint64_t b, uint32_t ops,
                             int build_now);
 void mh_store_union_free(mh_reader *r);

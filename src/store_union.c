@@ -258,6 +258,14 @@ static int build(mh_reader *r) {
     for (unsigned o = 0; rc == MH_OK && o < MHF_OP_COUNT; o++) {
         rc = merge_op(&u, o, left, &r->union_iv[o], &r->union_n[o]);
         left -= rc == MH_OK ? r->union_n[o] : 0;
+        size_t nt = (r->union_n[o] + MH_UNION_STEP - 1) / MH_UNION_STEP;
+        if (rc == MH_OK && nt) {
+            r->union_top[o] = malloc(nt * sizeof(uint64_t));
+            if (!r->union_top[o])
+                rc = MH_ENOMEM;
+            for (size_t t = 0; rc == MH_OK && t < nt; t++)
+                r->union_top[o][t] = r->union_iv[o][2 * t * MH_UNION_STEP];
+        }
     }
     free(u.src);
     if (rc != MH_OK)
@@ -268,21 +276,39 @@ static int build(mh_reader *r) {
 void mh_store_union_free(mh_reader *r) {
     for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
         free(r->union_iv[o]);
+        free(r->union_top[o]);
         r->union_iv[o] = NULL;
+        r->union_top[o] = NULL;
         r->union_n[o] = 0;
     }
 }
 
 /* Does a pair of op's sorted disjoint list meet [a, b]? */
-static int meets(const uint64_t *iv, size_t n, uint64_t a, uint64_t b) {
+static int meets(const uint64_t *iv, const uint64_t *top, size_t n, uint64_t a,
+                 uint64_t b) {
     if (n == 0)
         return 0;
     /* a wide range usually meets the first or the last pair: two lines,
-     * not a binary search over the array */
+     * not a search */
     if ((a <= iv[1] && b >= iv[0]) || (a <= iv[2 * n - 1] && b >= iv[2 * n - 2]))
         return 1;
-    /* the last pair starting at or before b: the only one that can reach a */
-    size_t lo = 0, hi = n;
+    /* the last pair starting at or before b, the only one that can reach
+     * a: first its block, by the top array (the last block whose first lo
+     * is at or before b), then within the block */
+    size_t nt = (n + MH_UNION_STEP - 1) / MH_UNION_STEP;
+    size_t lo = 0, hi = nt;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (top[mid] <= b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return 0; /* b below the first pair */
+    size_t first = (lo - 1) * MH_UNION_STEP;
+    lo = first + 1; /* pair `first` starts at or before b */
+    hi = first + MH_UNION_STEP < n ? first + MH_UNION_STEP : n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (iv[2 * mid] <= b)
@@ -290,7 +316,7 @@ static int meets(const uint64_t *iv, size_t n, uint64_t a, uint64_t b) {
         else
             hi = mid;
     }
-    return lo > 0 && iv[2 * (lo - 1) + 1] >= a;
+    return iv[2 * (lo - 1) + 1] >= a;
 }
 
 int mh_store_union_excludes(const mh_reader *r, uint64_t a, uint64_t b, uint32_t ops,
@@ -311,7 +337,7 @@ int mh_store_union_excludes(const mh_reader *r, uint64_t a, uint64_t b, uint32_t
     if (st != 1 || a > b)
         return 0;
     for (unsigned o = 0; o < MHF_OP_COUNT; o++)
-        if ((ops >> o & 1u) && meets(r->union_iv[o], r->union_n[o], a, b))
+        if ((ops >> o & 1u) && meets(r->union_iv[o], r->union_top[o], r->union_n[o], a, b))
             return 0;
     atomic_fetch_add_explicit(&m->union_answered, 1, memory_order_relaxed);
     return 1;
