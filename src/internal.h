@@ -627,7 +627,8 @@ int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *seg, mh_diag *d);
  * question read ~100 MiB for a few pages). What is read whole is asked for
  * whole first: mh_seg_hash_whole for a range's first-use checksum, scans
  * slice by slice ahead (mh_seg_slice_check), fsck through
- * mh_seg_advise_sequential. */
+ * mh_seg_advise_sequential. A range within two pages gets no advice (its
+ * reads fault at most twice, as cheap as the system call). */
 void mh_seg_willneed(const mh_seg *s, const void *p, size_t n);
 /* Optional section sec checked whole against its directory sum (§5.2), as
  * a reader does before a first use that does not go by piece sums: MH_OK,
@@ -1585,6 +1586,9 @@ int mh_aset_view_meets(const mh_aset_view *v, const mh_seg *seg, mh_marks *marks
  * union, per operation, of the address sets of the L segments at positions
  * k - L + 1 .. k (a Fenwick tree kept in the immutable segments). A query
  * skips runs of segments whose union meets none of its ranges. */
+/* The lowest set bit of x (0 for 0): the size of the Fenwick node at
+ * MANIFEST position x. */
+static inline uint64_t mh_lowbit(uint64_t x) { return x & (~x + 1); }
 typedef struct mh_span_view {
     uint32_t segments;            /* L */
     uint64_t first_seq, accesses;

@@ -38,7 +38,7 @@ static int add_pairs(mh_aset_acc *acc, unsigned op, const uint64_t *p,
 static int add_child(const char *dir, const mh_manrec *recs, size_t nrecs,
                      uint64_t c, mh_aset_acc *acc, uint64_t budget) {
     const mh_manrec *rec = &recs[c - 1];
-    uint64_t size = c & (~c + 1);
+    uint64_t size = mh_lowbit(c);
     if (size == 1 && rec->count == 0)
         return MH_OK; /* an empty segment's set is empty */
     char name[MHF_SEGMENT_NAME_LEN + 1];
@@ -74,7 +74,7 @@ int mh_span_build(const char *dir, const mh_manrec *recs, size_t ri,
                   uint64_t count, int have_own,
                   const uint64_t *const own[MHF_OP_COUNT],
                   const size_t nown[MHF_OP_COUNT], mh_buf *out) {
-    uint64_t k = (uint64_t)ri + 1, L = k & (~k + 1);
+    uint64_t k = (uint64_t)ri + 1, L = mh_lowbit(k);
     if (L < 2 || L > UINT32_MAX || !have_own)
         return MH_OK;
     uint64_t accesses = count;

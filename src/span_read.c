@@ -70,12 +70,12 @@ static int span_check(const mh_seg *seg, const mh_section *sec, size_t ri,
      * a node of other positions (a MANIFEST rebuilt without a lost
      * segment), stale, whole and never used (SPEC.md §9e) */
     uint64_t k = (uint64_t)ri + 1;
-    if (ri >= nrecs || L != (k & (~k + 1))) {
+    if (ri >= nrecs || L != mh_lowbit(k)) {
         mh_diag_fail(d, MH_ECORRUPT, off + MHF_SPAN_SEGMENTS,
                      "span address set at byte %llu is stale (not used): covers "
                      "%u segments, its MANIFEST position %llu covers %llu",
                      (unsigned long long)off, L, (unsigned long long)k,
-                     (unsigned long long)(k & (~k + 1)));
+                     (unsigned long long)mh_lowbit(k));
         return MH_SPAN_STALE;
     }
     size_t r0 = ri + 1 - L;
@@ -115,8 +115,8 @@ int mh_span_section(const mh_seg *seg, const mh_section **out) {
 }
 
 /* The node of segment ri (r's record index), checked once per reader. */
-static int view_get(const mh_reader *r, size_t ri, mh_span_view *out,
-                    const mh_seg **sp, mh_diag *d) {
+int mh_span_node(const mh_reader *r, size_t ri, mh_span_view *out,
+                 const mh_seg **sp, mh_diag *d) {
     const mh_seg *seg;
     MH_TRY(mh_reader_seg(r, ri, &seg, d));
     *sp = seg;
@@ -157,18 +157,13 @@ static int view_get(const mh_reader *r, size_t ri, mh_span_view *out,
     return MH_OK;
 }
 
-int mh_span_node(const mh_reader *r, size_t ri, mh_span_view *out,
-                 const mh_seg **seg, mh_diag *d) {
-    return view_get(r, ri, out, seg, d);
-}
-
 /* 1 when node q (a position) exists and no interval of ops in it meets
  * [a, b]; 0 when it is absent or meets; else an error. */
 static int excludes(const mh_reader *r, uint64_t q, uint64_t a, uint64_t b,
                     uint32_t ops, mh_diag *d) {
     mh_span_view v;
     const mh_seg *seg = NULL;
-    int rc = view_get(r, (size_t)(q - 1), &v, &seg, d);
+    int rc = mh_span_node(r, (size_t)(q - 1), &v, &seg, d);
     if (rc == MH_ENOTFOUND)
         return 0;
     if (rc != MH_OK)
@@ -186,7 +181,6 @@ static int excludes(const mh_reader *r, uint64_t q, uint64_t a, uint64_t b,
     return rc == 0;
 }
 
-static inline uint64_t lowbit(uint64_t x) { return x & (~x + 1); }
 
 int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
                  uint32_t ops, size_t lo_rec, size_t hi_rec, size_t *li,
@@ -198,12 +192,12 @@ int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
         /* first up the tree: the nodes holding p (its update path, p + L,
          * ...) also cover positions before p, but one that excludes
          * excludes p's side of it too. The nodes starting at p are only
-         * the tree's left-aligned ones (at most lowbit(p - 1) / 2 long), so
+         * the tree's left-aligned ones (at most mh_lowbit(p - 1) / 2 long), so
          * without the climb a walk from the middle of the store asked
          * O(log^2 n) nodes; with it, O(log n): the climb, then from its
          * top's end nodes that halve each step. A climb that meets at
          * once costs one node check and the walk goes on below. */
-        uint64_t q = lowbit(p) >= 2 ? p : p + 1, top = 0;
+        uint64_t q = mh_lowbit(p) >= 2 ? p : p + 1, top = 0;
         while (q <= n) {
             int rc = excludes(r, q, a, b, ops, d);
             if (rc < 0)
@@ -211,7 +205,7 @@ int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
             if (!rc)
                 break;
             top = q;
-            q += lowbit(q);
+            q += mh_lowbit(q);
         }
         if (top) {
             p = top + 1;
@@ -227,7 +221,7 @@ int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
                 while (L <= n / 2)
                     L *= 2;
             } else {
-                L = lowbit(p - 1) / 2;
+                L = mh_lowbit(p - 1) / 2;
             }
             while (L >= 2 && p + L - 1 > n)
                 L /= 2;
@@ -260,7 +254,7 @@ int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
         return 1;
     }
     for (;;) {
-        uint64_t L = lowbit(p);
+        uint64_t L = mh_lowbit(p);
         if (L < 2 || p <= first)
             break;
         int rc = excludes(r, p, a, b, ops, d);

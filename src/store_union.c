@@ -32,7 +32,6 @@
 
 #include "internal.h"
 
-static inline uint64_t lowbit(uint64_t x) { return x & (~x + 1); }
 
 /* One set the union takes: a segment's or a node's address set, or, for a
  * segment without one, its address summary (section 9, else 6), whose
@@ -91,7 +90,7 @@ static int add_own(ubuild *u, uint64_t k) {
 
 /* The L(k) positions ending at k: node k, or its own set and children. */
 static int add_node(ubuild *u, uint64_t k) {
-    uint64_t L = lowbit(k);
+    uint64_t L = mh_lowbit(k);
     if (L == 1)
         return add_own(u, k);
     if (u->sets_left == 0)
@@ -232,6 +231,14 @@ static int merge_op(ubuild *u, unsigned op, size_t left, uint64_t **out, size_t 
         free(p);
         return rc;
     }
+    if (p && n < cap) {
+        /* sized by the sources' sum, the merge keeps fewer: give the rest
+         * back (never faulted in, but counted against the address space
+         * and kept for the reader's life) */
+        uint64_t *q = realloc(p, (n ? n : 1) * 2 * sizeof *p);
+        if (q)
+            p = q;
+    }
     *out = p;
     *nout = n;
     return MH_OK;
@@ -253,7 +260,7 @@ static int build(mh_reader *r) {
     if (left < 4096)
         left = 4096;
     int rc = MH_OK;
-    for (uint64_t k = n; rc == MH_OK && k > 0; k -= lowbit(k))
+    for (uint64_t k = n; rc == MH_OK && k > 0; k -= mh_lowbit(k))
         rc = add_node(&u, k);
     for (unsigned o = 0; rc == MH_OK && o < MHF_OP_COUNT; o++) {
         rc = merge_op(&u, o, left, &r->union_iv[o], &r->union_n[o]);

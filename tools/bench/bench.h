@@ -118,9 +118,10 @@ void mhb_classes_repeat(mhb_class *c, size_t count, uint64_t reps, uint64_t shif
                         uint64_t seed);
 
 /* Runs every class: impl[0] is the reference; each other implementation's
- * answers are compared with it query by query (a warm pass), then the
- * implementations with a slot are timed in a second pass whose answers are
- * compared again. Mismatches are described on stderr and counted. An
+ * answers are compared with it query by query (a warm pass), then, when
+ * timed > 0, the implementations with a slot are timed in `timed` passes,
+ * taking turns pass by pass, whose answers are compared again (a class's
+ * latencies are read from timed x nrun asks). Mismatches are described on stderr and counted. An
  * implementation still running a class's warm pass after budget seconds
  * stops there, and the class keeps only the queries every implementation
  * finished (nrun): a whole-space query of the SQLite design walks every
@@ -242,6 +243,7 @@ typedef struct mhb_workload {
     int dist;                /* enum mhb_dist */
     int pinned;              /* stores pinned for the query passes (mhb_pin_store):
                                 1 mlocked, 2 mapped and read, 0 not (--no-pin) */
+    unsigned timed_passes;   /* timed passes a class (--timed-passes) */
     /* accesses/s: memhist bg on, bg off, SQLite, SQLite design defaults */
     double ingest_rate[4];
     double writer_mib[4];    /* as ingest_rate */

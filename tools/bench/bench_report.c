@@ -271,6 +271,9 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
             fprintf(f, "| producers' store = batch store | %s | | | |\n",
                     x->producer_same == 1 ? "yes" : x->producer_same == 0 ? "**no**" : "error");
         }
+        fprintf(f, "\nTimed: %u pass%s of each class after its warm pass, the implementations "
+                   "taking turns; p50 / p99 / max of passes x queries asks.\n",
+                x->timed_passes, x->timed_passes == 1 ? "" : "es");
         fprintf(f, "\n| query class (latency us p50 / p99 / max) | queries | results | memhist | "
                    "SQLite | SQLite design | ratio p50 / p99 to SQLite | to design |\n"
                    "|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -369,7 +372,7 @@ static void json_lat(FILE *f, const mhb_lat *l, int has)
         fprintf(f, "null");
         return;
     }
-    fprintf(f, "{\"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f, \"queries\": %zu}",
+    fprintf(f, "{\"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f, \"asks\": %zu}",
             l->p50, l->p99, l->max, l->count);
 }
 
@@ -408,6 +411,7 @@ int mhb_report_json(const char *path, const mhb_machine *m,
         fprintf(f, "     \"answers_compared\": %" PRIu64 ", \"mismatches\": %" PRIu64 ",\n",
                 x->compared, x->mismatches);
         fprintf(f, "     \"dist\": \"%s\",\n", x->dist == MHB_DIST_USER ? "user" : "near");
+        fprintf(f, "     \"timed_passes\": %u,\n", x->timed_passes);
         fprintf(f, "     \"pinned\": %s,\n", x->pinned == 1 ? "\"mlock\""
                                            : x->pinned == 2 ? "\"mapped\"" : "false");
         static const char *const keys[4] = {"memhist_bg", "memhist_nobg", "sqlite",

@@ -50,8 +50,12 @@
  * (binary mh_access records, each query's preceded by its u64 count), so
  * that two builds can be compared with cmp.
  *
+ * --slow N prints the N queries whose fastest ask over the --reps passes is
+ * the slowest (a cost they pay every time, not a stall of the machine).
+ *
  * Exit status: 0 done, 1 a failure, 2 bad usage.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +104,7 @@ static int usage(const char *why, const char *what) {
             "                [--union on|off|both]\n"
             "                [--idmap on|off|both] [--apost on|off|both]\n"
             "                [--qfile FILE] [--answers FILE] [--cache BYTES]\n"
-            "                [--thrash MIB]\n");
+            "                [--thrash MIB] [--slow N]\n");
     return 2;
 }
 
@@ -153,9 +157,56 @@ static int number(const char *s, uint64_t *out) {
     return 0;
 }
 
+/* The n queries of the first way whose fastest ask (over the reps) is the
+ * slowest: a cost each of them pays every time (a stall of the machine
+ * comes once), with their median and slowest asks and what they ask. */
+static void print_slow(const mh_query *qs, const double *lat, size_t nq, size_t reps,
+                       size_t n) {
+    double *best = malloc(nq * sizeof *best), *row = malloc(reps * sizeof *row);
+    size_t *ix = malloc(nq * sizeof *ix);
+    if (!best || !row || !ix) {
+        free(best), free(row), free(ix);
+        return;
+    }
+    for (size_t i = 0; i < nq; i++) {
+        best[i] = lat[i];
+        for (size_t p = 1; p < reps; p++)
+            if (lat[p * nq + i] < best[i])
+                best[i] = lat[p * nq + i];
+        ix[i] = i;
+    }
+    for (size_t k = 0; k < n && k < nq; k++) { /* selection: n is small */
+        size_t m = k;
+        for (size_t j = k + 1; j < nq; j++)
+            if (best[ix[j]] > best[ix[m]])
+                m = j;
+        size_t tmp = ix[k];
+        ix[k] = ix[m];
+        ix[m] = tmp;
+        size_t i = ix[k];
+        for (size_t p = 0; p < reps; p++)
+            row[p] = lat[p * nq + i];
+        qsort(row, reps, sizeof *row, cmp_double);
+        const mh_query *q = &qs[i];
+        printf("slow %zu: query %zu min %.2f med %.2f max %.2f us; start %" PRIu64
+               " [0x%" PRIx64 ", 0x%" PRIx64 "] ops %u %s\n", k + 1, i, row[0],
+               row[(reps - 1) / 2], row[reps - 1], q->start, q->addr_first, q->addr_last,
+               q->ops, q->direction == MH_FORWARD ? "fwd" : "bwd");
+    }
+    /* the first asks of each pass (after the thrash, when there is one) */
+    for (size_t i = 0; i < 4 && i < nq; i++) {
+        for (size_t p = 0; p < reps; p++)
+            row[p] = lat[p * nq + i];
+        qsort(row, reps, sizeof *row, cmp_double);
+        printf("ask %zu of each pass: min %.2f med %.2f max %.2f us\n", i + 1, row[0],
+               row[(reps - 1) / 2], row[reps - 1]);
+    }
+    free(best), free(row), free(ix);
+}
+
 int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
-    uint64_t cache = MH_READER_CACHE_DEFAULT, thrash = 0;
+    uint64_t cache = MH_READER_CACHE_DEFAULT, thrash = 0, slow = 0;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
     const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on", *apost = "on";
@@ -171,6 +222,7 @@ int main(int argc, char **argv) {
                         : !strcmp(a, "--range")   ? &range
                         : !strcmp(a, "--cache")   ? &cache
                         : !strcmp(a, "--thrash")  ? &thrash
+                        : !strcmp(a, "--slow")    ? &slow
                                                   : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(NULL, NULL);
@@ -475,6 +527,8 @@ int main(int argc, char **argv) {
            first[(nq - 1) / 2], first[(nq * 99 + 99) / 100 - 1], first[nq - 1],
            (double)flt / (double)nq);
     free(first);
+    if (slow)
+        print_slow(qs, lat, (size_t)nq, (size_t)reps, (size_t)slow);
     size_t m = nq * reps;
     for (int k = 0; k < nways; k++) {
         double *l = k ? lat2 : lat;
