@@ -50,6 +50,9 @@
  * (binary mh_access records, each query's preceded by its u64 count), so
  * that two builds can be compared with cmp.
  *
+ * --spread K (with an existing --qfile): the store is K shifted copies of
+ * the trace the queries were drawn on (mh_bench --repeat K --keep); each
+ * query's start moves into a copy drawn at random (mh_bench's 10^9 draw).
  * --slow N prints the N queries whose fastest ask over the --reps passes is
  * the slowest (a cost they pay every time, not a stall of the machine).
  *
@@ -104,7 +107,7 @@ static int usage(const char *why, const char *what) {
             "                [--union on|off|both]\n"
             "                [--idmap on|off|both] [--apost on|off|both]\n"
             "                [--qfile FILE] [--answers FILE] [--cache BYTES]\n"
-            "                [--thrash MIB] [--slow N]\n");
+            "                [--thrash MIB] [--slow N] [--spread K]\n");
     return 2;
 }
 
@@ -206,7 +209,7 @@ static void print_slow(const mh_query *qs, const double *lat, size_t nq, size_t 
 
 int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
-    uint64_t cache = MH_READER_CACHE_DEFAULT, thrash = 0, slow = 0;
+    uint64_t cache = MH_READER_CACHE_DEFAULT, thrash = 0, slow = 0, spread = 0;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
     const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on", *apost = "on";
@@ -223,6 +226,7 @@ int main(int argc, char **argv) {
                         : !strcmp(a, "--cache")   ? &cache
                         : !strcmp(a, "--thrash")  ? &thrash
                         : !strcmp(a, "--slow")    ? &slow
+                        : !strcmp(a, "--spread")  ? &spread
                                                   : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(NULL, NULL);
@@ -379,6 +383,18 @@ int main(int argc, char **argv) {
         }
         fclose(f);
         draw = NULL;
+        /* a store of K shifted copies of the trace the queries were drawn
+         * on (mh_bench --repeat K --keep): each query moved into a copy
+         * drawn at random, as mh_bench draws its starts at 10^9 */
+        uint64_t tspan = stats.transition_last - stats.transition_first + 1, srng = 7;
+        for (size_t i = 0; spread > 1 && i < nq; i++) {
+            srng += 0x9E3779B97F4A7C15u;
+            uint64_t z = srng;
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+            z ^= z >> 31;
+            qs[i].start += (z % spread) * (tspan / spread);
+        }
     }
     if (draw && strcmp(draw, "near") && mhb_trace_index_make(t, n, &ix) != MH_OK) {
         fprintf(stderr, "mh_probe: out of memory\n");
