@@ -31,6 +31,10 @@ enum { MHB_MH, MHB_SQL, MHB_SQLD, MHB_SLOTS };
 typedef struct mhb_lat {
     double p50, p99, max;
     size_t count;
+    /* timed passes only: the p99 of the asks other than each pass's first
+     * (the first ask after the other implementations' pass meets the CPU
+     * caches and TLB as they left them); -1 when not measured */
+    double p99_rest;
 } mhb_lat;
 
 /* One query class: every query shares range kind, direction, op set and

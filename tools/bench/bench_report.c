@@ -372,8 +372,11 @@ static void json_lat(FILE *f, const mhb_lat *l, int has)
         fprintf(f, "null");
         return;
     }
-    fprintf(f, "{\"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f, \"asks\": %zu}",
+    fprintf(f, "{\"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f, \"asks\": %zu",
             l->p50, l->p99, l->max, l->count);
+    if (l->p99_rest >= 0)
+        fprintf(f, ", \"p99_rest_us\": %.3f", l->p99_rest);
+    fprintf(f, "}");
 }
 
 static const char *const json_key[MHB_SLOTS] = {"memhist", "sqlite", "sqlite_design"};
