@@ -1581,14 +1581,14 @@ int mh_aset_meets(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
 int mh_aset_view_meets(const mh_aset_view *v, const mh_seg *seg, mh_marks *marks, uint64_t a,
                        uint64_t b, uint32_t ops, mh_diag *d);
 /* ---- span address set (span_build.c, span_read.c, verify_span.c) ----- */
+/* The lowest set bit of x (0 for 0): the size of the Fenwick node at
+ * MANIFEST position x. */
+static inline uint64_t mh_lowbit(uint64_t x) { return x & (~x + 1); }
 /* Section 11 (format 2.3, optional, SPEC.md §9e): the segment at MANIFEST
  * position k = record index + 1 with L = lowbit(k) >= 2 may carry the exact
  * union, per operation, of the address sets of the L segments at positions
  * k - L + 1 .. k (a Fenwick tree kept in the immutable segments). A query
  * skips runs of segments whose union meets none of its ranges. */
-/* The lowest set bit of x (0 for 0): the size of the Fenwick node at
- * MANIFEST position x. */
-static inline uint64_t mh_lowbit(uint64_t x) { return x & (~x + 1); }
 typedef struct mh_span_view {
     uint32_t segments;            /* L */
     uint64_t first_seq, accesses;

@@ -181,7 +181,6 @@ static int excludes(const mh_reader *r, uint64_t q, uint64_t a, uint64_t b,
     return rc == 0;
 }
 
-
 int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
                  uint32_t ops, size_t lo_rec, size_t hi_rec, size_t *li,
                  mh_diag *d) {

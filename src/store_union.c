@@ -32,7 +32,6 @@
 
 #include "internal.h"
 
-
 /* One set the union takes: a segment's or a node's address set, or, for a
  * segment without one, its address summary (section 9, else 6), whose
  * granules [g << shift, (g + 1) << shift) per op are a superset of the

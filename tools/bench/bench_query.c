@@ -496,8 +496,7 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
         for (size_t m = 0; m < nimpl && rc == MH_OK; m++) {
             if (impl[m].slot < 0 || (x->sid != NULL && !impl[m].full))
                 continue;
-            /* the asks after each pass's first, moved to the front (the
-             * order within a pass does not matter to a percentile) */
+            /* p99_rest: the asks of every pass but its first, copied out */
             double *um = us + m * maxq * passes;
             size_t nrest = 0;
             for (size_t p = 0; p < passes; p++)

@@ -168,7 +168,9 @@ static void print_slow(const mh_query *qs, const double *lat, size_t nq, size_t 
     double *best = malloc(nq * sizeof *best), *row = malloc(reps * sizeof *row);
     size_t *ix = malloc(nq * sizeof *ix);
     if (!best || !row || !ix) {
-        free(best), free(row), free(ix);
+        free(best);
+        free(row);
+        free(ix);
         return;
     }
     for (size_t i = 0; i < nq; i++) {
@@ -204,7 +206,9 @@ static void print_slow(const mh_query *qs, const double *lat, size_t nq, size_t 
         printf("ask %zu of each pass: min %.2f med %.2f max %.2f us\n", i + 1, row[0],
                row[(reps - 1) / 2], row[reps - 1]);
     }
-    free(best), free(row), free(ix);
+    free(best);
+    free(row);
+    free(ix);
 }
 
 int main(int argc, char **argv) {
