@@ -55,6 +55,7 @@ typedef struct opts {
     uint64_t threads_total;
     int ingest_only;      /* --ingest-only: the memhist ingest (bg on) alone */
     unsigned timed_passes; /* --timed-passes: timed passes a class */
+    int faults;           /* --faults: minor page faults of each timed ask */
 } opts;
 
 static void usage(FILE *f)
@@ -66,7 +67,7 @@ static void usage(FILE *f)
             "                [--dist user|near] [--no-sqlite-design] [--no-cold] [--no-pin]\n"
             "                [--repeat K] [--keep] [--quick] [--store DIR]\n"
             "                [--threads K[,K...]] [--threads-total N] [--no-pc]\n"
-            "                [--ingest-only] [--timed-passes N]\n"
+            "                [--ingest-only] [--timed-passes N] [--faults]\n"
             "  --sizes       synthetic trace sizes (1000000, 1e6; default 1e6 unless\n"
             "                --lackey is given)\n"
             "  --lackey      a valgrind lackey trace (record_real_traces.sh makes\n"
@@ -86,6 +87,10 @@ static void usage(FILE *f)
             "                (default 3; the implementations take turns pass by\n"
             "                pass): p50 / p99 / max are read from passes x queries\n"
             "                asks (with 1, a class's p99 is its 2nd slowest of 100)\n"
+            "  --faults      count the minor page faults of each timed ask\n"
+            "                (getrusage around it, outside its timing; JSON\n"
+            "                minor_faults, asks_with_faults, p99_calm_us: the\n"
+            "                p99 of the asks without one)\n"
             "  --ingest-runs memhist ingests per mode, the median rate is reported\n"
             "                (default 3: a memhist ingest lasts a few seconds at most,\n"
             "                where one preemption shows; SQLite runs once, for tens\n"
@@ -194,6 +199,8 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->no_pc = 1;
         } else if (!strcmp(a, "--ingest-only")) {
             o->ingest_only = 1;
+        } else if (!strcmp(a, "--faults")) {
+            o->faults = 1;
         } else if (v == NULL) {
             return bad_usage("unknown option or missing value", a);
         } else if (!strcmp(a, "--sizes")) {
@@ -982,9 +989,8 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     if (!failed) {
         fprintf(stderr, "mh_bench: %s: queries (%zu classes x %zu)\n", w->name, w->ncls,
                 o->queries);
-        rc = mhb_classes_bench(w->cls, w->ncls, impl, nimpl, (int)o->timed_passes, o->budget,
-                               &w->compared,
-                               &w->mismatches);
+        rc = mhb_classes_bench(w->cls, w->ncls, impl, nimpl, (int)o->timed_passes,
+                               o->faults, o->budget, &w->compared, &w->mismatches);
         if (rc != MH_OK)
             failed = 1;
     }

@@ -35,6 +35,11 @@ typedef struct mhb_lat {
      * (the first ask after the other implementations' pass meets the CPU
      * caches and TLB as they left them); -1 when not measured */
     double p99_rest;
+    /* timed passes only: the asks during which the process took a minor
+     * page fault (getrusage around each ask, outside its timing), the
+     * faults, and the p99 of the other asks; -1 when not measured */
+    long fault_asks, minflt;
+    double p99_calm;
 } mhb_lat;
 
 /* One query class: every query shares range kind, direction, op set and
@@ -130,10 +135,12 @@ void mhb_classes_repeat(mhb_class *c, size_t count, uint64_t reps, uint64_t shif
  * stops there, and the class keeps only the queries every implementation
  * finished (nrun): a whole-space query of the SQLite design walks every
  * chunk of a slice and can take seconds. The major page faults of each
- * slot's two passes are kept in the class. Returns MH_OK, or the first
+ * slot's two passes are kept in the class; with faults, the minor page
+ * faults of each timed ask too (getrusage around it, outside its timing:
+ * mhb_lat's fault_asks, minflt, p99_calm). Returns MH_OK, or the first
  * error code of a query. */
 int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
-                      size_t nimpl, int timed, double budget,
+                      size_t nimpl, int timed, int faults, double budget,
                       uint64_t *compared, uint64_t *mismatches);
 
 /* Runs the queries of every class once on impl (within budget seconds a
@@ -219,6 +226,8 @@ int mhb_pin_child_main(int n, char **paths);
 void mhb_unpin(mhb_pin *p);
 /* Major page faults of the process so far (getrusage), -1 if unknown. */
 long mhb_major_faults(void);
+/* Minor page faults of the process so far (getrusage), -1 if unknown. */
+long mhb_minor_faults(void);
 
 /* Percentage of path's pages in the page cache (mincore), -1 if unknown. */
 double mhb_resident_pct(const char *path);

@@ -361,7 +361,8 @@ static int cmp_double(const void *x, const void *y)
 void mhb_summarise(double *us, size_t n, mhb_lat *out)
 {
     memset(out, 0, sizeof *out);
-    out->p99_rest = -1;
+    out->p99_rest = out->p99_calm = -1;
+    out->fault_asks = out->minflt = -1;
     out->count = n;
     if (n == 0)
         return;
@@ -374,7 +375,7 @@ void mhb_summarise(double *us, size_t n, mhb_lat *out)
 }
 
 int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
-                      size_t nimpl, int timed, double budget,
+                      size_t nimpl, int timed, int faults, double budget,
                       uint64_t *compared, uint64_t *mismatches)
 {
     int rc = MH_OK;
@@ -388,9 +389,11 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
     size_t passes = timed > 0 ? (size_t)timed : 1;
     double *us = calloc((maxq ? maxq : 1) * passes * (nimpl ? nimpl : 1), sizeof *us);
     double *rest = calloc((maxq ? maxq : 1) * passes, sizeof *rest);
+    /* minor page faults of each timed ask, as us */
+    long *mf = calloc((maxq ? maxq : 1) * passes * (nimpl ? nimpl : 1), sizeof *mf);
     /* the warm pass's times, by implementation: the first asks */
     double *fus = calloc((maxq ? maxq : 1) * (nimpl ? nimpl : 1), sizeof *fus);
-    if (!ref || !nref || !got || !us || !fus || !rest) {
+    if (!ref || !nref || !got || !us || !fus || !rest || !mf) {
         rc = MH_ENOMEM;
         goto out;
     }
@@ -474,11 +477,15 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                     continue;
                 long g0 = mhb_major_faults();
                 double *um = us + m * maxq * passes + p * x->nrun;
+                long *fm = mf + m * maxq * passes + p * x->nrun;
                 for (size_t i = 0; i < x->nrun && rc == MH_OK; i++) {
                     size_t ng = 0;
+                    long m0 = faults ? mhb_minor_faults() : -1;
                     double t1 = mhb_now();
                     rc = mhb_run_one(&impl[m], x, i, got, &ng);
                     um[i] = (mhb_now() - t1) * 1e6;
+                    long m1 = faults ? mhb_minor_faults() : -1;
+                    fm[i] = m0 < 0 || m1 < 0 ? -1 : m1 - m0;
                     if (rc != MH_OK)
                         break;
                     if (m > 0)
@@ -498,15 +505,38 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                 continue;
             /* p99_rest: the asks of every pass but its first, copied out */
             double *um = us + m * maxq * passes;
-            size_t nrest = 0;
+            const long *fm = mf + m * maxq * passes;
+            size_t nrest = 0, ncalm = 0;
+            long nflt = 0, fault_asks = 0;
             for (size_t p = 0; p < passes; p++)
                 for (size_t i = 1; i < x->nrun; i++)
                     rest[nrest++] = um[p * x->nrun + i];
-            mhb_summarise(um, x->nrun * passes, &x->lat[impl[m].slot]);
-            if (nrest) {
-                mhb_lat lr;
+            /* the asks without a minor fault, in the same array after the
+             * rest's p99 is read */
+            mhb_lat lr = {0}, lc = {0};
+            if (nrest)
                 mhb_summarise(rest, nrest, &lr);
+            for (size_t j = 0; j < x->nrun * passes; j++) {
+                if (fm[j] < 0) {
+                    nflt = -1;
+                    break;
+                }
+                if (fm[j] > 0) {
+                    nflt += fm[j];
+                    fault_asks++;
+                } else {
+                    rest[ncalm++] = um[j];
+                }
+            }
+            if (nflt >= 0 && ncalm)
+                mhb_summarise(rest, ncalm, &lc);
+            mhb_summarise(um, x->nrun * passes, &x->lat[impl[m].slot]);
+            if (nrest)
                 x->lat[impl[m].slot].p99_rest = lr.p99;
+            if (nflt >= 0) {
+                x->lat[impl[m].slot].minflt = nflt;
+                x->lat[impl[m].slot].fault_asks = fault_asks;
+                x->lat[impl[m].slot].p99_calm = ncalm ? lc.p99 : -1;
             }
             x->has_lat[impl[m].slot] = 1;
             x->majflt[impl[m].slot] = flt[impl[m].slot];
@@ -520,6 +550,7 @@ out:
     free(got);
     free(us);
     free(rest);
+    free(mf);
     free(fus);
     return rc;
 }

@@ -376,6 +376,11 @@ static void json_lat(FILE *f, const mhb_lat *l, int has)
             l->p50, l->p99, l->max, l->count);
     if (l->p99_rest >= 0)
         fprintf(f, ", \"p99_rest_us\": %.3f", l->p99_rest);
+    if (l->minflt >= 0)
+        fprintf(f, ", \"minor_faults\": %ld, \"asks_with_faults\": %ld", l->minflt,
+                l->fault_asks);
+    if (l->p99_calm >= 0)
+        fprintf(f, ", \"p99_calm_us\": %.3f", l->p99_calm);
     fprintf(f, "}");
 }
 

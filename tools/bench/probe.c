@@ -8,7 +8,7 @@
  *            [--draw near|user|never] [--summary on|off|both]
  *            [--aset on|off|both] [--idmap on|off|both]
  *            [--apost on|off|both] [--qfile FILE] [--answers FILE]
- *            [--cache BYTES] [--thrash MIB]
+ *            [--cache BYTES] [--thrash MIB] [--thrash-each 0|1] [--spin MS]
  *
  * Generates the synthetic trace (tools/synth, seed 1, N accesses), writes
  * it to DIR unless DIR already holds a store (reporting the ingest rate),
@@ -46,6 +46,15 @@
  * (untimed): the pass then starts with CPU caches that hold none of the
  * reader's lines, as in mh_bench, where the SQLite stores' queries run
  * between a class's first asks and its timed pass (0, the default: none).
+ * --spin MS waits MS milliseconds before each timed pass, spinning on the
+ * clock (no memory traffic of its own): what the machine does meanwhile
+ * (other tenants of a shared cache, the kernel) is what the pass meets.
+ * --thrash-each 1 moves that thrash before each timed ask: every ask then
+ * meets the CPU caches and TLB cold, the reader's own lines too, as a
+ * question asked after a pause does (in mh_bench's timed passes after
+ * SQLite's, an ask meets its own lines cold, the lines every question
+ * reads warmed by the pass's first asks). The last line printed counts
+ * the blocks decoded a timed ask (0: every ask answered from the cache).
  * --answers FILE writes every answer of the first way's first pass
  * (binary mh_access records, each query's preceded by its u64 count), so
  * that two builds can be compared with cmp.
@@ -59,6 +68,7 @@
  * Exit status: 0 done, 1 a failure, 2 bad usage.
  */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +117,8 @@ static int usage(const char *why, const char *what) {
             "                [--union on|off|both]\n"
             "                [--idmap on|off|both] [--apost on|off|both]\n"
             "                [--qfile FILE] [--answers FILE] [--cache BYTES]\n"
-            "                [--thrash MIB] [--slow N] [--spread K]\n");
+            "                [--thrash MIB] [--thrash-each 0|1] [--spin MS]\n"
+            "                [--slow N] [--spread K]\n");
     return 2;
 }
 
@@ -213,7 +224,7 @@ static void print_slow(const mh_query *qs, const double *lat, size_t nq, size_t 
 
 int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
-    uint64_t cache = MH_READER_CACHE_DEFAULT, thrash = 0, slow = 0, spread = 0;
+    uint64_t cache = MH_READER_CACHE_DEFAULT, thrash = 0, slow = 0, spread = 0, each = 0, spin = 0;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
     const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on", *apost = "on";
@@ -229,6 +240,8 @@ int main(int argc, char **argv) {
                         : !strcmp(a, "--range")   ? &range
                         : !strcmp(a, "--cache")   ? &cache
                         : !strcmp(a, "--thrash")  ? &thrash
+                        : !strcmp(a, "--thrash-each") ? &each
+                        : !strcmp(a, "--spin")    ? &spin
                         : !strcmp(a, "--slow")    ? &slow
                         : !strcmp(a, "--spread")  ? &spread
                                                   : NULL;
@@ -494,12 +507,17 @@ int main(int argc, char **argv) {
     }
     /* both ways: which goes first alternates, so neither always finds the
      * blocks the other just decoded */
+    uint64_t dec0 = atomic_load(&r->blocks_decoded);
     for (size_t p = 0; rc == MH_OK && p < reps; p++) {
-        for (size_t b = 0; b < tbytes; b += 64)
+        for (size_t b = 0; !each && b < tbytes; b += 64)
             tbuf[b] = (unsigned char)(b + p);
+        for (double t0 = now(); spin && (now() - t0) * 1e3 < (double)spin;)
+            ;
         for (size_t i = 0; rc == MH_OK && i < nq; i++) {
             size_t gots[2] = {0, 0};
             for (int j = 0; j < nways && rc == MH_OK; j++) {
+                for (size_t b = 0; each && b < tbytes; b += 64)
+                    tbuf[b] = (unsigned char)(b + p + i);
                 int k = both ? (int)((i + p + (size_t)j) % 2) : 0;
                 r->summary_off = sum_off[k];
                 r->aset_off = set_off[k];
@@ -532,6 +550,7 @@ int main(int argc, char **argv) {
             }
         }
     }
+    uint64_t decoded = atomic_load(&r->blocks_decoded) - dec0;
     mh_reader_close(r);
     if (af && fclose(af) != 0) {
         fprintf(stderr, "mh_probe: writing %s failed\n", afile);
@@ -559,6 +578,7 @@ int main(int argc, char **argv) {
                l[(m - 1) / 2], l[(m * 99 + 99) / 100 - 1], l[m - 1],
                (double)results / (double)m);
     }
+    printf("blocks decoded a timed ask: %.3f\n", (double)decoded / (double)(m * (size_t)nways));
     free(tbuf);
     free(out2);
     free(lat2);

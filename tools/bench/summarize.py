@@ -110,6 +110,11 @@ def per_workload(w):
         if rest is not None:
             print(f"  (p99 of the asks after each timed pass's first, the first being "
                   f"memhist's ask right after SQLite's pass: {fmt(rest)} us)")
+        faults = lat(p, "memhist", "asks_with_faults")
+        if faults is not None:
+            calm = lat(p, "memhist", "p99_calm_us")
+            print(f"  (--faults: {faults} of {lat(p, 'memhist', 'asks')} asks took a minor "
+                  f"page fault; p99 of the others {fmt(calm) if calm is not None else '-'} us)")
     for k in SQLS:
         if not any(q.get(k) for q in w["queries"]):
             continue
