@@ -289,6 +289,20 @@ void mh_store_union_free(mh_reader *r) {
     }
 }
 
+/* The first index i in [lo, hi) with k[i * stride] > b (hi when none):
+ * the keys at that stride are sorted. */
+static size_t first_above(const uint64_t *k, size_t stride, size_t lo, size_t hi,
+                          uint64_t b) {
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k[mid * stride] <= b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Does a pair of op's sorted disjoint list meet [a, b]? */
 static int meets(const uint64_t *iv, const uint64_t *top, size_t n, uint64_t a,
                  uint64_t b) {
@@ -300,29 +314,15 @@ static int meets(const uint64_t *iv, const uint64_t *top, size_t n, uint64_t a,
         return 1;
     /* the last pair starting at or before b, the only one that can reach
      * a: first its block, by the top array (the last block whose first lo
-     * is at or before b), then within the block */
-    size_t nt = (n + MH_UNION_STEP - 1) / MH_UNION_STEP;
-    size_t lo = 0, hi = nt;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (top[mid] <= b)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
+     * is at or before b), then within the block (its pair `first` starts
+     * at or before b) */
+    size_t blk = first_above(top, 1, 0, (n + MH_UNION_STEP - 1) / MH_UNION_STEP, b);
+    if (blk == 0)
         return 0; /* b below the first pair */
-    size_t first = (lo - 1) * MH_UNION_STEP;
-    lo = first + 1; /* pair `first` starts at or before b */
-    hi = first + MH_UNION_STEP < n ? first + MH_UNION_STEP : n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (iv[2 * mid] <= b)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return iv[2 * (lo - 1) + 1] >= a;
+    size_t first = (blk - 1) * MH_UNION_STEP;
+    size_t end = first + MH_UNION_STEP < n ? first + MH_UNION_STEP : n;
+    size_t last = first_above(iv, 2, first + 1, end, b) - 1;
+    return iv[2 * last + 1] >= a;
 }
 
 int mh_store_union_excludes(const mh_reader *r, uint64_t a, uint64_t b, uint32_t ops,
