@@ -476,12 +476,6 @@ typedef struct mh_seg {
     uint64_t dict_sum, slice_sum, chunk_sum, block_sum; /* as stored */
     mh_dict dict;
     _Atomic uint8_t *slice_ok; /* per slice: index checksum verified */
-    /* the slices' first transitions, then their last ones (2 x nslices,
-     * from the records parse_slices checked): the start slice of a
-     * question by transition is searched in them, eight a cache line,
-     * not one record a line (query.c find_start); NULL in a segment not
-     * opened by mh_seg_parse (the records are searched) */
-    uint64_t *slice_t;
     _Atomic int summary_ok[2]; /* sections 6 and 9 checked (summary_read.c) */
     _Atomic int summary_lazy[2]; /* ... by their piece sums, as queries read them */
     /* per entry of sections 6 and 9 read by piece sums: its postings

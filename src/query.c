@@ -997,7 +997,7 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
     size_t found = 0;
     uint64_t prev_id = 0, prev_t = 0;
     int have_prev = 0;
-    const int filtered = row_filtered(q), t_only = in_range_t_only(q);
+    const int filtered = row_filtered(q);
     for (int64_t b = lo; fwd ? b <= (int64_t)b1 : b >= (int64_t)b0;
          b += fwd ? 1 : -1) {
         mh_block bl;
@@ -1036,31 +1036,21 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
          * blocks meet, the first row in query order must continue the last
          * one of the block walked before */
         uint32_t first = fwd ? k0 : k1 - 1, last = fwd ? k1 - 1 : k0;
-        if (have_prev) {
-            uint64_t fid = s->id_first + col_id[first], ft = col_t[first];
-            if (fwd ? fid <= prev_id || ft < prev_t : fid >= prev_id || ft > prev_t)
-                MH_FAIL(MH_ECORRUPT, &c->diag, bl.offset,
-                        "slice %u, block %u at byte %llu: access %llu does not "
-                        "follow access %llu of its chunk in the block before",
-                        mh_seg_slice_of_block(seg, s->block_first + (uint32_t)b),
-                        s->block_first + (uint32_t)b, (unsigned long long)bl.offset,
-                        (unsigned long long)fid, (unsigned long long)prev_id);
-        }
+        uint64_t fid = s->id_first + col_id[first], ft = col_t[first];
+        if (have_prev && (fwd ? fid <= prev_id || ft < prev_t
+                              : fid >= prev_id || ft > prev_t))
+            MH_FAIL(MH_ECORRUPT, &c->diag, bl.offset,
+                    "slice %u, block %u at byte %llu: access %llu does not "
+                    "follow access %llu of its chunk in the block before",
+                    mh_seg_slice_of_block(seg, s->block_first + (uint32_t)b),
+                    s->block_first + (uint32_t)b, (unsigned long long)bl.offset,
+                    (unsigned long long)fid, (unsigned long long)prev_id);
+        prev_id = s->id_first + col_id[last];
+        prev_t = col_t[last];
+        have_prev = 1;
         /* binary search: the rows of [k0, k1) on the query's side of the
          * start are [p, k1) forward and [k0, p) backward */
         uint32_t lo2 = k0, hi2 = k1;
-        if (t_only) {
-            /* in_range's answer from the transition alone: the id column's
-             * lines are not read (a point question's search meets each
-             * probe's lines cold after other work) */
-            while (lo2 < hi2) {
-                uint32_t mid = lo2 + (hi2 - lo2) / 2;
-                if (fwd ? col_t[mid] < q->start : col_t[mid] <= q->start)
-                    lo2 = mid + 1;
-                else
-                    hi2 = mid;
-            }
-        }
         while (lo2 < hi2) {
             uint32_t mid = lo2 + (hi2 - lo2) / 2;
             int side = in_range(q, col_t[mid], s->id_first + col_id[mid]);
@@ -1070,15 +1060,8 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
                 hi2 = mid;
         }
         uint32_t a0 = fwd ? lo2 : k0, a1 = fwd ? k1 : lo2;
-        /* the block's last row in query order, for the next block's
-         * check, read only when the walk goes on to that block (a question
-         * answered here does not read its lines) */
-        if (a0 == a1) {
-            prev_id = s->id_first + col_id[last];
-            prev_t = col_t[last];
-            have_prev = 1;
+        if (a0 == a1)
             continue;
-        }
         /* the rows [a0, a1) in query order: the next one meeting [A, B]
          * found by a scan of the address columns alone; the cutoff and
          * the end bound, monotone along the chunk's rows, asked of that
@@ -1113,9 +1096,6 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         uint64_t end_id = s->id_first + col_id[end_row];
         if (beyond(q, k, end_id) || !in_end(q, col_t[end_row], end_id))
             return MH_OK;
-        prev_id = s->id_first + col_id[last];
-        prev_t = col_t[last];
-        have_prev = 1;
     }
     return MH_OK;
 }
@@ -1229,19 +1209,6 @@ static int find_start(qctx *c, const qspec *q, size_t *li, uint32_t *si) {
     const mh_seg *s;
     MH_TRY(mh_reader_seg(r, r->live[seg_i], &s, &c->diag));
     uint32_t a = 0, b = s->nslices;
-    if (s->slice_t && in_range_t_only(q)) {
-        /* the same answer from the transitions alone: forward, the first
-         * slice ending at or after the start; backward, the first one
-         * beginning past it */
-        const uint64_t *k = fwd ? s->slice_t + s->nslices : s->slice_t;
-        while (a < b) {
-            uint32_t mid = a + (b - a) / 2;
-            if (fwd ? k[mid] < q->start : k[mid] <= q->start)
-                a = mid + 1;
-            else
-                b = mid;
-        }
-    }
     while (a < b) {
         uint32_t mid = a + (b - a) / 2;
         /* a probe reads the three fields it compares, not the whole

@@ -137,13 +137,6 @@ static inline int in_range(const qspec *q, uint64_t t, uint64_t id) {
     return q->kind == MH_FROM_TRANSITION ? t <= q->start : id < q->start;
 }
 
-/* Is in_range(q, t, id) a question of t alone (a start transition, no
- * window)? Then a search over rows reads their transitions and not their
- * ids: one column's lines, not two, a probe. */
-static inline int in_range_t_only(const qspec *q) {
-    return q->kind == MH_FROM_TRANSITION && q->id_lo == 0 && q->id_hi == UINT64_MAX;
-}
-
 /* Is a row with this transition and id within the end bound (and the
  * window's end)? Monotone along query order: once false, false for every
  * later row. */

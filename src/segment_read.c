@@ -583,14 +583,8 @@ static int seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
     }
     MH_TRY(parse_slices(s, d));
     s->slice_ok = calloc(s->nslices ? s->nslices : 1, 1);
-    s->slice_t = malloc((s->nslices ? 2 * (size_t)s->nslices : 1) * sizeof *s->slice_t);
-    if (!s->slice_ok || !s->slice_t)
+    if (!s->slice_ok)
         MH_FAIL(MH_ENOMEM, d, 0, "out of memory");
-    for (uint32_t i = 0; i < s->nslices; i++) {
-        const uint8_t *p = s->slices + (size_t)i * s->slice_recsz;
-        s->slice_t[i] = mhf_load_u64(p + MHF_SLICE_T_FIRST);
-        s->slice_t[s->nslices + i] = mhf_load_u64(p + MHF_SLICE_T_LAST);
-    }
     if (!s->sections)
         MH_TRY(synth_directory(s, d));
     return MH_OK;
@@ -605,8 +599,6 @@ int mh_seg_parse(const uint8_t *buf, size_t size, mh_seg *s, mh_diag *d) {
         s->nsections = 0;
         free((void *)s->slice_ok);
         s->slice_ok = NULL;
-        free(s->slice_t);
-        s->slice_t = NULL;
     }
     return rc;
 }
@@ -710,7 +702,6 @@ void mh_seg_close(mh_seg *s) {
         munmap((void *)s->base, s->size);
     mh_dict_free(&s->dict);
     free((void *)s->slice_ok);
-    free(s->slice_t);
     free((void *)atomic_load(&s->apost_run_ok));
     mh_marks_free(atomic_load(&s->aset_marks));
     mh_marks_free(atomic_load(&s->apost_marks));
