@@ -220,7 +220,7 @@ static int run(int argc, char **argv)
     if (f == NULL)
         return 1;
     mh_access *out = malloc(MHB_OUT_CAP * sizeof *out);
-    mhb_impl im = {"lib", lib_run, &l, -1, SIZE_MAX, 1};
+    mhb_impl im = {"lib", lib_run, &l, -1, SIZE_MAX, 1, NULL};
     qhdr h;
     while (out != NULL && rc == MH_OK && fread(&h, sizeof h, 1, f) == 1) {
         mhb_class c;

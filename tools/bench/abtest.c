@@ -232,13 +232,13 @@ static int run(const opts *o, lib *L, const char *name, mhb_trace *t, int *met)
         return 1;
     mhb_oracle_ctx oc = {t->a, t->n, 1, 0};
     mhb_impl impl[3] = {
-        {"base", lib_run, &L[0], MHB_MH, SIZE_MAX, 1},
-        {"new", lib_run, &L[1], MHB_SQL, SIZE_MAX, 1},
-        {"scan", mhb_oracle_run, &oc, -1, 2, 1},
+        {"base", lib_run, &L[0], MHB_MH, SIZE_MAX, 1, NULL},
+        {"new", lib_run, &L[1], MHB_SQL, SIZE_MAX, 1, NULL},
+        {"scan", mhb_oracle_run, &oc, -1, 2, 1, NULL},
     };
     uint64_t compared = 0, mismatches = 0;
     fprintf(stderr, "mh_abtest: %s: warm pass, answers compared\n", name);
-    int rc = mhb_classes_bench(c, nc, impl, 3, 0, 0, 1e9, &compared, &mismatches);
+    int rc = mhb_classes_bench(c, nc, impl, 3, 0, 0, NULL, 1e9, &compared, &mismatches);
     mh_access *got = malloc(MHB_OUT_CAP * sizeof *got);
     double *us[2] = {malloc(o->queries * sizeof(double)), malloc(o->queries * sizeof(double))};
     double *ratio = malloc(o->queries * sizeof(double));

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@
 #include <malloc.h>
 #endif
 
+#include "internal.h" /* mh_reader.blocks_decoded, for --asks */
 #include "sqlite_baseline.h"
 
 typedef struct opts {
@@ -56,6 +58,9 @@ typedef struct opts {
     int ingest_only;      /* --ingest-only: the memhist ingest (bg on) alone */
     unsigned timed_passes; /* --timed-passes: timed passes a class */
     int faults;           /* --faults: minor page faults of each timed ask */
+    const char *classes;  /* --classes: only the classes named (substrings) */
+    const char *asks;     /* --asks: every timed ask as a CSV row */
+    FILE *asks_f;         /* its stream, opened by main */
 } opts;
 
 static void usage(FILE *f)
@@ -68,6 +73,7 @@ static void usage(FILE *f)
             "                [--repeat K] [--keep] [--quick] [--store DIR]\n"
             "                [--threads K[,K...]] [--threads-total N] [--no-pc]\n"
             "                [--ingest-only] [--timed-passes N] [--faults]\n"
+            "                [--classes LIST] [--asks FILE]\n"
             "  --sizes       synthetic trace sizes (1000000, 1e6; default 1e6 unless\n"
             "                --lackey is given)\n"
             "  --lackey      a valgrind lackey trace (record_real_traces.sh makes\n"
@@ -91,6 +97,12 @@ static void usage(FILE *f)
             "                (getrusage around it, outside its timing; JSON\n"
             "                minor_faults, asks_with_faults, p99_calm_us: the\n"
             "                p99 of the asks without one)\n"
+            "  --classes     only the query classes whose name contains one of\n"
+            "                LIST's comma-separated parts (\"point max1,whole\"):\n"
+            "                a shorter run on the classes one change is about\n"
+            "  --asks        write every timed ask to FILE as CSV: class,\n"
+            "                implementation, pass, query, us, minor faults (with\n"
+            "                --faults, else -1), blocks memhist decoded (else -1)\n"
             "  --ingest-runs memhist ingests per mode, the median rate is reported\n"
             "                (default 3: a memhist ingest lasts a few seconds at most,\n"
             "                where one preemption shows; SQLite runs once, for tens\n"
@@ -257,6 +269,14 @@ static int parse_opts(int argc, char **argv, opts *o)
             if (parse_count(v, &x) || x == 0 || x > 100000)
                 return bad_usage("bad --queries (1 .. 100000)", v);
             o->queries = (size_t)x;
+            i++;
+        } else if (!strcmp(a, "--classes")) {
+            if (*v == '\0')
+                return bad_usage("empty --classes", v);
+            o->classes = v;
+            i++;
+        } else if (!strcmp(a, "--asks")) {
+            o->asks = v;
             i++;
         } else if (!strcmp(a, "--json")) {
             o->json = v;
@@ -547,6 +567,13 @@ static int mh_run(void *h, const mh_query *q, mh_access *out, size_t max, size_t
     return mh_query_run(h, q, out, max, n);
 }
 
+
+/* the blocks the reader decoded so far (its internal counter) */
+static uint64_t mh_decoded(void *h)
+{
+    return atomic_load(&((mh_reader *)h)->blocks_decoded);
+}
+
 static int sql_run(void *h, const mh_query *q, mh_access *out, size_t max, size_t *n)
 {
     return mhb_sql_query(h, q, out, max, n);
@@ -573,7 +600,7 @@ static void reader_child(void *p, child_msg *m)
     int reset = reset_hwm();
     long anon0 = vm_kib("RssAnon"), file0 = vm_kib("RssFile");
     int rc;
-    mhb_impl im = {c->sqlite ? "SQLite" : "memhist", NULL, NULL, 0, SIZE_MAX, !c->sqlite};
+    mhb_impl im = {c->sqlite ? "SQLite" : "memhist", NULL, NULL, 0, SIZE_MAX, !c->sqlite, NULL};
     mh_reader *r = NULL;
     mhb_sql_reader *s = NULL;
     if (c->sqlite) {
@@ -654,7 +681,7 @@ static int cold_open_mh(void *p, mhb_impl *im)
     const cold_ctx *c = p;
     mh_reader *r = NULL;
     int rc = mh_reader_open(c->path, &r);
-    *im = (mhb_impl){"memhist", mh_run, r, 0, SIZE_MAX, 1};
+    *im = (mhb_impl){"memhist", mh_run, r, 0, SIZE_MAX, 1, mh_decoded};
     return rc;
 }
 
@@ -668,7 +695,7 @@ static int cold_open_sql(void *p, mhb_impl *im)
     const cold_ctx *c = p;
     mhb_sql_reader *s = NULL;
     int rc = mhb_sql_reader_open(c->path, c->so, &s, NULL, 0);
-    *im = (mhb_impl){c->name, sql_run, s, 0, SIZE_MAX, 0};
+    *im = (mhb_impl){c->name, sql_run, s, 0, SIZE_MAX, 0, NULL};
     return rc;
 }
 
@@ -754,6 +781,12 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         return 1;
     if (t->reps > 1 && !o->ingest_only)
         mhb_classes_repeat(w->cls, w->ncls, t->reps, t->shift, o->seed);
+    if (!o->ingest_only && o->classes != NULL &&
+        mhb_classes_filter(&w->cls, &w->ncls, o->classes) == 0) {
+        fprintf(stderr, "mh_bench: %s: no query class matches --classes %s\n", w->name,
+                o->classes);
+        return 1;
+    }
 
     ingest_ctx ic;
     memset(&ic, 0, sizeof ic);
@@ -929,7 +962,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     mhb_sql_reader *s[MHB_SLOTS] = {NULL, NULL, NULL};
     mhb_impl impl[MHB_SLOTS + 1];
     size_t nimpl = 0;
-    impl[nimpl++] = (mhb_impl){"memhist", mh_run, r, MHB_MH, SIZE_MAX, 1};
+    impl[nimpl++] = (mhb_impl){"memhist", mh_run, r, MHB_MH, SIZE_MAX, 1, mh_decoded};
     for (int k = MHB_SQL; k < nslots && !failed; k++) {
         char err[256] = "";
         rc = mhb_sql_reader_open(st.path[k], &st.sql[k], &s[k], err, sizeof err);
@@ -944,13 +977,13 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
             w->sql_chunks[k] = ss.chunks;
         }
         impl[nimpl++] = (mhb_impl){k == MHB_SQL ? "SQLite" : "SQLite-design", sql_run,
-                                   s[k], k, SIZE_MAX, 0};
+                                   s[k], k, SIZE_MAX, 0, NULL};
     }
     mhb_oracle_ctx oc = {t->a, t->n, t->reps ? t->reps : 1, t->shift};
     long checks = o->oracle >= 0 ? o->oracle : o->quick ? (long)o->queries
                                              : w->sqlite_ran ? 0 : 2;
     if (checks > 0)
-        impl[nimpl++] = (mhb_impl){"scan", mhb_oracle_run, &oc, -1, (size_t)checks, 1};
+        impl[nimpl++] = (mhb_impl){"scan", mhb_oracle_run, &oc, -1, (size_t)checks, 1, NULL};
     /* the stores held in the page cache while the queries run (not
      * before: the reader-memory children above are measured without) */
     mhb_pin pin = {.pid = -1};
@@ -979,6 +1012,8 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
                               o->dist, t->sids, t->nsids, &wc, &nwc);
         if (rc == MH_OK && t->reps > 1)
             mhb_classes_repeat(wc, nwc, t->reps, t->shift, o->seed ^ 0x5eed5eedu);
+        if (rc == MH_OK && o->classes != NULL) /* matched above: never 0 here */
+            mhb_classes_filter(&wc, &nwc, o->classes);
         for (size_t k = 0; k < nimpl && rc == MH_OK; k++)
             if (impl[k].slot >= 0)
                 rc = mhb_classes_run_once(wc, nwc, &impl[k], o->budget / 10);
@@ -989,8 +1024,10 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     if (!failed) {
         fprintf(stderr, "mh_bench: %s: queries (%zu classes x %zu)\n", w->name, w->ncls,
                 o->queries);
+        mhb_asks asks = {o->asks_f, w->name};
         rc = mhb_classes_bench(w->cls, w->ncls, impl, nimpl, (int)o->timed_passes,
-                               o->faults, o->budget, &w->compared, &w->mismatches);
+                               o->faults, o->asks_f ? &asks : NULL, o->budget,
+                               &w->compared, &w->mismatches);
         if (rc != MH_OK)
             failed = 1;
     }
@@ -1018,6 +1055,14 @@ int main(int argc, char **argv)
     if (rc)
         return rc;
     signal(SIGPIPE, SIG_IGN);
+    if (o.asks != NULL) {
+        o.asks_f = fopen(o.asks, "w");
+        if (o.asks_f == NULL) {
+            fprintf(stderr, "mh_bench: %s: %s\n", o.asks, strerror(errno));
+            return 1;
+        }
+        fprintf(o.asks_f, "%s\n", MHB_ASKS_HEADER);
+    }
     char dirbuf[256];
     const char *dir = o.dir;
     int made_dir = 0;
@@ -1108,6 +1153,10 @@ int main(int argc, char **argv)
     mhb_report_markdown(stdout, &m, w, done);
     if (o.json && mhb_report_json(o.json, &m, w, done) != MH_OK) {
         fprintf(stderr, "mh_bench: cannot write %s\n", o.json);
+        failed = 1;
+    }
+    if (o.asks_f != NULL && fclose(o.asks_f) != 0) {
+        fprintf(stderr, "mh_bench: cannot write %s\n", o.asks);
         failed = 1;
     }
     uint64_t mism = 0, cmpd = 0;

@@ -93,6 +93,10 @@ typedef struct mhb_impl {
      * are compared too; 0 (SQLite): they are not, and its classes with a
      * stream filter are skipped */
     int full;
+    /* optional: a counter of the blocks the implementation decoded so far
+     * (memhist's reader), read around each timed ask for --asks; NULL
+     * when it has none */
+    uint64_t (*decoded)(void *h);
 } mhb_impl;
 
 /* Brute force over the trace, as an implementation: the trace written reps
@@ -120,6 +124,13 @@ int mhb_classes_make(const mh_access *trace, size_t n, size_t per_class,
                      size_t nstreams, mhb_class **out, size_t *count);
 void mhb_classes_free(mhb_class *c, size_t count);
 
+/* Keeps the classes whose name contains one of the comma-separated
+ * substrings of list (and the unfiltered class each kept one-stream class
+ * is drawn from), in their order, their `base` renumbered; the others are
+ * freed. Returns the number kept (0: none matched, *c and *count as
+ * they were). */
+size_t mhb_classes_filter(mhb_class **c, size_t *count, const char *list);
+
 /* For a trace written reps times (see mhb_oracle_ctx): moves each query's
  * start into a copy drawn uniformly, so starts stay uniform over the
  * transitions of the whole workload. Deterministic from seed. */
@@ -137,11 +148,17 @@ void mhb_classes_repeat(mhb_class *c, size_t count, uint64_t reps, uint64_t shif
  * chunk of a slice and can take seconds. The major page faults of each
  * slot's two passes are kept in the class; with faults, the minor page
  * faults of each timed ask too (getrusage around it, outside its timing:
- * mhb_lat's fault_asks, minflt, p99_calm). Returns MH_OK, or the first
- * error code of a query. */
+ * mhb_lat's fault_asks, minflt, p99_calm). With asks != NULL, every timed
+ * ask is also written to asks->f as a CSV row (MHB_ASKS_HEADER; -1 where
+ * not measured). Returns MH_OK, or the first error code of a query. */
+#define MHB_ASKS_HEADER "workload,class,implementation,pass,query,us,minor_faults,blocks_decoded"
+typedef struct mhb_asks {
+    FILE *f;
+    const char *workload;
+} mhb_asks;
 int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
-                      size_t nimpl, int timed, int faults, double budget,
-                      uint64_t *compared, uint64_t *mismatches);
+                      size_t nimpl, int timed, int faults, const mhb_asks *asks,
+                      double budget, uint64_t *compared, uint64_t *mismatches);
 
 /* Runs the queries of every class once on impl (within budget seconds a
  * class), answers discarded: the reader-memory children. */

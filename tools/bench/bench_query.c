@@ -259,6 +259,65 @@ void mhb_classes_free(mhb_class *c, size_t count)
     free(c);
 }
 
+/* 1 when name contains one of list's comma-separated substrings */
+static int name_listed(const char *name, const char *list)
+{
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len > 0) {
+            for (const char *n = name; strlen(n) >= len; n++)
+                if (!strncmp(n, p, len))
+                    return 1;
+        }
+        p += len + (e != NULL);
+    }
+    return 0;
+}
+
+size_t mhb_classes_filter(mhb_class **c, size_t *count, const char *list)
+{
+    mhb_class *x = *c;
+    size_t n = *count, kept = 0;
+    unsigned char *keep = calloc(n ? n : 1, 1);
+    size_t *to = calloc(n ? n : 1, sizeof *to);
+    if (!keep || !to) {
+        free(keep);
+        free(to);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (name_listed(x[i].name, list)) {
+            keep[i] = 1;
+            if (x[i].sid != NULL && x[i].base < n)
+                keep[x[i].base] = 1;
+        }
+    for (size_t i = 0; i < n; i++)
+        if (keep[i])
+            to[i] = kept++;
+    if (kept == 0) {
+        free(keep);
+        free(to);
+        return 0;
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!keep[i]) {
+            free(x[i].q);
+            free(x[i].sid);
+            continue;
+        }
+        mhb_class k = x[i];
+        if (k.sid != NULL && k.base < n)
+            k.base = to[k.base];
+        x[j++] = k;
+    }
+    *count = kept;
+    free(keep);
+    free(to);
+    return kept;
+}
+
 /* One query, or a chain: each next page resumes after (or before) the last
  * id returned, as a client paging through results does. */
 int mhb_run_one(const mhb_impl *im, const mhb_class *c, size_t i,
@@ -375,8 +434,8 @@ void mhb_summarise(double *us, size_t n, mhb_lat *out)
 }
 
 int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
-                      size_t nimpl, int timed, int faults, double budget,
-                      uint64_t *compared, uint64_t *mismatches)
+                      size_t nimpl, int timed, int faults, const mhb_asks *asks,
+                      double budget, uint64_t *compared, uint64_t *mismatches)
 {
     int rc = MH_OK;
     size_t maxq = 0;
@@ -481,6 +540,7 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                 for (size_t i = 0; i < x->nrun && rc == MH_OK; i++) {
                     size_t ng = 0;
                     long m0 = faults ? mhb_minor_faults() : -1;
+                    uint64_t d0 = asks && impl[m].decoded ? impl[m].decoded(impl[m].h) : 0;
                     double t1 = mhb_now();
                     rc = mhb_run_one(&impl[m], x, i, got, &ng);
                     um[i] = (mhb_now() - t1) * 1e6;
@@ -488,6 +548,14 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                     fm[i] = m0 < 0 || m1 < 0 ? -1 : m1 - m0;
                     if (rc != MH_OK)
                         break;
+                    if (asks) {
+                        long long dec = impl[m].decoded
+                                            ? (long long)(impl[m].decoded(impl[m].h) - d0)
+                                            : -1;
+                        fprintf(asks->f, "\"%s\",\"%s\",%s,%zu,%zu,%.3f,%ld,%lld\n",
+                                asks->workload, x->name, impl[m].name, p, i, um[i], fm[i],
+                                dec);
+                    }
                     if (m > 0)
                         (*compared)++;
                     if (!mhb_compare(x, i, impl[0].name, ref + i * MHB_OUT_CAP, nref[i],
@@ -507,7 +575,7 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
             double *um = us + m * maxq * passes;
             const long *fm = mf + m * maxq * passes;
             size_t nrest = 0, ncalm = 0;
-            long nflt = 0, fault_asks = 0;
+            long nflt = faults ? 0 : -1, fault_asks = 0; /* -1: not measured */
             for (size_t p = 0; p < passes; p++)
                 for (size_t i = 1; i < x->nrun; i++)
                     rest[nrest++] = um[p * x->nrun + i];
@@ -516,7 +584,7 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
             mhb_lat lr = {0}, lc = {0};
             if (nrest)
                 mhb_summarise(rest, nrest, &lr);
-            for (size_t j = 0; j < x->nrun * passes; j++) {
+            for (size_t j = 0; faults && j < x->nrun * passes; j++) {
                 if (fm[j] < 0) {
                     nflt = -1;
                     break;

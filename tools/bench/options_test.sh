@@ -1,0 +1,62 @@
+#!/bin/sh
+# options_test.sh BENCH DIR: mh_bench's --classes, --asks and --no-pin on
+# one --quick run (ctest bench_options).
+#   --classes "point max1 ,whole max1 ": the report holds those classes
+#   and no other (point max10, page ...); a list no class matches fails
+#   with its message.
+#   --asks: a header, then one row per timed ask of each implementation;
+#   memhist's rows count the blocks it decoded, SQLite's say -1; with
+#   --faults every row counts its minor faults.
+#   --no-pin: the report says the stores were not held.
+set -eu
+bench=$1
+dir=$2
+mkdir -p "$dir"
+json=$dir/options.json
+asks=$dir/options_asks.csv
+fail() { echo "bench_options: $*" >&2; exit 1; }
+
+"$bench" --quick --no-cold --no-pin --faults --classes "point max1 ,whole max1 " \
+  --asks "$asks" --json "$json" > /dev/null
+
+grep -q '"pinned": false' "$json" || fail "--no-pin: the report does not say false"
+! grep -q '"pinned": "' "$json" || fail "--no-pin: the report names a pinning"
+
+# classes: every one named matches a part, both parts have some, no other
+grep -o '"class": "[^"]*"' "$json" | sed 's/"class": "//; s/"$//' > "$dir/options_classes"
+[ -s "$dir/options_classes" ] || fail "--classes: no class in the report"
+while IFS= read -r c; do
+  case "$c" in
+    *"point max1 "* | *"whole max1 "*) ;;
+    *) fail "--classes: class '$c' was not asked for" ;;
+  esac
+done < "$dir/options_classes"
+grep -qx 'point max1 bwd write' "$dir/options_classes" || fail "--classes: point max1 bwd write missing"
+grep -qx 'whole max1 fwd rw' "$dir/options_classes" || fail "--classes: whole max1 fwd rw missing"
+nclass=$(wc -l < "$dir/options_classes")
+
+# asks: the header, then rows of 8 fields; memhist decoded >= 0, SQLite -1
+head -n 1 "$asks" | grep -qx 'workload,class,implementation,pass,query,us,minor_faults,blocks_decoded' ||
+  fail "--asks: bad header"
+awk -F, -v nclass="$nclass" '
+  NR == 1 { next }
+  NF != 8 { print "row " NR ": " NF " fields"; bad = 1; next }
+  $7 !~ /^[0-9]+$/ { print "row " NR ": minor faults " $7; bad = 1 }
+  $3 == "memhist" { mh++; if ($8 !~ /^[0-9]+$/) { print "row " NR ": memhist decoded " $8; bad = 1 } }
+  $3 != "memhist" { other++; if ($8 != "-1") { print "row " NR ": " $3 " decoded " $8; bad = 1 } }
+  $6 !~ /^[0-9]+\.[0-9]+$/ { print "row " NR ": time " $6; bad = 1 }
+  { seen[$2] = 1 }
+  END {
+    n = 0; for (c in seen) n++
+    if (n != nclass) { print n " classes in the asks, " nclass " in the report"; bad = 1 }
+    if (mh == 0 || other == 0) { print "memhist rows " mh ", others " other; bad = 1 }
+    exit bad
+  }' "$asks" || fail "--asks: rows above"
+
+# a list no class matches: a failure that names it
+if "$bench" --quick --no-cold --classes "no such class" > /dev/null 2> "$dir/options_err"; then
+  fail "--classes with no match succeeded"
+fi
+grep -q 'no query class matches --classes no such class' "$dir/options_err" ||
+  fail "--classes with no match: no message"
+exit 0
