@@ -9,6 +9,7 @@
  *            [--aset on|off|both] [--idmap on|off|both]
  *            [--apost on|off|both] [--qfile FILE] [--answers FILE]
  *            [--cache BYTES] [--thrash MIB] [--thrash-each 0|1] [--spin MS]
+ *            [--thrash-code KIB]
  *
  * Generates the synthetic trace (tools/synth, seed 1, N accesses), writes
  * it to DIR unless DIR already holds a store (reporting the ingest rate),
@@ -49,6 +50,12 @@
  * --spin MS waits MS milliseconds before each timed pass, spinning on the
  * clock (no memory traffic of its own): what the machine does meanwhile
  * (other tenants of a shared cache, the kernel) is what the pass meets.
+ * --thrash-code KIB runs through KIB KiB of code where the data thrash
+ * runs (a `ret` on every 64-byte line of an executable mapping, each
+ * called): the instruction caches, the branch predictors' and the
+ * instruction TLB's entries of the reader's code are then cold too, as
+ * after the SQLite questions in mh_bench (a data thrash leaves them: the
+ * query path's ~22 KB of code stays in L1I and the ITLB).
  * --thrash-each 1 moves that thrash before each timed ask: every ask then
  * meets the CPU caches and TLB cold, the reader's own lines too, as a
  * question asked after a pause does (in mh_bench's timed passes after
@@ -72,6 +79,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -118,6 +126,7 @@ static int usage(const char *why, const char *what) {
             "                [--idmap on|off|both] [--apost on|off|both]\n"
             "                [--qfile FILE] [--answers FILE] [--cache BYTES]\n"
             "                [--thrash MIB] [--thrash-each 0|1] [--spin MS]\n"
+            "                [--thrash-code KIB]\n"
             "                [--slow N] [--spread K]\n");
     return 2;
 }
@@ -222,9 +231,49 @@ static void print_slow(const mh_query *qs, const double *lat, size_t nq, size_t 
     free(ix);
 }
 
+/* --thrash-code: an executable mapping with a `ret` on every 64-byte
+ * line (the rest int3), each line called in turn */
+typedef struct code_thrash {
+    unsigned char *code;
+    size_t bytes;
+} code_thrash;
+
+static int code_thrash_init(code_thrash *ct, size_t bytes) {
+    ct->code = NULL;
+    ct->bytes = bytes;
+    if (bytes == 0)
+        return 0;
+#if defined(__x86_64__) || defined(__i386__)
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    memset(m, 0xcc, bytes); /* int3 */
+    for (size_t b = 0; b < bytes; b += 64)
+        ((unsigned char *)m)[b] = 0xc3; /* ret */
+    if (mprotect(m, bytes, PROT_READ | PROT_EXEC) != 0) {
+        munmap(m, bytes);
+        return -1;
+    }
+    ct->code = m;
+    return 0;
+#else
+    return -1; /* the ret opcode is x86's */
+#endif
+}
+
+static void code_thrash_run(const code_thrash *ct) {
+    for (size_t b = 0; ct->code && b < ct->bytes; b += 64) {
+        void (*fn)(void);
+        const unsigned char *at = ct->code + b;
+        memcpy(&fn, &at, sizeof fn); /* an object pointer made a function's */
+        fn();
+    }
+}
+
 int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
     uint64_t cache = MH_READER_CACHE_DEFAULT, thrash = 0, slow = 0, spread = 0, each = 0, spin = 0;
+    uint64_t tcode = 0;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
     const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on", *apost = "on";
@@ -242,6 +291,7 @@ int main(int argc, char **argv) {
                         : !strcmp(a, "--thrash")  ? &thrash
                         : !strcmp(a, "--thrash-each") ? &each
                         : !strcmp(a, "--spin")    ? &spin
+                        : !strcmp(a, "--thrash-code") ? &tcode
                         : !strcmp(a, "--slow")    ? &slow
                         : !strcmp(a, "--spread")  ? &spread
                                                   : NULL;
@@ -473,6 +523,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "mh_probe: out of memory for --thrash\n");
         return 1;
     }
+    code_thrash ct;
+    if (code_thrash_init(&ct, (size_t)tcode << 10) != 0) {
+        fprintf(stderr, "mh_probe: cannot map %" PRIu64 " KiB of code for --thrash-code\n",
+                tcode);
+        return 1;
+    }
     mh_access *out2 = malloc(max * sizeof *out2);
     double *lat2 = malloc(nq * reps * sizeof *lat2);
     if (!out2 || !lat2) {
@@ -511,6 +567,8 @@ int main(int argc, char **argv) {
     for (size_t p = 0; rc == MH_OK && p < reps; p++) {
         for (size_t b = 0; !each && b < tbytes; b += 64)
             tbuf[b] = (unsigned char)(b + p);
+        if (!each)
+            code_thrash_run(&ct);
         for (double t0 = now(); spin && (now() - t0) * 1e3 < (double)spin;)
             ;
         for (size_t i = 0; rc == MH_OK && i < nq; i++) {
@@ -518,6 +576,8 @@ int main(int argc, char **argv) {
             for (int j = 0; j < nways && rc == MH_OK; j++) {
                 for (size_t b = 0; each && b < tbytes; b += 64)
                     tbuf[b] = (unsigned char)(b + p + i);
+                if (each)
+                    code_thrash_run(&ct);
                 int k = both ? (int)((i + p + (size_t)j) % 2) : 0;
                 r->summary_off = sum_off[k];
                 r->aset_off = set_off[k];
