@@ -567,7 +567,6 @@ static int mh_run(void *h, const mh_query *q, mh_access *out, size_t max, size_t
     return mh_query_run(h, q, out, max, n);
 }
 
-
 /* the blocks the reader decoded so far (its internal counter) */
 static uint64_t mh_decoded(void *h)
 {

@@ -127,8 +127,8 @@ void mhb_classes_free(mhb_class *c, size_t count);
 /* Keeps the classes whose name contains one of the comma-separated
  * substrings of list (and the unfiltered class each kept one-stream class
  * is drawn from), in their order, their `base` renumbered; the others are
- * freed. Returns the number kept (0: none matched, *c and *count as
- * they were). */
+ * freed. Returns the number kept (0: none matched, or no memory for the
+ * filter's two arrays; *c and *count are then as they were). */
 size_t mhb_classes_filter(mhb_class **c, size_t *count, const char *list);
 
 /* For a trace written reps times (see mhb_oracle_ctx): moves each query's
