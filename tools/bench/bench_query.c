@@ -259,16 +259,19 @@ void mhb_classes_free(mhb_class *c, size_t count)
     free(c);
 }
 
-/* 1 when name contains one of list's comma-separated substrings */
+/* 1 when name contains one of list's comma-separated substrings (a part
+ * longer than a class name cannot be in one) */
 static int name_listed(const char *name, const char *list)
 {
     for (const char *p = list; *p;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len > 0) {
-            for (const char *n = name; strlen(n) >= len; n++)
-                if (!strncmp(n, p, len))
-                    return 1;
+        char part[sizeof ((mhb_class *)0)->name];
+        if (len > 0 && len < sizeof part) {
+            memcpy(part, p, len);
+            part[len] = '\0';
+            if (strstr(name, part) != NULL)
+                return 1;
         }
         p += len + (e != NULL);
     }
