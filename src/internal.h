@@ -650,6 +650,12 @@ int mh_seg_section_sum(const mh_seg *s, const mh_section *sec, const char *what,
 /* mh_hash of n bytes at p of s's mapping, asked for whole first. */
 uint64_t mh_seg_hash_whole(const mh_seg *s, const void *p, size_t n);
 void mh_seg_advise_sequential(const mh_seg *s);
+/* Gives back the pages of s's mapping (MADV_DONTNEED: the mapping is
+ * read-only, the page cache keeps the bytes and a later read faults them
+ * in again), so a process holding many segments open after reading each
+ * whole (fsck's pass) is not charged for all of them at once. Mappings
+ * under 1 MiB keep their pages (the advice would cost more than them). */
+void mh_seg_release_pages(const mh_seg *s);
 /* Maps dir/name (MADV_RANDOM) and parses it. */
 int mh_seg_open(const char *dir, const char *name, mh_seg *seg, mh_diag *d);
 void mh_seg_close(mh_seg *seg);
@@ -751,9 +757,11 @@ int mh_store_seg_check(const mh_seg *s, const mh_manrec *rec, int named,
 typedef void (*mh_verify_line_fn)(void *ctx, int code, const char *file,
                                   uint64_t off, const char *msg);
 /* The rules of SPEC.md 8 between the segments of MANIFEST m (the store's
- * stream and window tables), each broken one reported through fn. */
+ * stream and window tables), each broken one reported through fn. open,
+ * when not NULL, holds m->nrecs entries: open[i] is segment i already
+ * opened by the caller (and matching its record), or NULL to open it here. */
 void mh_verify_store_tables(const char *dir, const mh_manifest *m,
-                            mh_verify_line_fn fn, void *ctx);
+                            mh_seg *const *open, mh_verify_line_fn fn, void *ctx);
 
 /* ---- reader (reader.c) ---------------------------------------------- */
 /* Opening reads the MANIFEST only (issue 10: a cold open costs the same
@@ -1666,9 +1674,12 @@ int mh_span_build(const char *dir, const mh_manrec *recs, size_t ri,
  * a query checks it and equal to the union of the covered segments' own
  * sets; a node whose covered segments (count > 0) lack a set is
  * MH_ECORRUPT. MH_OK when the segment has none; MH_SPAN_STALE (d says
- * why) for a stale node, whole (its runs decoded) but not compared. */
+ * why) for a stale node, whole (its runs decoded) but not compared. open
+ * (NULL, or nrecs entries): segments the caller holds open, as for
+ * mh_verify_store_tables. */
 int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
-                 const mh_manrec *recs, size_t nrecs, mh_diag *d);
+                 const mh_manrec *recs, size_t nrecs, mh_seg *const *open,
+                 mh_diag *d);
 
 /* fsck (verify_aset.c): the section's sum and structure, every run
  * decoded, and (rows_ok: the slices verified) the set equal to the union of

@@ -639,6 +639,11 @@ void mh_seg_advise_sequential(const mh_seg *s) {
         (void)madvise((void *)s->base, s->size, MADV_SEQUENTIAL);
 }
 
+void mh_seg_release_pages(const mh_seg *s) {
+    if (s->mapped && s->size >= ((size_t)1 << 20))
+        (void)madvise((void *)s->base, s->size, MADV_DONTNEED); /* advice */
+}
+
 int mh_seg_open(const char *dir, const char *name, mh_seg *s, mh_diag *d) {
     memset(s, 0, sizeof *s);
     char *path = mh_path_join(dir, name);

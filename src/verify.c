@@ -32,6 +32,10 @@ typedef struct vctx {
      * address set is checked against its place among them */
     const mh_manrec *recs;
     size_t nrecs;
+    /* NULL, or nrecs entries during a pass: the segments verified so far
+     * that match their record, kept open for the checks across segments
+     * (span address sets, store tables) instead of opened again */
+    mh_seg **open;
 } vctx;
 
 /* report's code for a note: reported with code MH_OK, neither a problem
@@ -137,6 +141,10 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
     uint32_t R = seg->rows_per_block;
     uint64_t expect_off = 0;
     int ok_all = 1;
+    uint32_t lo = s.chunk_first; /* the chunk of the rows being read */
+    mh_chunk c = {0};
+    if (s.chunk_count)
+        mh_seg_chunk(seg, &s, lo, &c, NULL);
     for (uint32_t b = 0; b < s.block_count; b++) {
         mh_block bl;
         mh_seg_block(seg, &s, s.block_first + b, &bl, NULL);
@@ -185,19 +193,11 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
             }
             seen[id] = 1;
             t_by_id[id] = rows->t[k];
-            /* find the row's chunk (chunks tile the rows in order) */
-            uint32_t lo = s.chunk_first, hi = s.chunk_first + s.chunk_count;
-            while (hi - lo > 1) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                mh_chunk c;
-                mh_seg_chunk(seg, &s, mid, &c, NULL);
-                if (c.row_first <= row)
-                    lo = mid;
-                else
-                    hi = mid;
-            }
-            mh_chunk c;
-            mh_seg_chunk(seg, &s, lo, &c, NULL);
+            /* the row's chunk: the chunks tile the rows in order (checked
+             * with the slice), and rows only move forward */
+            while (row - c.row_first >= c.row_count &&
+                   lo + 1 < s.chunk_first + s.chunk_count)
+                mh_seg_chunk(seg, &s, ++lo, &c, NULL);
             cmask[lo - s.chunk_first] |= bit;
             if (sum->on && mh_sumset_add(&sum->set, rows->phy[k], rows->size[k],
                                          c.op) != MH_OK)
@@ -246,7 +246,6 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
     if (!ok_all)
         return;
     for (uint32_t k = 0; k < s.chunk_count; k++) {
-        mh_chunk c;
         mh_seg_chunk(seg, &s, s.chunk_first + k, &c, NULL);
         if (c.stream_mask != cmask[k])
             report(v, MH_ECORRUPT, seg->name,
@@ -353,8 +352,11 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         report(v, MH_ECHECKSUM, name, seg.block_off, "block array checksum mismatch");
     if (seg.major >= 2)
         verify_sections(v, &seg);
+    int matched = 0;
     if (rec && (rc = mh_store_seg_check(&seg, rec, 0, &d)) != MH_OK)
         report(v, rc, name, d.offset, "%s", d.msg);
+    else if (rec)
+        matched = 1;
     char expect[MHF_SEGMENT_NAME_LEN + 1];
     mh_segment_name(expect, seg.seq);
     if (strcmp(expect, name) != 0)
@@ -409,7 +411,7 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
          * outside one (repair) has its node checked when listed */
         if (rec && v->recs && rec >= v->recs && rec < v->recs + v->nrecs &&
             (rc = mh_span_fsck(v->dir, &seg, (size_t)(rec - v->recs), v->recs,
-                               v->nrecs, &d)) != MH_OK)
+                               v->nrecs, v->open, &d)) != MH_OK)
             /* a stale node is a note, not a problem (SPEC.md §9e) */
             report(v, rc == MH_SPAN_STALE ? MH_NOTE : rc, name, d.offset, "%s%s%s",
                    rc == MH_SPAN_STALE ? name : "", rc == MH_SPAN_STALE ? ": " : "", d.msg);
@@ -434,10 +436,19 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
     free(tl.count);
     free(tl.t_first);
     free(tl.t_last);
+    size_t ri = rec && v->recs && rec >= v->recs && rec < v->recs + v->nrecs
+                    ? (size_t)(rec - v->recs) : SIZE_MAX;
+    mh_seg *held = NULL;
     if (keep && v->res->problems == before)
         *keep = seg; /* the caller closes what verified */
-    else
+    else if (matched && !keep && v->open && ri != SIZE_MAX && !v->open[ri] &&
+             (held = malloc(sizeof *held)) != NULL) {
+        *held = seg; /* verify_pass closes it */
+        v->open[ri] = held;
+        mh_seg_release_pages(held); /* read whole: its pages go */
+    } else {
         mh_seg_close(&seg);
+    }
     return v->res->problems - before;
 }
 
@@ -530,6 +541,8 @@ static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
     if (*man_ok) {
         v->recs = m->recs;
         v->nrecs = m->nrecs;
+        /* without this memory each check opens what it needs itself */
+        v->open = calloc(m->nrecs ? m->nrecs : 1, sizeof *v->open);
     }
     for (size_t i = 0; *man_ok && i < m->nrecs; i++) {
         char name[MHF_SEGMENT_NAME_LEN + 1];
@@ -537,7 +550,14 @@ static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
         verify_segment(v, name, &m->recs[i], NULL);
     }
     if (*man_ok)
-        mh_verify_store_tables(v->dir, m, report_line, v); /* SPEC.md 8 */
+        mh_verify_store_tables(v->dir, m, v->open, report_line, v); /* SPEC.md 8 */
+    for (size_t i = 0; v->open && i < m->nrecs; i++)
+        if (v->open[i]) {
+            mh_seg_close(v->open[i]);
+            free(v->open[i]);
+        }
+    free(v->open);
+    v->open = NULL;
     for (size_t i = 0; i < l->nsegs; i++)
         if (!*man_ok || !in_manifest(m, l->segs[i])) {
             if (v->busy)
@@ -694,7 +714,7 @@ static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
         return MH_EIO;
     if (kind != MH_STORE_DIR_STORE)
         return MH_ENOTSTORE;
-    vctx v = {path, fn, ctx, res, 0, 0, 0, 0, NULL, 0};
+    vctx v = {path, fn, ctx, res, 0, 0, 0, 0, NULL, 0, NULL};
     int lock_fd = -1;
     if (flags & MH_VERIFY_REPAIR) {
         int rc = mh_store_lock(path, &lock_fd, NULL);

@@ -99,10 +99,68 @@ static int cmp_op_lo(const void *a, const void *b) {
     return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
+/* What add_slice sorts with: the radix sort's scratch and its two word
+ * arrays, and the merged pairs. */
+typedef struct ap_sort {
+    mh_sort_scratch s;
+    mh_buf word, pairs;
+} ap_sort;
+
+/* Merges range [lo, hi] into the pairs ending at *end (those of one op,
+ * starting at start, in lo order): returns 1 when it opened a new pair. */
+static int merge_one(uint64_t *start, uint64_t **end, uint64_t lo, uint64_t hi) {
+    uint64_t *e = *end;
+    if (e > start && (e[-1] == UINT64_MAX || lo <= e[-1] + 1u)) {
+        if (hi > e[-1])
+            e[-1] = hi;
+        return 0;
+    }
+    e[0] = lo;
+    e[1] = hi;
+    *end = e + 2;
+    return 1;
+}
+
+/* The m (op, lo, hi) triples p sorted by lo (mh_radix_order) and merged
+ * per op into as->pairs: 1 with q and n set, 0 when the addresses spread
+ * over more regions than the radix sort ranks (qsort then). */
+static int radix_merge(ap_sort *as, const uint64_t *p, size_t m, const uint64_t **q,
+                       uint32_t n[MHF_OP_COUNT], mh_diag *d) {
+    as->word.n = as->pairs.n = 0;
+    if (mh_buf_reserve(&as->word, m * 16) != MH_OK ||
+        mh_buf_reserve(&as->pairs, m * 16) != MH_OK)
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the "
+                            "address postings");
+    uint64_t *word = (uint64_t *)(void *)as->word.p;
+    if (!mh_radix_order(&as->s, p + 1, 3, m, word, word + m))
+        return 0;
+    size_t cnt[MHF_OP_COUNT] = {0};
+    for (size_t i = 0; i < m; i++)
+        cnt[p[3 * i]]++;
+    uint64_t *out = (uint64_t *)(void *)as->pairs.p, *start[MHF_OP_COUNT],
+             *end[MHF_OP_COUNT];
+    for (unsigned o = 0, at = 0; o < MHF_OP_COUNT; at += (unsigned)cnt[o], o++)
+        start[o] = end[o] = out + 2 * (size_t)at;
+    for (size_t k = 0; k < m; k++) {
+        const uint64_t *t = p + 3 * (word[k] & 0xffffffffu);
+        merge_one(start[t[0]], &end[t[0]], t[1], t[2]);
+    }
+    uint64_t *w = out; /* each op's pairs moved down after the previous op's */
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        size_t len = (size_t)(end[o] - start[o]);
+        memmove(w, start[o], len * sizeof *w);
+        w += len;
+        n[o] = (uint32_t)(len / 2);
+    }
+    *q = out;
+    return 1;
+}
+
 /* Slice si's rows' ranges per op, sorted and merged (maximal, touching
  * merged, as the writer's), into acc. */
 static int add_slice(const mh_seg *seg, uint32_t si, mh_apost_acc *acc,
-                     mh_rows *rows, uint8_t *scratch, mh_buf *iv, mh_diag *d) {
+                     mh_rows *rows, uint8_t *scratch, mh_buf *iv, ap_sort *as,
+                     mh_diag *d) {
     mh_slice s;
     mh_seg_slice(seg, si, &s);
     MH_TRY(mh_seg_slice_check(seg, si, &s, d));
@@ -131,10 +189,18 @@ static int add_slice(const mh_seg *seg, uint32_t si, mh_apost_acc *acc,
             m++;
         }
     }
+    uint32_t n[MHF_OP_COUNT] = {0};
+    const uint64_t *rq = NULL;
+    int rc = radix_merge(as, p, m, &rq, n, d);
+    if (rc < 0)
+        return rc;
+    if (rc == 1) {
+        mh_apost_acc_add(acc, rq, n, 0);
+        return MH_OK;
+    }
     /* sort (op, lo, hi) triples: by op then lo; then merge per op */
     qsort(p, m, 24, cmp_op_lo);
     uint64_t *q = p; /* pairs, written over the triples */
-    uint32_t n[MHF_OP_COUNT] = {0};
     size_t j = 0;
     unsigned last_op = MHF_OP_COUNT;
     for (size_t i = 0; i < m; i++) {
@@ -185,13 +251,14 @@ int mh_apost_fsck(const mh_seg *seg, int rows_ok, mh_diag *d) {
     mh_buf iv = {0};
     uint32_t *list = malloc(((size_t)v.nslices + 1) * sizeof *list);
     uint8_t *scratch = malloc(mh_block_raw_bound(seg->rows_per_block));
-    rc = list && scratch && mh_apost_acc_create(&acc, v.shift) == MH_OK &&
+    ap_sort *as = calloc(1, sizeof *as);
+    rc = list && scratch && as && mh_apost_acc_create(&acc, v.shift) == MH_OK &&
                  mh_rows_reserve(&rows, seg->rows_per_block) == MH_OK
              ? MH_OK
              : mh_diag_fail(d, MH_ENOMEM, 0,
                             "out of memory checking the address postings");
     for (uint32_t si = 0; rc == MH_OK && si < seg->nslices; si++)
-        rc = add_slice(seg, si, acc, &rows, scratch, &iv, d);
+        rc = add_slice(seg, si, acc, &rows, scratch, &iv, as, d);
     if (rc == MH_OK && mh_apost_acc_failed(acc))
         rc = mh_diag_fail(d, MH_ENOMEM, v.off,
                           "address postings at byte %llu: a slice meets more "
@@ -214,6 +281,11 @@ int mh_apost_fsck(const mh_seg *seg, int rows_ok, mh_diag *d) {
     mh_apost_acc_destroy(acc);
     mh_rows_free(&rows);
     mh_buf_free(&iv);
+    if (as) {
+        mh_buf_free(&as->word);
+        mh_buf_free(&as->pairs);
+        free(as);
+    }
     free(list);
     free(scratch);
     return rc;

@@ -16,14 +16,16 @@
 
 /* Segment j's own set into acc (seg itself when j == ri). */
 static int add_own(const char *dir, const mh_seg *self, size_t j, size_t ri,
-                   const mh_manrec *recs, mh_aset_acc *acc, uint64_t node_off,
-                   mh_diag *d) {
+                   const mh_manrec *recs, mh_seg *const *open, mh_aset_acc *acc,
+                   uint64_t node_off, mh_diag *d) {
     char name[MHF_SEGMENT_NAME_LEN + 1];
     mh_segment_name(name, recs[j].seq);
     mh_seg other;
     const mh_seg *s = self;
     mh_diag od = {0, 0, ""};
-    if (j != ri) {
+    if (j != ri && open && open[j]) {
+        s = open[j]; /* opened and matched to recs[j] by the caller */
+    } else if (j != ri) {
         int rc = mh_store_seg_open(dir, name, &other, 0, &od);
         if (rc == MH_OK && (rc = mh_store_seg_check(&other, &recs[j], 0, &od)) != MH_OK)
             mh_seg_close(&other);
@@ -60,7 +62,8 @@ static int add_own(const char *dir, const mh_seg *self, size_t j, size_t ri,
 }
 
 int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
-                 const mh_manrec *recs, size_t nrecs, mh_diag *d) {
+                 const mh_manrec *recs, size_t nrecs, mh_seg *const *open,
+                 mh_diag *d) {
     const mh_section *sec;
     if (mh_span_section(seg, &sec) != MH_OK)
         return MH_OK;
@@ -97,7 +100,7 @@ int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
     int rc = MH_OK;
     for (size_t j = ri + 1 - v.segments; rc == MH_OK && j <= ri; j++)
         if (recs[j].count)
-            rc = add_own(dir, seg, j, ri, recs, acc, off, d);
+            rc = add_own(dir, seg, j, ri, recs, open, acc, off, d);
     const uint64_t *pairs[MHF_OP_COUNT];
     size_t n[MHF_OP_COUNT];
     if (rc == MH_OK && mh_aset_acc_finish(acc, pairs, n) != 0)

@@ -100,38 +100,53 @@ static void check_windows(sv *v, const mh_seg *s, wlast *w) {
     }
 }
 
+/* Segment i of m: the caller's open one, else opened into *tmp (closed by
+ * put_seg). NULL when it cannot be opened (verify_segment reports why). */
+static const mh_seg *get_seg(const char *dir, const mh_manifest *m,
+                             mh_seg *const *open, size_t i, mh_seg *tmp) {
+    if (open && open[i])
+        return open[i];
+    char name[MHF_SEGMENT_NAME_LEN + 1];
+    mh_diag d = {0, 0, ""};
+    mh_segment_name(name, m->recs[i].seq);
+    return mh_store_seg_open(dir, name, tmp, 0, &d) == MH_OK ? tmp : NULL;
+}
+
+static void put_seg(const mh_seg *s, mh_seg *tmp) {
+    if (s == tmp)
+        mh_seg_close(tmp);
+}
+
 void mh_verify_store_tables(const char *dir, const mh_manifest *m,
-                            mh_verify_line_fn fn, void *ctx) {
+                            mh_seg *const *open, mh_verify_line_fn fn, void *ctx) {
     sv v = {fn, ctx, ""};
     if (m->nrecs < 1)
         return;
-    char name[MHF_SEGMENT_NAME_LEN + 1];
-    mh_diag d = {0, 0, ""};
-    mh_seg seg;
-    mh_segment_name(name, m->recs[m->nrecs - 1].seq);
-    if (mh_store_seg_open(dir, name, &seg, 0, &d) != MH_OK)
+    mh_seg tmp;
+    const mh_seg *seg = get_seg(dir, m, open, m->nrecs - 1, &tmp);
+    if (!seg)
         return; /* reported by verify_segment: the store has no stream table */
-    size_t nids = seg.dict.nstreams;
+    size_t nids = seg->dict.nstreams;
     uint32_t *ids = malloc((nids ? nids : 1) * sizeof *ids);
     for (size_t k = 0; ids && k < nids; k++)
-        ids[k] = seg.dict.streams[k].id; /* increasing: checked at open */
-    mh_seg_close(&seg);
+        ids[k] = seg->dict.streams[k].id; /* increasing: checked at open */
     if (!ids) {
         snprintf(v.msg, sizeof v.msg, "out of memory checking the store's streams");
-        line(&v, MH_ENOMEM, name, 0);
+        line(&v, MH_ENOMEM, seg->name, 0);
+        put_seg(seg, &tmp);
         return;
     }
+    put_seg(seg, &tmp);
     wlast w = {0, 0, 0};
     for (size_t i = 0; i < m->nrecs; i++) {
-        mh_segment_name(name, m->recs[i].seq);
-        if (mh_store_seg_open(dir, name, &seg, 0, &d) != MH_OK) {
+        if (!(seg = get_seg(dir, m, open, i, &tmp))) {
             w.have = 0; /* nothing known of the windows it holds */
             continue;
         }
         if (i + 1 < m->nrecs)
-            check_streams(&v, &seg, ids, nids);
-        check_windows(&v, &seg, &w);
-        mh_seg_close(&seg);
+            check_streams(&v, seg, ids, nids);
+        check_windows(&v, seg, &w);
+        put_seg(seg, &tmp);
     }
     free(ids);
 }

@@ -15,7 +15,8 @@
  *    section still exact at it; past shift 10, none.
  * 3. Damage: every header, run and key field broken in turn: MH_ECORRUPT
  *    with "address postings at byte N: ..." from the reader; fsck finds a
- *    wrong posting, a missing and an extra key with every sum fixed.
+ *    wrong posting, a missing and an extra key with every sum fixed, also
+ *    in slices meeting more 64 KiB regions than fsck's radix sort ranks.
  * 4. address_postings = 0: no section.
  * 6. The golden variants apost-*: the reader's and fsck's exact details.
  * 5. A real recording (memhist record --engine qemu; exit 77 without
@@ -283,6 +284,9 @@ static void make_trace(tu_rng *rng, mh_access *all, size_t n) {
     }
 }
 
+/* The writer's slice_accesses in write_store. */
+static uint32_t g_slice_accesses = 1000;
+
 /* Writes all[0 .. n) (with a discard when asked) into dir; returns the
  * store's accesses in id order (malloc'd) and their count. */
 static mh_access *write_store(const char *dir, const mh_access *all, size_t n,
@@ -290,7 +294,7 @@ static mh_access *write_store(const char *dir, const mh_access *all, size_t n,
                               size_t *nout) {
     mh_writer_options o;
     mh_writer_options_init(&o);
-    o.slice_accesses = 1000;
+    o.slice_accesses = g_slice_accesses;
     o.block_accesses = 64;
     o.commit_accesses = commit;
     o.address_postings = (uint32_t)postings;
@@ -748,13 +752,34 @@ static void shift_key(uint8_t *p, uint64_t size, void *ctx) {
     (*q)++;
 }
 
-static void test_fsck_exact(void) {
+/* spread: three accesses in four moved to 64 KiB regions of a 1 GiB
+ * window and slices of 4,000 rows, so a slice meets more regions than
+ * fsck's radix sort ranks (MH_SORT_RANK_MAX) and its rows' ranges are
+ * sorted the other way. */
+static void test_fsck_exact(int spread) {
     char dir[512];
     tu_mkdtemp(dir, sizeof dir, "apostf");
-    tu_rng rng = {77};
+    tu_rng rng = {spread ? 82u : 77u};
     size_t n = 20000, m;
     mh_access *all = malloc(n * sizeof *all);
     make_trace(&rng, all, n);
+    if (spread) {
+        /* 1,500 words in as many 64 KiB regions of a 1 GiB window, read
+         * again and again: about 1,300 regions a slice, and few enough
+         * keys for the section's budget at shift 10 */
+        enum { POOL = 1500 };
+        static uint64_t pool[POOL];
+        for (size_t k = 0; k < POOL; k++)
+            pool[k] = 0x40000000u + ((uint64_t)tu_below(&rng, 16384) << 16) +
+                      8 * tu_below(&rng, 8);
+        for (size_t i = 0; i < n; i++)
+            if (i % 4 != 0) {
+                all[i].physical = all[i].linear = pool[tu_below(&rng, POOL)];
+                all[i].size = 8;
+                all[i].op = MH_OP_READ;
+            }
+        g_slice_accesses = 4000;
+    }
     mh_access *acc = write_store(dir, all, n, 10000, 0, 1, &m);
     char name[MHF_SEGMENT_NAME_LEN + 1];
     mh_segment_name(name, 0);
@@ -791,6 +816,7 @@ static void test_fsck_exact(void) {
     free(acc);
     free(all);
     tu_rmtree(dir);
+    g_slice_accesses = 1000;
 }
 
 /* ---- 5. a real recording ---------------------------------------------- */
@@ -970,7 +996,8 @@ int main(int argc, char **argv) {
     test_golden();
     test_store(0);
     test_store(1);
-    test_fsck_exact();
+    test_fsck_exact(0);
+    test_fsck_exact(1);
     printf("apost: ok\n");
     return 0;
 }
