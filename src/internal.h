@@ -1412,12 +1412,25 @@ int mh_idmap_decode_packed(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
 int mh_idmap_decode_prefix(const mh_idmap_view *v, uint32_t grp, uint32_t nck,
                            uint32_t want, uint8_t *out, uint32_t *got, unsigned *width,
                            mh_diag *d);
-/* fsck (verify_idmap.c): the segment's id map, when it has one, checked
- * like a reader checks it and then every label against the chunk of its
- * row (rows decoded from the blocks) and every chunk's label count against
- * its row_count. Slices whose own records or blocks are damaged are not
- * judged (verify.c reports them). The first problem in d. */
-int mh_idmap_fsck(const mh_seg *seg, mh_diag *d);
+/* fsck (verify_idmap.c) of the segment's id map, fed by verify.c's one
+ * pass over the slices' rows: begin checks the section like a reader
+ * checks it; slice checks slice si's labels against the chunk of the row
+ * of each id offset (chunk_of: the chunk, relative to the slice, of every
+ * id offset, from its decoded rows; only for a slice whose rows gave every
+ * id once) and every chunk's label count against its row_count; end gives
+ * the first problem (d; MH_OK, also without a section) and frees. Stops at
+ * the first problem. */
+typedef struct mh_idmap_chk {
+    int on;   /* the section is there, its view checked, nothing found yet */
+    int rc;   /* the first problem (MH_OK: none) */
+    mh_diag d;
+    mh_idmap_view v;
+    uint32_t *labels, *per_chunk;
+} mh_idmap_chk;
+void mh_idmap_fsck_begin(mh_idmap_chk *c, const mh_seg *seg);
+void mh_idmap_fsck_slice(mh_idmap_chk *c, const mh_seg *seg, uint32_t si,
+                         const mh_slice *s, const uint32_t *chunk_of);
+int mh_idmap_fsck_end(mh_idmap_chk *c, mh_diag *d);
 /* ---- id transitions (idtime_build.c, idtime_read.c, verify_idtime.c) -- */
 /* Section 13 (format 2.5, SPEC.md §9g): per slice, the transition of every
  * K-th id offset, Elias-Fano coded in groups of S. With the id map, a query
@@ -1476,11 +1489,21 @@ int mh_idtime_decode(const mh_idtime_view *v, uint32_t grp, uint32_t c,
                      uint64_t *t, mh_diag *d);
 /* Index of the first group of slice si (records sorted by slice). */
 uint32_t mh_idtime_first_group(const mh_idtime_view *v, uint32_t si);
-/* fsck: the segment's section 13, when it has one, checked as a reader
- * checks it, every group decoded, and every sample against the transition
- * of its id's row (rows decoded from the blocks). Slices whose own records
- * or blocks are damaged are not judged. The first problem in d. */
-int mh_idtime_fsck(const mh_seg *seg, mh_diag *d);
+/* fsck (verify_idtime.c) of the segment's section 13, fed as the id map's
+ * (mh_idmap_chk): begin checks it as a reader does; slice decodes slice
+ * si's groups and checks every sample against the transition of its id's
+ * row (t_of: the transition of every id offset, from the decoded rows);
+ * end gives the first problem and frees. */
+typedef struct mh_idtime_chk {
+    int on, rc;
+    mh_diag d;
+    mh_idtime_view v;
+    uint64_t *t;
+} mh_idtime_chk;
+void mh_idtime_fsck_begin(mh_idtime_chk *c, const mh_seg *seg);
+void mh_idtime_fsck_slice(mh_idtime_chk *c, uint32_t si, const mh_slice *s,
+                          const uint64_t *t_of);
+int mh_idtime_fsck_end(mh_idtime_chk *c, mh_diag *d);
 
 /* ---- address set (aset_build.c, aset_read.c, verify_aset.c) ---------- */
 /* Section 8 (format 2.1, optional): per operation, the exact sorted

@@ -119,20 +119,28 @@ static void check_windows(vctx *v, const mh_seg *seg, const mh_slice *s,
 }
 
 /* Checks the rows of one slice against its chunks, blocks and record. */
-static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
-                         mh_rows *rows, uint8_t *scratch, uint8_t *seen,
-                         uint64_t *t_by_id, seg_tally *tl, uint32_t *cmask,
-                         mh_sum_fsck *sum) {
+/* Verifies slice si (into s) from its rows, decoding each block once;
+ * t_by_id and chunk_of get the transition and the chunk (relative to the
+ * slice) of every id offset for the checks of the id transitions and the
+ * id map. Returns 1 when they are whole: every block decoded and every id
+ * given once. */
+static int verify_slice(vctx *v, const mh_seg *seg, uint32_t si, mh_slice *sp,
+                        mh_rows *rows, uint8_t *scratch, uint8_t *seen,
+                        uint64_t *t_by_id, uint32_t *chunk_of, seg_tally *tl,
+                        uint32_t *cmask, mh_sum_fsck *sum) {
     mh_slice s;
     mh_diag d = {0, 0, ""};
     mh_seg_slice(seg, si, &s);
+    *sp = s;
     int rc = mh_seg_slice_check(seg, si, &s, &d);
     if (rc != MH_OK) {
         /* the message names the slice and byte, as a query's detail does */
         report(v, rc, seg->name, d.offset, "%s", d.msg);
         sum->on = 0; /* its rows unread: the summary's totals cannot add up */
-        return;
+        return 0;
     }
+    int whole = 1; /* every block decoded, no id twice */
+    uint32_t nseen = 0;
     memset(seen, 0, s.count);
     memset(cmask, 0, (size_t)s.chunk_count * sizeof *cmask);
     uint32_t smask = 0;
@@ -160,7 +168,7 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
         rc = mh_seg_decode_block(seg, &s, b, scratch, rows, &d);
         if (rc != MH_OK) {
             report(v, rc, seg->name, d.offset, "%s", d.msg);
-            ok_all = 0;
+            ok_all = whole = 0;
             continue;
         }
         uint64_t pmin = UINT64_MAX, pmax = 0;
@@ -188,10 +196,11 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
                 report(v, MH_ECORRUPT, seg->name, bl.offset,
                        "slice %u: id %llu stored twice", si,
                        (unsigned long long)(s.id_first + id));
-                ok_all = 0;
+                ok_all = whole = 0;
                 continue;
             }
             seen[id] = 1;
+            nseen++;
             t_by_id[id] = rows->t[k];
             /* the row's chunk: the chunks tile the rows in order (checked
              * with the slice), and rows only move forward */
@@ -199,6 +208,7 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
                    lo + 1 < s.chunk_first + s.chunk_count)
                 mh_seg_chunk(seg, &s, ++lo, &c, NULL);
             cmask[lo - s.chunk_first] |= bit;
+            chunk_of[id] = lo - s.chunk_first;
             if (sum->on && mh_sumset_add(&sum->set, rows->phy[k], rows->size[k],
                                          c.op) != MH_OK)
                 sum->on = 0; /* out of memory: the summary goes unchecked */
@@ -243,8 +253,9 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
     for (unsigned k = 0; k < MH_SUM_KINDS; k++)
         if ((rc = mh_sum_fsck_slice_check(sum, k, si, &d)) != MH_OK)
             report(v, rc, seg->name, d.offset, "%s", d.msg);
+    whole = whole && nseen == s.count;
     if (!ok_all)
-        return;
+        return whole;
     for (uint32_t k = 0; k < s.chunk_count; k++) {
         mh_seg_chunk(seg, &s, s.chunk_first + k, &c, NULL);
         if (c.stream_mask != cmask[k])
@@ -265,7 +276,7 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
                    seg->slice_off + (uint64_t)si * seg->slice_recsz,
                    "slice %u: transition decreases at id %llu", si,
                    (unsigned long long)(s.id_first + i));
-            return;
+            return whole;
         }
     }
     if (t_by_id[0] != s.t_first || t_by_id[s.count - 1] != s.t_last)
@@ -273,6 +284,7 @@ static void verify_slice(vctx *v, const mh_seg *seg, uint32_t si,
                seg->slice_off + (uint64_t)si * seg->slice_recsz,
                "slice %u: transition range differs from its accesses", si);
     check_windows(v, seg, &s, si, t_by_id);
+    return whole;
 }
 
 /* The section sums a reader leaves to fsck: data (and the block records'
@@ -380,16 +392,29 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
     uint8_t *seen = malloc(maxc);
     uint64_t *tby = malloc((size_t)maxc * sizeof *tby);
     uint32_t *cmask = malloc((size_t)maxc * sizeof *cmask);
+    uint32_t *chunk_of = malloc((size_t)maxc * sizeof *chunk_of);
     size_t nst = seg.dict.nstreams ? seg.dict.nstreams : 1;
     seg_tally tl = {calloc(nst, 8), calloc(nst, 8), calloc(nst, 8), 0, 0};
-    if (!scratch || !seen || !tby || !cmask || !tl.count || !tl.t_first ||
+    if (!scratch || !seen || !tby || !cmask || !chunk_of || !tl.count || !tl.t_first ||
         !tl.t_last || mh_rows_reserve(&rows, seg.rows_per_block) != MH_OK) {
         report(v, MH_ENOMEM, name, 0, "out of memory verifying the segment");
     } else {
         uint64_t prev_data_end = seg.data_off;
         uint64_t before_slices = v->res->problems;
-        for (uint32_t i = 0; i < seg.nslices; i++)
-            verify_slice(v, &seg, i, &rows, scratch, seen, tby, &tl, cmask, &sum);
+        /* the id map's and id transitions' checks take each slice's
+         * truth from the one decode of its blocks */
+        mh_idmap_chk im;
+        mh_idtime_chk it;
+        mh_idmap_fsck_begin(&im, &seg);
+        mh_idtime_fsck_begin(&it, &seg);
+        for (uint32_t i = 0; i < seg.nslices; i++) {
+            mh_slice s;
+            if (verify_slice(v, &seg, i, &s, &rows, scratch, seen, tby, chunk_of, &tl,
+                             cmask, &sum)) {
+                mh_idmap_fsck_slice(&im, &seg, i, &s, chunk_of);
+                mh_idtime_fsck_slice(&it, i, &s, tby);
+            }
+        }
         int rows_ok = v->res->problems == before_slices;
         /* a count is only worth comparing when every row was read */
         if (rows_ok)
@@ -397,9 +422,9 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         for (unsigned k = 0; k < MH_SUM_KINDS; k++)
             if ((rc = mh_sum_fsck_end(&sum, k, &d)) != MH_OK)
                 report(v, rc, name, d.offset, "%s", d.msg);
-        if ((rc = mh_idmap_fsck(&seg, &d)) != MH_OK)
+        if ((rc = mh_idmap_fsck_end(&im, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
-        if ((rc = mh_idtime_fsck(&seg, &d)) != MH_OK)
+        if ((rc = mh_idtime_fsck_end(&it, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_aset_fsck(&seg, rows_ok, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
@@ -433,6 +458,7 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
     free(seen);
     free(tby);
     free(cmask);
+    free(chunk_of);
     free(tl.count);
     free(tl.t_first);
     free(tl.t_last);

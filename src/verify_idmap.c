@@ -2,56 +2,19 @@
  * verify_idmap.c - fsck's check of a segment's id map (SPEC.md "Id map"):
  * the section's sum and structure as a reader checks them, then, slice by
  * slice, every label against the truth taken from the rows themselves (the
- * chunk whose row range holds the row of each id offset, found by decoding
- * the slice's blocks), and each chunk's label count against its row_count.
+ * chunk whose row range holds the row of each id offset), and each chunk's
+ * label count against its row_count.
  *
- * The truth is rebuilt here from the blocks rather than taken from
- * verify_slice's pass, so the two checks share no code path: a slice whose
- * own records or blocks are damaged is left to verify_slice (it reports
- * them) and its labels are not judged.
+ * The truth comes from verify_slice's pass (verify.c), which decodes every
+ * block once for the checks that need the rows (until library 1.9.10 each
+ * of them decoded the blocks again): a slice whose own records or blocks
+ * are damaged, or whose rows do not give every id once, is left to
+ * verify_slice (it reports them) and its labels are not judged.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-
-/* The chunk (relative) of every id offset of slice s, from its blocks:
- * 0 when the rows give a complete answer, 1 when the slice's own records
- * or blocks are damaged (verify_slice's to report), or MH_ENOMEM. */
-static int truth(const mh_seg *seg, uint32_t si, const mh_slice *s,
-                 mh_rows *rows, uint8_t *scratch, uint32_t *chunk_of) {
-    mh_diag d = {0, 0, ""};
-    if (mh_seg_slice_check(seg, si, s, &d) != MH_OK)
-        return 1;
-    for (uint32_t x = 0; x < s->count; x++)
-        chunk_of[x] = UINT32_MAX;
-    uint32_t c = 0;
-    mh_chunk ck;
-    if (s->chunk_count == 0 ||
-        mh_seg_chunk(seg, s, s->chunk_first, &ck, &d) != MH_OK)
-        return 1;
-    for (uint32_t b = 0; b < s->block_count; b++) {
-        if (mh_seg_decode_block(seg, s, b, scratch, rows, &d) != MH_OK)
-            return d.code == MH_ENOMEM ? MH_ENOMEM : 1;
-        for (uint32_t k = 0; k < rows->n; k++) {
-            uint32_t row = b * seg->rows_per_block + k;
-            while (row - ck.row_first >= ck.row_count) {
-                if (++c >= s->chunk_count ||
-                    mh_seg_chunk(seg, s, s->chunk_first + c, &ck, &d) != MH_OK ||
-                    row < ck.row_first)
-                    return 1;
-            }
-            uint32_t id = rows->id_off[k];
-            if (id >= s->count || chunk_of[id] != UINT32_MAX)
-                return 1;
-            chunk_of[id] = c;
-        }
-    }
-    for (uint32_t x = 0; x < s->count; x++)
-        if (chunk_of[x] == UINT32_MAX)
-            return 1;
-    return 0;
-}
 
 /* One slice's labels against the truth; the first problem in d. */
 static int check_slice(const mh_seg *seg, const mh_idmap_view *v, uint32_t si,
@@ -85,43 +48,46 @@ static int check_slice(const mh_seg *seg, const mh_idmap_view *v, uint32_t si,
     return MH_OK;
 }
 
-int mh_idmap_fsck(const mh_seg *seg, mh_diag *d) {
-    mh_idmap_view v;
-    int rc = mh_idmap_view_whole(seg, &v, d);
-    if (rc == MH_ENOTFOUND)
-        return MH_OK; /* none: a 2.0 or 1.0 segment, or written without */
-    if (rc != MH_OK)
-        return rc;
-    uint32_t maxc = 1, maxk = 1;
+void mh_idmap_fsck_begin(mh_idmap_chk *c, const mh_seg *seg) {
+    memset(c, 0, sizeof *c);
+    c->d = (mh_diag){0, 0, ""};
+    c->rc = mh_idmap_view_whole(seg, &c->v, &c->d);
+    if (c->rc == MH_ENOTFOUND) {
+        c->rc = MH_OK; /* none: a 2.0 or 1.0 segment, or written without */
+        return;
+    }
+    if (c->rc != MH_OK)
+        return;
+    uint32_t maxk = 1;
     for (uint32_t i = 0; i < seg->nslices; i++) {
         mh_slice s;
         mh_seg_slice(seg, i, &s);
-        if (s.count > maxc)
-            maxc = s.count;
         if (s.chunk_count > maxk)
             maxk = s.chunk_count;
     }
-    mh_rows rows = {0};
-    uint8_t *scratch = malloc(mh_block_raw_bound(seg->rows_per_block));
-    uint32_t *chunk_of = malloc((size_t)maxc * sizeof *chunk_of);
-    uint32_t *labels = malloc(MH_IDMAP_GROUP_MAX * sizeof *labels);
-    uint32_t *per_chunk = malloc((size_t)maxk * sizeof *per_chunk);
-    if (!scratch || !chunk_of || !labels || !per_chunk ||
-        mh_rows_reserve(&rows, seg->rows_per_block) != MH_OK)
-        rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the id map");
-    for (uint32_t i = 0; rc == MH_OK && i < seg->nslices; i++) {
-        mh_slice s;
-        mh_seg_slice(seg, i, &s);
-        int t = truth(seg, i, &s, &rows, scratch, chunk_of);
-        if (t == MH_ENOMEM)
-            rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the id map");
-        else if (t == 0)
-            rc = check_slice(seg, &v, i, &s, chunk_of, labels, per_chunk, d);
-    }
-    mh_rows_free(&rows);
-    free(scratch);
-    free(chunk_of);
-    free(labels);
-    free(per_chunk);
-    return rc;
+    c->labels = malloc(MH_IDMAP_GROUP_MAX * sizeof *c->labels);
+    c->per_chunk = malloc((size_t)maxk * sizeof *c->per_chunk);
+    if (!c->labels || !c->per_chunk)
+        c->rc = mh_diag_fail(&c->d, MH_ENOMEM, 0, "out of memory checking the id map");
+    else
+        c->on = 1;
+}
+
+void mh_idmap_fsck_slice(mh_idmap_chk *c, const mh_seg *seg, uint32_t si,
+                         const mh_slice *s, const uint32_t *chunk_of) {
+    if (!c->on)
+        return;
+    c->rc = check_slice(seg, &c->v, si, s, chunk_of, c->labels, c->per_chunk, &c->d);
+    if (c->rc != MH_OK)
+        c->on = 0;
+}
+
+int mh_idmap_fsck_end(mh_idmap_chk *c, mh_diag *d) {
+    free(c->labels);
+    free(c->per_chunk);
+    c->labels = c->per_chunk = NULL;
+    c->on = 0;
+    if (c->rc != MH_OK && d)
+        *d = c->d;
+    return c->rc;
 }
