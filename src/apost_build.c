@@ -182,7 +182,9 @@ void mh_apost_acc_add(mh_apost_acc *a, const uint64_t *pairs,
     }
     if (g > a->g0)
         coarsen(a, g);
-    if (mh_buf_reserve(&a->data, (size_t)(bytes[0] + bytes[1] + bytes[2])) !=
+    /* + 1: never an empty buffer's NULL, even for a slice without rows
+     * (fsck's, for a slice it could not read) */
+    if (mh_buf_reserve(&a->data, (size_t)(bytes[0] + bytes[1] + bytes[2]) + 1) !=
             MH_OK ||
         mh_buf_reserve(&a->slices, sizeof sl) != MH_OK) {
         give_up(a);

@@ -1704,11 +1704,17 @@ int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
                  const mh_manrec *recs, size_t nrecs, mh_seg *const *open,
                  mh_diag *d);
 
-/* fsck (verify_aset.c): the section's sum and structure, every run
- * decoded, and (rows_ok: the slices verified) the set equal to the union of
- * the segment's rows' ranges, per op (it decodes every block again). The
+/* fsck (verify_aset.c) of the address set, fed by verify.c's one pass
+ * over the rows: begin finds the section (a damaged one is end's first
+ * problem); rows takes n (op, lo, hi) triples, the next rows of the
+ * segment in its row order; end checks the section's sum and structure,
+ * every run decoded, and (rows_ok: every slice verified, every row given)
+ * the set equal to the union of the rows' ranges per op, and frees. The
  * first problem is returned; MH_OK when the segment has no set. */
-int mh_aset_fsck(const mh_seg *seg, int rows_ok, mh_diag *d);
+typedef struct mh_aset_chk mh_aset_chk;
+int mh_aset_fsck_begin(mh_aset_chk **out, const mh_seg *seg); /* MH_ENOMEM */
+void mh_aset_fsck_rows(mh_aset_chk *c, const uint64_t *trip, size_t n);
+int mh_aset_fsck_end(mh_aset_chk *c, int rows_ok, mh_diag *d); /* NULL: MH_ENOMEM */
 /* fsck: the checked view v equals pairs / n (each op's sorted maximal
  * intervals), else MH_ECORRUPT "<what> at byte <off>: op o has X intervals,
  * <source> make Y" or "... op o interval i is [..], <source> make [..]". */
@@ -1856,9 +1862,16 @@ uint32_t mh_apost_prev(const mh_apost_iter *it, uint32_t s);
 unsigned mh_apost_ops_at(const mh_apost_iter *it, uint32_t s);
 /* fsck (verify_apost.c): the section's sum and structure, every run
  * decoded, posting_count, and (rows_ok: the slices verified) every slice's
- * granules per op at the section's shift equal to the postings (it decodes
- * every block again). The first problem; MH_OK when the segment has none. */
+ * granules per op at the section's shift equal to the postings, decoding
+ * every block itself. The first problem; MH_OK when the segment has none. */
 int mh_apost_fsck(const mh_seg *seg, int rows_ok, mh_diag *d);
+/* The same fed by verify.c's one pass over the rows (as mh_aset_chk):
+ * slice takes one slice's m (op, lo, hi) triples in row order, slice after
+ * slice, and may reorder them; end checks and frees (NULL: MH_ENOMEM). */
+typedef struct mh_apost_chk mh_apost_chk;
+int mh_apost_fsck_begin(mh_apost_chk **out, const mh_seg *seg); /* MH_ENOMEM */
+void mh_apost_fsck_slice(mh_apost_chk *c, uint64_t *trip, size_t m);
+int mh_apost_fsck_end(mh_apost_chk *c, int rows_ok, mh_diag *d);
 
 /* ---- piece sums (psum_build.c, psum_read.c; SPEC.md §9f) ------------ */
 typedef struct mh_psum_input {

@@ -126,12 +126,13 @@ static void check_windows(vctx *v, const mh_seg *seg, const mh_slice *s,
  * given once. */
 static int verify_slice(vctx *v, const mh_seg *seg, uint32_t si, mh_slice *sp,
                         mh_rows *rows, uint8_t *scratch, uint8_t *seen,
-                        uint64_t *t_by_id, uint32_t *chunk_of, seg_tally *tl,
-                        uint32_t *cmask, mh_sum_fsck *sum) {
+                        uint64_t *t_by_id, uint32_t *chunk_of, mh_buf *trip,
+                        seg_tally *tl, uint32_t *cmask, mh_sum_fsck *sum) {
     mh_slice s;
     mh_diag d = {0, 0, ""};
     mh_seg_slice(seg, si, &s);
     *sp = s;
+    trip->n = 0;
     int rc = mh_seg_slice_check(seg, si, &s, &d);
     if (rc != MH_OK) {
         /* the message names the slice and byte, as a query's detail does */
@@ -141,6 +142,13 @@ static int verify_slice(vctx *v, const mh_seg *seg, uint32_t si, mh_slice *sp,
     }
     int whole = 1; /* every block decoded, no id twice */
     uint32_t nseen = 0;
+    /* (op, lo, hi) of every row in row order, for the address set's and
+     * the address postings' checks */
+    if (mh_buf_reserve(trip, (size_t)s.count * 24) != MH_OK) {
+        report(v, MH_ENOMEM, seg->name, 0, "out of memory verifying the segment");
+        return 0;
+    }
+    uint64_t *tp = (uint64_t *)(void *)trip->p;
     memset(seen, 0, s.count);
     memset(cmask, 0, (size_t)s.chunk_count * sizeof *cmask);
     uint32_t smask = 0;
@@ -209,6 +217,13 @@ static int verify_slice(vctx *v, const mh_seg *seg, uint32_t si, mh_slice *sp,
                 mh_seg_chunk(seg, &s, ++lo, &c, NULL);
             cmask[lo - s.chunk_first] |= bit;
             chunk_of[id] = lo - s.chunk_first;
+            if (trip->n < (size_t)s.count * 24) {
+                uint64_t *t3 = tp + trip->n / 8;
+                t3[0] = c.op;
+                t3[1] = rows->phy[k];
+                t3[2] = end;
+                trip->n += 24;
+            }
             if (sum->on && mh_sumset_add(&sum->set, rows->phy[k], rows->size[k],
                                          c.op) != MH_OK)
                 sum->on = 0; /* out of memory: the summary goes unchecked */
@@ -405,16 +420,25 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
          * truth from the one decode of its blocks */
         mh_idmap_chk im;
         mh_idtime_chk it;
+        mh_aset_chk *as = NULL;
+        mh_apost_chk *ap = NULL;
+        mh_buf trip = {0};
         mh_idmap_fsck_begin(&im, &seg);
         mh_idtime_fsck_begin(&it, &seg);
+        (void)mh_aset_fsck_begin(&as, &seg); /* NULL: its end says so */
+        (void)mh_apost_fsck_begin(&ap, &seg);
         for (uint32_t i = 0; i < seg.nslices; i++) {
             mh_slice s;
-            if (verify_slice(v, &seg, i, &s, &rows, scratch, seen, tby, chunk_of, &tl,
-                             cmask, &sum)) {
+            if (verify_slice(v, &seg, i, &s, &rows, scratch, seen, tby, chunk_of, &trip,
+                             &tl, cmask, &sum)) {
                 mh_idmap_fsck_slice(&im, &seg, i, &s, chunk_of);
                 mh_idtime_fsck_slice(&it, i, &s, tby);
             }
+            /* the set first: the postings' check reorders the triples */
+            mh_aset_fsck_rows(as, (const uint64_t *)(void *)trip.p, trip.n / 24);
+            mh_apost_fsck_slice(ap, (uint64_t *)(void *)trip.p, trip.n / 24);
         }
+        mh_buf_free(&trip);
         int rows_ok = v->res->problems == before_slices;
         /* a count is only worth comparing when every row was read */
         if (rows_ok)
@@ -426,9 +450,9 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
             report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_idtime_fsck_end(&it, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
-        if ((rc = mh_aset_fsck(&seg, rows_ok, &d)) != MH_OK)
+        if ((rc = mh_aset_fsck_end(as, rows_ok, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
-        if ((rc = mh_apost_fsck(&seg, rows_ok, &d)) != MH_OK)
+        if ((rc = mh_apost_fsck_end(ap, rows_ok, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_psum_fsck(&seg, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);

@@ -127,6 +127,11 @@ static int merge_one(uint64_t *start, uint64_t **end, uint64_t lo, uint64_t hi) 
 static int radix_merge(ap_sort *as, const uint64_t *p, size_t m, const uint64_t **q,
                        uint32_t n[MHF_OP_COUNT], mh_diag *d) {
     as->word.n = as->pairs.n = 0;
+    if (m == 0) { /* a slice without rows (one verify_slice could not read) */
+        static const uint64_t none[2];
+        *q = none;
+        return 1;
+    }
     if (mh_buf_reserve(&as->word, m * 16) != MH_OK ||
         mh_buf_reserve(&as->pairs, m * 16) != MH_OK)
         return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the "
@@ -156,39 +161,10 @@ static int radix_merge(ap_sort *as, const uint64_t *p, size_t m, const uint64_t 
     return 1;
 }
 
-/* Slice si's rows' ranges per op, sorted and merged (maximal, touching
- * merged, as the writer's), into acc. */
-static int add_slice(const mh_seg *seg, uint32_t si, mh_apost_acc *acc,
-                     mh_rows *rows, uint8_t *scratch, mh_buf *iv, ap_sort *as,
+/* The m (op, lo, hi) triples p of one slice (reordered) sorted per op,
+ * merged (maximal, touching merged, as the writer's) and added to acc. */
+static int merge_add(ap_sort *as, mh_apost_acc *acc, uint64_t *p, size_t m,
                      mh_diag *d) {
-    mh_slice s;
-    mh_seg_slice(seg, si, &s);
-    MH_TRY(mh_seg_slice_check(seg, si, &s, d));
-    uint32_t R = seg->rows_per_block;
-    iv->n = 0;
-    MH_TRY(mh_buf_reserve(iv, (size_t)s.count * 24) == MH_OK
-               ? MH_OK
-               : mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the "
-                              "address postings"));
-    uint64_t *p = (uint64_t *)(void *)iv->p; /* (op, lo, hi) triples */
-    size_t m = 0;
-    uint32_t ck = s.chunk_first;
-    mh_chunk c;
-    MH_TRY(mh_seg_chunk(seg, &s, ck, &c, d));
-    for (uint32_t b = 0; b < s.block_count; b++) {
-        MH_TRY(mh_seg_decode_block(seg, &s, b, scratch, rows, d));
-        for (uint32_t r = 0; r < rows->n && m < s.count; r++) {
-            uint32_t row = b * R + r;
-            /* the chunks tile the slice's rows in order */
-            while (row - c.row_first >= c.row_count &&
-                   ck + 1 < s.chunk_first + s.chunk_count)
-                MH_TRY(mh_seg_chunk(seg, &s, ++ck, &c, d));
-            p[3 * m] = c.op;
-            p[3 * m + 1] = rows->phy[r];
-            p[3 * m + 2] = rows->phy[r] + (rows->size[r] - 1u);
-            m++;
-        }
-    }
     uint32_t n[MHF_OP_COUNT] = {0};
     const uint64_t *rq = NULL;
     int rc = radix_merge(as, p, m, &rq, n, d);
@@ -222,71 +198,172 @@ static int add_slice(const mh_seg *seg, uint32_t si, mh_apost_acc *acc,
     return MH_OK;
 }
 
-int mh_apost_fsck(const mh_seg *seg, int rows_ok, mh_diag *d) {
+/* Slice si's rows as (op, lo, hi) triples in iv (mh_apost_fsck's own
+ * decode, without verify.c's pass); *m gets their count. */
+static int slice_rows(const mh_seg *seg, uint32_t si, mh_rows *rows, uint8_t *scratch,
+                      mh_buf *iv, size_t *m, mh_diag *d) {
+    mh_slice s;
+    mh_seg_slice(seg, si, &s);
+    MH_TRY(mh_seg_slice_check(seg, si, &s, d));
+    uint32_t R = seg->rows_per_block;
+    iv->n = 0;
+    MH_TRY(mh_buf_reserve(iv, (size_t)s.count * 24) == MH_OK
+               ? MH_OK
+               : mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the "
+                              "address postings"));
+    uint64_t *p = (uint64_t *)(void *)iv->p;
+    *m = 0;
+    uint32_t ck = s.chunk_first;
+    mh_chunk c;
+    MH_TRY(mh_seg_chunk(seg, &s, ck, &c, d));
+    for (uint32_t b = 0; b < s.block_count; b++) {
+        MH_TRY(mh_seg_decode_block(seg, &s, b, scratch, rows, d));
+        for (uint32_t r = 0; r < rows->n && *m < s.count; r++) {
+            uint32_t row = b * R + r;
+            /* the chunks tile the slice's rows in order */
+            while (row - c.row_first >= c.row_count &&
+                   ck + 1 < s.chunk_first + s.chunk_count)
+                MH_TRY(mh_seg_chunk(seg, &s, ++ck, &c, d));
+            p[3 * *m] = c.op;
+            p[3 * *m + 1] = rows->phy[r];
+            p[3 * *m + 2] = rows->phy[r] + (rows->size[r] - 1u);
+            (*m)++;
+        }
+    }
+    return MH_OK;
+}
+
+struct mh_apost_chk {
+    int rc;       /* the view's verdict */
+    mh_diag d;
     mh_apost_view v;
-    int rc = mh_apost_view_whole(seg, &v, d);
-    if (rc == MH_ENOTFOUND)
-        return MH_OK;
-    MH_TRY(rc);
+    mh_apost_acc *acc;
+    ap_sort *as;
+    int nomem;    /* the accumulator or the sort's memory failed */
+    int slice_rc; /* the first failure adding the slices */
+    mh_diag sd;
+};
+
+int mh_apost_fsck_begin(mh_apost_chk **out, const mh_seg *seg) {
+    mh_apost_chk *c = calloc(1, sizeof *c);
+    *out = c;
+    if (!c)
+        return MH_ENOMEM;
+    c->d = c->sd = (mh_diag){0, 0, ""};
+    c->rc = mh_apost_view_whole(seg, &c->v, &c->d);
+    if (c->rc != MH_OK)
+        return MH_OK; /* none, or end's first problem */
+    c->as = calloc(1, sizeof *c->as);
+    if (!c->as || mh_apost_acc_create(&c->acc, c->v.shift) != MH_OK)
+        c->nomem = 1;
+    return MH_OK;
+}
+
+void mh_apost_fsck_slice(mh_apost_chk *c, uint64_t *trip, size_t m) {
+    if (!c || c->rc != MH_OK || c->nomem || c->slice_rc != MH_OK)
+        return;
+    c->slice_rc = merge_add(c->as, c->acc, trip, m, &c->sd);
+}
+
+int mh_apost_fsck_end(mh_apost_chk *c, int rows_ok, mh_diag *d) {
+    if (!c)
+        return mh_diag_fail(d, MH_ENOMEM, 0,
+                            "out of memory checking the address postings");
+    int rc = c->rc;
+    mh_apost_view v = c->v;
+    uint32_t *list = NULL;
+    if (rc == MH_ENOTFOUND) {
+        rc = MH_OK;
+        goto out;
+    }
+    if (rc != MH_OK) {
+        if (d)
+            *d = c->d;
+        goto out;
+    }
     /* every run decodes, whatever the rows say, and the counts add up */
     uint64_t postings = 0;
-    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
-        for (uint32_t r = 0; r < v.run_count[o]; r++) {
-            mh_apost_cur c;
-            mh_apost_run_open(&v, o, r, &c);
+    for (unsigned o = 0; rc == MH_OK && o < MHF_OP_COUNT; o++)
+        for (uint32_t r = 0; rc == MH_OK && r < v.run_count[o]; r++) {
+            mh_apost_cur cur;
+            mh_apost_run_open(&v, o, r, &cur);
             uint32_t n;
-            while ((rc = mh_apost_run_step(&c, NULL, NULL, &n, d)) == 1)
+            while ((rc = mh_apost_run_step(&cur, NULL, NULL, &n, d)) == 1)
                 postings += n;
-            if (rc < 0)
-                return rc;
         }
-    MH_CHECK(postings == v.postings, MH_ECORRUPT, d, v.off + MHF_APOST_POSTINGS,
-             "address postings at byte %llu: posting_count %llu, its keys "
-             "have %llu", (unsigned long long)(v.off + MHF_APOST_POSTINGS),
-             (unsigned long long)v.postings, (unsigned long long)postings);
+    if (rc != MH_OK)
+        goto out;
+    if (postings != v.postings) {
+        rc = mh_diag_fail(d, MH_ECORRUPT, v.off + MHF_APOST_POSTINGS,
+                          "address postings at byte %llu: posting_count %llu, its "
+                          "keys have %llu",
+                          (unsigned long long)(v.off + MHF_APOST_POSTINGS),
+                          (unsigned long long)v.postings, (unsigned long long)postings);
+        goto out;
+    }
     if (!rows_ok)
-        return MH_OK;
-    mh_apost_acc *acc = NULL;
-    mh_rows rows = {0};
-    mh_buf iv = {0};
-    uint32_t *list = malloc(((size_t)v.nslices + 1) * sizeof *list);
-    uint8_t *scratch = malloc(mh_block_raw_bound(seg->rows_per_block));
-    ap_sort *as = calloc(1, sizeof *as);
-    rc = list && scratch && as && mh_apost_acc_create(&acc, v.shift) == MH_OK &&
-                 mh_rows_reserve(&rows, seg->rows_per_block) == MH_OK
-             ? MH_OK
-             : mh_diag_fail(d, MH_ENOMEM, 0,
-                            "out of memory checking the address postings");
-    for (uint32_t si = 0; rc == MH_OK && si < seg->nslices; si++)
-        rc = add_slice(seg, si, acc, &rows, scratch, &iv, as, d);
-    if (rc == MH_OK && mh_apost_acc_failed(acc))
+        goto out;
+    list = malloc(((size_t)v.nslices + 1) * sizeof *list);
+    if (!list || c->nomem) {
+        rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the address postings");
+        goto out;
+    }
+    if (c->slice_rc != MH_OK) {
+        rc = c->slice_rc;
+        if (d)
+            *d = c->sd;
+        goto out;
+    }
+    if (mh_apost_acc_failed(c->acc)) {
         rc = mh_diag_fail(d, MH_ENOMEM, v.off,
                           "address postings at byte %llu: a slice meets more "
                           "than 2^26 granules at shift %u: not checked",
                           (unsigned long long)v.off, v.shift);
-    if (rc == MH_OK) {
-        sect_keys k = {.v = &v, .list = list, .d = d};
-        cmp_ctx x = {&k, d};
-        rc = mh_apost_acc_walk(acc, compare_key, &x);
-        if (rc == MH_OK && (rc = sect_next(&k)) == 1)
-            rc = mh_diag_fail(d, MH_ECORRUPT, k.off,
-                              "address postings at byte %llu: op %u granule "
-                              "0x%llx is listed, no row of its op meets it",
-                              (unsigned long long)k.off, k.op,
-                              (unsigned long long)k.c.w);
-        if (rc == MH_ENOMEM)
-            rc = mh_diag_fail(d, MH_ENOMEM, 0,
-                              "out of memory checking the address postings");
+        goto out;
     }
-    mh_apost_acc_destroy(acc);
-    mh_rows_free(&rows);
-    mh_buf_free(&iv);
-    if (as) {
-        mh_buf_free(&as->word);
-        mh_buf_free(&as->pairs);
-        free(as);
+    sect_keys k = {.v = &v, .list = list, .d = d};
+    cmp_ctx x = {&k, d};
+    rc = mh_apost_acc_walk(c->acc, compare_key, &x);
+    if (rc == MH_OK && (rc = sect_next(&k)) == 1)
+        rc = mh_diag_fail(d, MH_ECORRUPT, k.off,
+                          "address postings at byte %llu: op %u granule "
+                          "0x%llx is listed, no row of its op meets it",
+                          (unsigned long long)k.off, k.op,
+                          (unsigned long long)k.c.w);
+    if (rc == MH_ENOMEM)
+        rc = mh_diag_fail(d, MH_ENOMEM, 0,
+                          "out of memory checking the address postings");
+out:
+    mh_apost_acc_destroy(c->acc);
+    if (c->as) {
+        mh_buf_free(&c->as->word);
+        mh_buf_free(&c->as->pairs);
+        free(c->as);
     }
+    free(c);
     free(list);
-    free(scratch);
     return rc;
+}
+
+int mh_apost_fsck(const mh_seg *seg, int rows_ok, mh_diag *d) {
+    mh_apost_chk *c;
+    if (mh_apost_fsck_begin(&c, seg) != MH_OK)
+        return mh_apost_fsck_end(NULL, rows_ok, d);
+    if (rows_ok && c->rc == MH_OK && !c->nomem) {
+        mh_rows rows = {0};
+        mh_buf iv = {0};
+        uint8_t *scratch = malloc(mh_block_raw_bound(seg->rows_per_block));
+        if (!scratch || mh_rows_reserve(&rows, seg->rows_per_block) != MH_OK)
+            c->nomem = 1;
+        for (uint32_t si = 0; !c->nomem && c->slice_rc == MH_OK && si < seg->nslices; si++) {
+            size_t m = 0;
+            c->slice_rc = slice_rows(seg, si, &rows, scratch, &iv, &m, &c->sd);
+            if (c->slice_rc == MH_OK)
+                mh_apost_fsck_slice(c, (uint64_t *)(void *)iv.p, m);
+        }
+        mh_rows_free(&rows);
+        mh_buf_free(&iv);
+        free(scratch);
+    }
+    return mh_apost_fsck_end(c, rows_ok, d);
 }

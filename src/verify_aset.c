@@ -3,8 +3,9 @@
  * "Address set"): the section's sum and structure as a query checks them,
  * every run decoded to its end, and, when the segment's slices verified,
  * the set equal (exact, not a bound) to the union of the rows' ranges of
- * each operation, which it rebuilds by decoding every block with the
- * writer's own accumulator.
+ * each operation, which it rebuilds with the writer's own accumulator from
+ * the rows verify_slice decodes (verify.c: one decode of each block for
+ * all the checks).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,48 +25,6 @@ typedef struct rows_union {
 static int flush(rows_union *u, unsigned op) {
     int rc = mh_aset_acc_add(u->acc, op, u->buf[op], u->n[op], u->pile);
     u->n[op] = 0;
-    return rc;
-}
-
-/* Every row of the segment into u (its op from the chunk holding it). */
-static int collect(const mh_seg *seg, rows_union *u, mh_diag *d) {
-    mh_rows rows = {0};
-    uint8_t *scratch = malloc(mh_block_raw_bound(seg->rows_per_block));
-    int rc = scratch ? mh_rows_reserve(&rows, seg->rows_per_block) : MH_ENOMEM;
-    if (rc != MH_OK)
-        rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the address set");
-    uint32_t R = seg->rows_per_block;
-    for (uint32_t si = 0; rc == MH_OK && si < seg->nslices; si++) {
-        mh_slice s;
-        mh_seg_slice(seg, si, &s);
-        rc = mh_seg_slice_check(seg, si, &s, d);
-        uint32_t ck = s.chunk_first;
-        mh_chunk c;
-        if (rc == MH_OK)
-            rc = mh_seg_chunk(seg, &s, ck, &c, d);
-        for (uint32_t b = 0; rc == MH_OK && b < s.block_count; b++) {
-            rc = mh_seg_decode_block(seg, &s, b, scratch, &rows, d);
-            for (uint32_t k = 0; rc == MH_OK && k < rows.n; k++) {
-                uint32_t row = b * R + k;
-                /* the chunks tile the slice's rows in order */
-                while (rc == MH_OK && row - c.row_first >= c.row_count &&
-                       ck + 1 < s.chunk_first + s.chunk_count)
-                    rc = mh_seg_chunk(seg, &s, ++ck, &c, d);
-                unsigned op = c.op;
-                uint64_t *p = u->buf[op] + 2 * u->n[op];
-                p[0] = rows.phy[k];
-                p[1] = rows.phy[k] + (rows.size[k] - 1u);
-                if (++u->n[op] == BATCH && flush(u, op) != MH_OK)
-                    rc = mh_diag_fail(d, MH_ENOMEM, 0,
-                                      "out of memory checking the address set");
-            }
-        }
-    }
-    for (unsigned o = 0; rc == MH_OK && o < MHF_OP_COUNT; o++)
-        if (flush(u, o) != MH_OK)
-            rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the address set");
-    mh_rows_free(&rows);
-    free(scratch);
     return rc;
 }
 
@@ -97,42 +56,92 @@ int mh_aset_view_compare(const mh_aset_view *v, const uint64_t *const pairs[MHF_
     }
     return MH_OK;
 }
-int mh_aset_fsck(const mh_seg *seg, int rows_ok, mh_diag *d) {
+struct mh_aset_chk {
+    int rc;         /* the view's verdict */
+    mh_diag d;
     mh_aset_view v;
-    int rc = mh_aset_view_whole(seg, &v, d);
-    if (rc == MH_ENOTFOUND)
+    int nomem;      /* the rows' union ran out of memory */
+    rows_union *u;  /* NULL without a section */
+};
+
+int mh_aset_fsck_begin(mh_aset_chk **out, const mh_seg *seg) {
+    mh_aset_chk *c = calloc(1, sizeof *c);
+    *out = c;
+    if (!c)
+        return MH_ENOMEM;
+    c->d = (mh_diag){0, 0, ""};
+    c->rc = mh_aset_view_whole(seg, &c->v, &c->d);
+    if (c->rc != MH_OK)
+        return MH_OK; /* none, or end's first problem */
+    c->u = calloc(1, sizeof *c->u);
+    if (!c->u || mh_aset_acc_create(&c->u->acc) != MH_OK) {
+        c->nomem = 1;
         return MH_OK;
-    MH_TRY(rc);
+    }
+    /* the accumulator gives up past count / 16 + 64 Ki merged intervals:
+     * with 16 x the stored count it gives up only when the rows make more
+     * intervals than the set lists, which then cannot be equal */
+    uint64_t stored = c->v.nivals[0] + c->v.nivals[1] + c->v.nivals[2];
+    c->u->pile = stored < UINT64_MAX / 32 ? 16 * stored + 16 : UINT64_MAX;
+    return MH_OK;
+}
+
+void mh_aset_fsck_rows(mh_aset_chk *c, const uint64_t *trip, size_t n) {
+    if (!c || c->rc != MH_OK || c->nomem)
+        return;
+    rows_union *u = c->u;
+    for (size_t i = 0; i < n && !c->nomem; i++) {
+        unsigned op = (unsigned)trip[3 * i];
+        uint64_t *p = u->buf[op] + 2 * u->n[op];
+        p[0] = trip[3 * i + 1];
+        p[1] = trip[3 * i + 2];
+        if (++u->n[op] == BATCH && flush(u, op) != MH_OK)
+            c->nomem = 1;
+    }
+}
+
+int mh_aset_fsck_end(mh_aset_chk *c, int rows_ok, mh_diag *d) {
+    if (!c)
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the address set");
+    int rc = c->rc;
+    mh_aset_view v = c->v;
+    if (rc == MH_ENOTFOUND) {
+        rc = MH_OK;
+        goto out;
+    }
+    if (rc != MH_OK) {
+        if (d)
+            *d = c->d;
+        goto out;
+    }
     /* every run decodes, whatever the rows say */
-    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
-        for (uint32_t r = 0; r < v.run_count[o]; r++) {
-            mh_aset_cur c;
-            mh_aset_run_open(&v, o, r, &c);
-            while ((rc = mh_aset_run_step(&c, d)) == 1)
+    for (unsigned o = 0; rc == MH_OK && o < MHF_OP_COUNT; o++)
+        for (uint32_t r = 0; rc == MH_OK && r < v.run_count[o]; r++) {
+            mh_aset_cur cur;
+            mh_aset_run_open(&v, o, r, &cur);
+            while ((rc = mh_aset_run_step(&cur, d)) == 1)
                 ;
             if (rc < 0) {
                 if (d)
                     mh_diag_prefix(d, "address set at byte %llu",
                                    (unsigned long long)v.off);
-                return rc;
+            } else {
+                rc = MH_OK;
             }
         }
-    if (!rows_ok)
-        return MH_OK;
-    rows_union *u = calloc(1, sizeof *u);
-    if (!u || mh_aset_acc_create(&u->acc) != MH_OK) {
-        free(u);
-        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the address set");
+    if (rc != MH_OK || !rows_ok)
+        goto out;
+    for (unsigned o = 0; !c->nomem && o < MHF_OP_COUNT; o++)
+        if (flush(c->u, o) != MH_OK)
+            c->nomem = 1;
+    if (c->nomem) {
+        rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the address set");
+        goto out;
     }
-    /* the accumulator gives up past count / 16 + 64 Ki merged intervals:
-     * with 16 x the stored count it gives up only when the rows make more
-     * intervals than the set lists, which then cannot be equal */
-    uint64_t stored = v.nivals[0] + v.nivals[1] + v.nivals[2];
-    u->pile = stored < UINT64_MAX / 32 ? 16 * stored + 16 : UINT64_MAX;
-    rc = collect(seg, u, d);
     const uint64_t *pairs[MHF_OP_COUNT];
     size_t n[MHF_OP_COUNT];
-    int fin = rc == MH_OK ? mh_aset_acc_finish(u->acc, pairs, n) : 0;
+    int fin = mh_aset_acc_finish(c->u->acc, pairs, n);
+    uint64_t stored = v.nivals[0] + v.nivals[1] + v.nivals[2];
     if (fin < 0)
         rc = mh_diag_fail(d, fin, 0, "out of memory checking the address set");
     else if (fin)
@@ -140,10 +149,14 @@ int mh_aset_fsck(const mh_seg *seg, int rows_ok, mh_diag *d) {
                           "address set at byte %llu: %llu intervals, the rows "
                           "make more than %llu", (unsigned long long)v.off,
                           (unsigned long long)stored,
-                          (unsigned long long)(u->pile / 16 + 65536));
-    if (rc == MH_OK)
+                          (unsigned long long)(c->u->pile / 16 + 65536));
+    else
         rc = mh_aset_view_compare(&v, pairs, n, "address set", v.off, "its rows", d);
-    mh_aset_acc_destroy(u->acc);
-    free(u);
+out:
+    if (c->u) {
+        mh_aset_acc_destroy(c->u->acc);
+        free(c->u);
+    }
+    free(c);
     return rc;
 }
