@@ -1712,6 +1712,16 @@ int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
  * the set equal to the union of the rows' ranges per op, and frees. The
  * first problem is returned; MH_OK when the segment has no set. */
 typedef struct mh_aset_chk mh_aset_chk;
+/* At a checker's end (mh_aset_chk, mh_apost_chk), the verdict vrc its
+ * begin had on the section's view (its detail in kept): 1 when the check
+ * goes on, else 0 with *rc the answer (MH_OK for no section, else the
+ * view's problem, its detail copied into d). */
+static inline int mh_fsck_view_ok(int vrc, const mh_diag *kept, mh_diag *d, int *rc) {
+    *rc = vrc == MH_ENOTFOUND ? MH_OK : vrc;
+    if (vrc != MH_OK && vrc != MH_ENOTFOUND && d)
+        *d = *kept;
+    return vrc == MH_OK;
+}
 int mh_aset_fsck_begin(mh_aset_chk **out, const mh_seg *seg); /* MH_ENOMEM */
 void mh_aset_fsck_rows(mh_aset_chk *c, const uint64_t *trip, size_t n);
 int mh_aset_fsck_end(mh_aset_chk *c, int rows_ok, mh_diag *d); /* NULL: MH_ENOMEM */

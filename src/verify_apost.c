@@ -269,18 +269,11 @@ int mh_apost_fsck_end(mh_apost_chk *c, int rows_ok, mh_diag *d) {
     if (!c)
         return mh_diag_fail(d, MH_ENOMEM, 0,
                             "out of memory checking the address postings");
-    int rc = c->rc;
+    int rc;
     mh_apost_view v = c->v;
     uint32_t *list = NULL;
-    if (rc == MH_ENOTFOUND) {
-        rc = MH_OK;
+    if (!mh_fsck_view_ok(c->rc, &c->d, d, &rc))
         goto out;
-    }
-    if (rc != MH_OK) {
-        if (d)
-            *d = c->d;
-        goto out;
-    }
     /* every run decodes, whatever the rows say, and the counts add up */
     uint64_t postings = 0;
     for (unsigned o = 0; rc == MH_OK && o < MHF_OP_COUNT; o++)

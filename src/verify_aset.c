@@ -103,17 +103,10 @@ void mh_aset_fsck_rows(mh_aset_chk *c, const uint64_t *trip, size_t n) {
 int mh_aset_fsck_end(mh_aset_chk *c, int rows_ok, mh_diag *d) {
     if (!c)
         return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the address set");
-    int rc = c->rc;
+    int rc;
     mh_aset_view v = c->v;
-    if (rc == MH_ENOTFOUND) {
-        rc = MH_OK;
+    if (!mh_fsck_view_ok(c->rc, &c->d, d, &rc))
         goto out;
-    }
-    if (rc != MH_OK) {
-        if (d)
-            *d = c->d;
-        goto out;
-    }
     /* every run decodes, whatever the rows say */
     for (unsigned o = 0; rc == MH_OK && o < MHF_OP_COUNT; o++)
         for (uint32_t r = 0; rc == MH_OK && r < v.run_count[o]; r++) {
