@@ -119,11 +119,12 @@ static void check_windows(vctx *v, const mh_seg *seg, const mh_slice *s,
 }
 
 /* Checks the rows of one slice against its chunks, blocks and record. */
-/* Verifies slice si (into s) from its rows, decoding each block once;
+/* Verifies slice si (into *sp) from its rows, decoding each block once;
  * t_by_id and chunk_of get the transition and the chunk (relative to the
  * slice) of every id offset for the checks of the id transitions and the
- * id map. Returns 1 when they are whole: every block decoded and every id
- * given once. */
+ * id map, trip the (op, lo, hi) of every row read, in row order, for the
+ * address set's and postings' checks. Returns 1 when t_by_id and chunk_of
+ * are whole: every block decoded and every id given once. */
 static int verify_slice(vctx *v, const mh_seg *seg, uint32_t si, mh_slice *sp,
                         mh_rows *rows, uint8_t *scratch, uint8_t *seen,
                         uint64_t *t_by_id, uint32_t *chunk_of, mh_buf *trip,
@@ -379,6 +380,9 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         report(v, MH_ECHECKSUM, name, seg.block_off, "block array checksum mismatch");
     if (seg.major >= 2)
         verify_sections(v, &seg);
+    /* rec's index among the MANIFEST's records being checked, if it is one */
+    size_t ri = rec && v->recs && rec >= v->recs && rec < v->recs + v->nrecs
+                    ? (size_t)(rec - v->recs) : SIZE_MAX;
     int matched = 0;
     if (rec && (rc = mh_store_seg_check(&seg, rec, 0, &d)) != MH_OK)
         report(v, rc, name, d.offset, "%s", d.msg);
@@ -416,8 +420,8 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
     } else {
         uint64_t prev_data_end = seg.data_off;
         uint64_t before_slices = v->res->problems;
-        /* the id map's and id transitions' checks take each slice's
-         * truth from the one decode of its blocks */
+        /* the id map's, id transitions', address set's and postings'
+         * checks take each slice's rows from the one decode of its blocks */
         mh_idmap_chk im;
         mh_idtime_chk it;
         mh_aset_chk *as = NULL;
@@ -458,9 +462,9 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
             report(v, rc, name, d.offset, "%s", d.msg);
         /* a node needs its place in the MANIFEST: a segment fsck found
          * outside one (repair) has its node checked when listed */
-        if (rec && v->recs && rec >= v->recs && rec < v->recs + v->nrecs &&
-            (rc = mh_span_fsck(v->dir, &seg, (size_t)(rec - v->recs), v->recs,
-                               v->nrecs, v->open, &d)) != MH_OK)
+        if (ri != SIZE_MAX &&
+            (rc = mh_span_fsck(v->dir, &seg, ri, v->recs, v->nrecs, v->open,
+                               &d)) != MH_OK)
             /* a stale node is a note, not a problem (SPEC.md §9e) */
             report(v, rc == MH_SPAN_STALE ? MH_NOTE : rc, name, d.offset, "%s%s%s",
                    rc == MH_SPAN_STALE ? name : "", rc == MH_SPAN_STALE ? ": " : "", d.msg);
@@ -486,8 +490,6 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
     free(tl.count);
     free(tl.t_first);
     free(tl.t_last);
-    size_t ri = rec && v->recs && rec >= v->recs && rec < v->recs + v->nrecs
-                    ? (size_t)(rec - v->recs) : SIZE_MAX;
     mh_seg *held = NULL;
     if (keep && v->res->problems == before)
         *keep = seg; /* the caller closes what verified */
