@@ -99,7 +99,7 @@ static int cmp_op_lo(const void *a, const void *b) {
     return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-/* What add_slice sorts with: the radix sort's scratch and its two word
+/* What merge_add sorts with: the radix sort's scratch and its two word
  * arrays, and the merged pairs. */
 typedef struct ap_sort {
     mh_sort_scratch s;
@@ -107,38 +107,42 @@ typedef struct ap_sort {
 } ap_sort;
 
 /* Merges range [lo, hi] into the pairs ending at *end (those of one op,
- * starting at start, in lo order): returns 1 when it opened a new pair. */
-static int merge_one(uint64_t *start, uint64_t **end, uint64_t lo, uint64_t hi) {
+ * starting at start, in lo order; touching ranges merged, as the
+ * writer's). */
+static void merge_one(uint64_t *start, uint64_t **end, uint64_t lo, uint64_t hi) {
     uint64_t *e = *end;
     if (e > start && (e[-1] == UINT64_MAX || lo <= e[-1] + 1u)) {
         if (hi > e[-1])
             e[-1] = hi;
-        return 0;
+        return;
     }
     e[0] = lo;
     e[1] = hi;
     *end = e + 2;
-    return 1;
 }
 
-/* The m (op, lo, hi) triples p sorted by lo (mh_radix_order) and merged
- * per op into as->pairs: 1 with q and n set, 0 when the addresses spread
- * over more regions than the radix sort ranks (qsort then). */
-static int radix_merge(ap_sort *as, const uint64_t *p, size_t m, const uint64_t **q,
-                       uint32_t n[MHF_OP_COUNT], mh_diag *d) {
+/* The m (op, lo, hi) triples p of one slice put in lo order, merged per op
+ * (maximal ranges) and added to acc. The order is mh_radix_order's; when
+ * the addresses spread over more regions than it ranks, p is sorted in
+ * place by (op, lo) with qsort, which gives each op's ranges the same
+ * order. */
+static int merge_add(ap_sort *as, mh_apost_acc *acc, uint64_t *p, size_t m,
+                     mh_diag *d) {
+    uint32_t n[MHF_OP_COUNT] = {0};
     as->word.n = as->pairs.n = 0;
     if (m == 0) { /* a slice without rows (one verify_slice could not read) */
         static const uint64_t none[2];
-        *q = none;
-        return 1;
+        mh_apost_acc_add(acc, none, n, 0);
+        return MH_OK;
     }
     if (mh_buf_reserve(&as->word, m * 16) != MH_OK ||
         mh_buf_reserve(&as->pairs, m * 16) != MH_OK)
         return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the "
                             "address postings");
     uint64_t *word = (uint64_t *)(void *)as->word.p;
-    if (!mh_radix_order(&as->s, p + 1, 3, m, word, word + m))
-        return 0;
+    const int radix = mh_radix_order(&as->s, p + 1, 3, m, word, word + m);
+    if (!radix)
+        qsort(p, m, 24, cmp_op_lo);
     size_t cnt[MHF_OP_COUNT] = {0};
     for (size_t i = 0; i < m; i++)
         cnt[p[3 * i]]++;
@@ -147,7 +151,7 @@ static int radix_merge(ap_sort *as, const uint64_t *p, size_t m, const uint64_t 
     for (unsigned o = 0, at = 0; o < MHF_OP_COUNT; at += (unsigned)cnt[o], o++)
         start[o] = end[o] = out + 2 * (size_t)at;
     for (size_t k = 0; k < m; k++) {
-        const uint64_t *t = p + 3 * (word[k] & 0xffffffffu);
+        const uint64_t *t = p + 3 * (radix ? word[k] & 0xffffffffu : k);
         merge_one(start[t[0]], &end[t[0]], t[1], t[2]);
     }
     uint64_t *w = out; /* each op's pairs moved down after the previous op's */
@@ -157,44 +161,7 @@ static int radix_merge(ap_sort *as, const uint64_t *p, size_t m, const uint64_t 
         w += len;
         n[o] = (uint32_t)(len / 2);
     }
-    *q = out;
-    return 1;
-}
-
-/* The m (op, lo, hi) triples p of one slice (reordered) sorted per op,
- * merged (maximal, touching merged, as the writer's) and added to acc. */
-static int merge_add(ap_sort *as, mh_apost_acc *acc, uint64_t *p, size_t m,
-                     mh_diag *d) {
-    uint32_t n[MHF_OP_COUNT] = {0};
-    const uint64_t *rq = NULL;
-    int rc = radix_merge(as, p, m, &rq, n, d);
-    if (rc < 0)
-        return rc;
-    if (rc == 1) {
-        mh_apost_acc_add(acc, rq, n, 0);
-        return MH_OK;
-    }
-    /* sort (op, lo, hi) triples: by op then lo; then merge per op */
-    qsort(p, m, 24, cmp_op_lo);
-    uint64_t *q = p; /* pairs, written over the triples */
-    size_t j = 0;
-    unsigned last_op = MHF_OP_COUNT;
-    for (size_t i = 0; i < m; i++) {
-        unsigned op = (unsigned)p[3 * i];
-        uint64_t lo = p[3 * i + 1], hi = p[3 * i + 2];
-        if (op == last_op &&
-            (q[2 * j - 1] == UINT64_MAX || lo <= q[2 * j - 1] + 1u)) {
-            if (hi > q[2 * j - 1])
-                q[2 * j - 1] = hi;
-        } else {
-            q[2 * j] = lo; /* 2j + 1 <= 3i + 1: never past the triple read */
-            q[2 * j + 1] = hi;
-            j++;
-            n[op]++;
-            last_op = op;
-        }
-    }
-    mh_apost_acc_add(acc, q, n, 0);
+    mh_apost_acc_add(acc, out, n, 0);
     return MH_OK;
 }
 
