@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <stdio.h>
+#include "clock.h" /* mhb_now, mhb_major_faults, mhb_minor_faults */
 #include "memhist.h"
 
 #define MHB_OUT_CAP 1000u  /* most accesses one query (or chain) returns */
@@ -241,10 +242,6 @@ int mhb_pin_child_main(int n, char **paths);
 /* Ends the pin (the child exits): the pages stay cached, but can be
  * dropped again (the cold figures drop them). A pin of none is a no-op. */
 void mhb_unpin(mhb_pin *p);
-/* Major page faults of the process so far (getrusage), -1 if unknown. */
-long mhb_major_faults(void);
-/* Minor page faults of the process so far (getrusage), -1 if unknown. */
-long mhb_minor_faults(void);
 
 /* Percentage of path's pages in the page cache (mincore), -1 if unknown. */
 double mhb_resident_pct(const char *path);
@@ -323,7 +320,6 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
 int mhb_report_json(const char *path, const mhb_machine *m,
                     const mhb_workload *w, size_t nw);
 
-double mhb_now(void); /* CLOCK_MONOTONIC, seconds */
 
 /* ---- store files (bench_files.c) ---- */
 /* Bytes of the regular files of a flat directory (a store), or of one file;

@@ -236,18 +236,6 @@ void mhb_unpin(mhb_pin *p)
     p->how = 0;
 }
 
-long mhb_major_faults(void)
-{
-    struct rusage ru;
-    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_majflt : -1;
-}
-
-long mhb_minor_faults(void)
-{
-    struct rusage ru;
-    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_minflt : -1;
-}
-
 typedef struct resident {
     uint64_t pages, in_core;
 } resident;

@@ -14,13 +14,6 @@
 #include "draw.h"
 #include "oracle.h" /* tests/oracle_lib */
 
-double mhb_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The brute-force answer over the base trace (tests/oracle_lib). */
 static int base_query(const mhb_oracle_ctx *o, const mh_query *q, mh_access *out,
                       size_t max, size_t *n)

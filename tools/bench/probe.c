@@ -85,21 +85,11 @@
 #include <time.h>
 
 #include "draw.h"
+#include "clock.h"
 #include "internal.h" /* mh_reader.summary_off, aset_off, idmap_off, apost_off */
 #include "memhist.h"
 #include "synth.h"
 
-/* Minor page faults of this process so far. */
-static long minor_faults(void) {
-    struct rusage u;
-    return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_minflt : 0;
-}
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* A repeated ask: a function of its own so that callgrind can count
  * these alone (--toggle-collect=rep_query). */
@@ -411,7 +401,7 @@ int main(int argc, char **argv) {
             o.slice_accesses = (uint32_t)slice;
         mh_writer *w = NULL;
         int rc = mh_writer_open(store, MH_CREATE, &o, &w);
-        double t0 = now();
+        double t0 = mhb_now();
         for (size_t i = 0; rc == MH_OK && i < n; i += 65536)
             rc = mh_writer_append_batch(w, t + i, n - i < 65536 ? n - i : 65536, NULL);
         if (w) {
@@ -423,7 +413,7 @@ int main(int argc, char **argv) {
             return 1;
         }
         printf("wrote %zu accesses to %s: %.2f M accesses/s\n", n, store,
-               (double)n / (now() - t0) / 1e6);
+               (double)n / (mhb_now() - t0) / 1e6);
     }
     mh_reader *r = NULL;
     int rc = mh_reader_open(store, &r);
@@ -540,7 +530,7 @@ int main(int argc, char **argv) {
      * faults (first touches of the store's mapping in this process and of
      * the fresh memory the reader's cache fills: most of them) */
     double *first = malloc(nq * sizeof *first);
-    long flt = 0, f0 = minor_faults();
+    long flt = 0, f0 = mhb_minor_faults();
     if (!first) {
         fprintf(stderr, "mh_probe: out of memory\n");
         return 1;
@@ -553,13 +543,13 @@ int main(int argc, char **argv) {
         r->span_off = sp_off[k];
         r->union_off = un_off[k];
         for (size_t i = 0; rc == MH_OK && i < nq; i++) {
-            double a = now();
+            double a = mhb_now();
             rc = mh_query_run(r, &qs[i], out, max, &got);
             if (k == 0)
-                first[i] = (now() - a) * 1e6;
+                first[i] = (mhb_now() - a) * 1e6;
         }
         if (k == 0)
-            flt = minor_faults() - f0;
+            flt = mhb_minor_faults() - f0;
     }
     /* both ways: which goes first alternates, so neither always finds the
      * blocks the other just decoded */
@@ -569,7 +559,7 @@ int main(int argc, char **argv) {
             tbuf[b] = (unsigned char)(b + p);
         if (!each)
             code_thrash_run(&ct);
-        for (double t0 = now(); spin && (now() - t0) * 1e3 < (double)spin;)
+        for (double t0 = mhb_now(); spin && (mhb_now() - t0) * 1e3 < (double)spin;)
             ;
         for (size_t i = 0; rc == MH_OK && i < nq; i++) {
             size_t gots[2] = {0, 0};
@@ -585,9 +575,9 @@ int main(int argc, char **argv) {
                 r->apost_off = ap_off[k];
                 r->span_off = sp_off[k];
                 r->union_off = un_off[k];
-                double a = now();
+                double a = mhb_now();
                 rc = rep_query(r, &qs[i], k ? out2 : out, max, &gots[k]);
-                (k ? lat2 : lat)[p * nq + i] = (now() - a) * 1e6;
+                (k ? lat2 : lat)[p * nq + i] = (mhb_now() - a) * 1e6;
             }
             got = gots[0];
             got2 = gots[1];
