@@ -879,6 +879,18 @@ int mh_buf_reserve(mh_buf *b, size_t extra);
 int mh_buf_append(mh_buf *b, const void *p, size_t n);
 void mh_buf_free(mh_buf *b);
 
+/* ---- jobs on worker threads, results in order (ordered_jobs.c) ---- */
+#define MH_ORDERED_MAX_THREADS 16u
+/* Runs work(arg, i) for each i < n on up to `threads` worker threads (at
+ * most n and MH_ORDERED_MAX_THREADS), in any order and each once, and
+ * done(arg, i) on the calling thread for i = 0, 1, ..., n - 1, each after
+ * work(arg, i) returned (what work wrote is then visible to done). With
+ * threads < 2, or when no thread can be started, the calling thread runs
+ * work then done for each job in turn. Returns the worker threads used (1
+ * for the calling thread alone). */
+unsigned mh_run_ordered(size_t n, unsigned threads, void (*work)(void *, size_t),
+                        void (*done)(void *, size_t), void *arg);
+
 /* ---- radix sort (sort.c) */
 /* Scratch of mh_radix_sort (sort.c): the eight byte histograms and the
  * renaming of high address parts to ranks. The caller owns it (one per slice

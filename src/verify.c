@@ -36,7 +36,56 @@ typedef struct vctx {
      * that match their record, kept open for the checks across segments
      * (span address sets, store tables) instead of opened again */
     mh_seg **open;
+    /* non-NULL on a worker thread of the pass: report() records each line
+     * here (with its counts in res, a worker's own) and verify_pass gives
+     * them to the real context in MANIFEST order */
+    struct vlines *sink;
 } vctx;
+
+/* A worker's report lines, as report() was called. */
+typedef struct vline {
+    int code;
+    uint64_t off;
+    char *file, *msg;
+} vline;
+typedef struct vlines {
+    vline *v;
+    size_t n, cap;
+} vlines;
+
+static int sink_push(vlines *s, int code, const char *file, uint64_t off,
+                     const char *msg) {
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        vline *nv = realloc(s->v, cap * sizeof *nv);
+        if (!nv)
+            return MH_ENOMEM;
+        s->v = nv;
+        s->cap = cap;
+    }
+    vline *x = &s->v[s->n];
+    x->code = code;
+    x->off = off;
+    x->file = strdup(file);
+    x->msg = strdup(msg);
+    if (!x->file || !x->msg) {
+        free(x->file);
+        free(x->msg);
+        return MH_ENOMEM;
+    }
+    s->n++;
+    return MH_OK;
+}
+
+static void sink_free(vlines *s) {
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].file);
+        free(s->v[i].msg);
+    }
+    free(s->v);
+    s->v = NULL;
+    s->n = s->cap = 0;
+}
 
 /* report's code for a note: reported with code MH_OK, neither a problem
  * nor a repair action (a stale span address set, SPEC.md §9e) */
@@ -52,6 +101,7 @@ static void report(vctx *v, int code, const char *file, uint64_t off,
             v->fatal = code;
         return;
     }
+    const int asked = code;
     if (code == MH_ELOCKED)
         v->in_progress++;
     if (code == MH_NOTE)
@@ -60,13 +110,18 @@ static void report(vctx *v, int code, const char *file, uint64_t off,
         v->res->problems++;
     else
         v->res->repaired++;
-    if (!v->fn || v->quiet)
+    if (!v->sink && (!v->fn || v->quiet))
         return;
     char msg[320];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (v->sink) { /* given again, as asked, in order by verify_pass */
+        if (sink_push(v->sink, asked, file, off, msg) != MH_OK && !v->fatal)
+            v->fatal = MH_ENOMEM;
+        return;
+    }
     mh_problem p = {sizeof p, code, file, off, msg};
     v->fn(v->arg, &p);
 }
@@ -357,68 +412,81 @@ static void verify_streams(vctx *v, const mh_seg *seg, const seg_tally *tl) {
     }
 }
 
-/* Verifies one segment file; rec is its manifest record or NULL. Returns
- * the number of problems found. */
-static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
-                               mh_seg *keep) {
-    uint64_t before = v->res->problems;
+/* A segment between its own checks (seg_check, on any thread) and those
+ * that need the segments before it (seg_finish, in MANIFEST order). */
+typedef struct segpass {
+    char name[MHF_SEGMENT_NAME_LEN + 1];
     mh_seg seg;
+    int open;                /* seg is open: seg_finish closes or keeps it */
+    int rows_read;           /* the row checks ran (memory for them) */
+    int matched;             /* seg matches its MANIFEST record */
+    size_t ri;               /* that record's index in v->recs, or SIZE_MAX */
+    uint64_t prev_data_end;  /* where the last block ends */
+} segpass;
+
+/* The checks of one segment file that need no other segment (all but its
+ * span address set's); rec is its manifest record or NULL. */
+static void seg_check(vctx *v, const char *name, const mh_manrec *rec, segpass *sp) {
+    mh_seg *const seg = &sp->seg;
+    snprintf(sp->name, sizeof sp->name, "%s", name);
+    sp->open = sp->rows_read = sp->matched = 0;
+    sp->ri = SIZE_MAX;
     mh_diag d = {0, 0, ""};
-    int rc = mh_store_seg_open(v->dir, name, &seg, 0, &d);
+    int rc = mh_store_seg_open(v->dir, name, seg, 0, &d);
     if (rc != MH_OK) {
         report(v, rc, name, d.offset, "%s", d.msg[0] ? d.msg : mh_strerror(rc));
-        return v->res->problems - before;
+        return;
     }
+    sp->open = 1;
     /* every byte is read, mostly front to back: the kernel's readahead
      * at its most (the mapping is MADV_RANDOM for queries) */
-    mh_seg_advise_sequential(&seg);
+    mh_seg_advise_sequential(seg);
     v->res->segments++;
-    v->res->bytes += seg.size - seg.data_size;
-    if (mh_hash(seg.chunks, (size_t)seg.nchunks * seg.chunk_recsz) != seg.chunk_sum)
-        report(v, MH_ECHECKSUM, name, seg.chunk_off, "chunk array checksum mismatch");
-    if (mh_hash(seg.blocks, (size_t)seg.nblocks * seg.block_recsz) != seg.block_sum)
-        report(v, MH_ECHECKSUM, name, seg.block_off, "block array checksum mismatch");
-    if (seg.major >= 2)
-        verify_sections(v, &seg);
+    v->res->bytes += seg->size - seg->data_size;
+    if (mh_hash(seg->chunks, (size_t)seg->nchunks * seg->chunk_recsz) != seg->chunk_sum)
+        report(v, MH_ECHECKSUM, name, seg->chunk_off, "chunk array checksum mismatch");
+    if (mh_hash(seg->blocks, (size_t)seg->nblocks * seg->block_recsz) != seg->block_sum)
+        report(v, MH_ECHECKSUM, name, seg->block_off, "block array checksum mismatch");
+    if (seg->major >= 2)
+        verify_sections(v, seg);
     /* rec's index among the MANIFEST's records being checked, if it is one */
-    size_t ri = rec && v->recs && rec >= v->recs && rec < v->recs + v->nrecs
-                    ? (size_t)(rec - v->recs) : SIZE_MAX;
-    int matched = 0;
-    if (rec && (rc = mh_store_seg_check(&seg, rec, 0, &d)) != MH_OK)
+    sp->ri = rec && v->recs && rec >= v->recs && rec < v->recs + v->nrecs
+                 ? (size_t)(rec - v->recs) : SIZE_MAX;
+    if (rec && (rc = mh_store_seg_check(seg, rec, 0, &d)) != MH_OK)
         report(v, rc, name, d.offset, "%s", d.msg);
     else if (rec)
-        matched = 1;
+        sp->matched = 1;
     char expect[MHF_SEGMENT_NAME_LEN + 1];
-    mh_segment_name(expect, seg.seq);
+    mh_segment_name(expect, seg->seq);
     if (strcmp(expect, name) != 0)
         report(v, MH_ECORRUPT, name, MHF_SEG_SEQ,
                "sequence number %llu does not match the file name",
-               (unsigned long long)seg.seq);
+               (unsigned long long)seg->seq);
     mh_rows rows = {0};
-    uint8_t *scratch = malloc(mh_block_raw_bound(seg.rows_per_block));
+    uint8_t *scratch = malloc(mh_block_raw_bound(seg->rows_per_block));
     uint32_t maxc = 1;
-    for (uint32_t i = 0; i < seg.nslices; i++) {
+    for (uint32_t i = 0; i < seg->nslices; i++) {
         mh_slice s;
-        mh_seg_slice(&seg, i, &s);
+        mh_seg_slice(seg, i, &s);
         if (s.count > maxc)
             maxc = s.count;
     }
     mh_sum_fsck sum;
     mh_sum_fsck_init(&sum);
     for (unsigned k = 0; k < MH_SUM_KINDS; k++)
-        if ((rc = mh_sum_fsck_begin(&sum, &seg, k, &d)) != MH_OK)
+        if ((rc = mh_sum_fsck_begin(&sum, seg, k, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
     uint8_t *seen = malloc(maxc);
     uint64_t *tby = malloc((size_t)maxc * sizeof *tby);
     uint32_t *cmask = malloc((size_t)maxc * sizeof *cmask);
     uint32_t *chunk_of = malloc((size_t)maxc * sizeof *chunk_of);
-    size_t nst = seg.dict.nstreams ? seg.dict.nstreams : 1;
+    size_t nst = seg->dict.nstreams ? seg->dict.nstreams : 1;
     seg_tally tl = {calloc(nst, 8), calloc(nst, 8), calloc(nst, 8), 0, 0};
     if (!scratch || !seen || !tby || !cmask || !chunk_of || !tl.count || !tl.t_first ||
-        !tl.t_last || mh_rows_reserve(&rows, seg.rows_per_block) != MH_OK) {
+        !tl.t_last || mh_rows_reserve(&rows, seg->rows_per_block) != MH_OK) {
         report(v, MH_ENOMEM, name, 0, "out of memory verifying the segment");
     } else {
-        uint64_t prev_data_end = seg.data_off;
+        uint64_t prev_data_end = seg->data_off;
         uint64_t before_slices = v->res->problems;
         /* the id map's, id transitions', address set's and postings'
          * checks take each slice's rows from the one decode of its blocks */
@@ -427,15 +495,15 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         mh_aset_chk *as = NULL;
         mh_apost_chk *ap = NULL;
         mh_buf trip = {0};
-        mh_idmap_fsck_begin(&im, &seg);
-        mh_idtime_fsck_begin(&it, &seg);
-        (void)mh_aset_fsck_begin(&as, &seg); /* NULL: its end says so */
-        (void)mh_apost_fsck_begin(&ap, &seg);
-        for (uint32_t i = 0; i < seg.nslices; i++) {
+        mh_idmap_fsck_begin(&im, seg);
+        mh_idtime_fsck_begin(&it, seg);
+        (void)mh_aset_fsck_begin(&as, seg); /* NULL: its end says so */
+        (void)mh_apost_fsck_begin(&ap, seg);
+        for (uint32_t i = 0; i < seg->nslices; i++) {
             mh_slice s;
-            if (verify_slice(v, &seg, i, &s, &rows, scratch, seen, tby, chunk_of, &trip,
+            if (verify_slice(v, seg, i, &s, &rows, scratch, seen, tby, chunk_of, &trip,
                              &tl, cmask, &sum)) {
-                mh_idmap_fsck_slice(&im, &seg, i, &s, chunk_of);
+                mh_idmap_fsck_slice(&im, seg, i, &s, chunk_of);
                 mh_idtime_fsck_slice(&it, i, &s, tby);
             }
             /* the set first: the postings' check reorders the triples */
@@ -446,7 +514,7 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
         int rows_ok = v->res->problems == before_slices;
         /* a count is only worth comparing when every row was read */
         if (rows_ok)
-            verify_streams(v, &seg, &tl);
+            verify_streams(v, seg, &tl);
         for (unsigned k = 0; k < MH_SUM_KINDS; k++)
             if ((rc = mh_sum_fsck_end(&sum, k, &d)) != MH_OK)
                 report(v, rc, name, d.offset, "%s", d.msg);
@@ -458,27 +526,15 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
             report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_apost_fsck_end(ap, rows_ok, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
-        if ((rc = mh_psum_fsck(&seg, &d)) != MH_OK)
+        if ((rc = mh_psum_fsck(seg, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
-        /* a node needs its place in the MANIFEST: a segment fsck found
-         * outside one (repair) has its node checked when listed */
-        if (ri != SIZE_MAX &&
-            (rc = mh_span_fsck(v->dir, &seg, ri, v->recs, v->nrecs, v->open,
-                               &d)) != MH_OK)
-            /* a stale node is a note, not a problem (SPEC.md §9e) */
-            report(v, rc == MH_SPAN_STALE ? MH_NOTE : rc, name, d.offset, "%s%s%s",
-                   rc == MH_SPAN_STALE ? name : "", rc == MH_SPAN_STALE ? ": " : "", d.msg);
-        if (seg.nblocks) {
-            mh_block last;
-            const uint8_t *p = seg.blocks + (size_t)(seg.nblocks - 1) * seg.block_recsz;
-            last.offset = mhf_load_u64(p + MHF_BLOCK_OFFSET);
-            last.comp_size = mhf_load_u32(p + MHF_BLOCK_COMP_SIZE);
-            prev_data_end = last.offset + last.comp_size;
+        if (seg->nblocks) {
+            const uint8_t *p = seg->blocks + (size_t)(seg->nblocks - 1) * seg->block_recsz;
+            prev_data_end = mhf_load_u64(p + MHF_BLOCK_OFFSET) +
+                            mhf_load_u32(p + MHF_BLOCK_COMP_SIZE);
         }
-        if (prev_data_end != seg.data_off + seg.data_size)
-            report(v, MH_ECORRUPT, name,
-                   seg.major >= 2 ? seg.data_off + seg.data_size : MHF_SEG_DATA_SIZE,
-                   "data section holds bytes no block covers");
+        sp->prev_data_end = prev_data_end;
+        sp->rows_read = 1;
     }
     mh_sum_fsck_free(&sum);
     mh_rows_free(&rows);
@@ -490,19 +546,56 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
     free(tl.count);
     free(tl.t_first);
     free(tl.t_last);
+}
+
+/* The rest of a segment's checks, after seg_check and in MANIFEST order:
+ * its span address set against the segments before it, then whether its
+ * blocks cover its data section. Keeps the segment in *keep when it
+ * verified (problems still at before), in v->open when it matched its
+ * record, else closes it. Returns the problems found since before. */
+static uint64_t seg_finish(vctx *v, segpass *sp, mh_seg *keep, uint64_t before) {
+    if (!sp->open)
+        return v->res->problems - before;
+    const mh_seg *seg = &sp->seg;
+    const char *name = sp->name;
+    mh_diag d = {0, 0, ""};
+    int rc;
+    /* a node needs its place in the MANIFEST: a segment fsck found
+     * outside one (repair) has its node checked when listed */
+    if (sp->rows_read && sp->ri != SIZE_MAX &&
+        (rc = mh_span_fsck(v->dir, seg, sp->ri, v->recs, v->nrecs, v->open, &d)) != MH_OK)
+        /* a stale node is a note, not a problem (SPEC.md §9e) */
+        report(v, rc == MH_SPAN_STALE ? MH_NOTE : rc, name, d.offset, "%s%s%s",
+               rc == MH_SPAN_STALE ? name : "", rc == MH_SPAN_STALE ? ": " : "", d.msg);
+    if (sp->rows_read && sp->prev_data_end != seg->data_off + seg->data_size)
+        report(v, MH_ECORRUPT, name,
+               seg->major >= 2 ? seg->data_off + seg->data_size : MHF_SEG_DATA_SIZE,
+               "data section holds bytes no block covers");
     mh_seg *held = NULL;
     if (keep && v->res->problems == before)
-        *keep = seg; /* the caller closes what verified */
-    else if (matched && !keep && v->open && ri != SIZE_MAX && !v->open[ri] &&
+        *keep = sp->seg; /* the caller closes what verified */
+    else if (sp->matched && !keep && v->open && sp->ri != SIZE_MAX && !v->open[sp->ri] &&
              (held = malloc(sizeof *held)) != NULL) {
-        *held = seg; /* verify_pass closes it */
-        v->open[ri] = held;
+        *held = sp->seg; /* verify_pass closes it */
+        v->open[sp->ri] = held;
         mh_seg_release_pages(held); /* read whole: its pages go */
     } else {
-        mh_seg_close(&seg);
+        mh_seg_close(&sp->seg);
     }
+    sp->open = 0;
     return v->res->problems - before;
 }
+
+/* Verifies one segment file on the calling thread; rec is its manifest
+ * record or NULL. Returns the number of problems found. */
+static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
+                               mh_seg *keep) {
+    uint64_t before = v->res->problems;
+    segpass sp;
+    seg_check(v, name, rec, &sp);
+    return seg_finish(v, &sp, keep, before);
+}
+
 
 typedef struct dirlist {
     char **segs;      /* seg-*.mhs */
@@ -581,6 +674,101 @@ static void report_line(void *v, int code, const char *file, uint64_t off,
     report(v, code, file, off, "%s", msg);
 }
 
+/* ---- the listed segments on worker threads ---------------------------
+ * Each segment's own checks (seg_check) run on a worker with a context of
+ * its own that records the report lines; the calling thread then gives
+ * them, segment by segment in MANIFEST order, to the caller's context and
+ * runs seg_finish (the span address set's check needs the segments before
+ * it, held open in v->open): the same lines, in the same order, with the
+ * same counts as one thread gives. */
+typedef struct vjob {
+    segpass sp;
+    vctx local;
+    mh_verify_result res;
+    vlines lines;
+} vjob;
+
+typedef struct vpar {
+    vctx *v;
+    const mh_manifest *m;
+    vjob *jobs;
+} vpar;
+
+static void par_work(void *arg, size_t i) {
+    vpar *p = arg;
+    vjob *j = &p->jobs[i];
+    char name[MHF_SEGMENT_NAME_LEN + 1];
+    mh_segment_name(name, p->m->recs[i].seq);
+    seg_check(&j->local, name, &p->m->recs[i], &j->sp);
+    if (j->sp.open)
+        mh_seg_release_pages(&j->sp.seg); /* read whole: its pages go */
+}
+
+static void par_done(void *arg, size_t i) {
+    vpar *p = arg;
+    vctx *v = p->v;
+    vjob *j = &p->jobs[i];
+    uint64_t before = v->res->problems;
+    for (size_t k = 0; k < j->lines.n; k++)
+        report(v, j->lines.v[k].code, j->lines.v[k].file, j->lines.v[k].off, "%s",
+               j->lines.v[k].msg);
+    sink_free(&j->lines);
+    v->res->segments += j->res.segments;
+    v->res->bytes += j->res.bytes;
+    v->res->accesses += j->res.accesses;
+    if (j->local.fatal && !v->fatal)
+        v->fatal = j->local.fatal;
+    seg_finish(v, &j->sp, NULL, before);
+}
+
+/* Worker threads for the pass: MEMHIST_FSCK_THREADS when set (1 ..
+ * MH_ORDERED_MAX_THREADS), else the processors online (at most 8) for a
+ * store of at least two segments and 32 MiB; 1 below that (threads would
+ * cost more than they save). */
+static unsigned pass_threads(const mh_manifest *m) {
+    const char *e = getenv("MEMHIST_FSCK_THREADS");
+    if (e && *e) {
+        char *end;
+        unsigned long n = strtoul(e, &end, 10);
+        if (*end == 0 && n >= 1 && n <= MH_ORDERED_MAX_THREADS)
+            return (unsigned)n;
+    }
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < m->nrecs; i++)
+        bytes += m->recs[i].file_size;
+    if (m->nrecs < 2 || bytes < ((uint64_t)32 << 20))
+        return 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus;
+}
+
+static void verify_listed(vctx *v, const mh_manifest *m) {
+    unsigned threads = pass_threads(m);
+    vjob *jobs = threads > 1 && m->nrecs > 1 ? calloc(m->nrecs, sizeof *jobs) : NULL;
+    if (!jobs) { /* one thread (or no memory for the jobs) */
+        for (size_t i = 0; i < m->nrecs; i++) {
+            char name[MHF_SEGMENT_NAME_LEN + 1];
+            mh_segment_name(name, m->recs[i].seq);
+            verify_segment(v, name, &m->recs[i], NULL);
+        }
+        return;
+    }
+    for (size_t i = 0; i < m->nrecs; i++) {
+        vctx *l = &jobs[i].local;
+        *l = *v;
+        l->res = &jobs[i].res;
+        l->fn = NULL;
+        l->quiet = 0;
+        l->in_progress = 0;
+        l->fatal = 0;
+        l->open = NULL; /* seg_check opens no other segment */
+        l->sink = &jobs[i].lines;
+    }
+    vpar p = {v, m, jobs};
+    mh_run_ordered(m->nrecs, threads, par_work, par_done, &p);
+    free(jobs);
+}
+
 /* One read-only pass over the whole store. */
 static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
     mh_diag d = {0, 0, ""};
@@ -596,11 +784,8 @@ static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
         /* without this memory each check opens what it needs itself */
         v->open = calloc(m->nrecs ? m->nrecs : 1, sizeof *v->open);
     }
-    for (size_t i = 0; *man_ok && i < m->nrecs; i++) {
-        char name[MHF_SEGMENT_NAME_LEN + 1];
-        mh_segment_name(name, m->recs[i].seq);
-        verify_segment(v, name, &m->recs[i], NULL);
-    }
+    if (*man_ok)
+        verify_listed(v, m);
     if (*man_ok)
         mh_verify_store_tables(v->dir, m, v->open, report_line, v); /* SPEC.md 8 */
     for (size_t i = 0; v->open && i < m->nrecs; i++)
@@ -766,7 +951,7 @@ static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
         return MH_EIO;
     if (kind != MH_STORE_DIR_STORE)
         return MH_ENOTSTORE;
-    vctx v = {path, fn, ctx, res, 0, 0, 0, 0, NULL, 0, NULL};
+    vctx v = {path, fn, ctx, res, 0, 0, 0, 0, NULL, 0, NULL, NULL};
     int lock_fd = -1;
     if (flags & MH_VERIFY_REPAIR) {
         int rc = mh_store_lock(path, &lock_fd, NULL);
