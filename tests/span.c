@@ -819,18 +819,16 @@ static void real_gaps(mh_reader *r, const mh_access *all, size_t n, tu_rng *rng,
 static int run_real(const char *memhist) {
     char dir[4096], rec[4096], multi[4200];
     tu_mkdtemp(dir, sizeof dir, "span-real");
-    int rc = tu_record_sort(memhist, dir, 6000, 7919, 100003, rec, sizeof rec,
-                            "span real");
-    if (rc != 0) {
+    size_t n = 0;
+    int rc;
+    mh_access *all = tu_record_sort_all(memhist, dir, 6000, rec, sizeof rec, "span real",
+                                        &n, &rc);
+    if (!all) {
         tu_rmtree(dir);
         return rc;
     }
-    mh_reader *r = NULL;
-    CHECK_OK(mh_reader_open(rec, &r));
-    size_t n = 0;
-    mh_access *all = tu_read_all(r, &n);
-    mh_reader_close(r);
     CHECK(n > 200000);
+    mh_reader *r = NULL;
     tu_join(multi, sizeof multi, dir, "multi.store");
     mh_writer_options o;
     mh_writer_options_init(&o);

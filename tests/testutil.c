@@ -836,3 +836,16 @@ void tu_same_file(const char *d1, const char *d2, const char *name) {
     free(b1);
     free(b2);
 }
+
+mh_access *tu_record_sort_all(const char *memhist, const char *dir, int lines, char *rec,
+                              size_t cap, const char *who, size_t *n, int *rc) {
+    *n = 0;
+    *rc = tu_record_sort(memhist, dir, lines, 7919, 100003, rec, cap, who);
+    if (*rc != 0)
+        return NULL;
+    mh_reader *r = NULL;
+    CHECK_OK(mh_reader_open(rec, &r));
+    mh_access *all = tu_read_all(r, n);
+    mh_reader_close(r);
+    return all;
+}

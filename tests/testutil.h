@@ -107,6 +107,11 @@ mh_access *tu_read_all(const mh_reader *r, size_t *n);
  * qemu); 1 on another failure (printed, with `who` in front). */
 int tu_record_sort(const char *memhist, const char *dir, int lines, uint64_t mul,
                    uint64_t mod, char *rec, size_t cap, const char *who);
+/* tu_record_sort (mul 7919, mod 100003), then every access of the
+ * recording in id order (tu_read_all): a malloc'd array and its length in
+ * *n, or NULL with *rc the failure (TU_SKIP or 1; 0 on success). */
+mh_access *tu_record_sort_all(const char *memhist, const char *dir, int lines, char *rec,
+                              size_t cap, const char *who, size_t *n, int *rc);
 
 /* ---- checks against the oracle (tests/oracle_lib/oracle.h) -------------- */
 /* Compares mh_query_run(r, q, max) with the oracle; on a difference prints

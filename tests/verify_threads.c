@@ -215,17 +215,14 @@ static int run_real(const char *memhist) {
     char dir[4096], rec[4096], multi[4200];
     tu_mkdtemp(dir, sizeof dir, "verify-threads-real");
     tu_join(multi, sizeof multi, dir, "multi.mh");
-    int rc = tu_record_sort(memhist, dir, 2000, 7919, 100003, rec, sizeof rec,
-                            "verify_threads --real");
-    if (rc != 0) {
+    size_t n = 0;
+    int rc;
+    mh_access *a = tu_record_sort_all(memhist, dir, 2000, rec, sizeof rec,
+                                      "verify_threads --real", &n, &rc);
+    if (!a) {
         tu_rmtree(dir);
         return rc;
     }
-    mh_reader *r = NULL;
-    CHECK_OK(mh_reader_open(rec, &r));
-    size_t n = 0;
-    mh_access *a = tu_read_all(r, &n);
-    mh_reader_close(r);
     CHECK(n > 100000);
     for (size_t i = 0; i < n; i++) /* one stream: none declared below */
         a[i].stream = 0;
