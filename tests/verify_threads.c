@@ -206,7 +206,7 @@ static void run_synthetic(void) {
     }
     write_store(store, a, n, 7);
     free(a);
-    damage(store, 11, 120);
+    damage(store, 11, 60);
     tu_rmtree(dir);
     printf("verify_threads: synthetic store: ok\n");
 }
@@ -229,7 +229,7 @@ static int run_real(const char *memhist) {
     CHECK(same_all_ways(rec, "the recording") == 0);
     write_store(multi, a, n, 6);
     free(a);
-    damage(multi, 12, 80);
+    damage(multi, 12, 30);
     tu_rmtree(dir);
     printf("verify_threads --real: %zu accesses: ok\n", n);
     return 0;
