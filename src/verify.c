@@ -596,7 +596,6 @@ static uint64_t verify_segment(vctx *v, const char *name, const mh_manrec *rec,
     return seg_finish(v, &sp, keep, before);
 }
 
-
 typedef struct dirlist {
     char **segs;      /* seg-*.mhs */
     size_t nsegs;
@@ -724,7 +723,7 @@ static void par_done(void *arg, size_t i) {
 /* Worker threads for the pass: MEMHIST_FSCK_THREADS when set (1 ..
  * MH_ORDERED_MAX_THREADS), else the processors online (at most 8) for a
  * store of at least two segments and 32 MiB; 1 below that (threads would
- * cost more than they save). */
+ * cost more than they save). Another value of the variable is ignored. */
 static unsigned pass_threads(const mh_manifest *m) {
     const char *e = getenv("MEMHIST_FSCK_THREADS");
     if (e && *e) {
