@@ -836,8 +836,8 @@ typedef struct mh_verify_result {
  * thread alone); each worker holds one segment's check buffers (the
  * 10^9-access store of the benchmark: 80 MB peak on one thread, 136 MB on
  * two). fn is called on the calling thread only, with the same problems in
- * the same order as one thread gives. The repair pass runs on the calling
- * thread. */
+ * the same order as one thread gives; repair's check of the committed
+ * segments runs on them too, with the same outcome. */
 MH_API int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
               mh_verify_result *res);
 

@@ -691,6 +691,8 @@ typedef struct vpar {
     vctx *v;
     const mh_manifest *m;
     vjob *jobs;
+    uint64_t *bad; /* NULL, or per segment: the problems it had */
+    int *fatal;    /* NULL, or per segment: v->fatal once it was given */
 } vpar;
 
 static void par_work(void *arg, size_t i) {
@@ -717,7 +719,11 @@ static void par_done(void *arg, size_t i) {
     v->res->accesses += j->res.accesses;
     if (j->local.fatal && !v->fatal)
         v->fatal = j->local.fatal;
-    seg_finish(v, &j->sp, NULL, before);
+    uint64_t b = seg_finish(v, &j->sp, NULL, before);
+    if (p->bad)
+        p->bad[i] = b;
+    if (p->fatal)
+        p->fatal[i] = v->fatal;
 }
 
 /* Worker threads for the pass: MEMHIST_FSCK_THREADS when set (1 ..
@@ -741,14 +747,22 @@ static unsigned pass_threads(const mh_manifest *m) {
     return cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus;
 }
 
-static void verify_listed(vctx *v, const mh_manifest *m) {
+/* Verifies m's segments in order (on worker threads when pass_threads
+ * says so); bad and fatal, when not NULL, get per segment the problems it
+ * had and v->fatal once it was verified, as verify_segment one after
+ * another would give them. */
+static void verify_listed(vctx *v, const mh_manifest *m, uint64_t *bad, int *fatal) {
     unsigned threads = pass_threads(m);
     vjob *jobs = threads > 1 && m->nrecs > 1 ? calloc(m->nrecs, sizeof *jobs) : NULL;
     if (!jobs) { /* one thread (or no memory for the jobs) */
         for (size_t i = 0; i < m->nrecs; i++) {
             char name[MHF_SEGMENT_NAME_LEN + 1];
             mh_segment_name(name, m->recs[i].seq);
-            verify_segment(v, name, &m->recs[i], NULL);
+            uint64_t b = verify_segment(v, name, &m->recs[i], NULL);
+            if (bad)
+                bad[i] = b;
+            if (fatal)
+                fatal[i] = v->fatal;
         }
         return;
     }
@@ -763,7 +777,7 @@ static void verify_listed(vctx *v, const mh_manifest *m) {
         l->open = NULL; /* seg_check opens no other segment */
         l->sink = &jobs[i].lines;
     }
-    vpar p = {v, m, jobs};
+    vpar p = {v, m, jobs, bad, fatal};
     mh_run_ordered(m->nrecs, threads, par_work, par_done, &p);
     free(jobs);
 }
@@ -784,7 +798,7 @@ static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
         v->open = calloc(m->nrecs ? m->nrecs : 1, sizeof *v->open);
     }
     if (*man_ok)
-        verify_listed(v, m);
+        verify_listed(v, m, NULL, NULL);
     if (*man_ok)
         mh_verify_store_tables(v->dir, m, v->open, report_line, v); /* SPEC.md 8 */
     for (size_t i = 0; v->open && i < m->nrecs; i++)
@@ -862,23 +876,34 @@ static int repair(vctx *v) {
     if (man_ok) {
         quiet.recs = m.recs;
         quiet.nrecs = m.nrecs;
-        for (size_t i = 0; i < m.nrecs; i++) {
+        /* every committed segment verified (on worker threads for a large
+         * store), then taken in order up to the first damaged one */
+        uint64_t *bads = calloc(m.nrecs ? m.nrecs : 1, sizeof *bads);
+        int *fatals = calloc(m.nrecs ? m.nrecs : 1, sizeof *fatals);
+        if (!bads || !fatals) {
+            free(bads);
+            free(fatals);
+            rc = MH_ENOMEM;
+            goto out;
+        }
+        verify_listed(&quiet, &m, bads, fatals);
+        size_t i = 0;
+        while (i < m.nrecs && !fatals[i] && !bads[i])
+            next.recs[next.nrecs++] = m.recs[i++];
+        if (i < m.nrecs && fatals[i]) {
+            rc = fatals[i];
+        } else if (i < m.nrecs) {
             char name[MHF_SEGMENT_NAME_LEN + 1];
             mh_segment_name(name, m.recs[i].seq);
-            uint64_t bad = verify_segment(&quiet, name, &m.recs[i], NULL);
-            if (quiet.fatal) {
-                rc = quiet.fatal;
-                goto out;
-            }
-            if (bad) {
-                report(v, MH_ECORRUPT, name, 0,
-                       "committed segment is damaged: repair leaves the store "
-                       "as it is");
-                rc = MH_ECORRUPT;
-                goto out;
-            }
-            next.recs[next.nrecs++] = m.recs[i];
+            report(v, MH_ECORRUPT, name, 0,
+                   "committed segment is damaged: repair leaves the store "
+                   "as it is");
+            rc = MH_ECORRUPT;
         }
+        free(bads);
+        free(fatals);
+        if (rc != MH_OK)
+            goto out;
         next.access_count = m.access_count;
         next.next_seq = m.next_seq;
     }

@@ -12,7 +12,9 @@
  *
  * Damage: single bytes flipped all over every segment file (headers,
  * index records, blocks, sections), a segment truncated, one removed, one
- * replaced by another's bytes. Each is undone before the next.
+ * replaced by another's bytes, a temporary file left, the MANIFEST lost.
+ * Each is undone before the next. fsck --repair (MH_VERIFY_REPAIR) on
+ * copies, one thread and three: the same lines and the same files left.
  */
 #include <string.h>
 #include <unistd.h>
@@ -47,14 +49,14 @@ typedef struct outcome {
     lines l;
 } outcome;
 
-static outcome fsck_with(const char *dir, unsigned threads) {
+static outcome fsck_with(const char *dir, unsigned threads, unsigned flags) {
     char v[16];
     snprintf(v, sizeof v, "%u", threads);
     CHECK(setenv("MEMHIST_FSCK_THREADS", v, 1) == 0);
     outcome o;
     memset(&o, 0, sizeof o);
     o.res.struct_size = sizeof o.res;
-    o.rc = mh_verify(dir, 0, on_line, &o.l, &o.res);
+    o.rc = mh_verify(dir, flags, on_line, &o.l, &o.res);
     CHECK(unsetenv("MEMHIST_FSCK_THREADS") == 0);
     return o;
 }
@@ -62,9 +64,9 @@ static outcome fsck_with(const char *dir, unsigned threads) {
 /* fsck on 2, 3 and 7 threads against one thread; returns the problems. */
 static uint64_t same_all_ways(const char *dir, const char *what) {
     static const unsigned ways[] = {2, 3, 7};
-    outcome one = fsck_with(dir, 1);
+    outcome one = fsck_with(dir, 1, 0);
     for (size_t w = 0; w < sizeof ways / sizeof *ways; w++) {
-        outcome o = fsck_with(dir, ways[w]);
+        outcome o = fsck_with(dir, ways[w], 0);
         CHECKF(o.rc == one.rc, "%s, %u threads: returned %s, one thread %s", what,
                ways[w], mh_error_name(o.rc), mh_error_name(one.rc));
         CHECKF(o.res.problems == one.res.problems && o.res.accesses == one.res.accesses &&
@@ -83,6 +85,36 @@ static uint64_t same_all_ways(const char *dir, const char *what) {
     }
     free(one.l.p);
     return one.res.problems;
+}
+
+/* fsck --repair on two copies of dir, one thread and three: the same
+ * lines, counts and code, and the same files left (MANIFEST bytes, the
+ * segments kept or removed). dir itself is left as it is. */
+static void same_repair(const char *dir, const char *what) {
+    char one[4200], three[4200];
+    snprintf(one, sizeof one, "%s.r1", dir);
+    snprintf(three, sizeof three, "%s.r3", dir);
+    tu_rmtree(one);
+    tu_rmtree(three);
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "cp -a '%s' '%s' && cp -a '%s' '%s'", dir, one, dir, three);
+    CHECK(system(cmd) == 0);
+    outcome a = fsck_with(one, 1, MH_VERIFY_REPAIR);
+    outcome b = fsck_with(three, 3, MH_VERIFY_REPAIR);
+    CHECKF(a.rc == b.rc, "%s, repair: 3 threads returned %s, one thread %s", what,
+           mh_error_name(b.rc), mh_error_name(a.rc));
+    CHECKF(a.res.problems == b.res.problems && a.res.repaired == b.res.repaired &&
+               a.res.accesses == b.res.accesses && a.res.segments == b.res.segments,
+           "%s, repair: counts differ", what);
+    CHECKF(a.l.n == b.l.n && (a.l.n == 0 || memcmp(a.l.p, b.l.p, a.l.n) == 0),
+           "%s, repair, 3 threads:\n%s--- one thread:\n%s", what, b.l.p ? b.l.p : "",
+           a.l.p ? a.l.p : "");
+    snprintf(cmd, sizeof cmd, "diff -r '%s' '%s' >/dev/null", one, three);
+    CHECKF(system(cmd) == 0, "%s, repair: the stores left differ", what);
+    free(a.l.p);
+    free(b.l.p);
+    tu_rmtree(one);
+    tu_rmtree(three);
 }
 
 /* The store's segment files, sorted (names give MANIFEST order). */
@@ -150,11 +182,26 @@ static void damage(const char *dir, uint64_t seed, size_t flips) {
     CHECK(b && ob);
     tu_write_file(path, b, len / 2);
     CHECK(same_all_ways(dir, "a segment cut in half") > 0);
+    same_repair(dir, "a segment cut in half");
     CHECK(unlink(path) == 0);
     CHECK(same_all_ways(dir, "a segment missing") > 0);
+    same_repair(dir, "a segment missing");
     tu_write_file(path, ob, olen);
     CHECK(same_all_ways(dir, "a segment holding the next one's bytes") > 0);
     tu_write_file(path, b, len);
+    /* what a crash leaves: a temporary file, and the MANIFEST lost (repair
+     * adopts every sealed segment again) */
+    char tmp[4200], man[4200], keep[4200];
+    tu_join(tmp, sizeof tmp, dir, "seg-9999999999999999.mhs.tmp");
+    tu_write_file(tmp, "torn", 4);
+    CHECK(same_all_ways(dir, "a temporary file left") > 0);
+    same_repair(dir, "a temporary file left");
+    CHECK(unlink(tmp) == 0);
+    tu_join(man, sizeof man, dir, "MANIFEST");
+    snprintf(keep, sizeof keep, "%s.kept", dir);
+    CHECK(rename(man, keep) == 0);
+    same_repair(dir, "the MANIFEST lost");
+    CHECK(rename(keep, man) == 0);
     free(b);
     free(ob);
     CHECK(same_all_ways(dir, "restored") == 0);
