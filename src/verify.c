@@ -39,52 +39,35 @@ typedef struct vctx {
     /* non-NULL on a worker thread of the pass: report() records each line
      * here (with its counts in res, a worker's own) and verify_pass gives
      * them to the real context in MANIFEST order */
-    struct vlines *sink;
+    mh_buf *sink;
 } vctx;
 
-/* A worker's report lines, as report() was called. */
+/* A worker's report line, as report() was called; a worker's lines are
+ * these records back to back in an mh_buf. */
 typedef struct vline {
     int code;
     uint64_t off;
     char *file, *msg;
 } vline;
-typedef struct vlines {
-    vline *v;
-    size_t n, cap;
-} vlines;
 
-static int sink_push(vlines *s, int code, const char *file, uint64_t off,
+static int sink_push(mh_buf *s, int code, const char *file, uint64_t off,
                      const char *msg) {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        vline *nv = realloc(s->v, cap * sizeof *nv);
-        if (!nv)
-            return MH_ENOMEM;
-        s->v = nv;
-        s->cap = cap;
-    }
-    vline *x = &s->v[s->n];
-    x->code = code;
-    x->off = off;
-    x->file = strdup(file);
-    x->msg = strdup(msg);
-    if (!x->file || !x->msg) {
-        free(x->file);
-        free(x->msg);
+    vline x = {code, off, strdup(file), strdup(msg)};
+    if (!x.file || !x.msg || mh_buf_append(s, &x, sizeof x) != MH_OK) {
+        free(x.file);
+        free(x.msg);
         return MH_ENOMEM;
     }
-    s->n++;
     return MH_OK;
 }
 
-static void sink_free(vlines *s) {
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->v[i].file);
-        free(s->v[i].msg);
+static void sink_free(mh_buf *s) {
+    vline *l = (vline *)(void *)s->p;
+    for (size_t i = 0; i < s->n / sizeof *l; i++) {
+        free(l[i].file);
+        free(l[i].msg);
     }
-    free(s->v);
-    s->v = NULL;
-    s->n = s->cap = 0;
+    mh_buf_free(s);
 }
 
 /* report's code for a note: reported with code MH_OK, neither a problem
@@ -684,7 +667,7 @@ typedef struct vjob {
     segpass sp;
     vctx local;
     mh_verify_result res;
-    vlines lines;
+    mh_buf lines; /* vline records */
 } vjob;
 
 typedef struct vpar {
@@ -710,9 +693,9 @@ static void par_done(void *arg, size_t i) {
     vctx *v = p->v;
     vjob *j = &p->jobs[i];
     uint64_t before = v->res->problems;
-    for (size_t k = 0; k < j->lines.n; k++)
-        report(v, j->lines.v[k].code, j->lines.v[k].file, j->lines.v[k].off, "%s",
-               j->lines.v[k].msg);
+    const vline *l = (const vline *)(void *)j->lines.p;
+    for (size_t k = 0; k < j->lines.n / sizeof *l; k++)
+        report(v, l[k].code, l[k].file, l[k].off, "%s", l[k].msg);
     sink_free(&j->lines);
     v->res->segments += j->res.segments;
     v->res->bytes += j->res.bytes;
