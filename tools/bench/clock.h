@@ -1,5 +1,5 @@
 /*
- * clock.h - the benchmark tools' clock and page-fault counters, shared by
+ * clock.h - the benchmark tools' clocks and page-fault counters, shared by
  * mh_bench (bench.h) and mh_probe, which links none of mh_bench's files.
  */
 #ifndef MH_BENCH_CLOCK_H
@@ -25,6 +25,16 @@ static inline long mhb_major_faults(void) {
 static inline long mhb_minor_faults(void) {
     struct rusage ru;
     return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_minflt : -1;
+}
+
+/* CPU time of the process so far (user + system, every thread), in
+ * seconds (getrusage), -1 if unknown. */
+static inline double mhb_cpu(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return -1;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
 #endif
