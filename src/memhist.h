@@ -101,11 +101,11 @@ extern "C" {
 
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
-#define MH_VERSION_MINOR 9
-#define MH_VERSION_PATCH 11
+#define MH_VERSION_MINOR 10
+#define MH_VERSION_PATCH 0
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.9.11"
+#define MH_VERSION_STRING "1.10.0"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
@@ -817,9 +817,18 @@ typedef struct mh_verify_result {
     uint64_t bytes;        /* bytes read */
     uint64_t segments;
     uint64_t repaired;     /* actions taken by repair */
+    /* since 1.10.0 (56 bytes): the most threads that checked segments at
+     * once, the calling thread or the workers (1: the calling thread
+     * alone; 0: no segment checked) */
+    uint64_t threads;
 } mh_verify_result;
 
 #define MH_VERIFY_REPAIR 1u /* remove what a crash leaves behind; rewrite the manifest */
+/* Since 1.10.0: or'ed into mh_verify's flags, the number of threads that
+ * check the segments, 1 (the calling thread alone) to MH_VERIFY_THREADS_MAX;
+ * 0, or no MH_VERIFY_THREADS at all, lets the library choose (below). */
+#define MH_VERIFY_THREADS(n) (((unsigned)(n) & 0xffu) << 8)
+#define MH_VERIFY_THREADS_MAX 16u
 
 /* Reads every byte of the store at path and checks every checksum and
  * invariant of SPEC.md, reporting each problem through fn (may be NULL).
@@ -827,17 +836,22 @@ typedef struct mh_verify_result {
  * listed in a valid manifest, and rebuilds the manifest from the longest
  * chain of segments that verify from id 0; a sealed segment that verifies
  * is never modified or deleted. Returns MH_OK when the store is clean (after
- * repair, if asked), MH_ECORRUPT when problems remain, or MH_EINVAL (res
- * not NULL with struct_size below its first published size), MH_ENOENT,
- * MH_ELOCKED (repair while a writer runs), MH_EIO, MH_ENOMEM.
- * Threads (since 1.9.11): the segments' own checks run on worker threads,
- * as many as the processors online (at most 8) for a store of two segments
- * and 32 MiB or more, or $MEMHIST_FSCK_THREADS (1 to 16; 1: the calling
- * thread alone); each worker holds one segment's check buffers (the
- * 10^9-access store of the benchmark: 80 MB peak on one thread, 136 MB on
- * two). fn is called on the calling thread only, with the same problems in
- * the same order as one thread gives; repair's check of the committed
- * segments runs on them too, with the same outcome. */
+ * repair, if asked), MH_ECORRUPT when problems remain, or MH_EINVAL (path
+ * NULL or empty, a flag this library does not know, MH_VERIFY_THREADS above
+ * MH_VERIFY_THREADS_MAX, res not NULL with struct_size below its first
+ * published size), MH_ENOENT, MH_ELOCKED (repair while a writer runs),
+ * MH_EIO, MH_ENOMEM.
+ * Threads (since 1.9.11): the segments' own checks run on worker threads:
+ * MH_VERIFY_THREADS(n) of them (since 1.10.0), else as many as the
+ * processors online (at most 8) for a store of two segments and 32 MiB or
+ * more, and the calling thread alone below that. Each worker holds one
+ * segment's check buffers (the 10^9-access store of the benchmark: 80 MB
+ * peak on one thread, 136 MB on two). fn is called on the calling thread
+ * only, with the same problems in the same order as one thread gives;
+ * repair's check of the committed segments runs on them too, with the same
+ * outcome. (1.9.11 read the count from $MEMHIST_FSCK_THREADS and ignored a
+ * value it could not use; since 1.10.0 the library reads no environment
+ * variable: `memhist fsck` does, and refuses a bad value.) */
 MH_API int mh_verify(const char *path, unsigned flags, mh_report_fn fn, void *ctx,
               mh_verify_result *res);
 

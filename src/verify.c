@@ -40,6 +40,7 @@ typedef struct vctx {
      * here (with its counts in res, a worker's own) and verify_pass gives
      * them to the real context in MANIFEST order */
     mh_buf *sink;
+    unsigned threads; /* MH_VERIFY_THREADS' count: 0 for the library's choice */
 } vctx;
 
 /* A worker's report line, as report() was called; a worker's lines are
@@ -709,18 +710,16 @@ static void par_done(void *arg, size_t i) {
         p->fatal[i] = v->fatal;
 }
 
-/* Worker threads for the pass: MEMHIST_FSCK_THREADS when set (1 ..
- * MH_ORDERED_MAX_THREADS), else the processors online (at most 8) for a
- * store of at least two segments and 32 MiB; 1 below that (threads would
- * cost more than they save). Another value of the variable is ignored. */
-static unsigned pass_threads(const mh_manifest *m) {
-    const char *e = getenv("MEMHIST_FSCK_THREADS");
-    if (e && *e) {
-        char *end;
-        unsigned long n = strtoul(e, &end, 10);
-        if (*end == 0 && n >= 1 && n <= MH_ORDERED_MAX_THREADS)
-            return (unsigned)n;
-    }
+_Static_assert(MH_VERIFY_THREADS_MAX <= MH_ORDERED_MAX_THREADS,
+               "every count mh_verify takes runs on that many threads");
+
+/* Worker threads for the pass: the caller's MH_VERIFY_THREADS count
+ * when given, else the processors online (at most 8) for a store of at
+ * least two segments and 32 MiB; 1 below that (threads would cost more
+ * than they save). */
+static unsigned pass_threads(const vctx *v, const mh_manifest *m) {
+    if (v->threads)
+        return v->threads;
     uint64_t bytes = 0;
     for (size_t i = 0; i < m->nrecs; i++)
         bytes += m->recs[i].file_size;
@@ -735,9 +734,11 @@ static unsigned pass_threads(const mh_manifest *m) {
  * had and v->fatal once it was verified, as verify_segment one after
  * another would give them. */
 static void verify_listed(vctx *v, const mh_manifest *m, uint64_t *bad, int *fatal) {
-    unsigned threads = pass_threads(m);
+    unsigned threads = pass_threads(v, m);
     vjob *jobs = threads > 1 && m->nrecs > 1 ? calloc(m->nrecs, sizeof *jobs) : NULL;
     if (!jobs) { /* one thread (or no memory for the jobs) */
+        if (m->nrecs && v->res->threads < 1)
+            v->res->threads = 1;
         for (size_t i = 0; i < m->nrecs; i++) {
             char name[MHF_SEGMENT_NAME_LEN + 1];
             mh_segment_name(name, m->recs[i].seq);
@@ -761,7 +762,9 @@ static void verify_listed(vctx *v, const mh_manifest *m, uint64_t *bad, int *fat
         l->sink = &jobs[i].lines;
     }
     vpar p = {v, m, jobs, bad, fatal};
-    mh_run_ordered(m->nrecs, threads, par_work, par_done, &p);
+    unsigned ran = mh_run_ordered(m->nrecs, threads, par_work, par_done, &p);
+    if (v->res->threads < ran)
+        v->res->threads = ran;
     free(jobs);
 }
 
@@ -779,11 +782,9 @@ static void verify_pass(vctx *v, dirlist *l, mh_manifest *m, int *man_ok) {
         v->nrecs = m->nrecs;
         /* without this memory each check opens what it needs itself */
         v->open = calloc(m->nrecs ? m->nrecs : 1, sizeof *v->open);
-    }
-    if (*man_ok)
         verify_listed(v, m, NULL, NULL);
-    if (*man_ok)
         mh_verify_store_tables(v->dir, m, v->open, report_line, v); /* SPEC.md 8 */
+    }
     for (size_t i = 0; v->open && i < m->nrecs; i++)
         if (v->open[i]) {
             mh_seg_close(v->open[i]);
@@ -948,7 +949,9 @@ out:
 /* mh_verify on the library's own result struct (zeroed by the caller). */
 static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
                         void *ctx, mh_verify_result *res) {
-    if (!path || !*path || (flags & ~MH_VERIFY_REPAIR))
+    unsigned threads = (flags & MH_VERIFY_THREADS(0xffu)) >> 8;
+    if (!path || !*path || (flags & ~(MH_VERIFY_REPAIR | MH_VERIFY_THREADS(0xffu))) ||
+        threads > MH_VERIFY_THREADS_MAX)
         return MH_EINVAL;
     MH_TRY(mh_store_dir_check(path, NULL));
     /* a directory holding none of a store's files is not one (and repair
@@ -958,7 +961,7 @@ static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
         return MH_EIO;
     if (kind != MH_STORE_DIR_STORE)
         return MH_ENOTSTORE;
-    vctx v = {path, fn, ctx, res, 0, 0, 0, 0, NULL, 0, NULL, NULL};
+    vctx v = {path, fn, ctx, res, 0, 0, 0, 0, NULL, 0, NULL, NULL, threads};
     int lock_fd = -1;
     if (flags & MH_VERIFY_REPAIR) {
         int rc = mh_store_lock(path, &lock_fd, NULL);
@@ -969,6 +972,7 @@ static int verify_store(const char *path, unsigned flags, mh_report_fn fn,
         rc = repair(&v);
         v.res = res;
         res->repaired = tmp.repaired;
+        res->threads = tmp.threads;
         if ((rc == MH_ENOMEM || rc == MH_EIO || v.fatal) && lock_fd >= 0) {
             close(lock_fd);
             return v.fatal ? v.fatal : rc;

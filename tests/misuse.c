@@ -500,6 +500,32 @@ static void test_reader(void) {
     CHECK_RC(mh_verify(missing, 0, NULL, NULL, &res), MH_ENOENT);
     CHECK_OK(mh_verify(store, 0, NULL, NULL, &res));
     CHECK(res.problems == 0 && res.accesses == 100 && res.segments == 1);
+    /* a thread count (1.10.0): 1 to 16, else MH_EINVAL, as an unknown flag;
+     * the library reads no environment variable */
+    CHECK(setenv("MEMHIST_FSCK_THREADS", "many", 1) == 0);
+    for (unsigned t = 0; t <= MH_VERIFY_THREADS_MAX; t++) {
+        CHECK_OK(mh_verify(store, MH_VERIFY_THREADS(t), NULL, NULL, &res));
+        CHECK(res.problems == 0 && res.accesses == 100 && res.segments == 1);
+    }
+    CHECK(unsetenv("MEMHIST_FSCK_THREADS") == 0);
+    CHECK(res.threads == 1); /* one segment: the calling thread */
+    /* a caller of 1.9 sends the 48 bytes it knows: threads is not written */
+    union {
+        mh_verify_result r;
+        unsigned char b[sizeof(mh_verify_result)];
+    } old;
+    memset(&old, 0xab, sizeof old);
+    old.r.struct_size = (uint32_t)offsetof(mh_verify_result, threads);
+    CHECK_OK(mh_verify(store, 0, NULL, NULL, &old.r));
+    CHECK(old.r.accesses == 100 && old.r.segments == 1 &&
+          old.r.struct_size == offsetof(mh_verify_result, threads));
+    for (size_t i = old.r.struct_size; i < sizeof old; i++)
+        CHECK(old.b[i] == 0xab);
+    CHECK_RC(mh_verify(store, MH_VERIFY_THREADS(MH_VERIFY_THREADS_MAX + 1), NULL, NULL, &res),
+             MH_EINVAL);
+    CHECK_RC(mh_verify(store, MH_VERIFY_THREADS(255), NULL, NULL, &res), MH_EINVAL);
+    CHECK_RC(mh_verify(store, 1u << 16, NULL, NULL, &res), MH_EINVAL);
+    CHECK_RC(mh_verify(store, 2u, NULL, NULL, &res), MH_EINVAL);
     CHECK_OK(mh_writer_open(store, MH_APPEND, NULL, &w));
     CHECK_RC(mh_verify(store, MH_VERIFY_REPAIR, NULL, NULL, &res), MH_ELOCKED);
     CHECK_OK(mh_verify(store, 0, NULL, NULL, &res)); /* checking alone is fine */
@@ -535,7 +561,9 @@ _Static_assert(SIZE_UPTO(mh_writer_options, reserved) == 40 && offsetof(mh_write
 #if UINTPTR_MAX == UINT64_MAX
 _Static_assert(sizeof(mh_stats) == 112 && SIZE_UPTO(mh_segment_info, index_bytes) == 144 &&
                    SIZE_UPTO(mh_slice_info, blocks) == 64 && sizeof(mh_chunk_info) == 72 &&
-                   sizeof(mh_column_info) == 24 && sizeof(mh_verify_result) == 48 &&
+                   sizeof(mh_column_info) == 24 &&
+                   SIZE_UPTO(mh_verify_result, repaired) == 48 &&
+                   sizeof(mh_verify_result) == 56 && /* threads: 1.10.0 */
                    sizeof(mh_problem) == 32,
                "first published sizes (LP64)");
 #endif
@@ -661,9 +689,9 @@ static void test_init_sizes(void) {
 static void test_abi(void) {
     /* the runtime version is the library's; here the same build */
     CHECK(mh_version_number() == MH_VERSION_NUMBER);
-    CHECK(mh_version_number() == 10911);
+    CHECK(mh_version_number() == 11000);
     CHECK(!strcmp(mh_version_string(), MH_VERSION_STRING));
-    CHECK(!strcmp(mh_version_string(), "1.9.11"));
+    CHECK(!strcmp(mh_version_string(), "1.10.0"));
 
     char store[4096];
     path_in(store, sizeof store, "abi.store");
@@ -782,7 +810,7 @@ static void test_abi(void) {
     mh_verify_result vr = {.struct_size = 8};
     CHECK_RC(mh_verify(store, 0, NULL, NULL, &vr), MH_EINVAL);
     CHECK_RC(mh_verify(missing, 0, NULL, NULL, &vr), MH_EINVAL);
-    vr.struct_size = sizeof vr - 1;
+    vr.struct_size = offsetof(mh_verify_result, threads) - 1; /* below the first size */
     CHECK_RC(mh_verify(store, 0, NULL, NULL, &vr), MH_EINVAL);
     CHECK(vr.problems == 0 && vr.accesses == 0); /* not written */
     struct {

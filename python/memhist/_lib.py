@@ -108,7 +108,8 @@ class mh_problem(Structure):
 
 class mh_verify_result(Structure):
     _fields_ = [("struct_size", u32), ("problems", u64), ("accesses", u64),
-                ("bytes", u64), ("segments", u64), ("repaired", u64)]
+                ("bytes", u64), ("segments", u64), ("repaired", u64),
+                ("threads", u64)]
 
 
 #: Every structure the package passes to the library, by its C name.

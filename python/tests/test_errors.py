@@ -265,3 +265,37 @@ def test_stale_span_sets_after_repair(tmp_path):
         hits = r.query(0x600000, 0x600007, ops="w", max=3)
         phys = hits["physical"] if hasattr(hits, "dtype") else [a.physical for a in hits]
         assert len(hits) == 3 and all(int(p) == 0x600000 for p in phys)
+
+
+def test_verify_threads(tmp_path):
+    """verify(threads=N) checks the segments on N threads (library 1.10.0):
+    the same problems in the same order whatever N; out of range is
+    InvalidArgumentError."""
+    path = tmp_path / "s.store"
+    t = 0
+    with memhist.Writer(path, commit_accesses=0, background=0) as w:
+        for seq in range(5):
+            for i in range(400):
+                w.append_one(t, 0x200000 * (seq + 1) + (i % 50) * 8, 8, "r" if i % 4 else "w")
+                t += 1
+            w.commit()
+    for seg in ("seg-0000000000000001.mhs", "seg-0000000000000003.mhs"):
+        with open(path / seg, "r+b") as f:
+            f.seek(300)
+            b = f.read(1)
+            f.seek(300)
+            f.write(bytes([b[0] ^ 0xFF]))
+    one = memhist.verify(path, threads=1)
+    assert not one.ok and one.threads == 1 and one.segments == 5
+    files = {p.file for p in one.problems}
+    assert files == {"seg-0000000000000001.mhs", "seg-0000000000000003.mhs"}
+    for n in (2, 3, 16):
+        v = memhist.verify(path, threads=n)
+        assert v.threads == min(n, 5)
+        assert v.problems == one.problems
+        assert (v.ok, v.accesses, v.bytes, v.segments) == \
+            (one.ok, one.accesses, one.bytes, one.segments)
+    assert memhist.verify(path).problems == one.problems
+    for bad in (-1, 17, 1.5, True, "2"):
+        with pytest.raises(memhist.InvalidArgumentError):
+            memhist.verify(path, threads=bad)
