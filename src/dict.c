@@ -431,8 +431,11 @@ int mh_dict_build(const mh_seal_info *si, const mh_dict_stream *streams,
         mh_buf_free(&b);
         return rc;
     }
-    *out = b.p;
     *size = b.n;
+    if ((*out = mh_buf_detach(&b)) == NULL) {
+        mh_buf_free(&b);
+        return MH_ENOMEM;
+    }
     return MH_OK;
 }
 

@@ -870,7 +870,12 @@ void mh_query_pool_free(mh_reader *r);
  * largest entry's; returns the number of contexts. */
 int mh_query_cache_audit(const mh_reader *r, size_t *held, size_t *sum, size_t *largest);
 
-/* ---- small growable buffer ------------------------------------------ */
+/* ---- growable buffer ------------------------------------------------ */
+/* p holds n bytes of cap; { 0 } is empty. Below MH_BUF_BIG bytes of cap, p
+ * is malloc'd; from MH_BUF_BIG on, a mapping of its own in huge pages
+ * (errors.c): only mh_buf_free frees it (mh_buf_detach hands it over as
+ * malloc'd memory). */
+#define MH_BUF_BIG ((size_t)2 << 20)
 typedef struct mh_buf {
     uint8_t *p;
     size_t n, cap;
@@ -878,6 +883,9 @@ typedef struct mh_buf {
 int mh_buf_reserve(mh_buf *b, size_t extra);
 int mh_buf_append(mh_buf *b, const void *p, size_t n);
 void mh_buf_free(mh_buf *b);
+/* The n bytes as malloc'd memory the caller frees (b left empty); NULL
+ * when out of memory (b unchanged) or when b holds nothing. */
+uint8_t *mh_buf_detach(mh_buf *b);
 
 /* ---- jobs on worker threads, results in order (ordered_jobs.c) ---- */
 #define MH_ORDERED_MAX_THREADS 16u
