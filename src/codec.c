@@ -14,23 +14,55 @@
 
 #include "internal.h"
 
+static size_t up64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* Piece `which` of r (mh_rows.mem) made anew, of n bytes, the old one
+ * freed; NULL when out of memory (r unchanged). */
+static uint8_t *rows_piece(mh_rows *r, int which, size_t n) {
+    uint8_t *p = mh_arena_alloc(r->ar, n);
+    if (p) {
+        mh_arena_free(r->ar, r->mem[which]);
+        r->mem[which] = p;
+    }
+    return p;
+}
+
+static int piece_idt(mh_rows *r, uint32_t cap) {
+    size_t o_t = up64((size_t)cap * sizeof *r->id_off);
+    uint8_t *p = rows_piece(r, 0, o_t + (size_t)cap * sizeof *r->t);
+    if (!p)
+        return MH_ENOMEM;
+    r->id_off = (uint32_t *)(void *)p;
+    r->t = (uint64_t *)(void *)(p + o_t);
+    return MH_OK;
+}
+
 /* The columns after the ids and transitions (physical, linear, size and
- * its flag) for cap rows, into r; MH_ENOMEM with none of them kept. */
-static int rows_alloc_rest(mh_rows *r, uint32_t cap) {
-    r->phy = malloc((size_t)cap * sizeof *r->phy);
-    r->lin = malloc((size_t)cap * sizeof *r->lin);
-    r->size = malloc((size_t)cap * sizeof *r->size);
-    r->has_lin = malloc((size_t)cap);
-    if (r->phy && r->lin && r->size && r->has_lin)
-        return MH_OK;
-    free(r->phy);
-    free(r->lin);
-    free(r->size);
-    free(r->has_lin);
-    r->phy = r->lin = NULL;
-    r->size = NULL;
-    r->has_lin = NULL;
-    return MH_ENOMEM;
+ * its flag) for cap rows, into r. */
+static int piece_rest(mh_rows *r, uint32_t cap) {
+    size_t o_lin = up64((size_t)cap * sizeof *r->phy);
+    size_t o_size = o_lin + up64((size_t)cap * sizeof *r->lin);
+    size_t o_has = o_size + up64((size_t)cap * sizeof *r->size);
+    uint8_t *p = rows_piece(r, 1, o_has + cap);
+    if (!p)
+        return MH_ENOMEM;
+    r->phy = (uint64_t *)(void *)p;
+    r->lin = (uint64_t *)(void *)(p + o_lin);
+    r->size = (uint32_t *)(void *)(p + o_size);
+    r->has_lin = p + o_has;
+    return MH_OK;
+}
+
+static int piece_opt(mh_rows *r, uint32_t cap) {
+    size_t o_pc = up64((size_t)cap * sizeof *r->stream);
+    size_t o_has = o_pc + up64((size_t)cap * sizeof *r->pc);
+    uint8_t *p = rows_piece(r, 2, o_has + cap);
+    if (!p)
+        return MH_ENOMEM;
+    r->stream = (uint32_t *)(void *)p;
+    r->pc = (uint64_t *)(void *)(p + o_pc);
+    r->has_pc = p + o_has;
+    return MH_OK;
 }
 
 static int rows_alloc(mh_rows *r, uint32_t cap, int lazy, int idt) {
@@ -40,22 +72,22 @@ static int rows_alloc(mh_rows *r, uint32_t cap, int lazy, int idt) {
         cap = r->cap;
     if (cap == r->cap && r->lazy == lazy && r->idt && !idt) {
         /* the ids and transitions kept, the other columns added */
-        MH_TRY(rows_alloc_rest(r, cap));
+        MH_TRY(piece_rest(r, cap));
         r->idt = 0;
         return MH_OK;
     }
     mh_rows n = {0};
-    n.id_off = malloc((size_t)cap * sizeof *n.id_off);
-    n.t = malloc((size_t)cap * sizeof *n.t);
-    int rest = idt ? MH_OK : rows_alloc_rest(&n, cap);
-    if (!lazy) {
-        n.stream = calloc(cap, sizeof *n.stream);
-        n.pc = calloc(cap, sizeof *n.pc);
-        n.has_pc = calloc(cap, 1);
+    n.ar = r->ar;
+    int rc = piece_idt(&n, cap);
+    if (rc == MH_OK && !idt)
+        rc = piece_rest(&n, cap);
+    if (rc == MH_OK && !lazy && (rc = piece_opt(&n, cap)) == MH_OK) {
+        memset(n.stream, 0, (size_t)cap * sizeof *n.stream);
+        memset(n.pc, 0, (size_t)cap * sizeof *n.pc);
+        memset(n.has_pc, 0, cap);
         n.opt_cap = cap;
     }
-    if (!n.id_off || !n.t || rest != MH_OK ||
-        (!lazy && (!n.stream || !n.pc || !n.has_pc))) {
+    if (rc != MH_OK) {
         mh_rows_free(&n);
         return MH_ENOMEM;
     }
@@ -81,36 +113,18 @@ int mh_rows_reserve_idt(mh_rows *r, uint32_t cap) {
 static int rows_opt(mh_rows *r, mh_diag *d) {
     if (r->opt_cap >= r->cap)
         return MH_OK;
-    uint32_t *st = malloc((size_t)r->cap * sizeof *st);
-    uint64_t *pc = malloc((size_t)r->cap * sizeof *pc);
-    uint8_t *has = malloc(r->cap);
-    if (!st || !pc || !has) {
-        free(st);
-        free(pc);
-        free(has);
+    if (piece_opt(r, r->cap) != MH_OK)
         MH_FAIL(MH_ENOMEM, d, 0, "out of memory for a block's stream and pc");
-    }
-    free(r->stream);
-    free(r->pc);
-    free(r->has_pc);
-    r->stream = st;
-    r->pc = pc;
-    r->has_pc = has;
     r->opt_cap = r->cap;
     return MH_OK;
 }
 
 void mh_rows_free(mh_rows *r) {
-    free(r->id_off);
-    free(r->t);
-    free(r->phy);
-    free(r->lin);
-    free(r->size);
-    free(r->has_lin);
-    free(r->stream);
-    free(r->pc);
-    free(r->has_pc);
+    mh_arena *ar = r->ar;
+    for (int i = 0; i < 3; i++)
+        mh_arena_free(ar, r->mem[i]);
     memset(r, 0, sizeof *r);
+    r->ar = ar;
 }
 
 void mh_block_layout_std(mh_block_layout *l, uint16_t major, int stream,

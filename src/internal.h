@@ -142,6 +142,36 @@ int mh_struct_out_ok(const void *out, size_t min_size);
 uint64_t mh_hash(const void *p, size_t n);
 uint64_t mh_hash_seeded(const void *p, size_t n, uint64_t seed);
 
+/* ---- the query cache's memory (arena.c) ---------------------------- */
+/* One mapping reserved in 2 MiB huge pages, carved into pieces of size
+ * classes (256, 384, 512, 768, ... bytes, a 64-byte header included); a
+ * freed piece goes back to its class's list, for the next piece of that
+ * class. What does not fit (or every piece, when the mapping could not be
+ * made or was asked under MH_ARENA_ALIGN bytes) is malloc'd, and freed
+ * by mh_arena_free as well. A NULL arena is malloc and free. One thread
+ * at a time. */
+#define MH_ARENA_CLASSES 64u
+#define MH_ARENA_HEAD 64u
+#define MH_ARENA_ALIGN ((size_t)2 << 20)
+typedef struct mh_arena {
+    void *map;             /* the mapping (NULL: none), map_size bytes */
+    size_t map_size;
+    uint8_t *base, *end;   /* its part on a 2 MiB boundary */
+    uint8_t *next;         /* bytes from here on not yet carved */
+    void *free_list[MH_ARENA_CLASSES];
+} mh_arena;
+/* Reserves `bytes` (rounded up to 2 MiB) of address space; never fails
+ * (without a mapping, pieces are malloc'd). */
+void mh_arena_init(mh_arena *a, size_t bytes);
+/* A piece of n bytes, 64-byte aligned when from the mapping; NULL when
+ * out of memory. */
+void *mh_arena_alloc(mh_arena *a, size_t n);
+/* p from mh_arena_alloc(a, ...) (NULL: nothing). */
+void mh_arena_free(mh_arena *a, void *p);
+/* The bytes of the mapping carved so far: what it may have touched. */
+size_t mh_arena_touched(const mh_arena *a);
+void mh_arena_destroy(mh_arena *a);
+
 /* ---- block codec (codec.c) ------------------------------------------ */
 /* Decoded rows of one block, columns apart. */
 typedef struct mh_rows {
@@ -166,6 +196,11 @@ typedef struct mh_rows {
     uint8_t idt;      /* id_off and t alone allocated (phy, lin, size and
                        * has_lin NULL): rows decoded with MH_COLS_ID_T only */
     uint8_t no_stream, no_pc; /* the block decoded last stores no such column */
+    /* the columns' memory, three pieces: ids and transitions; physical,
+     * linear, size and its flag; stream, pc and its flag. From ar (the
+     * query cache's arena, kept by mh_rows_free), malloc'd when NULL */
+    mh_arena *ar;
+    void *mem[3];
 } mh_rows;
 
 /* Room for cap rows, every column. */

@@ -102,10 +102,10 @@ extern "C" {
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
 #define MH_VERSION_MINOR 10
-#define MH_VERSION_PATCH 0
+#define MH_VERSION_PATCH 1
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.10.0"
+#define MH_VERSION_STRING "1.10.1"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
@@ -466,7 +466,9 @@ MH_API int mh_reader_open(const char *path, mh_reader **out);
  * context per concurrent caller (kept by r for the next call), each cursor
  * has its own. A warm cache is what makes repeated and resumed queries over
  * the same region cheap; 0 keeps the minimum (two blocks). Memory is taken
- * as blocks are decoded, never up front. The same bytes bound, for the whole
+ * as blocks are decoded, never up front (since 1.10.1, from 1 MiB held on,
+ * from an arena of 2 x bytes of address space per context in huge pages,
+ * touched as used: memhist(3)). The same bytes bound, for the whole
  * reader, what segments remember: the bits of the pieces, blocks and (since
  * 1.9.2) address-summary entries that passed their checks, and the resume
  * marks of the address-set and

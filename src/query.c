@@ -193,6 +193,25 @@ static int ctx_init(qctx *c, const mh_reader *r) {
     return MH_OK;
 }
 
+/* The entries' buffers come from an arena in huge pages once they hold
+ * MHQ_ARENA_FROM bytes (malloc'd until then; those stay so): the budget,
+ * the quarter it may be outgrown by before a trim and what size classes
+ * round up, in address space, touched as carved. A context that caches
+ * little would pay a 2 MiB page's first touch (133 us on the benchmark's
+ * VM) for a few blocks: made on a context's first use, the arena took a
+ * cursor's open, first batch and close on python from 7 to 128 us (the
+ * malloc'd rows of the cursor before were reused, warm), and from 256 KiB
+ * on a fresh reader's first point question on gzip from 245 to 308 us;
+ * from 1 MiB on, neither moved (mh_abtest), and the first asks of 200
+ * questions took 3.7-6.1 minor faults each, not 7.9-11.7. */
+static void ctx_arena(qctx *c) {
+    if (c->arena_tried || c->held < MHQ_ARENA_FROM)
+        return;
+    c->arena_tried = 1;
+    size_t b = c->r->cache_bytes;
+    mh_arena_init(&c->arena, b > SIZE_MAX / 2 ? SIZE_MAX : b * 2);
+}
+
 /* Makes c's scratch hold a raw block of seg. */
 static int ctx_fit(qctx *c, const mh_seg *seg) {
     if (seg->rows_per_block <= c->scratch_rows)
@@ -209,8 +228,8 @@ static int ctx_fit(qctx *c, const mh_seg *seg) {
 static void ctx_free(qctx *c) {
     for (uint32_t i = 0; c->ent && i < c->nent; i++) {
         mh_rows_free(&c->ent[i].rows);
-        free(c->ent[i].lab);
-        free(c->ent[i].raw);
+        mh_arena_free(&c->arena, c->ent[i].lab);
+        mh_arena_free(&c->arena, c->ent[i].raw);
         free(c->ent[i].sp);
     }
     free(c->ent);
@@ -220,6 +239,7 @@ static void ctx_free(qctx *c) {
     free(c->ap_bits);
     mh_query_wide_free(c);
     mh_query_idmap_free(c);
+    mh_arena_destroy(&c->arena);
     memset(c, 0, sizeof *c);
 }
 
@@ -465,6 +485,7 @@ static int32_t take_entry(qctx *c) {
     if (c->nent < c->capent && (c->held < budget || !list_has_two(c))) {
         e = (int32_t)c->nent++;
         memset(&c->ent[e], 0, sizeof c->ent[e]); /* first use (ctx_init) */
+        c->ent[e].rows.ar = &c->arena;
         return e;
     }
     e = c->tail; /* the least recently used */
@@ -532,15 +553,15 @@ static int entry_holds(const centry *x, unsigned want, uint32_t from, uint32_t n
  * caller counts the bytes, entry_bytes before and after). */
 static void entry_drop_labels(qctx *c, centry *x) {
     c->lab_held -= (size_t)x->lab_cap * sizeof *x->lab;
-    free(x->lab);
+    mh_arena_free(&c->arena, x->lab);
     x->lab = NULL;
     x->lab_cap = x->lab_n = 0;
 }
 
 /* x's raw block given up (an entry decoded whole, or reused; the caller
  * counts the bytes, entry_bytes before and after). */
-static void entry_drop_raw(centry *x) {
-    free(x->raw);
+static void entry_drop_raw(qctx *c, centry *x) {
+    mh_arena_free(&c->arena, x->raw);
     x->raw = NULL;
     x->raw_cap = 0;
     free(x->sp);
@@ -581,7 +602,7 @@ static void cache_trim(qctx *c, int32_t keep) {
             }
             mh_rows_free(&x->rows);
             entry_drop_labels(c, x);
-            entry_drop_raw(x);
+            entry_drop_raw(c, x);
             x->id_t = 0;
             c->held -= was;
             lru_unlink(c, e);
@@ -605,6 +626,7 @@ static int entry_fill(qctx *c, centry *x, const mh_seg *seg, const mh_slice *s, 
      * max10 questions on python held 539 located blocks, 12.3 MB, and
      * cycled through the 8 MiB default cache of 1.9.6, 50 us a question at
      * its second ask, where 6.6 MB fit) */
+    ctx_arena(c);
     int rc = want != WANT_ALL && seg->dict.layout.major >= 2
                  ? mh_rows_reserve_idt(&x->rows, seg->rows_per_block)
                  : mh_rows_reserve_lazy(&x->rows, seg->rows_per_block);
@@ -620,11 +642,11 @@ static int entry_fill(qctx *c, centry *x, const mh_seg *seg, const mh_slice *s, 
     mh_block bl;
     MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, &c->diag));
     if (x->raw_cap < bl.raw_size || !x->sp) {
-        entry_drop_raw(x);
-        x->raw = malloc(bl.raw_size);
+        entry_drop_raw(c, x);
+        x->raw = mh_arena_alloc(&c->arena, bl.raw_size);
         x->sp = malloc(sizeof *x->sp);
         if (!x->raw || !x->sp) {
-            entry_drop_raw(x);
+            entry_drop_raw(c, x);
             MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for a located block");
         }
         x->raw_cap = bl.raw_size;
@@ -767,13 +789,14 @@ int mhq_labels_entry(qctx *c, const mh_seg *seg, uint32_t grp, uint32_t cap,
     size_t was = entry_bytes(x);
     /* an entry that held rows holds labels now */
     mh_rows_free(&x->rows);
-    entry_drop_raw(x);
+    entry_drop_raw(c, x);
     x->id_t = 0;
     x->lab_n = 0;
     if (x->lab_cap < cap) {
+        ctx_arena(c);
         c->lab_held -= (size_t)x->lab_cap * sizeof *x->lab;
-        free(x->lab);
-        x->lab = malloc(bytes);
+        mh_arena_free(&c->arena, x->lab);
+        x->lab = mh_arena_alloc(&c->arena, bytes);
         x->lab_cap = x->lab ? cap : 0;
         c->lab_held += (size_t)x->lab_cap * sizeof *x->lab;
     }

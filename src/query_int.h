@@ -24,6 +24,9 @@
 /* rows of a located block (centry.sparse) whose accesses an entry keeps:
  * a question asked again takes none again */
 #define MHQ_TAKEN 4
+/* bytes a context's cache holds when its arena is made (query.c,
+ * ctx_arena) */
+#define MHQ_ARENA_FROM ((size_t)1 << 20)
 /* What a located block's entry needs beyond its rows (sparse): the cursor
  * over its raw block's columns and the rows taken last. Apart from the
  * entry, made with its raw buffer: in the entry itself (1.7 KB of
@@ -56,6 +59,9 @@ typedef struct centry {
 
 typedef struct qctx {
     const mh_reader *r;
+    mh_arena arena; /* the entries' rows, raw blocks and label groups
+                     * (query.c, ctx_arena) */
+    int arena_tried;
     centry *ent;
     uint32_t nent, capent; /* entries in use, entries allowed */
     size_t held;           /* bytes the entries' rows take */
