@@ -89,8 +89,10 @@ void *mh_arena_alloc(mh_arena *a, size_t n) {
         return malloc(n);
     uint8_t *p = a->free_list[k];
     if (p) {
-        UNPOISON(p, sizeof(void *));
-        memcpy(&a->free_list[k], p, sizeof(void *));
+        void *link; /* the next free piece, kept in this one's first bytes */
+        UNPOISON(p, sizeof link);
+        memcpy(&link, p, sizeof link);
+        a->free_list[k] = link;
         UNPOISON(p, n);
         return p;
     }
@@ -120,9 +122,10 @@ void mh_arena_free(mh_arena *a, void *p) {
     memcpy(&k, q - MH_ARENA_HEAD, sizeof k);
     POISON(q - MH_ARENA_HEAD, sizeof k);
     POISON(q, class_size(k) - MH_ARENA_HEAD);
-    UNPOISON(q, sizeof(void *)); /* the list's link */
-    memcpy(q, &a->free_list[k], sizeof(void *));
-    POISON(q, sizeof(void *));
+    void *link = a->free_list[k]; /* the list's link */
+    UNPOISON(q, sizeof link);
+    memcpy(q, &link, sizeof link);
+    POISON(q, sizeof link);
     a->free_list[k] = q;
 }
 
