@@ -875,6 +875,9 @@ struct mh_reader {
     /* tests: blocks decoded into the query caches (query.c), so that a
      * test can see which chunks a query searched */
     _Atomic uint64_t blocks_decoded;
+    /* tests: groups of rows the chunk walk passed by their masks (query.c,
+     * scan_chunk), so that a test can see the masks serve */
+    _Atomic uint64_t groups_passed;
     /* query contexts (scratch and decoded-block caches) kept between
      * mh_query_run calls; any thread takes one under the mutex */
     pthread_mutex_t pool_mu;

@@ -138,6 +138,7 @@ static int read_query(const mh_reader *r, const mh_query *in, qspec *spec,
  * decodes a block storing them (counted in c->held as they come). */
 #define ROW_BYTES                                                              \
     (sizeof(uint32_t) + 3 * sizeof(uint64_t) + sizeof(uint32_t) + 1)
+#define GM_ROWS 32u /* rows a group mask covers (scan_chunk) */
 #define ROW_OPT_BYTES (sizeof(uint32_t) + sizeof(uint64_t) + 1)
 #define ROW_IDT_BYTES (sizeof(uint32_t) + sizeof(uint64_t)) /* mh_rows.idt */
 
@@ -150,7 +151,8 @@ static int read_query(const mh_reader *r, const mh_query *in, qspec *spec,
 static size_t entry_bytes(const centry *x) {
     return (size_t)x->rows.cap * (x->rows.idt ? ROW_IDT_BYTES : ROW_BYTES) +
            (size_t)x->rows.opt_cap * ROW_OPT_BYTES +
-           (size_t)x->lab_cap * sizeof *x->lab + x->raw_cap;
+           (size_t)x->lab_cap * sizeof *x->lab + x->raw_cap +
+           (size_t)x->gm_cap * sizeof *x->gm;
 }
 
 static int ctx_init(qctx *c, const mh_reader *r) {
@@ -230,6 +232,7 @@ static void ctx_free(qctx *c) {
         mh_rows_free(&c->ent[i].rows);
         mh_arena_free(&c->arena, c->ent[i].lab);
         mh_arena_free(&c->arena, c->ent[i].raw);
+        mh_arena_free(&c->arena, c->ent[i].gm);
         free(c->ent[i].sp);
     }
     free(c->ent);
@@ -569,6 +572,32 @@ static void entry_drop_raw(qctx *c, centry *x) {
     x->sparse = 0;
 }
 
+/* x's group masks given up (its rows freed; the caller counts the bytes). */
+static void entry_drop_gm(qctx *c, centry *x) {
+    mh_arena_free(&c->arena, x->gm);
+    x->gm = NULL;
+    x->gm_cap = 0;
+    x->gm_ok = 0;
+}
+
+/* x's group masks, all unknown, for its rows of a block of rows_per_block
+ * (its bytes counted in; none when out of memory: the walks read every
+ * row, as without them). */
+static void entry_gm(qctx *c, centry *x, uint32_t rows_per_block) {
+    uint32_t words = (rows_per_block + GM_ROWS - 1) / GM_ROWS;
+    if (x->gm_cap < words) {
+        c->held -= (size_t)x->gm_cap * sizeof *x->gm;
+        entry_drop_gm(c, x);
+        x->gm = mh_arena_alloc(&c->arena, (size_t)words * sizeof *x->gm);
+        x->gm_cap = x->gm ? words : 0;
+        c->held += (size_t)x->gm_cap * sizeof *x->gm;
+    }
+    if (!x->gm)
+        return;
+    memset(x->gm, 0, (size_t)x->gm_cap * sizeof *x->gm);
+    x->gm_ok = 1;
+}
+
 /* Entries' buffers freed from the least recently used on, once the bytes
  * held exceed the budget by a quarter, until they are within it: new
  * entries stop at the budget, but an entry reused for a located block
@@ -601,6 +630,7 @@ static void cache_trim(qctx *c, int32_t keep) {
                 x->seg = NULL;
             }
             mh_rows_free(&x->rows);
+            entry_drop_gm(c, x);
             entry_drop_labels(c, x);
             entry_drop_raw(c, x);
             x->id_t = 0;
@@ -633,6 +663,10 @@ static int entry_fill(qctx *c, centry *x, const mh_seg *seg, const mh_slice *s, 
     x->rows.n = x->rows.lo = 0;
     if (rc != MH_OK)
         MH_FAIL(rc, &c->diag, 0, "out of memory for a decoded block");
+    /* the group masks of the rows before are void (scan_chunk clears
+     * them, or makes them, at the block's second walk) */
+    x->walks = 0;
+    x->gm_ok = 0;
     if (want != WANT_LOCATE || seg->dict.layout.major < 2) {
         x->sparse = 0; /* its raw buffer is kept for a later located block */
         x->id_t = (uint8_t)(want == WANT_ID_T);
@@ -789,6 +823,7 @@ int mhq_labels_entry(qctx *c, const mh_seg *seg, uint32_t grp, uint32_t cap,
     size_t was = entry_bytes(x);
     /* an entry that held rows holds labels now */
     mh_rows_free(&x->rows);
+    entry_drop_gm(c, x);
     entry_drop_raw(c, x);
     x->id_t = 0;
     x->lab_n = 0;
@@ -996,6 +1031,153 @@ static inline uint32_t hit_bwd(const rowscan *x, uint32_t i, uint32_t e) {
     return UINT32_MAX;
 }
 
+/* Group masks (centry.gm): for each group of GM_ROWS rows of a decoded
+ * block (rows GM_ROWS g .. GM_ROWS g + GM_ROWS - 1) lying wholly within
+ * the rows of one chunk, bit w & 63 of every 8-byte granule w that one of
+ * its rows may cover ([phy, phy + size_ext]: a superset of its bytes);
+ * 0, not known yet (a group's mask never is). A row meeting [A, B] shares
+ * a granule, so a bit, with the query's mask: a scan passes a group whose
+ * mask misses it without reading the group's rows. From a block's second
+ * walk on, the first walk to enter such a group computes its mask from
+ * the physical column it reads anyway (its four cache lines); later
+ * questions on the block read one word a group there. A point question walked ~200 rows of a hot chunk,
+ * about 25 cache lines, where a quarter of its groups' masks meet its
+ * granule on the real stores. Never changes an answer. */
+static inline uint64_t gran_mask(uint64_t lo, uint64_t hi) {
+    uint64_t g1 = lo >> 3, g2 = hi >> 3;
+    if (g2 - g1 >= 63)
+        return ~(uint64_t)0;
+    uint64_t m = ((uint64_t)2 << (g2 - g1)) - 1u;
+    unsigned r = (unsigned)(g1 & 63u);
+    return r ? m << r | m >> (64u - r) : m;
+}
+
+static uint64_t group_mask(const uint64_t *phy, uint64_t ext) {
+    uint64_t m = 0;
+    if (ext < 8) { /* at most two granules a row */
+        for (uint32_t i = 0; i < GM_ROWS; i++) {
+            uint64_t hi = phy[i] > UINT64_MAX - ext ? UINT64_MAX : phy[i] + ext;
+            m |= (uint64_t)1 << (phy[i] >> 3 & 63u) | (uint64_t)1 << (hi >> 3 & 63u);
+        }
+        return m;
+    }
+    for (uint32_t i = 0; i < GM_ROWS; i++)
+        m |= gran_mask(phy[i], phy[i] > UINT64_MAX - ext ? UINT64_MAX : phy[i] + ext);
+    return m;
+}
+
+/* What hit_fwd / hit_bwd answer, the groups wholly within the chunk's
+ * rows [k0, k1) whose masks miss qm passed unread. */
+typedef struct gmscan {
+    uint64_t *gm, qm, ext;
+    uint32_t k0, k1;
+    _Atomic uint64_t *passed; /* the reader's count (tests) */
+} gmscan;
+
+static inline uint32_t gm_done(const gmscan *m, uint32_t row, uint64_t passed) {
+    if (passed)
+        atomic_fetch_add_explicit(m->passed, passed, memory_order_relaxed);
+    return row;
+}
+
+/* Group g's mask, 0 when the group is not wholly the chunk's (or the
+ * entry has no masks). */
+static inline uint64_t gm_of(const gmscan *m, const rowscan *x, uint32_t g) {
+    uint32_t gs = g * GM_ROWS;
+    if (!m->gm || gs < m->k0 || gs > m->k1 || m->k1 - gs < GM_ROWS)
+        return 0;
+    if (!m->gm[g])
+        m->gm[g] = group_mask(x->phy + gs, m->ext);
+    return m->gm[g];
+}
+
+static uint32_t hit_fwd_gm(const rowscan *x, const gmscan *m, uint32_t i, uint32_t e) {
+    uint64_t passed = 0;
+    while (i < e) {
+        uint32_t g = i / GM_ROWS, ge = (g + 1) * GM_ROWS;
+        uint32_t stop = ge < e ? ge : e;
+        uint64_t gmask = gm_of(m, x, g);
+        if (!gmask || (gmask & m->qm)) {
+            uint32_t r = hit_fwd(x, i, stop);
+            if (r != UINT32_MAX)
+                return gm_done(m, r, passed);
+        } else {
+            passed++;
+        }
+        i = stop;
+    }
+    return gm_done(m, UINT32_MAX, passed);
+}
+
+static uint32_t hit_bwd_gm(const rowscan *x, const gmscan *m, uint32_t i, uint32_t e) {
+    uint64_t passed = 0;
+    while (e > i) {
+        uint32_t g = (e - 1) / GM_ROWS, gs = g * GM_ROWS;
+        uint32_t from = gs > i ? gs : i;
+        uint64_t gmask = gm_of(m, x, g);
+        if (!gmask || (gmask & m->qm)) {
+            uint32_t r = hit_bwd(x, from, e);
+            if (r != UINT32_MAX)
+                return gm_done(m, r, passed);
+        } else {
+            passed++;
+        }
+        e = from;
+    }
+    return gm_done(m, UINT32_MAX, passed);
+}
+
+/* The first row of [lo, hi) whose transition is at least x (hi when
+ * none), t non-decreasing: a guess interpolated on the transitions, a
+ * gallop from it, a binary search in its last step. O(log d) probes, d
+ * the guess's distance from the answer (at most about twice a binary
+ * search's when the guess is poor): on the real stores a chunk's rows in
+ * a block advance with the transitions nearly evenly, and a point
+ * question read ~3 cache lines of the column here where the binary
+ * search, also reading the id column, read ~11 (a question asked with
+ * the CPU caches cold after other work pays each). The same row as the
+ * binary search: the answer is unchanged. */
+static uint32_t t_lower_bound(const uint64_t *t, uint32_t lo, uint32_t hi, uint64_t x) {
+    if (lo >= hi || t[lo] >= x)
+        return lo;
+    if (t[hi - 1] < x)
+        return hi;
+    /* t[a] < x <= t[b]: the answer lies in (a, b] */
+    uint32_t a = lo, b = hi - 1;
+    if (b - a > 1) {
+        double f = (double)(x - t[a]) / (double)(t[b] - t[a]);
+        uint32_t g = a + 1 + (uint32_t)(f * (double)(b - a - 1));
+        if (g > b) /* rounding */
+            g = b;
+        uint32_t step = 1;
+        if (t[g] >= x) {
+            b = g;
+            while (b - a > step && t[b - step] >= x) {
+                b -= step;
+                step <<= 1;
+            }
+            if (b - a > step)
+                a = b - step;
+        } else {
+            a = g;
+            while (b - a > step && t[a + step] < x) {
+                a += step;
+                step <<= 1;
+            }
+            if (b - a > step)
+                b = a + step;
+        }
+    }
+    while (b - a > 1) {
+        uint32_t m = a + (b - a) / 2;
+        if (t[m] >= x)
+            b = m;
+        else
+            a = m;
+    }
+    return b;
+}
+
 /* Walks one chunk in query order, adding at most want matches. */
 static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
                       const mh_chunk *ch, const qspec *q, size_t want,
@@ -1074,6 +1256,16 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         /* binary search: the rows of [k0, k1) on the query's side of the
          * start are [p, k1) forward and [k0, p) backward */
         uint32_t lo2 = k0, hi2 = k1;
+        /* from a transition, with no window bound among these rows (fid:
+         * forward the first, backward the last, has the id every row
+         * passes), the side is the transition's alone: forward the rows
+         * with t >= start, backward those with t <= start */
+        if (q->kind == MH_FROM_TRANSITION && (fwd ? fid >= q->id_lo : fid <= q->id_hi)) {
+            lo2 = fwd ? t_lower_bound(col_t, k0, k1, q->start)
+                  : q->start == UINT64_MAX ? k1
+                                           : t_lower_bound(col_t, k0, k1, q->start + 1);
+            hi2 = lo2;
+        }
         while (lo2 < hi2) {
             uint32_t mid = lo2 + (hi2 - lo2) / 2;
             int side = in_range(q, col_t[mid], s->id_first + col_id[mid]);
@@ -1096,8 +1288,21 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         rowscan x = {col_phy, col_size, q->a, q->b, q->a > ext ? q->a - ext : 0, 0};
         x.span = q->b - x.lo;
         uint32_t u0 = a0, u1 = a1;
+        /* the masks from a block's second walk on (the first, through a
+         * block decoded for it, often its only one, scans as before: a
+         * mask costs a few instructions a row more than the scan), and
+         * for a range of fewer than 64 granules alone (a wider one meets
+         * every mask) */
+        uint64_t qm = gran_mask(q->a, q->b);
+        if (ent->walks && ~qm && !ent->gm_ok)
+            entry_gm(c, &c->ent[ei], seg->rows_per_block);
+        gmscan gs = {ent->walks && ~qm && ent->gm_ok ? ent->gm : NULL, qm, ext, k0, k1,
+                     &((mh_reader *)c->r)->groups_passed};
+        if (ent->walks < UINT8_MAX)
+            c->ent[ei].walks++;
         for (;;) {
-            uint32_t row = fwd ? hit_fwd(&x, u0, u1) : hit_bwd(&x, u0, u1);
+            uint32_t row = !gs.gm ? (fwd ? hit_fwd(&x, u0, u1) : hit_bwd(&x, u0, u1))
+                           : fwd ? hit_fwd_gm(&x, &gs, u0, u1) : hit_bwd_gm(&x, &gs, u0, u1);
             if (row == UINT32_MAX)
                 break;
             uint64_t id = s->id_first + col_id[row];

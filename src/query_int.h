@@ -51,6 +51,10 @@ typedef struct centry {
     uint32_t raw_cap;
     centry_sparse *sp; /* allocated with raw, kept and freed with it */
     uint32_t size_ext; /* the largest size - 1u of rows (query.c, scan_chunk) */
+    uint64_t *gm;      /* group masks of whole blocks' rows (query.c, scan_chunk) */
+    uint32_t gm_cap;   /* words gm holds */
+    uint8_t walks;     /* chunk walks of its rows since its fill, up to 255 */
+    uint8_t gm_ok;     /* gm cleared since its fill */
     uint8_t *lab; /* a label group's labels as stored, lab_w bytes each */
     uint32_t lab_cap, lab_first, lab_n; /* bytes held, first id offset, count */
     uint32_t lab_all; /* the group's count: lab_n < lab_all, a prefix only */
