@@ -665,7 +665,7 @@ static int entry_fill(qctx *c, centry *x, const mh_seg *seg, const mh_slice *s, 
         MH_FAIL(rc, &c->diag, 0, "out of memory for a decoded block");
     /* the group masks of the rows before are void (scan_chunk clears
      * them, or makes them, at the block's second walk) */
-    x->walks = 0;
+    x->walked = 0;
     x->gm_ok = 0;
     if (want != WANT_LOCATE || seg->dict.layout.major < 2) {
         x->sparse = 0; /* its raw buffer is kept for a later located block */
@@ -1040,9 +1040,10 @@ static inline uint32_t hit_bwd(const rowscan *x, uint32_t i, uint32_t e) {
  * mask misses it without reading the group's rows. From a block's second
  * walk on, the first walk to enter such a group computes its mask from
  * the physical column it reads anyway (its four cache lines); later
- * questions on the block read one word a group there. A point question walked ~200 rows of a hot chunk,
- * about 25 cache lines, where a quarter of its groups' masks meet its
- * granule on the real stores. Never changes an answer. */
+ * questions on the block read one word a group there. A point question
+ * walked ~200 rows of a hot chunk, about 25 cache lines, where a quarter
+ * of its groups' masks meet its granule on the real stores. Never changes
+ * an answer. */
 static inline uint64_t gran_mask(uint64_t lo, uint64_t hi) {
     uint64_t g1 = lo >> 3, g2 = hi >> 3;
     if (g2 - g1 >= 63)
@@ -1294,12 +1295,11 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
          * for a range of fewer than 64 granules alone (a wider one meets
          * every mask) */
         uint64_t qm = gran_mask(q->a, q->b);
-        if (ent->walks && ~qm && !ent->gm_ok)
+        if (ent->walked && ~qm && !ent->gm_ok)
             entry_gm(c, &c->ent[ei], seg->rows_per_block);
-        gmscan gs = {ent->walks && ~qm && ent->gm_ok ? ent->gm : NULL, qm, ext, k0, k1,
+        gmscan gs = {ent->walked && ~qm && ent->gm_ok ? ent->gm : NULL, qm, ext, k0, k1,
                      &((mh_reader *)c->r)->groups_passed};
-        if (ent->walks < UINT8_MAX)
-            c->ent[ei].walks++;
+        c->ent[ei].walked = 1;
         for (;;) {
             uint32_t row = !gs.gm ? (fwd ? hit_fwd(&x, u0, u1) : hit_bwd(&x, u0, u1))
                            : fwd ? hit_fwd_gm(&x, &gs, u0, u1) : hit_bwd_gm(&x, &gs, u0, u1);

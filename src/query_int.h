@@ -53,7 +53,7 @@ typedef struct centry {
     uint32_t size_ext; /* the largest size - 1u of rows (query.c, scan_chunk) */
     uint64_t *gm;      /* group masks of whole blocks' rows (query.c, scan_chunk) */
     uint32_t gm_cap;   /* words gm holds */
-    uint8_t walks;     /* chunk walks of its rows since its fill, up to 255 */
+    uint8_t walked;    /* a chunk walk read its rows since its fill */
     uint8_t gm_ok;     /* gm cleared since its fill */
     uint8_t *lab; /* a label group's labels as stored, lab_w bytes each */
     uint32_t lab_cap, lab_first, lab_n; /* bytes held, first id offset, count */
