@@ -546,6 +546,10 @@ typedef struct mh_seg {
      * first use, or when its allocation failed: then every run is checked
      * on every use) */
     _Atomic(_Atomic uint8_t *) apost_run_ok;
+    /* the postings' run searches' first probes, per op (apost_read.c:
+     * run_search; NULL until the section's first use, or when its
+     * allocation failed: then every search reads them in the run table) */
+    _Atomic(_Atomic uint64_t *) apost_top;
     /* per run of the address set: where a later query may resume its
      * decode, recorded by the decodes that checked the run up to there
      * (aset_read.c; NULL until the section's first use, or when its
@@ -878,6 +882,11 @@ struct mh_reader {
     /* tests: groups of rows the chunk walk passed by their masks (query.c,
      * scan_chunk), so that a test can see the masks serve */
     _Atomic uint64_t groups_passed;
+    /* tests: segments whose address set a query asked after the postings
+     * served it (query.c fill: once a listed slice held no match), and of
+     * them those the set passed, so that a test can see the set asked
+     * only then and still passing segments */
+    _Atomic uint64_t aset_late_asks, aset_late_passes;
     /* query contexts (scratch and decoded-block caches) kept between
      * mh_query_run calls; any thread takes one under the mutex */
     pthread_mutex_t pool_mu;
@@ -1725,8 +1734,11 @@ int mh_span_node(const mh_reader *r, size_t ri, mh_span_view *out,
  * in bytes; anything missing, broken, too large or out of memory leaves it
  * unavailable (never an error: the walk then reads what it reads and
  * reports what it finds). Used on stores of MH_UNION_MIN_SEGS segments or
- * more. Thread-safe. */
-#define MH_UNION_MIN_SEGS 4u
+ * more (4 before library 1.10.3: on python's 2-segment store the
+ * never-accessed point questions, passed by the postings' search since the
+ * address set is asked late, cost 0.6-0.8 us, 0.25-0.33 from the union).
+ * Thread-safe. */
+#define MH_UNION_MIN_SEGS 2u
 #define MH_UNION_STEP 64u
 int mh_store_union_excludes(const mh_reader *r, uint64_t a, uint64_t b, uint32_t ops,
                             int build_now);

@@ -708,6 +708,7 @@ void mh_seg_close(mh_seg *s) {
     mh_dict_free(&s->dict);
     free((void *)s->slice_ok);
     free((void *)atomic_load(&s->apost_run_ok));
+    free((void *)atomic_load(&s->apost_top));
     mh_marks_free(atomic_load(&s->aset_marks));
     mh_marks_free(atomic_load(&s->apost_marks));
     free((void *)atomic_load(&s->block_ok));

@@ -388,10 +388,12 @@ static void fake_seg(fake *f, const mh_buf *b, uint32_t nslices) {
 }
 
 /* What the reader allocated on the fake segment (its runs' checked
- * flags), as mh_seg_close frees it. */
+ * flags, marks and search tops), as mh_seg_close frees it. */
 static void fake_done(fake *f) {
     free((void *)atomic_load(&f->seg.apost_run_ok));
     f->seg.apost_run_ok = NULL;
+    free((void *)atomic_load(&f->seg.apost_top));
+    f->seg.apost_top = NULL;
     mh_marks_free(atomic_load(&f->seg.apost_marks));
     f->seg.apost_marks = NULL;
 }
