@@ -1735,10 +1735,12 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
         seg_found += got;
         if (*n == need)
             return MH_OK;
-        if (aset_due && (aset_due = 0, got == 0)) {
-            /* the segment's first listed slice held no match: the address
-             * set decides whether the rest of it can hold one (a match
-             * found there proves it meets, and none contradicts it) */
+        /* the segment's first listed slice held no match: the address set
+         * decides whether the rest of it can hold one (a match found there
+         * proves it meets, and none contradicts it) */
+        int ask_set = aset_due && got == 0;
+        aset_due = 0;
+        if (ask_set) {
             int meets = mh_aset_meets(seg, q->a, q->b, q->ops, &c->diag);
             if (meets < 0) {
                 mh_diag_prefix(&c->diag, "%s", seg->name);
