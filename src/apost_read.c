@@ -217,8 +217,8 @@ int mh_apost_rec(const mh_apost_view *v, uint32_t i, const uint8_t **out,
 #define APOST_TOP 256
 
 /* The last run of op o whose first granule is at or before w, else its
- * first (its keys may reach w): *out its index within the op. The first
- * APOST_TOP_LEVELS probes of every search are the same records: their
+ * first (its keys may reach w): *out its index within the op. The probes
+ * of every search's first 8 levels are the same records: their
  * granules (plus 1; 0 not yet known) are kept in seg->apost_top, op o's
  * at [o * APOST_TOP], node 1 the first probe, node k's next 2k (the
  * probe's granule above w) or 2k + 1, once a search has read (and, in a
@@ -312,7 +312,6 @@ static int lazy_run_check(const mh_apost_view *v, unsigned o, uint32_t r,
  * the flags, written by every thread checking the run (the same values),
  * before its flag's release. */
 #define RUN_MARKS 3
-
 
 /* the marks of a run, NULL when the segment has none (seg->apost_marks,
  * paged out of the reader's budget: make 1 allocates the run's page) */
