@@ -152,7 +152,9 @@ void mhb_classes_repeat(mhb_class *c, size_t count, uint64_t reps, uint64_t shif
  * mhb_lat's fault_asks, minflt, p99_calm). With asks != NULL, every timed
  * ask is also written to asks->f as a CSV row (MHB_ASKS_HEADER; -1 where
  * not measured). Returns MH_OK, or the first error code of a query. */
-#define MHB_ASKS_HEADER "workload,class,implementation,pass,query,us,minor_faults,blocks_decoded"
+#define MHB_ASKS_HEADER                                                        \
+    "workload,class,implementation,pass,query,us,minor_faults,blocks_decoded," \
+    "start_kind,start,direction,addr_first,addr_last,ops"
 typedef struct mhb_asks {
     FILE *f;
     const char *workload;

@@ -548,9 +548,14 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                         long long dec = impl[m].decoded
                                             ? (long long)(impl[m].decoded(impl[m].h) - d0)
                                             : -1;
-                        fprintf(asks->f, "\"%s\",\"%s\",%s,%zu,%zu,%.3f,%ld,%lld\n",
+                        const mh_query *aq = &x->q[i];
+                        fprintf(asks->f,
+                                "\"%s\",\"%s\",%s,%zu,%zu,%.3f,%ld,%lld,%s,%" PRIu64
+                                ",%s,0x%" PRIx64 ",0x%" PRIx64 ",%u\n",
                                 asks->workload, x->name, impl[m].name, p, i, um[i], fm[i],
-                                dec);
+                                dec, aq->start_kind == MH_FROM_ID ? "id" : "transition",
+                                aq->start, aq->direction == MH_FORWARD ? "fwd" : "bwd",
+                                aq->addr_first, aq->addr_last, aq->ops);
                     }
                     if (m > 0)
                         (*compared)++;

@@ -35,12 +35,16 @@ grep -qx 'point max1 bwd write' "$dir/options_classes" || fail "--classes: point
 grep -qx 'whole max1 fwd rw' "$dir/options_classes" || fail "--classes: whole max1 fwd rw missing"
 nclass=$(wc -l < "$dir/options_classes")
 
-# asks: the header, then rows of 8 fields; memhist decoded >= 0, SQLite -1
-head -n 1 "$asks" | grep -qx 'workload,class,implementation,pass,query,us,minor_faults,blocks_decoded' ||
+# asks: the header, then rows of 14 fields; memhist decoded >= 0, SQLite -1;
+# the question: its start, direction, range (hex) and ops
+head -n 1 "$asks" | grep -qx 'workload,class,implementation,pass,query,us,minor_faults,blocks_decoded,start_kind,start,direction,addr_first,addr_last,ops' ||
   fail "--asks: bad header"
 awk -F, -v nclass="$nclass" '
   NR == 1 { next }
-  NF != 8 { print "row " NR ": " NF " fields"; bad = 1; next }
+  NF != 14 { print "row " NR ": " NF " fields"; bad = 1; next }
+  $9 !~ /^(id|transition)$/ || $10 !~ /^[0-9]+$/ || $11 !~ /^(fwd|bwd)$/ ||
+    $12 !~ /^0x[0-9a-f]+$/ || $13 !~ /^0x[0-9a-f]+$/ || $14 !~ /^[1-7]$/ {
+    print "row " NR ": question " $9 " " $10 " " $11 " " $12 " " $13 " " $14; bad = 1 }
   $7 !~ /^[0-9]+$/ { print "row " NR ": minor faults " $7; bad = 1 }
   $3 == "memhist" { mh++; if ($8 !~ /^[0-9]+$/) { print "row " NR ": memhist decoded " $8; bad = 1 } }
   $3 != "memhist" { other++; if ($8 != "-1") { print "row " NR ": " $3 " decoded " $8; bad = 1 } }

@@ -9,7 +9,7 @@
  *            [--aset on|off|both] [--idmap on|off|both]
  *            [--apost on|off|both] [--qfile FILE] [--answers FILE]
  *            [--cache BYTES] [--thrash MIB] [--thrash-each 0|1] [--spin MS]
- *            [--thrash-code KIB]
+ *            [--thrash-code KIB] [--thrash-small 0|1]
  *
  * Generates the synthetic trace (tools/synth, seed 1, N accesses), writes
  * it to DIR unless DIR already holds a store (reporting the ingest rate),
@@ -56,6 +56,12 @@
  * instruction TLB's entries of the reader's code are then cold too, as
  * after the SQLite questions in mh_bench (a data thrash leaves them: the
  * query path's ~22 KB of code stays in L1I and the ITLB).
+ * --thrash-small 1 maps the --thrash buffer in 4 KiB pages (no transparent
+ * huge pages): the thrash then also evicts the data TLB's entries and the
+ * page-table lines a walk reads, as another program's scattered pages do
+ * (stop 44: the same questions cost the same as after the plain thrash on
+ * the benchmark VM: the TLB is not what makes a pass's first asks slow
+ * after SQLite's; --spin is, the time itself: see issue10-stop44.md).
  * --thrash-each 1 moves that thrash before each timed ask: every ask then
  * meets the CPU caches and TLB cold, the reader's own lines too, as a
  * question asked after a pause does (in mh_bench's timed passes after
@@ -116,7 +122,7 @@ static int usage(const char *why, const char *what) {
             "                [--idmap on|off|both] [--apost on|off|both]\n"
             "                [--qfile FILE] [--answers FILE] [--cache BYTES]\n"
             "                [--thrash MIB] [--thrash-each 0|1] [--spin MS]\n"
-            "                [--thrash-code KIB]\n"
+            "                [--thrash-code KIB] [--thrash-small 0|1]\n"
             "                [--slow N] [--spread K]\n");
     return 2;
 }
@@ -263,7 +269,7 @@ static void code_thrash_run(const code_thrash *ct) {
 int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
     uint64_t cache = MH_READER_CACHE_DEFAULT, thrash = 0, slow = 0, spread = 0, each = 0, spin = 0;
-    uint64_t tcode = 0;
+    uint64_t tcode = 0, small = 0;
     const char *store = "/tmp/mh_probe.store";
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
     const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on", *apost = "on";
@@ -282,6 +288,7 @@ int main(int argc, char **argv) {
                         : !strcmp(a, "--thrash-each") ? &each
                         : !strcmp(a, "--spin")    ? &spin
                         : !strcmp(a, "--thrash-code") ? &tcode
+                        : !strcmp(a, "--thrash-small") ? &small
                         : !strcmp(a, "--slow")    ? &slow
                         : !strcmp(a, "--spread")  ? &spread
                                                   : NULL;
@@ -508,7 +515,20 @@ int main(int argc, char **argv) {
                             : un_both  ? " (union off)"
                                        : " (idmap off)"};
     size_t tbytes = (size_t)thrash << 20;
-    unsigned char *tbuf = tbytes ? malloc(tbytes) : NULL;
+    /* --thrash-small 1: the buffer in 4 KiB pages (no transparent huge
+     * pages), so that the thrash also evicts the data TLB's entries and
+     * the page-table lines a walk reads, as another program's pages do */
+    unsigned char *tbuf = NULL;
+    if (tbytes && small) {
+        void *m = mmap(NULL, tbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
+        if (m != MAP_FAILED) {
+            (void)madvise(m, tbytes, MADV_NOHUGEPAGE);
+            tbuf = m;
+        }
+    } else if (tbytes) {
+        tbuf = malloc(tbytes);
+    }
     if (tbytes && !tbuf) {
         fprintf(stderr, "mh_probe: out of memory for --thrash\n");
         return 1;
@@ -629,7 +649,10 @@ int main(int argc, char **argv) {
                (double)results / (double)m);
     }
     printf("blocks decoded a timed ask: %.3f\n", (double)decoded / (double)(m * (size_t)nways));
-    free(tbuf);
+    if (tbuf && small)
+        munmap(tbuf, tbytes);
+    else
+        free(tbuf);
     free(out2);
     free(lat2);
     free(t);
