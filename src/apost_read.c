@@ -212,15 +212,11 @@ int mh_apost_rec(const mh_apost_view *v, uint32_t i, const uint8_t **out,
     return MH_OK;
 }
 
-/* nodes of a run search's first probes kept per op (run_search): 1 .. 255,
- * its first 8 levels; 3 x 2 KiB a segment */
-#define APOST_TOP 256
-
 /* The last run of op o whose first granule is at or before w, else its
  * first (its keys may reach w): *out its index within the op. The probes
  * of every search's first 8 levels are the same records: their
  * granules (plus 1; 0 not yet known) are kept in seg->apost_top, op o's
- * at [o * APOST_TOP], node 1 the first probe, node k's next 2k (the
+ * at [o * MH_APOST_TOP], node 1 the first probe, node k's next 2k (the
  * probe's granule above w) or 2k + 1, once a search has read (and, in a
  * lazy view, checked) them; a later search reads them there, not a
  * record a probe in a piece of its own (python, never-accessed 8 B rw,
@@ -233,14 +229,14 @@ static int run_search(const mh_seg *seg, const mh_apost_view *v, unsigned o,
     _Atomic uint64_t *top = atomic_load_explicit(&((mh_seg *)seg)->apost_top,
                                                  memory_order_acquire);
     if (top)
-        top += (size_t)o * APOST_TOP;
+        top += (size_t)o * MH_APOST_TOP;
     uint32_t node = 1;
     /* [kbeg, kend): bytes of the section known checked */
     uint64_t kbeg = 0, kend = v->lazy ? 0 : UINT64_MAX;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         uint64_t g = 0;
-        if (top && node < APOST_TOP)
+        if (top && node < MH_APOST_TOP)
             g = atomic_load_explicit(&top[node], memory_order_relaxed);
         if (g) {
             g--;
@@ -264,7 +260,7 @@ static int run_search(const mh_seg *seg, const mh_apost_view *v, unsigned o,
             g = mhf_load_u64(rec + MHF_APOST_R_GRANULE);
             /* a granule is at most (2^64 - 1) >> 3 (SPEC 9d): g + 1 is
              * not 0; every thread stores the same value */
-            if (top && node < APOST_TOP && g < UINT64_MAX)
+            if (top && node < MH_APOST_TOP && g < UINT64_MAX)
                 atomic_store_explicit(&top[node], g + 1, memory_order_relaxed);
         }
         if (g <= w) {
@@ -373,16 +369,20 @@ int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
     mh_marks *mk = mh_marks_new(seg, nr, RUN_MARKS), *mnone = NULL;
     if (mk && !atomic_compare_exchange_strong(&m->apost_marks, &mnone, mk))
         mh_marks_free(mk); /* its budget stays spent: a rare race */
-    _Atomic uint8_t *ok = calloc(nr, 1);
+    /* both out of the reader's budget (its cache option), as the other
+     * check bits and the marks: 1.10.3 took them outside it (6 KiB and a
+     * byte a run, a segment) */
+    _Atomic uint8_t *ok = mh_seg_marks_alloc(seg, nr, 0);
     _Atomic uint8_t *none = NULL;
     if (ok && !atomic_compare_exchange_strong(&m->apost_run_ok, &none, ok))
-        free((void *)ok);
-    /* the run searches' first probes (run_search); without it each
-     * search reads them in the run table */
-    _Atomic uint64_t *top = calloc((size_t)MHF_OP_COUNT * APOST_TOP, sizeof *top);
+        free((void *)ok); /* another thread's won; its budget stays spent */
+    /* the run searches' first probes (run_search): an aid as the marks
+     * are, so it leaves the check bits their quarter of the budget;
+     * without it each search reads them in the run table */
+    _Atomic uint64_t *top = mh_seg_marks_alloc(seg, MH_APOST_TOP_BYTES, 1);
     _Atomic uint64_t *tnone = NULL;
     if (top && !atomic_compare_exchange_strong(&m->apost_top, &tnone, top))
-        free((void *)top);
+        free((void *)top); /* as above */
     atomic_store_explicit(&m->apost_lazy, lazy, memory_order_relaxed);
     atomic_store_explicit(&m->apost_ok, 1, memory_order_release);
     return MH_OK;

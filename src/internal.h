@@ -542,13 +542,16 @@ typedef struct mh_seg {
     _Atomic int apost_ok;   /* address postings checked (apost_read.c) */
     _Atomic int apost_lazy; /* ... by their piece sums, as queries read them */
     /* per run of the postings: decoded whole and checked once, so later
-     * queries skip to their keys (apost_read.c; NULL until the section's
-     * first use, or when its allocation failed: then every run is checked
-     * on every use) */
+     * queries skip to their keys (apost_read.c; a byte a run, out of the
+     * reader's budget as the other check bits since 1.10.4; NULL until the
+     * section's first use, or when the budget or memory was short: then
+     * every run is checked on every use) */
     _Atomic(_Atomic uint8_t *) apost_run_ok;
     /* the postings' run searches' first probes, per op (apost_read.c:
-     * run_search; NULL until the section's first use, or when its
-     * allocation failed: then every search reads them in the run table) */
+     * run_search; MH_APOST_TOP_BYTES, out of the reader's budget as the run
+     * marks since 1.10.4; NULL until the section's first use, or when the
+     * budget or memory was short: then every search reads them in the run
+     * table) */
     _Atomic(_Atomic uint64_t *) apost_top;
     /* per run of the address set: where a later query may resume its
      * decode, recorded by the decodes that checked the run up to there
@@ -1740,6 +1743,10 @@ int mh_span_node(const mh_reader *r, size_t ri, mh_span_view *out,
  * Thread-safe. */
 #define MH_UNION_MIN_SEGS 2u
 #define MH_UNION_STEP 64u
+/* nodes of a postings run search's first probes kept per op (apost_read.c
+ * run_search): 1 .. 255, its first 8 levels; 3 x 2 KiB a segment */
+#define MH_APOST_TOP 256u
+#define MH_APOST_TOP_BYTES ((size_t)MHF_OP_COUNT * MH_APOST_TOP * sizeof(uint64_t))
 int mh_store_union_excludes(const mh_reader *r, uint64_t a, uint64_t b, uint32_t ops,
                             int build_now);
 void mh_store_union_free(mh_reader *r);

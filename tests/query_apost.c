@@ -484,7 +484,8 @@ static void run_synthetic(size_t queries) {
 /* The run marks of the address sets and postings (aset_read.c,
  * apost_read.c) come out of the reader's budget, its cache option: every
  * opened segment's mark tables and the pages of them its queries touched
- * are charged, what is left is the option less those, and with no budget
+ * are charged, and (since 1.10.4) the postings' checked-run flags and run
+ * search tops, what is left is the option less those, and with no budget
  * (0) none is kept. */
 static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
                                int64_t *bits_out) {
@@ -509,6 +510,17 @@ static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
             CHECK(pm->runs == (pv.nruns ? pv.nruns : 1) && pm->words == 3);
             spent += (int64_t)mh_marks_bytes(pm);
             marks += (int64_t)mh_marks_bytes(pm);
+            with++;
+        }
+        if (atomic_load(&seg->apost_run_ok)) { /* checked postings runs (1.10.4) */
+            mh_apost_view pv;
+            CHECK_OK(mh_apost_view_get(seg, &pv, NULL));
+            spent += (int64_t)(pv.nruns ? pv.nruns : 1);
+            with++;
+        }
+        if (atomic_load(&seg->apost_top)) { /* the run searches' tops (1.10.4): an aid */
+            spent += (int64_t)MH_APOST_TOP_BYTES;
+            marks += (int64_t)MH_APOST_TOP_BYTES;
             with++;
         }
         if (atomic_load(&seg->block_ok)) { /* the checked-blocks bitmap (since 1.7) */
@@ -545,6 +557,7 @@ static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
             with++;
         }
         CHECKF(budget > 0 || (!atomic_load(&seg->aset_marks) && !atomic_load(&seg->apost_marks) &&
+                              !atomic_load(&seg->apost_run_ok) && !atomic_load(&seg->apost_top) &&
                               !atomic_load(&seg->block_ok) && !pt &&
                               !atomic_load(&seg->summary_post_ok[0]) &&
                               !atomic_load(&seg->summary_post_ok[1]) &&
