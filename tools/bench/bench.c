@@ -57,6 +57,7 @@ typedef struct opts {
     uint64_t threads_total;
     int ingest_only;      /* --ingest-only: the memhist ingest (bg on) alone */
     unsigned timed_passes; /* --timed-passes: timed passes a class */
+    int timed_set;         /* --timed-passes given: --quick keeps it */
     int faults;           /* --faults: minor page faults of each timed ask */
     const char *classes;  /* --classes: only the classes named (substrings) */
     const char *asks;     /* --asks: every timed ask as a CSV row */
@@ -135,7 +136,8 @@ static void usage(FILE *f)
             "                SQLite, no run without background threads\n"
             "  --keep        keep the stores\n"
             "  --quick       1e5 accesses, 5 queries per class, small slices, answers\n"
-            "                also checked against a brute-force scan (the ctest)\n"
+            "                also checked against a brute-force scan (the ctest);\n"
+            "                1 timed pass unless --timed-passes says otherwise\n"
             "Exit status: 0 all answers equal, 1 a mismatch or a failure, 2 bad usage.\n");
 }
 
@@ -308,6 +310,7 @@ static int parse_opts(int argc, char **argv, opts *o)
             if (parse_count(v, &x) || x == 0 || x > 99)
                 return bad_usage("bad --timed-passes (1 .. 99)", v);
             o->timed_passes = (unsigned)x;
+            o->timed_set = 1;
             i++;
         } else if (!strcmp(a, "--budget")) {
             if (parse_count(v, &x) || x == 0 || x > 86400)
@@ -322,7 +325,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         if (o->nsizes == 0 && o->nlackey == 0 && o->nstore == 0 && o->nthreads == 0)
             o->sizes[o->nsizes++] = 100000;
         o->queries = 5;
-        o->timed_passes = 1;
+        if (!o->timed_set)
+            o->timed_passes = 1;
         o->budget = 60; /* a test: compare every query unless something hangs */
     } else if (o->nsizes == 0 && o->nlackey == 0 && o->nstore == 0 && o->nthreads == 0) {
         o->sizes[o->nsizes++] = 1000000;

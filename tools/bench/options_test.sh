@@ -1,6 +1,7 @@
 #!/bin/sh
-# options_test.sh BENCH DIR: mh_bench's --classes, --asks and --no-pin on
-# one --quick run (ctest bench_options).
+# options_test.sh BENCH DIR PROBE: mh_bench's --classes, --asks and
+# --no-pin on one --quick run of 2 timed passes (--timed-passes over
+# --quick's 1), and mh_probe --asks on that CSV (ctest bench_options).
 #   --classes "point max1 ,whole max1 ": the report holds those classes
 #   and no other (point max10, page ...); a list no class matches fails
 #   with its message.
@@ -8,15 +9,20 @@
 #   memhist's rows count the blocks it decoded, SQLite's say -1; with
 #   --faults every row counts its minor faults.
 #   --no-pin: the report says the stores were not held.
+#   mh_probe --asks CSV --class NAME --qfile F: asks the class's questions
+#   of memhist's first timed pass (not the second's), as many as the CSV
+#   holds; an unknown class or an existing F is refused, and F is not
+#   left behind.
 set -eu
 bench=$1
 dir=$2
+probe=$3
 mkdir -p "$dir"
 json=$dir/options.json
 asks=$dir/options_asks.csv
 fail() { echo "bench_options: $*" >&2; exit 1; }
 
-"$bench" --quick --no-cold --no-pin --faults --classes "point max1 ,whole max1 " \
+"$bench" --quick --no-cold --no-pin --faults --timed-passes 2 --classes "point max1 ,whole max1 " \
   --asks "$asks" --json "$json" > /dev/null
 
 grep -q '"pinned": false' "$json" || fail "--no-pin: the report does not say false"
@@ -56,6 +62,33 @@ awk -F, -v nclass="$nclass" '
     if (mh == 0 || other == 0) { print "memhist rows " mh ", others " other; bad = 1 }
     exit bad
   }' "$asks" || fail "--asks: rows above"
+
+# --timed-passes 2 over --quick's 1: memhist's asks of a second pass
+grep -q '",memhist,1,' "$asks" || fail "--quick --timed-passes 2: no second pass"
+
+# mh_probe --asks: the CSV's questions of one class, asked on a store
+want=$(grep -c '^"[^"]*","point max1 fwd read",memhist,0,' "$asks")
+[ "$want" -gt 0 ] || fail "--asks: no memhist row of point max1 fwd read in pass 0"
+rm -rf "$dir/probe.store" "$dir/probe.q"
+"$probe" --size 2e4 --store "$dir/probe.store" --queries 2 > /dev/null ||
+  fail "mh_probe: cannot make its store"
+"$probe" --store "$dir/probe.store" --asks "$asks" --class "point max1 fwd read" \
+  --qfile "$dir/probe.q" --reps 1 > "$dir/probe.out" || fail "mh_probe --asks failed"
+grep -q "^$want queries x 1: " "$dir/probe.out" ||
+  fail "mh_probe --asks: not the $want questions of the CSV"
+if "$probe" --store "$dir/probe.store" --asks "$asks" --class "point max1 fwd read" \
+  --qfile "$dir/probe.q" > /dev/null 2>&1; then
+  fail "mh_probe --asks over an existing --qfile succeeded"
+fi
+rm -f "$dir/probe.q"
+if "$probe" --store "$dir/probe.store" --asks "$asks" --class "no such class" \
+  --qfile "$dir/probe.q" > /dev/null 2> "$dir/probe.err"; then
+  fail "mh_probe --asks with an unknown class succeeded"
+fi
+grep -q 'no memhist ask of class "no such class"' "$dir/probe.err" ||
+  fail "mh_probe --asks with an unknown class: no message"
+[ ! -e "$dir/probe.q" ] || fail "mh_probe --asks left a query file behind"
+rm -rf "$dir/probe.store"
 
 # a list no class matches: a failure that names it
 if "$bench" --quick --no-cold --classes "no such class" > /dev/null 2> "$dir/options_err"; then

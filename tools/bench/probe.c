@@ -41,6 +41,11 @@
  * block cache warm: add --cache-sim=yes and an LL smaller than what the
  * questions touch, e.g. --LL=262144,8,64, to count the cache lines a
  * question meets cold, as after the SQLite questions in mh_bench).
+ * --asks CSV --class NAME (with --qfile FILE, which must not exist): the
+ * questions of class NAME that memhist asked in the first timed pass of an
+ * `mh_bench --asks CSV` run, in their order, are written to FILE and
+ * asked as a --qfile (a class's slow asks asked again, alone or with
+ * --thrash, --spin or callgrind).
  * --cache BYTES sets the reader's cache option (mh_reader_set_cache; it
  * also bounds what the segments remember of their checks and walks).
  * --thrash MIB writes over a buffer of MIB MiB before each timed pass
@@ -121,6 +126,7 @@ static int usage(const char *why, const char *what) {
             "                [--union on|off|both]\n"
             "                [--idmap on|off|both] [--apost on|off|both]\n"
             "                [--qfile FILE] [--answers FILE] [--cache BYTES]\n"
+            "                [--asks CSV --class NAME --qfile FILE]\n"
             "                [--thrash MIB] [--thrash-each 0|1] [--spin MS]\n"
             "                [--thrash-code KIB] [--thrash-small 0|1]\n"
             "                [--slow N] [--spread K]\n");
@@ -266,6 +272,70 @@ static void code_thrash_run(const code_thrash *ct) {
     }
 }
 
+/* --asks: the questions of class cls that memhist asked in pass 0 of an
+ * mh_bench --asks CSV (bench.h MHB_ASKS_HEADER), written to qfile as
+ * mh_query records. 0, or 1 with a message. */
+static int asks_to_qfile(const char *csv, const char *cls, const char *qfile) {
+    FILE *in = fopen(csv, "r");
+    if (!in) {
+        fprintf(stderr, "mh_probe: %s: cannot open\n", csv);
+        return 1;
+    }
+    FILE *out = fopen(qfile, "wbx");
+    if (!out) {
+        fprintf(stderr, "mh_probe: %s: cannot create (it must not exist)\n", qfile);
+        fclose(in);
+        return 1;
+    }
+    char line[1024];
+    size_t n = 0, lineno = 0;
+    int bad = 0;
+    while (!bad && fgets(line, sizeof line, in)) {
+        char work[128], name[128], impl[32], kind[16], dir[8];
+        size_t pass, query;
+        double us;
+        long flt;
+        long long dec;
+        uint64_t start, a, b;
+        unsigned qops;
+        if (++lineno == 1)
+            continue; /* the header */
+        if (sscanf(line,
+                   "\"%127[^\"]\",\"%127[^\"]\",%31[^,],%zu,%zu,%lf,%ld,%lld,%15[^,],%" SCNu64
+                   ",%7[^,],%" SCNx64 ",%" SCNx64 ",%u",
+                   work, name, impl, &pass, &query, &us, &flt, &dec, kind, &start, dir, &a,
+                   &b, &qops) != 14) {
+            fprintf(stderr, "mh_probe: %s line %zu: not an ask of mh_bench --asks\n", csv,
+                    lineno);
+            bad = 1;
+            break;
+        }
+        if (strcmp(impl, "memhist") || pass != 0 || strcmp(name, cls))
+            continue;
+        mh_query q;
+        mh_query_init(&q);
+        q.start_kind = !strcmp(kind, "id") ? MH_FROM_ID : MH_FROM_TRANSITION;
+        q.start = start;
+        q.direction = !strcmp(dir, "fwd") ? MH_FORWARD : MH_BACKWARD;
+        q.addr_first = a;
+        q.addr_last = b;
+        q.ops = qops;
+        if (fwrite(&q, sizeof q, 1, out) != 1)
+            bad = 1;
+        n++;
+    }
+    fclose(in);
+    if (fclose(out) != 0)
+        bad = 1;
+    if (!bad && n == 0) {
+        fprintf(stderr, "mh_probe: %s: no memhist ask of class \"%s\"\n", csv, cls);
+        bad = 1;
+    }
+    if (bad)
+        remove(qfile);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     uint64_t size = 10000000, slice = 0, nq = 100, reps = 1, max = 1, range = 8;
     uint64_t cache = MH_READER_CACHE_DEFAULT, thrash = 0, slow = 0, spread = 0, each = 0, spin = 0;
@@ -274,7 +344,7 @@ int main(int argc, char **argv) {
     unsigned dir = MH_BACKWARD, ops = MH_OPS_WRITE;
     const char *draw = "near", *summary = "on", *aset = "on", *idmap = "on", *apost = "on";
     const char *span = "on", *uni = "on";
-    const char *qfile = NULL, *afile = NULL;
+    const char *qfile = NULL, *afile = NULL, *asks = NULL, *cls = NULL;
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t *num = !strcmp(a, "--size")      ? &size
@@ -300,7 +370,7 @@ int main(int argc, char **argv) {
             strcmp(a, "--draw") && strcmp(a, "--summary") && strcmp(a, "--aset") &&
             strcmp(a, "--idmap") && strcmp(a, "--apost") && strcmp(a, "--span") &&
             strcmp(a, "--union") && strcmp(a, "--qfile") &&
-            strcmp(a, "--answers"))
+            strcmp(a, "--answers") && strcmp(a, "--asks") && strcmp(a, "--class"))
             return usage("unknown option", a);
         if (!v)
             return usage("missing value", a);
@@ -313,6 +383,10 @@ int main(int argc, char **argv) {
             qfile = v;
         } else if (!strcmp(a, "--answers")) {
             afile = v;
+        } else if (!strcmp(a, "--asks")) {
+            asks = v;
+        } else if (!strcmp(a, "--class")) {
+            cls = v;
         } else if (!strcmp(a, "--dir")) {
             if (strcmp(v, "fwd") && strcmp(v, "bwd"))
                 return usage("--dir is fwd or bwd", v);
@@ -357,6 +431,10 @@ int main(int argc, char **argv) {
         return usage("--summary, --aset, --idmap, --apost, --span and --union: one of them "
                      "both at a time", NULL);
     struct stat st;
+    if ((asks != NULL) != (cls != NULL) || (asks && !qfile))
+        return usage("--asks and --class go together, with --qfile", NULL);
+    if (asks && asks_to_qfile(asks, cls, qfile) != 0)
+        return 1;
     /* queries from --qfile: neither the trace nor a draw */
     int load_q = qfile && stat(qfile, &st) == 0 && stat(store, &st) == 0;
     if (load_q)
