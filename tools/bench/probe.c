@@ -291,20 +291,17 @@ static int asks_to_qfile(const char *csv, const char *cls, const char *qfile) {
     size_t n = 0, lineno = 0;
     int bad = 0;
     while (!bad && fgets(line, sizeof line, in)) {
-        char work[128], name[128], impl[32], kind[16], dir[8];
-        size_t pass, query;
-        double us;
-        long flt;
-        long long dec;
+        char name[128], impl[32], kind[16], dir[8];
+        size_t pass;
         uint64_t start, a, b;
         unsigned qops;
         if (++lineno == 1)
             continue; /* the header */
+        /* the workload, query, us, faults and blocks fields are skipped */
         if (sscanf(line,
-                   "\"%127[^\"]\",\"%127[^\"]\",%31[^,],%zu,%zu,%lf,%ld,%lld,%15[^,],%" SCNu64
+                   "\"%*[^\"]\",\"%127[^\"]\",%31[^,],%zu,%*u,%*f,%*d,%*d,%15[^,],%" SCNu64
                    ",%7[^,],%" SCNx64 ",%" SCNx64 ",%u",
-                   work, name, impl, &pass, &query, &us, &flt, &dec, kind, &start, dir, &a,
-                   &b, &qops) != 14) {
+                   name, impl, &pass, kind, &start, dir, &a, &b, &qops) != 9) {
             fprintf(stderr, "mh_probe: %s line %zu: not an ask of mh_bench --asks\n", csv,
                     lineno);
             bad = 1;
