@@ -1743,10 +1743,6 @@ int mh_span_node(const mh_reader *r, size_t ri, mh_span_view *out,
  * Thread-safe. */
 #define MH_UNION_MIN_SEGS 2u
 #define MH_UNION_STEP 64u
-/* nodes of a postings run search's first probes kept per op (apost_read.c
- * run_search): 1 .. 255, its first 8 levels; 3 x 2 KiB a segment */
-#define MH_APOST_TOP 256u
-#define MH_APOST_TOP_BYTES ((size_t)MHF_OP_COUNT * MH_APOST_TOP * sizeof(uint64_t))
 int mh_store_union_excludes(const mh_reader *r, uint64_t a, uint64_t b, uint32_t ops,
                             int build_now);
 void mh_store_union_free(mh_reader *r);
@@ -1887,6 +1883,10 @@ typedef struct mh_apost_view {
 int mh_apost_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
                    uint16_t minor, uint32_t nslices, mh_apost_view *out,
                    mh_diag *d);
+/* nodes of a postings run search's first probes kept per op (apost_read.c
+ * run_search): 1 .. 255, its first 8 levels; 3 x 2 KiB a segment */
+#define MH_APOST_TOP 256u
+#define MH_APOST_TOP_BYTES ((size_t)MHF_OP_COUNT * MH_APOST_TOP * sizeof(uint64_t))
 /* The segment's section: checksum and mh_apost_parse on first use,
  * remembered in seg->apost_ok; details "address postings at byte N: ...".
  * With piece sums covering it (format 2.4), only the header's piece and

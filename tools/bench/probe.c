@@ -64,9 +64,10 @@
  * --thrash-small 1 maps the --thrash buffer in 4 KiB pages (no transparent
  * huge pages): the thrash then also evicts the data TLB's entries and the
  * page-table lines a walk reads, as another program's scattered pages do
- * (stop 44: the same questions cost the same as after the plain thrash on
- * the benchmark VM: the TLB is not what makes a pass's first asks slow
- * after SQLite's; --spin is, the time itself: see issue10-stop44.md).
+ * (stop 44: on the benchmark VM the same questions cost about what they
+ * do after the plain thrash, 22-24 against 11-22 us, far from the 91-380
+ * us of a memhist pass's first asks after SQLite's: the TLB alone is not
+ * what makes those slow; see issue10-stop44.md).
  * --thrash-each 1 moves that thrash before each timed ask: every ask then
  * meets the CPU caches and TLB cold, the reader's own lines too, as a
  * question asked after a pause does (in mh_bench's timed passes after
