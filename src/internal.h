@@ -919,6 +919,9 @@ void mh_query_pool_free(mh_reader *r);
  * they hold, the sum of their entries' buffers counted again, and the
  * largest entry's; returns the number of contexts. */
 int mh_query_cache_audit(const mh_reader *r, size_t *held, size_t *sum, size_t *largest);
+/* For tests: the entries in use of r's pooled context that has the most,
+ * and its block table's size in slots; returns the number of contexts. */
+int mh_query_cache_shape(const mh_reader *r, uint32_t *nent, uint32_t *slots);
 
 /* ---- growable buffer ------------------------------------------------ */
 /* p holds n bytes of cap; { 0 } is empty. Below MH_BUF_BIG bytes of cap, p

@@ -102,10 +102,10 @@ extern "C" {
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
 #define MH_VERSION_MINOR 10
-#define MH_VERSION_PATCH 4
+#define MH_VERSION_PATCH 5
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.10.4"
+#define MH_VERSION_STRING "1.10.5"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
@@ -462,9 +462,10 @@ MH_API int mh_reader_open(const char *path, mh_reader **out);
  * label groups of the id-order path (at most an eighth of the bytes) and
  * (since 1.9.3) the raw bytes of the blocks whose rows that path takes one
  * at a time.
- * mh_query_run uses one
- * context per concurrent caller (kept by r for the next call), each cursor
- * has its own. A warm cache is what makes repeated and resumed queries over
+ * mh_query_run and each open cursor use one context of r's (made when none
+ * is free; up to 8 kept for the next call or cursor: since 1.10.5 a cursor
+ * takes one at its open and gives it back at its close, where it made and
+ * freed its own). A warm cache is what makes repeated and resumed queries over
  * the same region cheap; 0 keeps the minimum (two blocks). Memory is taken
  * as blocks are decoded, never up front (since 1.10.1, from 1 MiB held on,
  * from an arena of 2 x bytes of address space per context in huge pages,

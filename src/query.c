@@ -27,12 +27,14 @@
 #include "query_int.h"
 
 struct mh_cursor {
-    qctx ctx;
+    qctx *ctx; /* taken from the reader's pool at the open, given back at
+                * the close (ctx_take, ctx_give) */
     qspec spec;
     int started, done, error;
     uint64_t last_id;
     uint64_t last_t; /* transition of the last access returned */
     uint64_t sbits[MHQ_SBITS_WORDS]; /* spec's stream set */
+    const mh_reader *r; /* whose pool ctx goes back to */
 };
 
 void mh_query_init_size(mh_query *q, size_t size) {
@@ -158,6 +160,7 @@ static size_t entry_bytes(const centry *x) {
 static int ctx_init(qctx *c, const mh_reader *r) {
     memset(c, 0, sizeof *c);
     c->r = r;
+    c->made_for = r->cache_bytes;
     c->head = c->tail = -1;
     c->spare = -1;
     c->pin = -1;
@@ -178,9 +181,11 @@ static int ctx_init(qctx *c, const mh_reader *r) {
      * blocks: the byte budget bounds both, so that groups held do not cost
      * blocks their entries */
     c->capent = (uint32_t)want * 2;
-    uint32_t tsize = 4;
-    while (tsize < 2 * c->capent)
-        tsize *= 2;
+    /* the table starts small and doubles as entries are taken (slot_room):
+     * sized for capent at once, it was set to -1 whole at every context's
+     * making (a cursor's open), 16 KiB with 512-row blocks and 2 MiB with
+     * 4-row ones, whatever the question went on to use */
+    uint32_t tsize = MHQ_SLOTS_FIRST;
     c->mask = tsize - 1;
     /* not zeroed: an entry is cleared as it is first taken (take_entry),
      * and none past nent is read. Zeroing them all here cost every
@@ -476,6 +481,32 @@ static int list_has_two(const qctx *c) {
     return n >= 2;
 }
 
+/* Room in the table for one more entry: it stays at most half full, so
+ * that probes end; doubled (entries hashed again) when it would not be.
+ * 0 when it cannot grow (no memory): the caller reuses an entry instead. */
+static int slot_room(qctx *c) {
+    uint64_t size = (uint64_t)c->mask + 1;
+    if (2 * ((uint64_t)c->nent + 1) <= size)
+        return 1;
+    int32_t *t = malloc(2 * size * sizeof *t);
+    if (!t)
+        return 0;
+    memset(t, 0xff, 2 * size * sizeof *t);
+    free(c->slot);
+    c->slot = t;
+    c->mask = (uint32_t)(2 * size - 1);
+    for (uint32_t e = 0; e < c->nent; e++) {
+        const centry *x = &c->ent[e];
+        if (!x->seg) /* hashed exactly when it has a block's key */
+            continue;
+        uint32_t i = home(c, x->seg, x->key);
+        while (c->slot[i] >= 0)
+            i = (i + 1) & c->mask;
+        c->slot[i] = (int32_t)e;
+    }
+    return 1;
+}
+
 static int32_t take_entry(qctx *c) {
     int32_t e;
     const size_t budget = c->r->cache_bytes;
@@ -485,7 +516,8 @@ static int32_t take_entry(qctx *c) {
         c->spare = c->ent[e].next;
         return e;
     }
-    if (c->nent < c->capent && (c->held < budget || !list_has_two(c))) {
+    if (c->nent < c->capent && (c->held < budget || !list_has_two(c)) &&
+        slot_room(c)) {
         e = (int32_t)c->nent++;
         memset(&c->ent[e], 0, sizeof c->ent[e]); /* first use (ctx_init) */
         c->ent[e].rows.ar = &c->arena;
@@ -1778,8 +1810,14 @@ static qctx *ctx_take(const mh_reader *r) {
     if (m->npool > 0)
         c = m->pool[--m->npool];
     pthread_mutex_unlock(&m->pool_mu);
-    if (c)
+    if (c) {
+        /* the last owner's detail (a cursor's refused call) is not this
+         * one's: mh_cursor_errmsg says "" until a call fails */
+        c->diag.code = 0;
+        c->diag.offset = 0;
+        c->diag.msg[0] = 0;
         return c;
+    }
     c = malloc(sizeof *c);
     if (c && ctx_init(c, r) != MH_OK) {
         ctx_free(c);
@@ -1792,7 +1830,9 @@ static qctx *ctx_take(const mh_reader *r) {
 static void ctx_give(const mh_reader *r, qctx *c) {
     mh_reader *m = (mh_reader *)r;
     pthread_mutex_lock(&m->pool_mu);
-    if (m->npool < (int)(sizeof m->pool / sizeof m->pool[0])) {
+    /* a cursor's context made before mh_reader_set_cache changed the
+     * budget was sized for the old one: not kept */
+    if (c->made_for == m->cache_bytes && m->npool < (int)(sizeof m->pool / sizeof m->pool[0])) {
         m->pool[m->npool++] = c;
         c = NULL;
     }
@@ -1814,6 +1854,22 @@ int mh_query_cache_audit(const mh_reader *r, size_t *held, size_t *sum, size_t *
             size_t b = entry_bytes(&c->ent[i]);
             *sum += b;
             *largest = b > *largest ? b : *largest;
+        }
+    }
+    int n = m->npool;
+    pthread_mutex_unlock(&m->pool_mu);
+    return n;
+}
+
+int mh_query_cache_shape(const mh_reader *r, uint32_t *nent, uint32_t *slots) {
+    mh_reader *m = (mh_reader *)r;
+    *nent = *slots = 0;
+    pthread_mutex_lock(&m->pool_mu);
+    for (int k = 0; k < m->npool; k++) {
+        const qctx *c = m->pool[k];
+        if (c->nent >= *nent) {
+            *nent = c->nent;
+            *slots = c->mask + 1;
         }
     }
     int n = m->npool;
@@ -1893,12 +1949,16 @@ int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out) {
     mh_cursor *cur = calloc(1, sizeof *cur);
     if (!cur)
         return reader_fail(r, MH_ENOMEM, "out of memory for a cursor");
-    int rc = ctx_init(&cur->ctx, r);
-    if (rc != MH_OK) {
-        ctx_free(&cur->ctx);
+    /* a pooled context, as mh_query_run's: an open costs no cache made
+     * anew (a table and arrays sized for the whole budget: 13 us with
+     * 512-row blocks, milliseconds with 4-row ones), and a cursor starts
+     * with the blocks the reader's questions decoded */
+    cur->ctx = ctx_take(r);
+    if (!cur->ctx) {
         free(cur);
-        return reader_fail(r, rc, "out of memory for a cursor's cache");
+        return reader_fail(r, MH_ENOMEM, "out of memory for a cursor's cache");
     }
+    cur->r = r;
     cur->spec = spec;
     if (spec.sbits) {
         memcpy(cur->sbits, sbits, sizeof cur->sbits);
@@ -1912,7 +1972,7 @@ int mh_cursor_next(mh_cursor *cur, mh_access *out, size_t max, size_t *n) {
     if (!cur)
         return MH_EINVAL;
     if (!n || (!out && max))
-        return mh_diag_fail(&cur->ctx.diag, MH_EINVAL, 0, "mh_cursor_next: %s",
+        return mh_diag_fail(&cur->ctx->diag, MH_EINVAL, 0, "mh_cursor_next: %s",
                             !n ? "NULL n" : "NULL out with max > 0");
     *n = 0;
     if (cur->error)
@@ -1924,10 +1984,10 @@ int mh_cursor_next(mh_cursor *cur, mh_access *out, size_t max, size_t *n) {
         s.kind = MH_FROM_ID; /* resume after the last id returned */
         s.start = cur->last_id;
     }
-    int rc = fill(&cur->ctx, &s, out, max, n);
+    int rc = fill(cur->ctx, &s, out, max, n);
     if (rc != MH_OK) {
         *n = 0;
-        mh_diag_code(&cur->ctx.diag, rc);
+        mh_diag_code(&cur->ctx->diag, rc);
         cur->error = rc;
         return rc;
     }
@@ -1939,7 +1999,7 @@ int mh_cursor_next(mh_cursor *cur, mh_access *out, size_t max, size_t *n) {
                                                  : out[0].transition > cur->last_t)) {
             *n = 0;
             cur->error = MH_ECORRUPT;
-            return mh_diag_fail(&cur->ctx.diag, MH_ECORRUPT, 0,
+            return mh_diag_fail(&cur->ctx->diag, MH_ECORRUPT, 0,
                                 "access %llu (transition %llu) does not follow "
                                 "access %llu (transition %llu) of the previous "
                                 "batch: the store's chunks disagree",
@@ -1958,12 +2018,19 @@ int mh_cursor_next(mh_cursor *cur, mh_access *out, size_t max, size_t *n) {
 }
 
 size_t mh_cursor_errmsg(const mh_cursor *cur, char *buf, size_t size) {
-    return mh_diag_copy(cur ? &cur->ctx.diag : NULL, buf, size);
+    return mh_diag_copy(cur ? &cur->ctx->diag : NULL, buf, size);
 }
 
 void mh_cursor_close(mh_cursor *cur) {
     if (!cur)
         return;
-    ctx_free(&cur->ctx);
+    if (cur->error) {
+        /* a context that met an error holds nothing worth keeping (as
+         * mh_query_run's) */
+        ctx_free(cur->ctx);
+        free(cur->ctx);
+    } else {
+        ctx_give(cur->r, cur->ctx);
+    }
     free(cur);
 }

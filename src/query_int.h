@@ -27,6 +27,8 @@
 /* bytes a context's cache holds when its arena is made (query.c,
  * ctx_arena) */
 #define MHQ_ARENA_FROM ((size_t)1 << 20)
+/* slots of a context's block table when it is made (query.c, slot_room) */
+#define MHQ_SLOTS_FIRST 256u
 /* What a located block's entry needs beyond its rows (sparse): the cursor
  * over its raw block's columns and the rows taken last. Apart from the
  * entry, made with its raw buffer: in the entry itself (1.7 KB of
@@ -63,6 +65,7 @@ typedef struct centry {
 
 typedef struct qctx {
     const mh_reader *r;
+    size_t made_for; /* r's cache option when made (ctx_give) */
     mh_arena arena; /* the entries' rows, raw blocks and label groups
                      * (query.c, ctx_arena) */
     int arena_tried;

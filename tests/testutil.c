@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -196,18 +197,48 @@ static int same_list(const mh_access *a, const mh_access *b, size_t n) {
     return oracle_equal(a, n, b, n, NULL);
 }
 
+/* tu_check_query's answer buffers, kept between questions by whichever
+ * thread holds the lock (others allocate their own): a fresh max-sized
+ * pair a question took most of edge's time under ASan, whose allocator
+ * maps and marks every large block anew */
+static pthread_mutex_t scratch_mu = PTHREAD_MUTEX_INITIALIZER;
+static mh_access *scratch_got, *scratch_want;
+static size_t scratch_cap;
+
 size_t tu_check_query(const mh_reader *r, const mh_access *all, size_t n,
                       const mh_query *q, size_t max) {
-    mh_access *got = calloc(max ? max : 1, sizeof *got);
-    mh_access *want = calloc(max ? max : 1, sizeof *want);
+    size_t cap = max ? max : 1;
+    CHECK(cap < SIZE_MAX / sizeof(mh_access));
+    int shared = pthread_mutex_trylock(&scratch_mu) == 0;
+    mh_access *got, *want;
+    if (shared && scratch_cap < cap) {
+        free(scratch_got);
+        free(scratch_want);
+        scratch_got = malloc(cap * sizeof *got);
+        scratch_want = malloc(cap * sizeof *want);
+        scratch_cap = scratch_got && scratch_want ? cap : 0;
+        CHECK(scratch_cap);
+    }
+    if (shared) {
+        /* the last cap of them: a write past max still leaves the block */
+        got = scratch_got + (scratch_cap - cap);
+        want = scratch_want + (scratch_cap - cap);
+    } else {
+        got = malloc(cap * sizeof *got);
+        want = malloc(cap * sizeof *want);
+    }
     CHECK(got && want);
     size_t ngot = (size_t)-1;
     CHECK_OK(mh_query_run(r, q, got, max, &ngot));
     size_t nwant = oracle_answer(all, n, q, want, max);
     if (ngot != nwant || !same_list(got, want, nwant))
         diff_fail("mh_query_run", q, max, got, ngot > max ? 0 : ngot, want, nwant);
-    free(got);
-    free(want);
+    if (shared) {
+        pthread_mutex_unlock(&scratch_mu);
+    } else {
+        free(got);
+        free(want);
+    }
     return nwant;
 }
 
@@ -221,8 +252,9 @@ void tu_check_cursor_pieces(const mh_reader *r, const mh_access *all, size_t n,
                             tu_rng *rng) {
     mh_cursor *c = NULL;
     CHECK_OK(mh_cursor_open(r, q, &c));
-    mh_access *got = calloc(limit + 1, sizeof *got);
-    mh_access *want = calloc(limit + 1, sizeof *want);
+    CHECK(limit < SIZE_MAX / sizeof(mh_access) - 1);
+    mh_access *got = malloc((limit + 1) * sizeof *got); /* as tu_check_query */
+    mh_access *want = malloc((limit + 1) * sizeof *want);
     CHECK(got && want && c);
     size_t total = 0;
     int ended = 0;
