@@ -177,6 +177,17 @@ static int ctx_init(qctx *c, const mh_reader *r) {
         want = 2;
     if (want > (1u << 20))
         want = 1u << 20;
+    /* nor more than the store's accesses (its MANIFEST's counts): no store
+     * has more blocks, nor label groups, than that, and a small store's
+     * contexts made an entry array for the whole budget (15,886 entries,
+     * 2 MB, for fsck's test stores of 1,600 accesses in 64-row blocks,
+     * allocated and freed with each reader under the sanitizers). A count
+     * that lies only makes the cache smaller: two entries are enough */
+    uint64_t accesses = 0;
+    for (size_t i = 0; i < r->nsegs && accesses < want; i++)
+        accesses = r->recs[i].count >= want - accesses ? want : accesses + r->recs[i].count;
+    if (accesses < want)
+        want = accesses < 2 ? 2 : (size_t)accesses;
     /* as many entries again for label groups (query_idmap.c), smaller than
      * blocks: the byte budget bounds both, so that groups held do not cost
      * blocks their entries */

@@ -8,7 +8,7 @@
 #      against that library;
 #   4. a representative subset under valgrind memcheck;
 #   5. cppcheck over the library and the tools;
-#   6. every libFuzzer target for MH_FUZZ_SECONDS (default 20) each, as
+#   6. every libFuzzer target for MH_FUZZ_SECONDS (default 10) each, as
 #      many at once as there are processors: a smoke run on top of the
 #      corpus replay ctest does; campaigns are fuzz/run.sh's (fuzz/README.md).
 # Exit status: 0 when everything passed, 1 otherwise.
@@ -16,7 +16,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 jobs=$(nproc 2>/dev/null || echo 2)
-fuzz_seconds=${MH_FUZZ_SECONDS:-20}
+fuzz_seconds=${MH_FUZZ_SECONDS:-10}
 step() { printf '\n=== memhist test: %s (%ss)\n' "$*" "$SECONDS"; }
 
 step "dependencies"
