@@ -1284,26 +1284,35 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
          * blocks meet, the first row in query order must continue the last
          * one of the block walked before */
         uint32_t first = fwd ? k0 : k1 - 1, last = fwd ? k1 - 1 : k0;
-        uint64_t fid = s->id_first + col_id[first], ft = col_t[first];
-        if (have_prev && (fwd ? fid <= prev_id || ft < prev_t
-                              : fid >= prev_id || ft > prev_t))
-            MH_FAIL(MH_ECORRUPT, &c->diag, bl.offset,
-                    "slice %u, block %u at byte %llu: access %llu does not "
-                    "follow access %llu of its chunk in the block before",
-                    mh_seg_slice_of_block(seg, s->block_first + (uint32_t)b),
-                    s->block_first + (uint32_t)b, (unsigned long long)bl.offset,
-                    (unsigned long long)fid, (unsigned long long)prev_id);
-        prev_id = s->id_first + col_id[last];
-        prev_t = col_t[last];
+        if (have_prev) {
+            uint64_t fid = s->id_first + col_id[first], ft = col_t[first];
+            if (fwd ? fid <= prev_id || ft < prev_t : fid >= prev_id || ft > prev_t)
+                MH_FAIL(MH_ECORRUPT, &c->diag, bl.offset,
+                        "slice %u, block %u at byte %llu: access %llu does not "
+                        "follow access %llu of its chunk in the block before",
+                        mh_seg_slice_of_block(seg, s->block_first + (uint32_t)b),
+                        s->block_first + (uint32_t)b, (unsigned long long)bl.offset,
+                        (unsigned long long)fid, (unsigned long long)prev_id);
+        }
+        /* the rows at the block's ends are read where they are needed:
+         * the last one's id and transition when the walk goes on to the
+         * next block (below), the first one's for the check above and
+         * for a window; a point question answered in its first block
+         * reads neither (with the stack change of 1.10.6, 4-7 % fewer of
+         * the cache lines a warm point question meets cold: callgrind
+         * with a 256 KiB last level, python's point max1 questions) */
         have_prev = 1;
         /* binary search: the rows of [k0, k1) on the query's side of the
          * start are [p, k1) forward and [k0, p) backward */
         uint32_t lo2 = k0, hi2 = k1;
-        /* from a transition, with no window bound among these rows (fid:
-         * forward the first, backward the last, has the id every row
-         * passes), the side is the transition's alone: forward the rows
-         * with t >= start, backward those with t <= start */
-        if (q->kind == MH_FROM_TRANSITION && (fwd ? fid >= q->id_lo : fid <= q->id_hi)) {
+        /* from a transition, with no window bound among these rows (the
+         * first row in query order has the id every row passes; without a
+         * window every id passes), the side is the transition's alone:
+         * forward the rows with t >= start, backward those with t <= start */
+        int no_window = fwd ? q->id_lo == 0 : q->id_hi == UINT64_MAX;
+        if (q->kind == MH_FROM_TRANSITION &&
+            (no_window || (fwd ? s->id_first + col_id[first] >= q->id_lo
+                               : s->id_first + col_id[first] <= q->id_hi))) {
             lo2 = fwd ? t_lower_bound(col_t, k0, k1, q->start)
                   : q->start == UINT64_MAX ? k1
                                            : t_lower_bound(col_t, k0, k1, q->start + 1);
@@ -1318,8 +1327,11 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
                 hi2 = mid;
         }
         uint32_t a0 = fwd ? lo2 : k0, a1 = fwd ? k1 : lo2;
-        if (a0 == a1)
+        if (a0 == a1) {
+            prev_id = s->id_first + col_id[last];
+            prev_t = col_t[last];
             continue;
+        }
         /* the rows [a0, a1) in query order: the next one meeting [A, B]
          * found by a scan of the address columns alone; the cutoff and
          * the end bound, monotone along the chunk's rows, asked of that
@@ -1366,6 +1378,10 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         uint64_t end_id = s->id_first + col_id[end_row];
         if (beyond(q, k, end_id) || !in_end(q, col_t[end_row], end_id))
             return MH_OK;
+        /* on to the next block: its first row must follow this one's
+         * last (read before the next block's entry may push this one out) */
+        prev_id = s->id_first + col_id[last];
+        prev_t = col_t[last];
     }
     return MH_OK;
 }
@@ -1602,7 +1618,10 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
     int aset_due = 0;
     mh_apost_iter ait;
     size_t seg_found = 0; /* matches found in the current segment */
-    mh_sum_iter it;
+    /* the summaries' iterator (6 KiB) is the context's: on the stack it
+     * stood between fill's locals and its callees' frames, so a question
+     * the postings serve touched one more stack page for nothing */
+    mh_sum_iter *it = &c->sum_it;
     const mh_seg *seg = NULL;
     for (;;) {
         /* a segment is opened when the walk reaches it (a failed open's
@@ -1712,14 +1731,14 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
             sum_on = r->summary_off == 1
                          ? 0
                          : mh_summary_query(seg, q->a, q->b, q->ops,
-                                            r->summary_off == 2, &it, &c->diag);
+                                            r->summary_off == 2, it, &c->diag);
             /* a range too wide for the fine summary (section 9: 64 granules
              * of 1 KiB) may still be narrow for section 6 (64 KiB): a 1 MiB
              * query walked every slice of the segment without it (2.1's 1
              * MiB regression: 14 slices visited a query instead of 1 on the
              * python store, callgrind 304 k -> 506 k instructions) */
             if (sum_on == 0 && r->summary_off == 0)
-                sum_on = mh_summary_query(seg, q->a, q->b, q->ops, 1, &it,
+                sum_on = mh_summary_query(seg, q->a, q->b, q->ops, 1, it,
                                           &c->diag);
             if (sum_on < 0) {
                 mh_diag_prefix(&c->diag, "%s", seg->name);
@@ -1728,8 +1747,8 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
         }
         if (ap_on || sum_on > 0) {
             uint32_t cand = ap_on ? (fwd ? mh_apost_next(&ait, si) : mh_apost_prev(&ait, si))
-                            : fwd ? mh_sum_next(&it, si)
-                                  : mh_sum_prev(&it, si);
+                            : fwd ? mh_sum_next(it, si)
+                                  : mh_sum_prev(it, si);
             if (cand == UINT32_MAX) { /* none left in this segment */
                 if (!next_segment(r, fwd, &li, &si))
                     return MH_OK;
@@ -1755,7 +1774,7 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
         const qspec *qs = q;
         qspec narrow;
         if ((ap_on || sum_on > 0) && (q->ops & (q->ops - 1u))) {
-            unsigned listed = (ap_on ? mh_apost_ops_at(&ait, si) : mh_sum_ops_at(&it, si, fwd)) &
+            unsigned listed = (ap_on ? mh_apost_ops_at(&ait, si) : mh_sum_ops_at(it, si, fwd)) &
                               q->ops;
             if (listed != q->ops) {
                 narrow = *q;
@@ -1920,15 +1939,18 @@ int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
                                             : "mh_query_run: NULL out with max > 0");
     *n = 0;
     qspec s;
-    mh_diag qd = {0, 0, ""};
-    uint64_t sbits[MHQ_SBITS_WORDS];
-    if (read_query(r, q, &s, sbits, &qd) != MH_OK) {
-        mh_reader_set_error(r, &qd);
-        return qd.code;
-    }
+    /* the context first: the stream set's bits are its (no 8 KiB array
+     * on the stack), and its diag takes read_query's detail (a 528-byte
+     * local set whole each question was 9 cache lines for nothing) */
     qctx *c = ctx_take(r);
     if (!c)
         return reader_fail(r, MH_ENOMEM, "out of memory for a query context");
+    if (read_query(r, q, &s, c->sbits, &c->diag) != MH_OK) {
+        mh_reader_set_error(r, &c->diag);
+        int code = c->diag.code;
+        ctx_give(r, c);
+        return code;
+    }
     int rc = fill(c, &s, out, max, n);
     if (rc != MH_OK) {
         *n = 0;
@@ -1950,15 +1972,19 @@ int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out) {
         return reader_fail(r, MH_EINVAL, "mh_cursor_open: NULL out");
     *out = NULL;
     qspec spec;
-    mh_diag qd = {0, 0, ""};
-    uint64_t sbits[MHQ_SBITS_WORDS];
-    if (read_query(r, q, &spec, sbits, &qd) != MH_OK) {
-        mh_reader_set_error(r, &qd);
-        return qd.code;
-    }
+    mh_diag qd;
+    qd.code = 0;
+    qd.offset = 0;
+    qd.msg[0] = 0;
     mh_cursor *cur = calloc(1, sizeof *cur);
     if (!cur)
         return reader_fail(r, MH_ENOMEM, "out of memory for a cursor");
+    /* the stream set's bits straight into the cursor's */
+    if (read_query(r, q, &spec, cur->sbits, &qd) != MH_OK) {
+        free(cur);
+        mh_reader_set_error(r, &qd);
+        return qd.code;
+    }
     /* a pooled context, as mh_query_run's: an open makes no cache anew
      * (open, first batch and close on python 4.4 -> 1.5 us; a 2 MiB
      * table set whole with 4-row blocks), and a cursor starts with the
@@ -1968,11 +1994,7 @@ int mh_cursor_open(const mh_reader *r, const mh_query *q, mh_cursor **out) {
         free(cur);
         return reader_fail(r, MH_ENOMEM, "out of memory for a cursor's cache");
     }
-    cur->spec = spec;
-    if (spec.sbits) {
-        memcpy(cur->sbits, sbits, sizeof cur->sbits);
-        cur->spec.sbits = cur->sbits;
-    }
+    cur->spec = spec; /* its sbits, when set, already point at cur->sbits */
     *out = cur;
     return MH_OK;
 }
