@@ -885,6 +885,26 @@ static int dec_column(unsigned k, const uint8_t **pp, const uint8_t *end,
     }
 }
 
+/* mh_rows' lin_all, stream_zero and pc_all for the rows [lo, m) just
+ * decoded (a few instructions a row, against the decode's dozens). */
+static void rows_hints(mh_rows *out, uint32_t lo, uint32_t m, int got_lin, int got_stream,
+                       int got_pc) {
+    uint8_t lin = 1, pc = 1;
+    uint32_t st = 0;
+    if (got_lin)
+        for (uint32_t i = lo; i < m; i++)
+            lin &= out->has_lin[i];
+    if (got_stream)
+        for (uint32_t i = lo; i < m; i++)
+            st |= out->stream[i];
+    if (got_pc)
+        for (uint32_t i = lo; i < m; i++)
+            pc &= out->has_pc[i];
+    out->lin_all = (uint8_t)(got_lin && lin);
+    out->stream_zero = (uint8_t)(!got_stream || st == 0);
+    out->pc_all = (uint8_t)(got_pc && pc);
+}
+
 /* The block walk, with the fast column decoders or the reference ones. */
 static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
                       uint32_t from, uint32_t upto, unsigned cols, uint64_t t_base,
@@ -902,8 +922,10 @@ static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
         cols = MH_COLS_ALL;
     MH_CHECK(!out->idt || (cols & ~MH_COLS_ID_T) == 0, MH_EINVAL, d, 0,
              "row buffer of ids and transitions only");
-    int got_stream = 0, got_pc = 0;
+    int got_stream = 0, got_pc = 0, got_lin = 0;
+    out->lin_all = out->stream_zero = out->pc_all = 0;
     if (l->major < 2) {
+        got_lin = 1;
         for (unsigned k = MH_COL_ID; k <= MH_COL_SIZE; k++)
             MH_TRY(dec_column(k, &p, end, raw, n, 0, n, t_base, out, d, fast));
     } else {
@@ -932,8 +954,10 @@ static int decode_raw(const uint8_t *raw, size_t raw_size, uint32_t n,
                      (size_t)(cend - p), k_col_names[k]);
             got_stream |= k == MH_COL_STREAM;
             got_pc |= k == MH_COL_PC;
+            got_lin |= k == MH_COL_LINEAR;
         }
     }
+    rows_hints(out, lo, m, got_lin, got_stream, got_pc);
     MH_CHECK(p == end, MH_ECORRUPT, d, p - raw,
              "%zu bytes of trailing garbage in block", (size_t)(end - p));
     out->no_stream = (uint8_t)!got_stream;

@@ -196,6 +196,13 @@ typedef struct mh_rows {
     uint8_t idt;      /* id_off and t alone allocated (phy, lin, size and
                        * has_lin NULL): rows decoded with MH_COLS_ID_T only */
     uint8_t no_stream, no_pc; /* the block decoded last stores no such column */
+    /* what the decode of rows lo .. n - 1 saw, so that a reader of one
+     * row's access need not load a flag or a stream it already knows
+     * (mhq_access: three of the five lines an answer's row met cold on
+     * the qemu recordings): every row has a linear address, every row's
+     * stream is 0 (or no_stream), every row has a pc. 0: not known, read
+     * the arrays (anything but the block decoders leaves them 0) */
+    uint8_t lin_all, stream_zero, pc_all;
     /* the columns' memory, three pieces: ids and transitions; physical,
      * linear, size and its flag; stream, pc and its flag. From ar (the
      * query cache's arena, kept by mh_rows_free), malloc'd when NULL */

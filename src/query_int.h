@@ -255,16 +255,18 @@ int mh_query_decode_checked(const mh_seg *seg, const mh_slice *s, uint32_t b,
 /* The access of row i of rows (op from its chunk). */
 static inline mh_access mhq_access(const mh_slice *s, const mh_rows *rows,
                                    uint32_t i, uint8_t op) {
+    /* the decode's hints spare a load of what it already knows */
+    uint8_t has_pc = rows->no_pc ? 0 : rows->pc_all ? 1 : rows->has_pc[i];
     return (mh_access){.id = s->id_first + rows->id_off[i],
                        .transition = rows->t[i],
                        .linear = rows->lin[i],
                        .physical = rows->phy[i],
-                       .pc = mh_rows_has_pc(rows, i) ? mh_rows_pc(rows, i) : 0,
+                       .pc = has_pc ? rows->pc[i] : 0,
                        .size = rows->size[i],
-                       .stream = mh_rows_stream(rows, i),
+                       .stream = rows->stream_zero ? 0 : mh_rows_stream(rows, i),
                        .op = op,
-                       .has_linear = rows->has_lin[i],
-                       .has_pc = mh_rows_has_pc(rows, i)};
+                       .has_linear = rows->lin_all ? 1 : rows->has_lin[i],
+                       .has_pc = has_pc};
 }
 
 /* The decoded rows of segment-wide block `key` when c's cache holds them
