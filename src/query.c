@@ -261,6 +261,12 @@ static void ctx_free(qctx *c) {
     memset(c, 0, sizeof *c);
 }
 
+/* ctx_free, then the context itself (malloc'd by ctx_take). */
+static void ctx_destroy(qctx *c) {
+    ctx_free(c);
+    free(c);
+}
+
 static uint32_t home(const qctx *c, const mh_seg *seg, uint64_t key) {
     uint64_t h = (uint64_t)(uintptr_t)seg * 0x9E3779B97F4A7C15u ^
                  key * 0xC2B2AE3D27D4EB4Fu;
@@ -1849,8 +1855,7 @@ static qctx *ctx_take(const mh_reader *r) {
     }
     c = malloc(sizeof *c);
     if (c && ctx_init(c, r) != MH_OK) {
-        ctx_free(c);
-        free(c);
+        ctx_destroy(c);
         c = NULL;
     }
     return c;
@@ -1866,10 +1871,8 @@ static void ctx_give(const mh_reader *r, qctx *c) {
         c = NULL;
     }
     pthread_mutex_unlock(&m->pool_mu);
-    if (c) {
-        ctx_free(c);
-        free(c);
-    }
+    if (c)
+        ctx_destroy(c);
 }
 
 int mh_query_cache_audit(const mh_reader *r, size_t *held, size_t *sum, size_t *largest) {
@@ -1907,10 +1910,8 @@ int mh_query_cache_shape(const mh_reader *r, uint32_t *nent, uint32_t *slots) {
 }
 
 void mh_query_pool_free(mh_reader *r) {
-    for (int i = 0; i < r->npool; i++) {
-        ctx_free(r->pool[i]);
-        free(r->pool[i]);
-    }
+    for (int i = 0; i < r->npool; i++)
+        ctx_destroy(r->pool[i]);
     r->npool = 0;
 }
 
@@ -1957,8 +1958,7 @@ int mh_query_run(const mh_reader *r, const mh_query *q, mh_access *out,
         mh_diag_code(&c->diag, rc);
         mh_reader_set_error(r, &c->diag);
         /* a context that met an error holds nothing worth keeping */
-        ctx_free(c);
-        free(c);
+        ctx_destroy(c);
         return rc;
     }
     ctx_give(r, c);
@@ -2058,8 +2058,7 @@ void mh_cursor_close(mh_cursor *cur) {
     if (cur->error) {
         /* a context that met an error holds nothing worth keeping (as
          * mh_query_run's) */
-        ctx_free(cur->ctx);
-        free(cur->ctx);
+        ctx_destroy(cur->ctx);
     } else {
         ctx_give(cur->ctx->r, cur->ctx);
     }

@@ -146,12 +146,13 @@ static int read_store(const char *dir, mh_access **out, size_t *n) {
     size_t cap = 1 << 20, got = 0;
     mh_access *t = malloc(cap * sizeof *t);
     *n = 0;
-    while (rc == MH_OK && t) {
+    if (!t && rc == MH_OK)
+        rc = MH_ENOMEM;
+    while (rc == MH_OK) {
         if (cap - *n < 65536) {
             mh_access *bigger = realloc(t, 2 * cap * sizeof *t);
             if (!bigger) {
-                free(t);
-                t = NULL;
+                rc = MH_ENOMEM;
                 break;
             }
             t = bigger;
@@ -164,9 +165,9 @@ static int read_store(const char *dir, mh_access **out, size_t *n) {
     }
     mh_cursor_close(c);
     mh_reader_close(r);
-    if (rc != MH_OK || !t || *n == 0) {
+    if (rc != MH_OK || *n == 0) {
         fprintf(stderr, "mh_probe: reading %s: %s\n", dir,
-                !t ? "out of memory" : rc ? mh_strerror(rc) : "no accesses");
+                rc ? mh_strerror(rc) : "no accesses");
         free(t);
         return -1;
     }
