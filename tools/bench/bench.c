@@ -61,6 +61,7 @@ typedef struct opts {
     int faults;           /* --faults: minor page faults of each timed ask */
     const char *classes;  /* --classes: only the classes named (substrings) */
     const char *asks;     /* --asks: every timed ask as a CSV row */
+    uint64_t cache;       /* --cache: every memhist reader's cache bytes */
     FILE *asks_f;         /* its stream, opened by main */
 } opts;
 
@@ -74,7 +75,7 @@ static void usage(FILE *f)
             "                [--repeat K] [--keep] [--quick] [--store DIR]\n"
             "                [--threads K[,K...]] [--threads-total N] [--no-pc]\n"
             "                [--ingest-only] [--timed-passes N] [--faults]\n"
-            "                [--classes LIST] [--asks FILE]\n"
+            "                [--classes LIST] [--asks FILE] [--cache BYTES]\n"
             "  --sizes       synthetic trace sizes (1000000, 1e6; default 1e6 unless\n"
             "                --lackey is given)\n"
             "  --lackey      a valgrind lackey trace (record_real_traces.sh makes\n"
@@ -104,7 +105,13 @@ static void usage(FILE *f)
             "  --asks        write every timed ask to FILE as CSV: class,\n"
             "                implementation, pass, query, us, minor faults (with\n"
             "                --faults, else -1), blocks memhist decoded (else -1),\n"
-            "                the question (start kind, start, direction, range, ops)\n"
+            "                the question (start kind, start, direction, range, ops),\n"
+            "                the accesses it returned\n"
+            "  --cache       the memhist readers' cache option in bytes\n"
+            "                (mh_reader_set_cache; default 16 MiB, the library's):\n"
+            "                a store whose answers' blocks outgrow it decodes them\n"
+            "                again in every pass; the reader memory figures show\n"
+            "                what it holds\n"
             "  --ingest-runs memhist ingests per mode, the median rate is reported\n"
             "                (default 3: a memhist ingest lasts a few seconds at most,\n"
             "                where one preemption shows; SQLite runs once, for tens\n"
@@ -188,6 +195,7 @@ static int parse_opts(int argc, char **argv, opts *o)
     o->budget = 5;
     o->ingest_runs = 3;
     o->timed_passes = 3;
+    o->cache = MH_READER_CACHE_DEFAULT;
     o->oracle = -1;
     o->dist = MHB_DIST_USER;
     o->sqlite_design = 1;
@@ -277,6 +285,10 @@ static int parse_opts(int argc, char **argv, opts *o)
             if (*v == '\0')
                 return bad_usage("empty --classes", v);
             o->classes = v;
+            i++;
+        } else if (!strcmp(a, "--cache")) {
+            if (parse_count(v, &o->cache) || o->cache > ((uint64_t)1 << 40))
+                return bad_usage("bad --cache (0 .. 2^40 bytes)", v);
             i++;
         } else if (!strcmp(a, "--asks")) {
             o->asks = v;
@@ -591,7 +603,17 @@ typedef struct reader_ctx {
     size_t ncls;
     mhb_sql_options sql;
     double budget;
+    uint64_t cache; /* memhist's cache option (--cache) */
 } reader_ctx;
+
+/* A memhist reader of the queries: open, then --cache's budget. */
+static int mh_open_cached(const char *path, uint64_t cache, mh_reader **r)
+{
+    int rc = mh_reader_open(path, r);
+    if (rc == MH_OK)
+        rc = mh_reader_set_cache(*r, (size_t)cache);
+    return rc;
+}
 
 /* Peak memory of a reader that opens the store and runs every query once:
  * the trace is released first, then the high-water mark reset. */
@@ -612,7 +634,7 @@ static void reader_child(void *p, child_msg *m)
         im.run = sql_run;
         im.h = s;
     } else {
-        rc = mh_reader_open(c->path, &r);
+        rc = mh_open_cached(c->path, c->cache, &r);
         im.run = mh_run;
         im.h = r;
     }
@@ -678,13 +700,14 @@ typedef struct cold_ctx {
     const char *path;
     const mhb_sql_options *so;
     const char *name; /* in mismatch messages */
+    uint64_t cache;   /* memhist's cache option (--cache) */
 } cold_ctx;
 
 static int cold_open_mh(void *p, mhb_impl *im)
 {
     const cold_ctx *c = p;
     mh_reader *r = NULL;
-    int rc = mh_reader_open(c->path, &r);
+    int rc = mh_open_cached(c->path, c->cache, &r);
     *im = (mhb_impl){"memhist", mh_run, r, 0, SIZE_MAX, 1, mh_decoded};
     return rc;
 }
@@ -720,7 +743,8 @@ static int run_cold(const stores *st, int nslots, mhb_workload *w)
     for (int k = 0; k < nslots && rc == MH_OK; k++) {
         if (k > 0 && !w->sqlite_ran)
             break;
-        cold_ctx cx = {st->path[k], &st->sql[k], k == MHB_SQLD ? "SQLite-design" : "SQLite"};
+        cold_ctx cx = {st->path[k], &st->sql[k], k == MHB_SQLD ? "SQLite-design" : "SQLite",
+                       w->reader_cache};
         fprintf(stderr, "mh_bench: %s: cold open and first %u queries, %s\n", w->name,
                 MHB_COLD_QUERIES, k ? cx.name : "memhist");
         rc = mhb_cold_measure(st->path[k], k ? cold_open_sql : cold_open_mh,
@@ -922,7 +946,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     fprintf(stderr, "mh_bench: %s: reader memory\n", w->name);
     for (int k = 0; k < nslots; k++) {
         reader_ctx rcx = {t, st.path[k], k != MHB_MH, w->cls, w->ncls, st.sql[k],
-                          o->budget / 10};
+                          o->budget / 10, o->cache};
         in_child(reader_child, &rcx, &m);
         if (m.rc != MH_OK) {
             fprintf(stderr, "mh_bench: %s: reader of %s: %s %s\n", w->name, st.path[k],
@@ -936,7 +960,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     }
 
     mh_reader *r = NULL;
-    rc = mh_reader_open(mh_path, &r);
+    rc = mh_open_cached(mh_path, o->cache, &r);
     if (rc != MH_OK) {
         fprintf(stderr, "mh_bench: %s: memhist open: %s\n", w->name, mh_strerror(rc));
         return 1;
@@ -1004,6 +1028,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     }
     w->pinned = pin.how;
     w->timed_passes = o->timed_passes;
+    w->reader_cache = o->cache;
     if (!failed) {
         /* a warm-up of every implementation with other questions of every
          * class (untimed): each reader's one-time work (sections checked at

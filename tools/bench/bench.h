@@ -73,6 +73,10 @@ typedef struct mhb_class {
      * store read from disk in a pass meant warm */
     long majflt_first[MHB_SLOTS], majflt[MHB_SLOTS];
     double mean_results; /* accesses returned per query (or chain) */
+    /* blocks memhist decoded per timed ask (its reader's counter; -1 not
+     * measured): 0 when every answer came from its cache, as on a store the
+     * cache holds; at 10^9 the same class may decode in every pass */
+    double mh_decoded_per_ask;
     /* one-stream classes (multi-stream workloads): q[j] is the query of
      * the unfiltered class `base` restricted to stream sid[j], drawn
      * uniformly from the trace's streams (q[j].streams points at sid[j]);
@@ -154,7 +158,7 @@ void mhb_classes_repeat(mhb_class *c, size_t count, uint64_t reps, uint64_t shif
  * not measured). Returns MH_OK, or the first error code of a query. */
 #define MHB_ASKS_HEADER                                                        \
     "workload,class,implementation,pass,query,us,minor_faults,blocks_decoded," \
-    "start_kind,start,direction,addr_first,addr_last,ops"
+    "start_kind,start,direction,addr_first,addr_last,ops,results"
 typedef struct mhb_asks {
     FILE *f;
     const char *workload;
@@ -273,6 +277,8 @@ typedef struct mhb_workload {
     int pinned;              /* stores pinned for the query passes (mhb_pin_store):
                                 1 mlocked, 2 mapped and read, 0 not (--no-pin) */
     unsigned timed_passes;   /* timed passes a class (--timed-passes) */
+    uint64_t reader_cache;   /* the memhist readers' mh_reader_set_cache bytes
+                                (--cache; MH_READER_CACHE_DEFAULT without) */
     /* accesses/s: memhist bg on, bg off, SQLite, SQLite design defaults */
     double ingest_rate[4];
     double writer_mib[4];    /* as ingest_rate */

@@ -456,6 +456,7 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
         mhb_class *x = &c[k];
         for (size_t m = 0; m < MHB_SLOTS; m++)
             x->majflt_first[m] = x->majflt[m] = -1;
+        x->mh_decoded_per_ask = -1;
         /* warm pass: the reference's answers, then everyone else's
          * compared; each run timed, its question's first ask */
         x->nrun = x->nq;
@@ -526,6 +527,7 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
          * p99 is read from passes x nrun asks, not from its 2nd slowest of
          * nrun (one machine stall of 100 us in a pass was a class's p99) */
         long flt[MHB_SLOTS] = {0};
+        uint64_t mh_dec = 0, mh_asks = 0;
         for (size_t p = 0; p < passes && rc == MH_OK; p++)
             for (size_t m = 0; m < nimpl && rc == MH_OK; m++) {
                 if (impl[m].slot < 0 || (x->sid != NULL && !impl[m].full))
@@ -536,7 +538,7 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                 for (size_t i = 0; i < x->nrun && rc == MH_OK; i++) {
                     size_t ng = 0;
                     long m0 = faults ? mhb_minor_faults() : -1;
-                    uint64_t d0 = asks && impl[m].decoded ? impl[m].decoded(impl[m].h) : 0;
+                    uint64_t d0 = impl[m].decoded ? impl[m].decoded(impl[m].h) : 0;
                     double t1 = mhb_now();
                     rc = mhb_run_one(&impl[m], x, i, got, &ng);
                     um[i] = (mhb_now() - t1) * 1e6;
@@ -544,18 +546,22 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                     fm[i] = m0 < 0 || m1 < 0 ? -1 : m1 - m0;
                     if (rc != MH_OK)
                         break;
+                    long long dec = impl[m].decoded
+                                        ? (long long)(impl[m].decoded(impl[m].h) - d0)
+                                        : -1;
+                    if (impl[m].slot == MHB_MH && dec >= 0) {
+                        mh_dec += (uint64_t)dec;
+                        mh_asks++;
+                    }
                     if (asks) {
-                        long long dec = impl[m].decoded
-                                            ? (long long)(impl[m].decoded(impl[m].h) - d0)
-                                            : -1;
                         const mh_query *aq = &x->q[i];
                         fprintf(asks->f,
                                 "\"%s\",\"%s\",%s,%zu,%zu,%.3f,%ld,%lld,%s,%" PRIu64
-                                ",%s,0x%" PRIx64 ",0x%" PRIx64 ",%u\n",
+                                ",%s,0x%" PRIx64 ",0x%" PRIx64 ",%u,%zu\n",
                                 asks->workload, x->name, impl[m].name, p, i, um[i], fm[i],
                                 dec, aq->start_kind == MH_FROM_ID ? "id" : "transition",
                                 aq->start, aq->direction == MH_FORWARD ? "fwd" : "bwd",
-                                aq->addr_first, aq->addr_last, aq->ops);
+                                aq->addr_first, aq->addr_last, aq->ops, ng);
                     }
                     if (m > 0)
                         (*compared)++;
@@ -569,6 +575,8 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                 else if (flt[impl[m].slot] >= 0)
                     flt[impl[m].slot] += g1 - g0;
             }
+        if (mh_asks)
+            x->mh_decoded_per_ask = (double)mh_dec / (double)mh_asks;
         for (size_t m = 0; m < nimpl && rc == MH_OK; m++) {
             if (impl[m].slot < 0 || (x->sid != NULL && !impl[m].full))
                 continue;

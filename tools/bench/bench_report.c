@@ -242,6 +242,8 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
         fprintf(f, "| reader peak RSS MiB | %s | %s | %s | |\n",
                 num(a, sizeof a, x->reader_mib[0], 1), num(b, sizeof b, x->reader_mib[1], 1),
                 num(e, sizeof e, x->reader_mib[2], 1));
+        fprintf(f, "| reader cache option (mh_reader_set_cache, --cache), MiB | %s | | | |\n",
+                num(a, sizeof a, (double)x->reader_cache / 1048576.0, 1));
         fprintf(f, "| reader RSS MiB at the end, anonymous (cache; bounded by its option) | %s | %s | %s | |\n",
                 num(a, sizeof a, x->reader_anon_mib[0], 1), num(b, sizeof b, x->reader_anon_mib[1], 1),
                 num(e, sizeof e, x->reader_anon_mib[2], 1));
@@ -420,6 +422,7 @@ int mhb_report_json(const char *path, const mhb_machine *m,
                 x->compared, x->mismatches);
         fprintf(f, "     \"dist\": \"%s\",\n", x->dist == MHB_DIST_USER ? "user" : "near");
         fprintf(f, "     \"timed_passes\": %u,\n", x->timed_passes);
+        fprintf(f, "     \"reader_cache_bytes\": %" PRIu64 ",\n", x->reader_cache);
         fprintf(f, "     \"pinned\": %s,\n", x->pinned == 1 ? "\"mlock\""
                                            : x->pinned == 2 ? "\"mapped\"" : "false");
         static const char *const keys[4] = {"memhist_bg", "memhist_nobg", "sqlite",
@@ -499,7 +502,9 @@ int mhb_report_json(const char *path, const mhb_machine *m,
             json_lat(f, &q->first[1], q->has_first[1]);
             fprintf(f, ", \"sqlite_design\": ");
             json_lat(f, &q->first[2], q->has_first[2]);
-            fprintf(f, "}, \"major_faults\": {");
+            fprintf(f, "}, \"memhist_blocks_decoded_per_ask\": ");
+            json_num(f, q->mh_decoded_per_ask);
+            fprintf(f, ", \"major_faults\": {");
             for (int j = 0; j < MHB_SLOTS; j++)
                 fprintf(f, "%s\"%s\": [%ld, %ld]", j ? ", " : "", json_key[j],
                         q->majflt_first[j], q->majflt[j]);

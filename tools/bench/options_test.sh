@@ -1,6 +1,6 @@
 #!/bin/sh
-# options_test.sh BENCH DIR PROBE: mh_bench's --classes, --asks and
-# --no-pin on one --quick run of 2 timed passes (--timed-passes over
+# options_test.sh BENCH DIR PROBE: mh_bench's --classes, --asks, --cache
+# and --no-pin on one --quick run of 2 timed passes (--timed-passes over
 # --quick's 1), and mh_probe --asks on that CSV (ctest bench_options).
 #   --classes "point max1 ,whole max1 ": the report holds those classes
 #   and no other (point max10, page ...); a list no class matches fails
@@ -9,6 +9,8 @@
 #   memhist's rows count the blocks it decoded, SQLite's say -1; with
 #   --faults every row counts its minor faults.
 #   --no-pin: the report says the stores were not held.
+#   --cache: the report gives the readers' cache option; with the
+#   smallest a second pass decodes blocks again, with the default none.
 #   mh_probe --asks CSV --class NAME --qfile F: asks the class's questions
 #   of memhist's first timed pass (not the second's), as many as the CSV
 #   holds; an unknown class or an existing F is refused, and F is not
@@ -41,13 +43,14 @@ grep -qx 'point max1 bwd write' "$dir/options_classes" || fail "--classes: point
 grep -qx 'whole max1 fwd rw' "$dir/options_classes" || fail "--classes: whole max1 fwd rw missing"
 nclass=$(wc -l < "$dir/options_classes")
 
-# asks: the header, then rows of 14 fields; memhist decoded >= 0, SQLite -1;
+# asks: the header, then rows of 15 fields; memhist decoded >= 0, SQLite -1;
 # the question: its start, direction, range (hex) and ops
-head -n 1 "$asks" | grep -qx 'workload,class,implementation,pass,query,us,minor_faults,blocks_decoded,start_kind,start,direction,addr_first,addr_last,ops' ||
+head -n 1 "$asks" | grep -qx 'workload,class,implementation,pass,query,us,minor_faults,blocks_decoded,start_kind,start,direction,addr_first,addr_last,ops,results' ||
   fail "--asks: bad header"
 awk -F, -v nclass="$nclass" '
   NR == 1 { next }
-  NF != 14 { print "row " NR ": " NF " fields"; bad = 1; next }
+  NF != 15 { print "row " NR ": " NF " fields"; bad = 1; next }
+  $15 !~ /^[0-9]+$/ { print "row " NR ": results " $15; bad = 1 }
   $9 !~ /^(id|transition)$/ || $10 !~ /^[0-9]+$/ || $11 !~ /^(fwd|bwd)$/ ||
     $12 !~ /^0x[0-9a-f]+$/ || $13 !~ /^0x[0-9a-f]+$/ || $14 !~ /^[1-7]$/ {
     print "row " NR ": question " $9 " " $10 " " $11 " " $12 " " $13 " " $14; bad = 1 }
@@ -89,6 +92,34 @@ grep -q 'no memhist ask of class "no such class"' "$dir/probe.err" ||
   fail "mh_probe --asks with an unknown class: no message"
 [ ! -e "$dir/probe.q" ] || fail "mh_probe --asks left a query file behind"
 rm -rf "$dir/probe.store"
+
+# --cache BYTES: the readers' budget, in the report; the same questions'
+# second timed pass decodes blocks again with the smallest cache (two
+# blocks), none with the default (which holds this small store)
+for c in 0 default; do
+  set -- --quick --no-cold --timed-passes 2 --classes "page max10 fwd rw" \
+    --asks "$dir/cache_$c.csv" --json "$dir/cache_$c.json"
+  [ "$c" = default ] || set -- "$@" --cache "$c"
+  "$bench" "$@" > /dev/null || fail "--cache $c: the run failed"
+done
+grep -q '"reader_cache_bytes": 0,' "$dir/cache_0.json" || fail "--cache 0: not in the report"
+grep -q '"reader_cache_bytes": 16777216,' "$dir/cache_default.json" ||
+  fail "no --cache: the report does not give the default 16 MiB"
+decoded() { awk -F, '$3 == "memhist" && $4 == 1 { n += $8 } END { print n + 0 }' "$1"; }
+small=$(decoded "$dir/cache_0.csv")
+dflt=$(decoded "$dir/cache_default.csv")
+[ "$small" -gt 0 ] || fail "--cache 0: the second pass decoded nothing ($small blocks)"
+[ "$dflt" -eq 0 ] || fail "default cache: the second pass decoded $dflt blocks"
+# the report's blocks decoded per timed ask: none with the default cache
+grep -q '"memhist_blocks_decoded_per_ask": 0,' "$dir/cache_default.json" ||
+  fail "default cache: the report's blocks decoded per ask are not 0"
+grep -q '"memhist_blocks_decoded_per_ask": [1-9]' "$dir/cache_0.json" ||
+  grep -q '"memhist_blocks_decoded_per_ask": 0\.[0-9]*[1-9]' "$dir/cache_0.json" ||
+  fail "--cache 0: the report's blocks decoded per ask are 0"
+if "$bench" --quick --cache 2e12 > /dev/null 2> "$dir/options_err"; then
+  fail "--cache beyond 2^40 succeeded"
+fi
+grep -q 'bad --cache' "$dir/options_err" || fail "--cache beyond 2^40: no message"
 
 # a list no class matches: a failure that names it
 if "$bench" --quick --no-cold --classes "no such class" > /dev/null 2> "$dir/options_err"; then

@@ -197,6 +197,23 @@ def scale(ws):
     print(f"- answers larger at 10^9 (mean results > 1.1x): {len(grown)} classes; "
           f"of the classes beyond 2x / 3x, {len(miss) - len(same)} of {len(miss)} are among them"
           + (f" (the others: {'; '.join(sorted(same))})" if same else ""))
+    # the reader's cache: a class whose answers' blocks the cache held at
+    # 25 M may decode them again in every pass at 10^9 (same cache option)
+    cb, cr = b.get("reader_cache_bytes"), r.get("reader_cache_bytes")
+    dec = []
+    for c in sorted(miss):
+        qb, qr = cls(b, c), cls(r, c)
+        db = qb.get("memhist_blocks_decoded_per_ask") if qb else None
+        dr = qr.get("memhist_blocks_decoded_per_ask") if qr else None
+        if db is not None and dr is not None and db > dr + 0.5:
+            dec.append(f"{c} {db:.1f} vs {dr:.1f}")
+    if cb is not None or cr is not None:
+        print(f"- reader cache option: {fmt(cb / 2**20 if cb is not None else None)} MiB at 10^9, "
+              f"{fmt(cr / 2**20 if cr is not None else None)} MiB at {r['accesses']}"
+              + ("" if cb == cr else " (not the same: the comparison is not like for like)"))
+    if dec:
+        print(f"- of the classes beyond, {len(dec)} decode more blocks a timed ask at 10^9 "
+              f"(the cache holds a smaller share of their answers): {'; '.join(dec)}")
 
 
 def format2(ws):
