@@ -244,7 +244,7 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
                 num(e, sizeof e, x->reader_mib[2], 1));
         fprintf(f, "| reader cache option (mh_reader_set_cache, --cache), MiB | %s | | | |\n",
                 num(a, sizeof a, (double)x->reader_cache / 1048576.0, 1));
-        fprintf(f, "| reader RSS MiB at the end, anonymous (cache; bounded by its option) | %s | %s | %s | |\n",
+        fprintf(f, "| reader RSS MiB at the end, anonymous (each query context's decoded blocks, and what the segments remember: each bounded by the cache option) | %s | %s | %s | |\n",
                 num(a, sizeof a, x->reader_anon_mib[0], 1), num(b, sizeof b, x->reader_anon_mib[1], 1),
                 num(e, sizeof e, x->reader_anon_mib[2], 1));
         fprintf(f, "| reader RSS MiB at the end, file-backed (mapped store pages; reclaimable) | %s | %s | %s | |\n",
