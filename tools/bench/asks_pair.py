@@ -19,8 +19,9 @@ returned):
     holds a smaller share of the answers of a bigger store).
 A last line counts the classes whose "same" median is within 2x.
 
-Exit status: 0; 2 on bad usage, an unreadable file, or questions that do
-not pair (not the same seed and classes).
+Exit status: 0; 2 on bad usage, an unreadable file, a CSV without the
+columns above (one written before `results` was added), or questions that
+do not pair (not the same seed and classes).
 """
 import csv
 import sys
@@ -30,8 +31,15 @@ from statistics import median
 def load(path, impl):
     """{(class, query): (question, [us], [results], [blocks])} of impl."""
     out = {}
+    need = ("class", "implementation", "query", "us", "blocks_decoded", "direction",
+            "addr_first", "addr_last", "ops", "results")
     with open(path, newline="") as f:
-        for r in csv.DictReader(f):
+        rd = csv.DictReader(f)
+        missing = [c for c in need if c not in (rd.fieldnames or [])]
+        if missing:
+            raise ValueError(f"{path}: not an --asks CSV of mh_bench since stop 47: "
+                             f"no column {', '.join(missing)}")
+        for r in rd:
             if r.get("implementation") != impl:
                 continue
             key = (r["class"], int(r["query"]))

@@ -6,7 +6,8 @@
 #   the same or a grown answer than it has; the never-accessed classes
 #   answer nothing in both (all "same"), and the point max1000 questions
 #   that ran out of the single trace grow in the repeated one;
-#   a run drawn with another seed does not pair: exit 2 and a message.
+#   a run drawn with another seed does not pair, and a CSV without the
+#   results column is refused: exit 2 and a message each.
 set -eu
 bench=$1
 dir=$2
@@ -49,4 +50,12 @@ if python3 "$script" "$dir/big.csv" "$dir/other.csv" > /dev/null 2> "$dir/pair.e
 fi
 grep -q 'asks another range, direction or operations' "$dir/pair.err" ||
   fail "runs of two seeds: no message"
+
+# a CSV without the results column (an older mh_bench's): refused, named
+cut -d, -f1-14 "$dir/small.csv" > "$dir/old.csv"
+if python3 "$script" "$dir/big.csv" "$dir/old.csv" > /dev/null 2> "$dir/pair.err"; then
+  fail "a CSV without results paired"
+fi
+grep -q 'old.csv: not an --asks CSV of mh_bench since stop 47: no column results' "$dir/pair.err" ||
+  fail "a CSV without results: no message"
 exit 0
