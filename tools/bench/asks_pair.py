@@ -76,7 +76,7 @@ def main(argv):
         return 2
     try:
         big, small = load(files[0], impl), load(files[1], impl)
-    except (OSError, csv.Error, KeyError, ValueError) as e:
+    except (OSError, csv.Error, ValueError) as e:
         print(f"asks_pair.py: {e}", file=sys.stderr)
         return 2
     keys = [k for k in big if k in small]
