@@ -42,14 +42,19 @@ def load(path, impl):
         for r in rd:
             if r.get("implementation") != impl:
                 continue
-            key = (r["class"], int(r["query"]))
+            try:  # a short row leaves None in its missing fields
+                key = (r["class"], int(r["query"]))
+                us, res, dec = float(r["us"]), int(r["results"]), int(r["blocks_decoded"])
+            except (TypeError, ValueError):
+                raise ValueError(f"{path} line {rd.line_num}: not an ask "
+                                 "(a field missing or not a number)") from None
             q = (r["direction"], r["addr_first"], r["addr_last"], r["ops"])
             e = out.setdefault(key, (q, [], [], []))
             if e[0] != q:
                 raise ValueError(f"{path}: {key} asks two questions")
-            e[1].append(float(r["us"]))
-            e[2].append(int(r["results"]))
-            e[3].append(int(r["blocks_decoded"]))
+            e[1].append(us)
+            e[2].append(res)
+            e[3].append(dec)
     return out
 
 

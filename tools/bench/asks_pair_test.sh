@@ -7,7 +7,8 @@
 #   answer nothing in both (all "same"), and the point max1000 questions
 #   that ran out of the single trace grow in the repeated one;
 #   a run drawn with another seed does not pair, and a CSV without the
-#   results column is refused: exit 2 and a message each.
+#   results column or with a row cut short is refused: exit 2 and a
+#   message each.
 set -eu
 bench=$1
 dir=$2
@@ -58,4 +59,12 @@ if python3 "$script" "$dir/big.csv" "$dir/old.csv" > /dev/null 2> "$dir/pair.err
 fi
 grep -q 'old.csv: not an --asks CSV of mh_bench since stop 47: no column results' "$dir/pair.err" ||
   fail "a CSV without results: no message"
+
+# a row cut short (a run stopped while writing it): refused, its line named
+{ cat "$dir/small.csv"; head -n 2 "$dir/small.csv" | tail -n 1 | cut -d, -f1-7; } > "$dir/short.csv"
+if python3 "$script" "$dir/big.csv" "$dir/short.csv" > /dev/null 2> "$dir/pair.err"; then
+  fail "a CSV with a short row paired"
+fi
+grep -q "short.csv line $(wc -l < "$dir/short.csv"): not an ask" "$dir/pair.err" ||
+  fail "a CSV with a short row: no message naming its line"
 exit 0
