@@ -747,10 +747,17 @@ static int run_cold(const stores *st, int nslots, mhb_workload *w)
                        w->reader_cache};
         fprintf(stderr, "mh_bench: %s: cold open and first %u queries, %s\n", w->name,
                 MHB_COLD_QUERIES, k ? cx.name : "memhist");
-        rc = mhb_cold_measure(st->path[k], k ? cold_open_sql : cold_open_mh,
+        /* memhist's sections, read before the drop: its cold questions'
+         * pages are counted by section (none when it cannot be read) */
+        mhb_layout lay;
+        int have_lay = k == 0 && mhb_layout_read(st->path[k], &lay) == MH_OK;
+        rc = mhb_cold_measure(st->path[k], have_lay ? &lay : NULL,
+                              k ? cold_open_sql : cold_open_mh,
                               k ? cold_close_sql : cold_close_mh, &cx, w->cls, w->ncls,
                               k ? "memhist" : NULL, ref, nref, &w->cold[k],
                               &w->compared, &w->mismatches);
+        if (have_lay)
+            mhb_layout_free(&lay);
         if (rc != MH_OK)
             fprintf(stderr, "mh_bench: %s: cold run of store %d: %s\n", w->name, k,
                     mh_strerror(rc));

@@ -189,6 +189,16 @@ void mhb_summarise(double *us, size_t n, mhb_lat *out);
 /* Cold figures of one store (bench_cold.c): its pages dropped from the page
  * cache, then open and the first MHB_COLD_QUERIES queries. */
 #define MHB_COLD_QUERIES 100u
+
+/* What holds a page of a memhist store, for counting a cold question's
+ * reads: kind 0 a segment's header and section directory, kinds 1 .. 13
+ * the section of that type (SPEC.md 5.2) holding the page's first byte,
+ * MHB_KIND_OTHER the rest (the MANIFEST, a section of a newer type, a
+ * file the layout does not know). */
+#define MHB_KINDS 15u
+#define MHB_KIND_OTHER (MHB_KINDS - 1u)
+const char *mhb_kind_name(unsigned kind);
+
 typedef struct mhb_cold {
     int done;
     double open_ms;
@@ -204,6 +214,11 @@ typedef struct mhb_cold {
      * its close; mincore): what the open and the query read, readahead
      * included */
     mhb_lat question_pages;
+    /* memhist only (has_kinds): the mean of those pages per cold question
+     * by what holds them (mhb_kind_name), from the store's layout read
+     * before the drop */
+    int has_kinds;
+    double question_kinds[MHB_KINDS];
 } mhb_cold;
 #define MHB_COLD_QUESTIONS 20u
 
@@ -254,6 +269,30 @@ double mhb_resident_pct(const char *path);
 /* The store's pages in the page cache (mincore over its files); -1: error. */
 double mhb_resident_pages(const char *path);
 
+/* The segment files of a memhist store and their sections' byte ranges
+ * (mh_reader_section_info), read through a reader that is closed again:
+ * reading it brings pages into the page cache, so read it before a drop. */
+typedef struct mhb_layout_sec {
+    unsigned kind;
+    uint64_t offset, size;
+} mhb_layout_sec;
+typedef struct mhb_layout_file {
+    char name[64];
+    size_t nsec;
+    mhb_layout_sec *sec;
+} mhb_layout_file;
+typedef struct mhb_layout {
+    size_t nfiles;
+    mhb_layout_file *file;
+} mhb_layout;
+int mhb_layout_read(const char *store, mhb_layout *out);
+void mhb_layout_free(mhb_layout *l);
+
+/* The pages of store (a directory, or one file) in the page cache now, by
+ * kind (mincore; nothing is read): kinds[MHB_KINDS] is set. Returns MH_OK
+ * or MH_EIO. */
+int mhb_resident_kinds(const char *store, const mhb_layout *l, double *kinds);
+
 /* Opens a store as an implementation (im->name, run, h set) / closes it. */
 typedef int (*mhb_open_fn)(void *ctx, mhb_impl *im);
 typedef void (*mhb_close_fn)(mhb_impl *im);
@@ -262,9 +301,10 @@ typedef void (*mhb_close_fn)(mhb_impl *im);
  * ref_name NULL the answers are stored in ref / nref (MHB_COLD_QUERIES x
  * MHB_OUT_CAP and MHB_COLD_QUERIES) as the reference; otherwise each is
  * compared with them (counted in *compared, *mismatches). Returns MH_OK or
- * the first error of the open, the drop or a query. */
-int mhb_cold_measure(const char *path, mhb_open_fn open_fn, mhb_close_fn close_fn,
-                     void *ctx, const mhb_class *c, size_t count,
+ * the first error of the open, the drop or a query. With a layout (a memhist
+ * store's), the cold questions' pages are also counted by kind. */
+int mhb_cold_measure(const char *path, const mhb_layout *layout, mhb_open_fn open_fn,
+                     mhb_close_fn close_fn, void *ctx, const mhb_class *c, size_t count,
                      const char *ref_name, mh_access *ref, size_t *nref,
                      mhb_cold *out, uint64_t *compared, uint64_t *mismatches);
 

@@ -281,13 +281,124 @@ double mhb_resident_pct(const char *path)
     return r.pages ? 100.0 * (double)r.in_core / (double)r.pages : 0;
 }
 
-int mhb_cold_measure(const char *path, mhb_open_fn open_fn, mhb_close_fn close_fn,
-                     void *ctx, const mhb_class *c, size_t count,
+/* SPEC.md 5.2's section types 1 .. 13 by name, kind 0 and the rest. */
+const char *mhb_kind_name(unsigned kind)
+{
+    static const char *const names[MHB_KINDS] = {
+        "header and directory", "data", "dictionary", "slices", "chunks", "blocks",
+        "address summary", "id map", "address set", "fine address summary",
+        "address postings", "span address set", "piece sums", "id transitions",
+        "other"};
+    return kind < MHB_KINDS ? names[kind] : names[MHB_KIND_OTHER];
+}
+
+void mhb_layout_free(mhb_layout *l)
+{
+    for (size_t i = 0; l->file != NULL && i < l->nfiles; i++)
+        free(l->file[i].sec);
+    free(l->file);
+    l->file = NULL;
+    l->nfiles = 0;
+}
+
+int mhb_layout_read(const char *store, mhb_layout *out)
+{
+    memset(out, 0, sizeof *out);
+    mh_reader *r = NULL;
+    int rc = mh_reader_open(store, &r);
+    size_t nseg = rc == MH_OK ? mh_reader_segment_count(r) : 0;
+    if (rc == MH_OK && nseg > 0) {
+        out->file = calloc(nseg, sizeof *out->file);
+        if (out->file == NULL)
+            rc = MH_ENOMEM;
+    }
+    for (size_t i = 0; rc == MH_OK && i < nseg; i++) {
+        mh_segment_info si = {.struct_size = sizeof si};
+        if ((rc = mh_reader_segment_info(r, i, &si)) != MH_OK)
+            break;
+        mhb_layout_file *f = &out->file[out->nfiles++];
+        snprintf(f->name, sizeof f->name, "%s", si.file_name);
+        size_t ns = mh_reader_section_count(r, i);
+        f->sec = calloc(ns ? ns : 1, sizeof *f->sec);
+        if (f->sec == NULL) {
+            rc = MH_ENOMEM;
+            break;
+        }
+        for (size_t k = 0; rc == MH_OK && k < ns; k++) {
+            mh_section_info x = {.struct_size = sizeof x};
+            if ((rc = mh_reader_section_info(r, i, k, &x)) != MH_OK)
+                break;
+            unsigned kind = x.type >= 1 && x.type < MHB_KIND_OTHER ? x.type : MHB_KIND_OTHER;
+            f->sec[f->nsec++] = (mhb_layout_sec){kind, x.offset, x.size};
+        }
+    }
+    mh_reader_close(r);
+    if (rc != MH_OK)
+        mhb_layout_free(out);
+    return rc;
+}
+
+/* The kind of the page at byte off of the file named base. */
+static unsigned page_kind(const mhb_layout *l, const char *base, uint64_t off)
+{
+    for (size_t i = 0; i < l->nfiles; i++) {
+        const mhb_layout_file *f = &l->file[i];
+        if (strcmp(f->name, base) != 0)
+            continue;
+        for (size_t k = 0; k < f->nsec; k++)
+            if (off >= f->sec[k].offset && off - f->sec[k].offset < f->sec[k].size)
+                return f->sec[k].kind;
+        return 0; /* the header, the directory: bytes no section holds */
+    }
+    return MHB_KIND_OTHER;
+}
+
+typedef struct kinds_ctx {
+    const mhb_layout *l;
+    double *kinds;
+} kinds_ctx;
+
+static int kinds_one(const char *file, void *ctx)
+{
+    kinds_ctx *kc = ctx;
+    void *map;
+    size_t len;
+    if (map_whole(file, &map, &len) != MH_OK)
+        return MH_EIO;
+    if (len == 0)
+        return MH_OK;
+    const char *slash = strrchr(file, '/');
+    const char *base = slash ? slash + 1 : file;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t np = (len + page - 1) / page;
+    unsigned char *vec = malloc(np);
+    int rc = MH_EIO;
+    if (vec && mincore(map, len, vec) == 0) {
+        for (size_t i = 0; i < np; i++)
+            if (vec[i] & 1)
+                kc->kinds[page_kind(kc->l, base, (uint64_t)i * page)] += 1;
+        rc = MH_OK;
+    }
+    free(vec);
+    munmap(map, len);
+    return rc;
+}
+
+int mhb_resident_kinds(const char *store, const mhb_layout *l, double *kinds)
+{
+    for (unsigned k = 0; k < MHB_KINDS; k++)
+        kinds[k] = 0;
+    kinds_ctx kc = {l, kinds};
+    return each_file(store, kinds_one, &kc);
+}
+
+int mhb_cold_measure(const char *path, const mhb_layout *layout, mhb_open_fn open_fn,
+                     mhb_close_fn close_fn, void *ctx, const mhb_class *c, size_t count,
                      const char *ref_name, mh_access *ref, size_t *nref,
                      mhb_cold *out, uint64_t *compared, uint64_t *mismatches)
 {
     size_t ci[MHB_COLD_QUERIES], qi[MHB_COLD_QUERIES];
-    double us[MHB_COLD_QUERIES], pages[MHB_COLD_QUERIES];
+    double us[MHB_COLD_QUERIES], pages[MHB_COLD_QUERIES], kinds[MHB_KINDS] = {0};
     size_t nl = mhb_cold_list(c, count, ci, qi);
     memset(out, 0, sizeof *out);
     int rc = mhb_drop_cache(path);
@@ -336,6 +447,14 @@ int mhb_cold_measure(const char *path, mhb_open_fn open_fn, mhb_close_fn close_f
             rc = mhb_run_one(&im, &c[ci[i]], qi[i], got, &n);
         us[i] = (mhb_now() - t1) * 1e6;
         pages[i] = mhb_resident_pages(path); /* before the close: nothing evicted */
+        if (layout != NULL) {
+            double k[MHB_KINDS];
+            if (mhb_resident_kinds(path, layout, k) == MH_OK)
+                for (unsigned j = 0; j < MHB_KINDS; j++)
+                    kinds[j] += k[j];
+            else
+                layout = NULL; /* unreadable now: no figure, not a failure */
+        }
         if (im.h)
             close_fn(&im);
         if (rc != MH_OK)
@@ -352,6 +471,11 @@ int mhb_cold_measure(const char *path, mhb_open_fn open_fn, mhb_close_fn close_f
         return rc;
     mhb_summarise(us, nq, &out->question);
     mhb_summarise(pages, nq, &out->question_pages);
+    if (layout != NULL && nq > 0) {
+        out->has_kinds = 1;
+        for (unsigned j = 0; j < MHB_KINDS; j++)
+            out->question_kinds[j] = kinds[j] / (double)nq;
+    }
     out->done = 1;
     return MH_OK;
 }

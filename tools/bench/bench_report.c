@@ -230,6 +230,31 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
                     num(e, sizeof e, v[2], 0), ratio(c, sizeof c, v[1], v[0]),
                     ratio(d, sizeof d, v[2], v[0]));
         }
+        if (x->cold[0].done && x->cold[0].has_kinds) {
+            /* where memhist's cold questions read, the largest first */
+            unsigned ord[MHB_KINDS];
+            for (unsigned u = 0; u < MHB_KINDS; u++)
+                ord[u] = u;
+            for (unsigned u = 1; u < MHB_KINDS; u++)
+                for (unsigned j = u; j > 0 && x->cold[0].question_kinds[ord[j]] >
+                                                  x->cold[0].question_kinds[ord[j - 1]];
+                     j--) {
+                    unsigned t = ord[j];
+                    ord[j] = ord[j - 1];
+                    ord[j - 1] = t;
+                }
+            fprintf(f, "| cold question, store pages read by section, mean of %u |",
+                    MHB_COLD_QUESTIONS);
+            int any = 0;
+            for (unsigned u = 0; u < MHB_KINDS; u++) {
+                double v = x->cold[0].question_kinds[ord[u]];
+                if (v < 0.05)
+                    continue;
+                fprintf(f, "%s %s %.1f", any ? "," : "", mhb_kind_name(ord[u]), v);
+                any = 1;
+            }
+            fprintf(f, "%s | | | |\n", any ? "" : " none");
+        }
         fprintf(f, "| store pages still cached after the drop, %% | %s | %s | %s | |\n",
                 num(a, sizeof a, x->cold[0].done ? x->cold[0].resident_pct : -1, 1),
                 num(b, sizeof b, x->cold[1].done ? x->cold[1].resident_pct : -1, 1),
@@ -474,10 +499,19 @@ int mhb_report_json(const char *path, const mhb_machine *m,
                            "\"max_us\": %.3f, \"queries\": %zu, \"cached_pct\": %.2f, "
                            "\"question_p50_us\": %.3f, \"question_max_us\": %.3f, "
                            "\"question_pages_p50\": %.0f, \"question_pages_max\": %.0f, "
-                           "\"questions\": %zu}",
+                           "\"questions\": %zu",
                         cd->open_ms, cd->lat.p50, cd->lat.p99, cd->lat.max, cd->lat.count,
                         cd->resident_pct, cd->question.p50, cd->question.max,
                         cd->question_pages.p50, cd->question_pages.max, cd->question.count);
+            if (cd->done && cd->has_kinds) {
+                fprintf(f, ", \"question_pages_by_section\": {");
+                for (unsigned u = 0; u < MHB_KINDS; u++)
+                    fprintf(f, "%s\"%s\": %.2f", u ? ", " : "", mhb_kind_name(u),
+                            cd->question_kinds[u]);
+                fprintf(f, "}");
+            }
+            if (cd->done)
+                fprintf(f, "}");
         }
         fprintf(f, "},\n     \"memhist_layout\": {\"slices\": %" PRIu64 ", \"chunks\": %" PRIu64
                    ", \"blocks\": %" PRIu64 "},\n     \"sqlite_layout\": {\"slices\": %" PRIu64

@@ -3,8 +3,9 @@
  * helpers checked against brute force: the touched-address set, the
  * never-accessed ranges (proven untouched), the user distribution's starts
  * (transitions of the trace) and anchors (80 % on an accessed address),
- * reproducibility from the seed, and that dropping a file's pages leaves
- * them out of the page cache. Exit 77 (skipped) only for the last check on
+ * reproducibility from the seed, that dropping a file's pages leaves them
+ * out of the page cache, and that a store's resident pages are counted by
+ * the section holding them. Exit 77 (skipped) only for the last check on
  * a file system that keeps every page in memory (tmpfs).
  */
 #include <fcntl.h>
@@ -156,11 +157,88 @@ static int test_drop(const char *dir)
     return 0;
 }
 
+/* A cold question's pages by section: a store written, its layout read,
+ * its pages dropped, then one page in the middle of its chunk records read
+ * (no readahead): that page, and only pages of that section, counted as
+ * chunks; nothing as the header or the data; the kinds' sum the resident
+ * pages. */
+static int test_kinds(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/draw_test_kinds.mh", dir);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    CHECK(system(cmd) == 0);
+    mh_writer *w = NULL;
+    CHECK(mh_writer_open(path, MH_CREATE, NULL, &w) == MH_OK);
+    if (w == NULL)
+        return 0;
+    uint64_t x = 88172645463325252u;
+    for (uint64_t t = 0; t < 200000; t++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        mh_access a = acc(t, (x % 4000000u) * 8u, 8, t % 3 ? MH_OP_READ : MH_OP_WRITE);
+        CHECK(mh_writer_append(w, &a) == MH_OK);
+    }
+    CHECK(mh_writer_close(w) == MH_OK);
+    mhb_layout lay;
+    CHECK(mhb_layout_read(path, &lay) == MH_OK);
+    CHECK(lay.nfiles >= 1);
+    const mhb_layout_sec *ck = NULL;
+    char seg[4200] = "";
+    for (size_t i = 0; ck == NULL && i < lay.nfiles; i++)
+        for (size_t k = 0; k < lay.file[i].nsec; k++)
+            if (lay.file[i].sec[k].kind == 4 && lay.file[i].sec[k].size >= 3 * 4096) {
+                ck = &lay.file[i].sec[k];
+                snprintf(seg, sizeof seg, "%s/%s", path, lay.file[i].name);
+                break;
+            }
+    CHECK(ck != NULL);
+    CHECK(!strcmp(mhb_kind_name(4), "chunks") && !strcmp(mhb_kind_name(10), "address postings"));
+    CHECK(!strcmp(mhb_kind_name(99), "other"));
+    CHECK(mhb_drop_cache(path) == MH_OK);
+    double k0[MHB_KINDS], k1[MHB_KINDS];
+    CHECK(mhb_resident_kinds(path, &lay, k0) == MH_OK);
+    double before = 0;
+    for (unsigned k = 0; k < MHB_KINDS; k++)
+        before += k0[k];
+    int fd = ck ? open(seg, O_RDONLY) : -1;
+    CHECK(fd >= 0);
+    int tmpfs = 0;
+    if (fd >= 0) {
+        struct statfs sf;
+        tmpfs = fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == TMPFS_MAGIC_;
+        CHECK(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM) == 0);
+        char b;
+        off_t at = (off_t)((ck->offset + ck->size / 2) & ~(uint64_t)4095);
+        CHECK(pread(fd, &b, 1, at) == 1);
+        close(fd);
+    }
+    CHECK(mhb_resident_kinds(path, &lay, k1) == MH_OK);
+    double sum = 0;
+    for (unsigned k = 0; k < MHB_KINDS; k++)
+        sum += k1[k];
+    CHECK(sum == mhb_resident_pages(path));
+    if (!tmpfs) {
+        CHECK(before == 0);
+        CHECK(k1[4] >= 1);
+        CHECK(k1[0] == 0 && k1[1] == 0 && k1[MHB_KIND_OTHER] == 0);
+        CHECK(k1[4] == sum);
+    }
+    mhb_layout_free(&lay);
+    CHECK(lay.file == NULL && lay.nfiles == 0);
+    CHECK(mhb_layout_read("/nonexistent/mh_bench", &lay) != MH_OK);
+    CHECK(system(cmd) == 0);
+    return tmpfs ? 77 : 0;
+}
+
 int main(int argc, char **argv)
 {
     test_edges();
     test_user();
+    int skip_kinds = test_kinds(argc > 1 ? argv[1] : ".");
     int skip = test_drop(argc > 1 ? argv[1] : ".");
+    if (skip_kinds)
+        skip = skip_kinds;
     if (failures) {
         fprintf(stderr, "draw_test: %d failures\n", failures);
         return 1;
