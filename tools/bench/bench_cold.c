@@ -240,9 +240,14 @@ typedef struct resident {
     uint64_t pages, in_core;
 } resident;
 
-static int count_one(const char *file, void *ctx)
+/* Which of file's pages are in the page cache: *vec (malloc'd, *np
+ * entries, bit 0 set for a resident page; NULL with *np 0 for an empty
+ * file). Mapping without touching faults nothing in: mincore only looks.
+ * Returns MH_OK or MH_EIO. */
+static int residency(const char *file, unsigned char **vec, size_t *np)
 {
-    resident *r = ctx;
+    *vec = NULL;
+    *np = 0;
     void *map;
     size_t len;
     if (map_whole(file, &map, &len) != MH_OK)
@@ -250,18 +255,30 @@ static int count_one(const char *file, void *ctx)
     if (len == 0)
         return MH_OK;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t np = (len + page - 1) / page;
-    /* mapping without touching faults nothing in: mincore only looks */
-    unsigned char *vec = malloc(np);
+    size_t n = (len + page - 1) / page;
+    unsigned char *v = malloc(n);
     int rc = MH_EIO;
-    if (vec && mincore(map, len, vec) == 0) {
-        for (size_t i = 0; i < np; i++)
-            r->in_core += vec[i] & 1;
-        r->pages += np;
+    if (v && mincore(map, len, v) == 0) {
+        *vec = v;
+        *np = n;
         rc = MH_OK;
+    } else {
+        free(v);
     }
-    free(vec);
     munmap(map, len);
+    return rc;
+}
+
+static int count_one(const char *file, void *ctx)
+{
+    resident *r = ctx;
+    unsigned char *vec;
+    size_t np;
+    int rc = residency(file, &vec, &np);
+    for (size_t i = 0; rc == MH_OK && i < np; i++)
+        r->in_core += vec[i] & 1;
+    r->pages += np;
+    free(vec);
     return rc;
 }
 
@@ -361,26 +378,16 @@ typedef struct kinds_ctx {
 static int kinds_one(const char *file, void *ctx)
 {
     kinds_ctx *kc = ctx;
-    void *map;
-    size_t len;
-    if (map_whole(file, &map, &len) != MH_OK)
-        return MH_EIO;
-    if (len == 0)
-        return MH_OK;
+    unsigned char *vec;
+    size_t np;
+    int rc = residency(file, &vec, &np);
     const char *slash = strrchr(file, '/');
     const char *base = slash ? slash + 1 : file;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t np = (len + page - 1) / page;
-    unsigned char *vec = malloc(np);
-    int rc = MH_EIO;
-    if (vec && mincore(map, len, vec) == 0) {
-        for (size_t i = 0; i < np; i++)
-            if (vec[i] & 1)
-                kc->kinds[page_kind(kc->l, base, (uint64_t)i * page)] += 1;
-        rc = MH_OK;
-    }
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; rc == MH_OK && i < np; i++)
+        if (vec[i] & 1)
+            kc->kinds[page_kind(kc->l, base, (uint64_t)i * page)] += 1;
     free(vec);
-    munmap(map, len);
     return rc;
 }
 
