@@ -17,6 +17,7 @@
 
 #include "bench.h"
 #include "draw.h"
+#include "mh_format.h"
 
 #define TMPFS_MAGIC_ 0x01021994
 
@@ -187,13 +188,15 @@ static int test_kinds(const char *dir)
     char seg[4200] = "";
     for (size_t i = 0; ck == NULL && i < lay.nfiles; i++)
         for (size_t k = 0; k < lay.file[i].nsec; k++)
-            if (lay.file[i].sec[k].kind == 4 && lay.file[i].sec[k].size >= 3 * 4096) {
+            if (lay.file[i].sec[k].kind == MHF_SECT_CHUNKS &&
+                lay.file[i].sec[k].size >= 3 * 4096) {
                 ck = &lay.file[i].sec[k];
                 snprintf(seg, sizeof seg, "%s/%s", path, lay.file[i].name);
                 break;
             }
     CHECK(ck != NULL);
-    CHECK(!strcmp(mhb_kind_name(4), "chunks") && !strcmp(mhb_kind_name(10), "address postings"));
+    CHECK(!strcmp(mhb_kind_name(MHF_SECT_CHUNKS), "chunks") &&
+          !strcmp(mhb_kind_name(MHF_SECT_APOST), "address postings"));
     CHECK(!strcmp(mhb_kind_name(99), "other"));
     CHECK(mhb_drop_cache(path) == MH_OK);
     double k0[MHB_KINDS], k1[MHB_KINDS];
@@ -220,9 +223,9 @@ static int test_kinds(const char *dir)
     CHECK(sum == mhb_resident_pages(path));
     if (!tmpfs) {
         CHECK(before == 0);
-        CHECK(k1[4] >= 1);
-        CHECK(k1[0] == 0 && k1[1] == 0 && k1[MHB_KIND_OTHER] == 0);
-        CHECK(k1[4] == sum);
+        CHECK(k1[MHF_SECT_CHUNKS] >= 1);
+        CHECK(k1[0] == 0 && k1[MHF_SECT_DATA] == 0 && k1[MHB_KIND_OTHER] == 0);
+        CHECK(k1[MHF_SECT_CHUNKS] == sum);
     }
     mhb_layout_free(&lay);
     CHECK(lay.file == NULL && lay.nfiles == 0);
