@@ -1005,11 +1005,12 @@ int mh_radix_order(mh_sort_scratch *s, const uint64_t *key, size_t stride,
  * hook means no address summary section). slice_keys starts a slice (rows
  * a[0..n)); ranges then gets, for each operation with rows, the exact
  * merged ranges [lo[i], hi[i]] of its rows (sorted, disjoint, not
- * touching) and adds their keys (granule << 2 | op) to b->sum_keys
- * (host-order u64s, unique, in no particular order; a single
- * MH_SUM_OVERFLOW when the slice meets too many granules to list).
- * serialize builds the sections' bytes from the segment's slices' keys:
- * keys[first[s] .. first[s+1]) are slice s's, for s < nslices, count the
+ * touching) and adds their keys (granule << 2 | op) to b->sum_keys as
+ * items (host-order u64s, MH_SUM_RANGE below: each op's items increasing,
+ * no key twice; a single MH_SUM_OVERFLOW when the slice meets too many
+ * granules to list). serialize builds the sections' bytes from the
+ * segment's slices' items: keys[first[s] .. first[s+1]) are slice s's, for
+ * s < nslices (each op's items increasing, or plain keys in any order), count the
  * segment's accesses (their size budgets: it may coarsen the granules);
  * section 6 into out, section 9 into fine (either NULL: not built); it
  * leaves them as they are when there must be no section. */
@@ -1098,7 +1099,8 @@ struct mh_builder {
     int has_stream, has_pc;        /* some row has stream != 0 / a pc */
     mh_slice_stream *streams;      /* streams present, increasing id */
     uint32_t nstreams, streams_cap;
-    mh_buf sum_keys;               /* u64 keys of slice_keys, if hooked */
+    mh_buf sum_keys;               /* u64 items of slice_keys, if hooked */
+    uint64_t sum_nkeys;            /* the keys sum_keys's items stand for */
     uint32_t idmap_g;              /* id map group ids, 0: none */
     mh_buf idmap_recs, idmap_data; /* the slice's id map groups (idmap_build.c) */
     uint8_t *idmap_raw, *idmap_comp; /* scratch of G x 4 bytes and its bound */
@@ -1228,6 +1230,14 @@ void mh_segw_destroy(mh_segw *w);
  * 1 KiB but not of 64 KiB. Its segment gets section 6 (as 2.0 writes it)
  * and no section 9. */
 #define MH_SUM_COARSE_MARK (UINT64_MAX - 1)
+/* A slice's list holds items: a key, or a run of keys of one op in two
+ * words, MH_SUM_RANGE | its first key, then its last key (a greater
+ * granule, the same op), standing for every key between. A slice of a few
+ * accesses of gigabytes so lists its ranges, not millions of keys, and the
+ * sections' shifts are chosen from the counts (fuzz finding
+ * slow-unit-bd0366...). Never a key nor a mark (keys are < 2^56). */
+#define MH_SUM_RANGE (UINT64_C(1) << 63)
+static inline int mh_sum_is_range(uint64_t w) { return w >> 56 == 0x80; }
 /* Keys one slice may list. Writer and fsck share it (a slice over it gets
  * no summary, and fsck expects none). Fuzzing builds list far fewer, so a
  * slice of a few huge accesses does not take the instrumented fsck seconds
@@ -1268,8 +1278,10 @@ static inline int mh_sumset_add(mh_sumset *s, uint64_t phy, uint32_t size,
         return MH_OK;
     return mh_sumset_add_slow(s, key, g_last, op);
 }
-/* Ends the set: buf then holds its keys, sorted, n x u64 (host order),
- * buf->n = 8 n; or the single key MH_SUM_OVERFLOW. sort: a radix sort
+/* Ends the set: buf then holds its keys as items (MH_SUM_RANGE), n x u64
+ * (host order), buf->n = 8 n: sorted keys when no row met two granules,
+ * else op by op, each op's increasing; or the single key MH_SUM_OVERFLOW
+ * (more than MH_SUM_SLICE_KEYS_MAX keys). sort: a radix sort
  * scratch (contents need no initialisation), or NULL to allocate one. */
 int mh_sumset_end(mh_sumset *s, mh_sort_scratch *sort);
 
@@ -1284,6 +1296,16 @@ void mh_summary_ranges(mh_builder *b, unsigned op, const uint64_t *lo,
 int mh_summary_serialize(const uint64_t *keys, const uint32_t *first,
                          uint32_t nslices, uint64_t count, mh_buf *out,
                          mh_buf *fine);
+/* The (key, slice) pairs of serialize's items at `extra` bits above
+ * MHF_SUM_FINE_SHIFT (a slice behind MH_SUM_COARSE_MARK: extra >= 6, its
+ * keys being 6 bits coarser already), each slice's keys once, counted from
+ * the items without listing a range's keys; *widest the most of one slice.
+ * When some op's items do not increase (plain keys in any order), *ordered
+ * is 0 and the count is at least the pairs'. serialize chooses its shifts
+ * with it; exported for the tests. */
+size_t mh_summary_count_pairs(const uint64_t *keys, const uint32_t *first,
+                              uint32_t nslices, unsigned extra, size_t *widest,
+                              int *ordered);
 /* The hooks a writer uses to write the summary. */
 const mh_summary_hooks *mh_summary_hooks_default(void);
 
@@ -1374,8 +1396,9 @@ unsigned mh_sum_ops_at(const mh_sum_iter *it, uint32_t s, int fwd);
 int mh_summary_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                      int coarse_only, mh_sum_iter *it, mh_diag *d);
 
-/* fsck: whether v lists slice s under each of the slice's keys keys[0..n)
- * (sorted, unique, made at shift kshift; taken to v's coarser granules
+/* fsck: whether v lists slice s under each of the slice's keys, the items
+ * keys[0..n) (MH_SUM_RANGE; each op's increasing, no key twice, as
+ * mh_sumset_end gives them; made at shift kshift; taken to v's coarser granules
  * when its shift is larger; a shift below min_shift, the least its section
  * type allows, or below kshift is refused); *listed gets how many postings
  * that makes. The caller checks that these add up to v->nposting over all

@@ -39,6 +39,40 @@
 #define MIN_SLOTS 64u
 #define FIRST_SLOTS 4096u
 
+/* Key k (made at MHF_SUM_FINE_SHIFT) at `extra` more bits of shift. */
+static inline uint64_t coarsen(uint64_t k, unsigned extra) {
+    return (k >> 2 >> extra) << 2 | (k & 3);
+}
+
+/* The item at keys[j] (a key or a range, MH_SUM_RANGE) of a list ending at
+ * end: its first key *a and last key *z; returns the index after it. A
+ * range's second word past end (never made here) is read as a key. */
+static inline uint32_t item_at(const uint64_t *keys, uint32_t j, uint32_t end,
+                               uint64_t *a, uint64_t *z) {
+    uint64_t w = keys[j];
+    if (mh_sum_is_range(w) && j + 1 < end) {
+        *a = w & ~MH_SUM_RANGE;
+        *z = keys[j + 1];
+        return j + 2;
+    }
+    *a = *z = w;
+    return j + 1;
+}
+
+/* Appends the keys a .. z (one op's, a <= z) to k[u..) as items: a range
+ * when they are more than two. Returns the new end. */
+static inline size_t put_item(uint64_t *k, size_t u, uint64_t a, uint64_t z) {
+    if (z - a > 4) {
+        k[u++] = MH_SUM_RANGE | a;
+        k[u++] = z;
+        return u;
+    }
+    k[u++] = a;
+    if (z != a)
+        k[u++] = z;
+    return u;
+}
+
 static inline uint32_t slot_of(const mh_sumset *s, uint64_t key) {
     return (uint32_t)((key * 0x9E3779B97F4A7C15u) >> s->shift_bits);
 }
@@ -186,9 +220,10 @@ static int wide_has(const uint64_t *r, size_t lo, size_t hi, uint64_t g) {
 }
 
 /* The set's sorted single-granule keys (buf) and its wide ranges become
- * one sorted list of distinct keys in buf, or MH_SUM_OVERFLOW when they
- * are more than MH_SUM_SLICE_KEYS_MAX: counted before any range is
- * enumerated, so an overflowing slice costs its ranges only. */
+ * items in buf (MH_SUM_RANGE; op by op, each op's increasing, no key
+ * twice), or MH_SUM_OVERFLOW when they stand for more than
+ * MH_SUM_SLICE_KEYS_MAX keys: a slice of a few huge accesses costs its
+ * ranges, not their granules. */
 static int add_wide(mh_sumset *s) {
     mh_buf *b = s->buf;
     size_t m = merge_wide(s->wide);
@@ -214,41 +249,41 @@ static int add_wide(mh_sumset *s) {
         b->n = 0;
         return mh_buf_append(b, &o, sizeof o);
     }
+    /* the singles by op, each op's in order (a stable counting sort) */
+    size_t sfirst[MHF_OP_COUNT + 1] = {0};
+    for (size_t i = 0; i < u; i++)
+        sfirst[(k[i] & 3) + 1]++;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        sfirst[o + 1] += sfirst[o];
+    uint64_t *single = malloc(u * 8 + 8);
+    if (!single)
+        return MH_ENOMEM;
+    size_t fill[MHF_OP_COUNT];
+    memcpy(fill, sfirst, sizeof fill);
+    for (size_t i = 0; i < u; i++)
+        single[fill[k[i] & 3]++] = k[i];
+    /* each op's singles and ranges merged into items: at most u + 2 m */
     b->n = 0;
-    MH_TRY(mh_buf_reserve(b, (size_t)total * 8));
+    if (mh_buf_reserve(b, (u + 2 * m) * 8) != MH_OK) {
+        free(single);
+        return MH_ENOMEM;
+    }
     k = (uint64_t *)(void *)b->p;
-    /* the singles to the end; the merge writes each key at or before the
-     * single it reads next, so it never overwrites one unread */
-    memmove(k + (total - u), k, u * 8);
-    const uint64_t *single = k + (total - u);
-    size_t ns = 0, at[MHF_OP_COUNT];
-    uint64_t next[MHF_OP_COUNT]; /* op o's next range key, EMPTY: none */
+    size_t w = 0;
     for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
-        at[o] = first[o];
-        next[o] = at[o] < first[o + 1] ? (r[2 * at[o]] & WIDE_G) << 2 | o : EMPTY;
-    }
-    for (uint64_t w = 0; w < total; w++) {
-        unsigned best = MHF_OP_COUNT;
-        uint64_t key = ns < u ? single[ns] : EMPTY;
-        for (unsigned o = 0; o < MHF_OP_COUNT; o++)
-            if (next[o] < key) {
-                key = next[o];
-                best = o;
+        size_t i = sfirst[o], j = first[o];
+        while (i < sfirst[o + 1] || j < first[o + 1]) {
+            uint64_t ra = j < first[o + 1] ? (r[2 * j] & WIDE_G) << 2 | o : EMPTY;
+            if (i < sfirst[o + 1] && single[i] < ra) {
+                k[w++] = single[i++]; /* never inside a range: filtered */
+                continue;
             }
-        k[w] = key;
-        if (best == MHF_OP_COUNT) {
-            ns++;
-            continue;
+            w = put_item(k, w, ra, r[2 * j + 1] << 2 | o);
+            j++;
         }
-        uint64_t g = key >> 2;
-        if (g < r[2 * at[best] + 1])
-            next[best] = (g + 1) << 2 | best;
-        else if (++at[best] < first[best + 1])
-            next[best] = (r[2 * at[best]] & WIDE_G) << 2 | best;
-        else
-            next[best] = EMPTY;
     }
-    b->n = (size_t)total * 8;
+    free(single);
+    b->n = w * 8;
     return MH_OK;
 }
 
@@ -288,6 +323,7 @@ int mh_sumset_end(mh_sumset *s, mh_sort_scratch *sort) {
 int mh_summary_slice_keys(mh_builder *w, const mh_rec *a, uint32_t n) {
     (void)a;
     w->sum_keys.n = 0;
+    w->sum_nkeys = 0;
     /* room for a key per row and some: ranges then rarely reallocates */
     return mh_buf_reserve(&w->sum_keys, ((size_t)n + 64) * 8) == MH_OK
                ? MH_OK
@@ -304,10 +340,11 @@ static void overflow(mh_buf *b) {
 
 #define TOO_MANY 1 /* list_ranges: over MH_SUM_SLICE_KEYS_MAX (not an error) */
 
-/* Appends the keys at `shift` of op's sorted, disjoint ranges to b; TOO_MANY
- * when they would pass MH_SUM_SLICE_KEYS_MAX (listed: keys already in b),
- * MH_ENOMEM. What it appended before failing stays. */
-static int list_ranges(mh_buf *b, size_t listed, unsigned op, const uint64_t *lo,
+/* Appends the keys at `shift` of op's sorted, disjoint ranges to b as items,
+ * counting them in *listed; TOO_MANY when they would pass
+ * MH_SUM_SLICE_KEYS_MAX (items already in b), MH_ENOMEM. What it appended
+ * before failing stays. */
+static int list_ranges(mh_buf *b, uint64_t *listed, unsigned op, const uint64_t *lo,
                        const uint64_t *hi, uint32_t n, unsigned shift) {
     /* the ranges are sorted and disjoint, so their granules do not
      * decrease: a granule shared by neighbours is skipped by comparing with
@@ -323,35 +360,45 @@ static int list_ranges(mh_buf *b, size_t listed, unsigned op, const uint64_t *lo
             g = next;
         }
         uint64_t count = g1 - g + 1; /* <= 2^54 */
-        if (count > MH_SUM_SLICE_KEYS_MAX - listed)
+        if (count > MH_SUM_SLICE_KEYS_MAX - *listed)
             return TOO_MANY;
-        MH_TRY(mh_buf_reserve(b, (size_t)count * 8));
-        uint64_t *k = (uint64_t *)(void *)(b->p + b->n);
-        for (uint64_t j = 0; j < count; j++)
-            k[j] = (g + j) << 2 | op;
-        b->n += (size_t)count * 8;
-        listed += count;
+        MH_TRY(mh_buf_reserve(b, 16));
+        uint64_t *k = (uint64_t *)(void *)b->p;
+        b->n = put_item(k, b->n / 8, g << 2 | op, g1 << 2 | op) * 8;
+        *listed += count;
         next = g1 + 1; /* g1 = 2^54 - 1 at most: no wrap */
         any = 1;
     }
     return MH_OK;
 }
 
-/* The slice's fine keys b[0 .. n) at 64 KiB instead, behind
- * MH_SUM_COARSE_MARK. Each op's keys are a run of increasing granules, so
- * a repeat is the key just kept. */
-static int to_coarse(mh_buf *b, size_t n) {
+/* The slice's fine items b[0 .. n) at 64 KiB instead, behind
+ * MH_SUM_COARSE_MARK; *nkeys gets the keys they stand for. Each op's items
+ * increase, so a coarse key met again is the one just kept; an item never
+ * becomes more words, so the rewrite is in place. */
+static int to_coarse(mh_buf *b, size_t n, uint64_t *nkeys) {
     MH_TRY(mh_buf_reserve(b, 8));
     uint64_t *k = (uint64_t *)(void *)b->p;
     size_t u = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t c = (k[i] >> 2 >> COARSE_EXTRA) << 2 | (k[i] & 3);
-        if (u == 0 || c != k[u - 1])
-            k[u++] = c;
+    uint64_t count = 0, last = EMPTY;
+    for (uint32_t i = 0; i < n;) {
+        uint64_t a, z;
+        i = item_at(k, i, (uint32_t)n, &a, &z);
+        a = coarsen(a, COARSE_EXTRA);
+        z = coarsen(z, COARSE_EXTRA);
+        if (last != EMPTY && (last & 3) == (a & 3) && a <= last) {
+            if (z <= last)
+                continue;
+            a = last + 4; /* the next granule, the same op */
+        }
+        u = put_item(k, u, a, z);
+        count += ((z - a) >> 2) + 1;
+        last = z;
     }
     memmove(k + 1, k, u * 8);
     k[0] = MH_SUM_COARSE_MARK;
     b->n = (u + 1) * 8;
+    *nkeys = count;
     return MH_OK;
 }
 
@@ -363,7 +410,8 @@ void mh_summary_ranges(mh_builder *w, unsigned op, const uint64_t *lo,
         return;
     int coarse = b->n >= 8 && k0[0] == MH_SUM_COARSE_MARK;
     size_t before = b->n;
-    int rc = list_ranges(b, before / 8 - (size_t)coarse, op, lo, hi, n,
+    uint64_t nkeys = w->sum_nkeys;
+    int rc = list_ranges(b, &w->sum_nkeys, op, lo, hi, n,
                          coarse ? MHF_SUM_GRANULE_SHIFT : MHF_SUM_FINE_SHIFT);
     if (rc == MH_OK)
         return;
@@ -371,41 +419,45 @@ void mh_summary_ranges(mh_builder *w, unsigned op, const uint64_t *lo,
         /* too many 1 KiB granules: the slice is listed at 64 KiB, as 2.0
          * lists it, and its segment gets section 6 only */
         b->n = before; /* this op's keys again, coarse */
-        if (to_coarse(b, before / 8) == MH_OK &&
-            list_ranges(b, b->n / 8 - 1, op, lo, hi, n, MHF_SUM_GRANULE_SHIFT) ==
-                MH_OK)
-            return;
+        if (to_coarse(b, before / 8, &nkeys) == MH_OK) {
+            w->sum_nkeys = nkeys;
+            if (list_ranges(b, &w->sum_nkeys, op, lo, hi, n,
+                            MHF_SUM_GRANULE_SHIFT) == MH_OK)
+                return;
+        }
     }
     overflow(b); /* too many to list, or no memory: no summary */
 }
 
-/* Key k (made at MHF_SUM_FINE_SHIFT) at `extra` more bits of shift. */
-static inline uint64_t coarsen(uint64_t k, unsigned extra) {
-    return (k >> 2 >> extra) << 2 | (k & 3);
-}
-
-/* Appends slice s's keys keys[j0 .. j1) at `ex` more bits of shift to
- * key/val, each once, and returns the new end. Each op's keys come in
- * increasing order (list_ranges, to_coarse and mh_sumset_end make them so),
- * so a coarser repeat is the key last kept of its op: no sort. Keys that
- * do not (not made by this file) are sorted here instead, with the same
- * result. */
+/* Appends slice s's items keys[j0 .. j1) at `ex` more bits of shift to
+ * key/val as keys, each once, and returns the new end. Each op's items come
+ * in increasing order (list_ranges, to_coarse and mh_sumset_end make them
+ * so), so a coarser repeat is the key last kept of its op: no sort. Keys
+ * that do not (not made by this file) are sorted here instead, with the
+ * same result. */
 static size_t slice_pairs(const uint64_t *keys, uint32_t j0, uint32_t j1,
                           unsigned ex, uint32_t s, uint64_t *key, uint32_t *val,
-                          size_t m, uint64_t *tmpk, uint32_t *tmpv,
+                          size_t m, size_t cap, uint64_t *tmpk, uint32_t *tmpv,
                           mh_sort_scratch *sort) {
     const size_t m0 = m;
     uint64_t last[4] = {EMPTY, EMPTY, EMPTY, EMPTY};
     int sorted = 1;
-    for (uint32_t j = j0; j < j1; j++) {
-        uint64_t c = coarsen(keys[j], ex);
-        uint64_t *l = &last[c & 3];
-        if (c == *l)
-            continue;
-        sorted &= *l == EMPTY || c > *l;
-        *l = c;
-        key[m] = c;
-        val[m++] = s;
+    for (uint32_t j = j0; j < j1;) {
+        uint64_t a, z;
+        j = item_at(keys, j, j1, &a, &z);
+        uint64_t *l = &last[a & 3];
+        for (uint64_t c = coarsen(a, ex), cz = coarsen(z, ex);; c += 4) {
+            if (c != *l) {
+                sorted &= *l == EMPTY || c > *l;
+                *l = c;
+                if (m == cap)
+                    return SIZE_MAX; /* more than counted */
+                key[m] = c;
+                val[m++] = s;
+            }
+            if (c >= cz)
+                break;
+        }
     }
     if (sorted)
         return m;
@@ -418,13 +470,57 @@ static size_t slice_pairs(const uint64_t *keys, uint32_t j0, uint32_t j1,
     return u;
 }
 
+/* The pairs make_pairs would give at `extra` and *widest, counted from the
+ * items without listing them (a range is its coarse granules' count). When
+ * some op's items do not increase (keys not made by this file), *ordered
+ * is 0 and the count is the keys the items stand for, at least as many. */
+size_t mh_summary_count_pairs(const uint64_t *keys, const uint32_t *first,
+                              uint32_t nslices, unsigned extra, size_t *widest,
+                              int *ordered) {
+    size_t m = 0;
+    *widest = 0;
+    *ordered = 1;
+    for (uint32_t s = 0; s < nslices; s++) {
+        uint32_t j = first[s], end = first[s + 1];
+        unsigned ex = extra;
+        if (j < end && keys[j] == MH_SUM_COARSE_MARK) {
+            j++;
+            ex -= COARSE_EXTRA;
+        }
+        uint64_t last[4] = {EMPTY, EMPTY, EMPTY, EMPTY};
+        uint64_t prev[4] = {EMPTY, EMPTY, EMPTY, EMPTY}; /* raw, for the order */
+        size_t n = 0;
+        while (j < end) {
+            uint64_t a, z;
+            j = item_at(keys, j, end, &a, &z);
+            unsigned op = (unsigned)(a & 3);
+            if ((prev[op] != EMPTY && a <= prev[op]) || z < a || (z & 3) != op)
+                *ordered = 0;
+            prev[op] = z;
+            uint64_t ca = coarsen(a, ex), cz = coarsen(z, ex);
+            if (*ordered && last[op] != EMPTY && ca <= last[op]) {
+                if (cz <= last[op])
+                    continue;
+                ca = last[op] + 4;
+            }
+            n += (size_t)(cz >= ca ? ((cz - ca) >> 2) + 1 : 1);
+            last[op] = cz;
+        }
+        m += n;
+        if (n > *widest)
+            *widest = n;
+    }
+    return m;
+}
+
 /* Fills key/val with the (key at shift + extra, slice) pairs of all slices,
  * each slice's keys unique, in slice order (not sorted by key: a stable
  * sort by key then gives each key's slices increasing); *widest gets the
- * most pairs of one slice. Returns the number of pairs. */
+ * most pairs of one slice. Returns the number of pairs, or SIZE_MAX when
+ * they would be more than cap. */
 static size_t make_pairs(const uint64_t *keys, const uint32_t *first,
                          uint32_t nslices, unsigned extra, uint64_t *key,
-                         uint32_t *val, uint64_t *tmpk, uint32_t *tmpv,
+                         uint32_t *val, size_t cap, uint64_t *tmpk, uint32_t *tmpv,
                          mh_sort_scratch *sort, size_t *widest) {
     size_t m = 0;
     *widest = 0;
@@ -436,7 +532,10 @@ static size_t make_pairs(const uint64_t *keys, const uint32_t *first,
             ex -= COARSE_EXTRA;
         }
         size_t m0 = m;
-        m = slice_pairs(keys, j, first[s + 1], ex, s, key, val, m, tmpk, tmpv, sort);
+        m = slice_pairs(keys, j, first[s + 1], ex, s, key, val, m, cap, tmpk, tmpv,
+                        sort);
+        if (m == SIZE_MAX)
+            return m;
         if (m - m0 > *widest)
             *widest = m - m0;
     }
@@ -516,52 +615,12 @@ static size_t section_size(const uint64_t *key, size_t m, size_t *nentries) {
     return MHF_SUM_HEADER_SIZE + ne * MHF_SUM_ENTRY_SIZE + m * MHF_SUM_POSTING_SIZE;
 }
 
-/* One section into out (appended): the pairs at extra = extra0, extra0 +
- * step, ... (shift MHF_SUM_FINE_SHIFT + extra) until its bytes fit the
- * budget or the next step would pass shift 63. key/val/tmpk/tmpv hold the
- * pairs (npairs + 1 each). Nothing is appended when its entries cannot be
- * counted in 32 bits. */
-static int one_section(const uint64_t *keys, const uint32_t *first,
-                       uint32_t nslices, unsigned extra0, unsigned step,
-                       uint64_t budget, uint64_t *key, uint32_t *val,
-                       uint64_t *tmpk, uint32_t *tmpv, mh_sort_scratch *sort,
-                       mh_buf *out) {
-    /* A scattered segment (random accesses over a large space) meets many
-     * granules once each, at 28 bytes apiece: coarser granules then keep
-     * the section within its budget, a few hundredths of a byte per access,
-     * at the price of more candidate slices for its queries. */
-    /* Each shift's pairs come from the previous shift's (coarser_unsorted,
-     * coarser_pairs), not from the slices' keys again; a shift whose
-     * postings and widest slice alone pass the budget is not sorted. A segment of a few
-     * accesses of gigabytes lists millions of granules at 1 KiB, which
-     * every coarser try used to sort again (fuzz finding
-     * slow-unit-bd0366…: 82 s in these sorts). The shift chosen, and so the
-     * bytes, are the same. */
-    unsigned extra = extra0;
-    size_t nentries = 0, bytes = 0, widest;
-    size_t m = make_pairs(keys, first, nslices, extra, key, val, tmpk, tmpv, sort,
-                          &widest);
-    int sorted = 0;
-    for (;; extra += step) {
-        const int last = extra + step > 63 - MHF_SUM_FINE_SHIFT;
-        if (!sorted && !last &&
-            MHF_SUM_HEADER_SIZE + widest * MHF_SUM_ENTRY_SIZE +
-                    m * MHF_SUM_POSTING_SIZE > budget) {
-            /* its exact size is larger still */
-            m = coarser_unsorted(key, val, m, step, &widest);
-            continue;
-        }
-        if (!sorted) {
-            mh_radix_sort(sort, key, val, tmpk, tmpv, m);
-            sorted = 1;
-        }
-        bytes = section_size(key, m, &nentries);
-        if (bytes <= budget || last)
-            break;
-        m = coarser_pairs(key, val, m, step, tmpk);
-    }
-    if (nentries > UINT32_MAX)
-        return MH_OK; /* cannot be said: no section */
+/* The section's bytes from the sorted pairs key/val[0 .. m) at
+ * MHF_SUM_FINE_SHIFT + extra (nentries entries, bytes in all), appended to
+ * out. */
+static int write_section(const uint64_t *key, const uint32_t *val, size_t m,
+                         size_t nentries, size_t bytes, unsigned extra,
+                         mh_buf *out) {
     MH_TRY(mh_buf_reserve(out, bytes));
     uint8_t *p = out->p + out->n;
     memset(p, 0, bytes);
@@ -586,6 +645,82 @@ static int one_section(const uint64_t *keys, const uint32_t *first,
     return MH_OK;
 }
 
+/* One section into out (appended): the pairs at extra = extra0, extra0 +
+ * step, ... (shift MHF_SUM_FINE_SHIFT + extra) until its bytes fit the
+ * budget or the next step would pass shift 63. Nothing is appended when
+ * its entries cannot be counted in 32 bits. */
+static int one_section(const uint64_t *keys, const uint32_t *first,
+                       uint32_t nslices, unsigned extra0, unsigned step,
+                       uint64_t budget, mh_sort_scratch *sort, mh_buf *out) {
+    /* A scattered segment (random accesses over a large space) meets many
+     * granules once each, at 28 bytes apiece: coarser granules then keep
+     * the section within its budget, a few hundredths of a byte per access,
+     * at the price of more candidate slices for its queries. */
+    /* Each shift's pairs come from the previous shift's (coarser_unsorted,
+     * coarser_pairs), not from the slices' keys again; a shift whose
+     * postings and widest slice alone pass the budget is not sorted. A segment of a few
+     * accesses of gigabytes lists millions of granules at 1 KiB, which
+     * every coarser try used to sort again (fuzz finding
+     * slow-unit-bd0366…: 82 s in these sorts). The shift chosen, and so the
+     * bytes, are the same. Since 1.10.7 the shifts whose postings and
+     * widest slice alone pass the budget are passed over from the items'
+     * counts (mh_summary_count_pairs): a range of millions of granules is listed only
+     * at a shift the section can take, so the pairs are at most about
+     * budget / 4 (the accesses / 64 at shift 10). */
+    unsigned extra = extra0;
+    size_t nentries = 0, bytes = 0, widest;
+    int ordered;
+    size_t m = mh_summary_count_pairs(keys, first, nslices, extra, &widest, &ordered);
+    while (ordered && extra + step <= 63 - MHF_SUM_FINE_SHIFT &&
+           MHF_SUM_HEADER_SIZE + widest * MHF_SUM_ENTRY_SIZE +
+                   m * MHF_SUM_POSTING_SIZE > budget) {
+        extra += step;
+        m = mh_summary_count_pairs(keys, first, nslices, extra, &widest, &ordered);
+    }
+    /* the pairs' arrays, and as much again for the sort's scratch */
+    uint64_t *key = malloc(m * 16 + 16);
+    uint32_t *val = malloc(m * 8 + 8);
+    if (!key || !val) {
+        free(key);
+        free(val);
+        return MH_ENOMEM;
+    }
+    uint64_t *tmpk = key + m + 1;
+    uint32_t *tmpv = val + m + 1;
+    m = make_pairs(keys, first, nslices, extra, key, val, m, tmpk, tmpv, sort,
+                   &widest);
+    if (m == SIZE_MAX) { /* never: the count is exact or more */
+        free(key);
+        free(val);
+        return MH_ENOMEM;
+    }
+    int sorted = 0;
+    for (;; extra += step) {
+        const int last = extra + step > 63 - MHF_SUM_FINE_SHIFT;
+        if (!sorted && !last &&
+            MHF_SUM_HEADER_SIZE + widest * MHF_SUM_ENTRY_SIZE +
+                    m * MHF_SUM_POSTING_SIZE > budget) {
+            /* its exact size is larger still */
+            m = coarser_unsorted(key, val, m, step, &widest);
+            continue;
+        }
+        if (!sorted) {
+            mh_radix_sort(sort, key, val, tmpk, tmpv, m);
+            sorted = 1;
+        }
+        bytes = section_size(key, m, &nentries);
+        if (bytes <= budget || last)
+            break;
+        m = coarser_pairs(key, val, m, step, tmpk);
+    }
+    int rc = nentries > UINT32_MAX ? MH_OK /* cannot be said: no section */
+                                   : write_section(key, val, m, nentries, bytes,
+                                                   extra, out);
+    free(key);
+    free(val);
+    return rc;
+}
+
 int mh_summary_serialize(const uint64_t *keys, const uint32_t *first,
                          uint32_t nslices, uint64_t count, mh_buf *out,
                          mh_buf *fine) {
@@ -599,21 +734,14 @@ int mh_summary_serialize(const uint64_t *keys, const uint32_t *first,
         if (first[s + 1] > first[s] && keys[first[s]] == MH_SUM_COARSE_MARK)
             fine = NULL;
     }
-    size_t npairs = first[nslices] - first[0];
-    uint64_t *key = malloc(npairs * 16 + 16);
-    uint32_t *val = malloc(npairs * 8 + 8);
     mh_sort_scratch *sort = malloc(sizeof *sort);
-    int rc = key && val && sort ? MH_OK : MH_ENOMEM;
-    uint64_t *tmpk = key ? key + npairs + 1 : NULL;
-    uint32_t *tmpv = val ? val + npairs + 1 : NULL;
+    int rc = sort ? MH_OK : MH_ENOMEM;
     if (rc == MH_OK && out)
         rc = one_section(keys, first, nslices, COARSE_EXTRA, COARSEN_STEP,
-                         SUMMARY_BUDGET(count), key, val, tmpk, tmpv, sort, out);
+                         SUMMARY_BUDGET(count), sort, out);
     if (rc == MH_OK && fine)
         rc = one_section(keys, first, nslices, 0, FINE_COARSEN_STEP,
-                         FINE_BUDGET(count), key, val, tmpk, tmpv, sort, fine);
-    free(key);
-    free(val);
+                         FINE_BUDGET(count), sort, fine);
     free(sort);
     return rc;
 }

@@ -447,6 +447,36 @@ static const uint8_t *find_entry(const mh_sum_view *v, uint64_t g, unsigned op) 
                : NULL;
 }
 
+/* Whether the section lists slice s under key c (granule << 2 | op). */
+static int check_key(const mh_sum_view *v, const char *what, uint32_t s,
+                     uint64_t c, uint64_t base_off, mh_diag *d) {
+    uint64_t g = c >> 2;
+    unsigned op = (unsigned)(c & 3);
+    const uint8_t *e = find_entry(v, g, op);
+    if (!e)
+        return mh_diag_fail(d, MH_ECORRUPT, base_off,
+                            "%s: no entry for granule 0x%llx op %u, which "
+                            "slice %u meets", what, (unsigned long long)g, op, s);
+    const uint8_t *post =
+        v->postings +
+        (size_t)mhf_load_u64(e + MHF_SUM_E_POSTING_FIRST) * MHF_SUM_POSTING_SIZE;
+    uint32_t cnt = mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT);
+    uint32_t lo = 0, hi = cnt;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (post_at(post, mid) < s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == cnt || post_at(post, lo) != s)
+        return mh_diag_fail(d, MH_ECORRUPT, base_off,
+                            "%s: the entry of granule 0x%llx op %u does not "
+                            "list slice %u, which meets it", what,
+                            (unsigned long long)g, op, s);
+    return MH_OK;
+}
+
 int mh_summary_check_slice(const mh_sum_view *v, unsigned min_shift,
                            uint32_t s, const uint64_t *keys, size_t n,
                            unsigned kshift, uint64_t base_off,
@@ -458,56 +488,36 @@ int mh_summary_check_slice(const mh_sum_view *v, unsigned min_shift,
     MH_CHECK(v->shift >= kshift, MH_ECORRUPT, d, base_off,
              "%s: granule_shift %u below the keys' %u", what, v->shift, kshift);
     unsigned extra = v->shift - kshift;
-    uint64_t *own = NULL;
-    if (extra) { /* the keys at the section's coarser granules */
-        own = malloc(n * 8 + 8);
-        MH_CHECK(own, MH_ENOMEM, d, 0, "out of memory checking the address summary");
-        /* keys are sorted by (granule, op): each op's coarse granules do
-         * not decrease, so a repeat is the op's last one (linear: a slice
-         * of a few huge accesses lists many keys) */
-        uint64_t last[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
-        size_t u = 0;
-        for (size_t i = 0; i < n; i++) {
-            uint64_t c = (keys[i] >> 2 >> extra) << 2 | (keys[i] & 3);
-            if (c != last[keys[i] & 3])
-                own[u++] = last[keys[i] & 3] = c;
-        }
-        n = u;
-        keys = own;
-    }
+    /* each op's items increase (a key's granule at the section's shift
+     * does not decrease), so a key met again is its op's last one: linear
+     * in the keys at the section's shift, a range's granules listed there
+     * only (a slice of a few huge accesses is a few ranges) */
+    uint64_t last[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+    uint64_t count = 0;
     int rc = MH_OK;
-    for (size_t i = 0; i < n && rc == MH_OK; i++) {
-        uint64_t g = keys[i] >> 2;
-        unsigned op = (unsigned)(keys[i] & 3);
-        const uint8_t *e = find_entry(v, g, op);
-        if (!e) {
-            rc = mh_diag_fail(d, MH_ECORRUPT, base_off,
-                              "%s: no entry for granule 0x%llx op %u, which "
-                              "slice %u meets", what, (unsigned long long)g,
-                              op, s);
-            break;
+    for (size_t i = 0; i < n && rc == MH_OK;) {
+        uint64_t a = keys[i++], z = a;
+        if (mh_sum_is_range(a) && i < n) {
+            a &= ~MH_SUM_RANGE;
+            z = keys[i++];
         }
-        const uint8_t *post =
-            v->postings + (size_t)mhf_load_u64(e + MHF_SUM_E_POSTING_FIRST) *
-                              MHF_SUM_POSTING_SIZE;
-        uint32_t cnt = mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT);
-        uint32_t lo = 0, hi = cnt;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (post_at(post, mid) < s)
-                lo = mid + 1;
-            else
-                hi = mid;
+        unsigned op = (unsigned)(a & 3);
+        uint64_t ca = (a >> 2 >> extra) << 2 | op, cz = (z >> 2 >> extra) << 2 | op;
+        if (last[op] != UINT64_MAX && ca <= last[op]) {
+            if (cz <= last[op])
+                continue;
+            ca = last[op] + 4;
         }
-        if (lo == cnt || post_at(post, lo) != s)
-            rc = mh_diag_fail(d, MH_ECORRUPT, base_off,
-                              "%s: the entry of granule 0x%llx op %u does not "
-                              "list slice %u, which meets it", what,
-                              (unsigned long long)g, op, s);
+        last[op] = cz;
+        for (uint64_t c = ca; rc == MH_OK; c += 4) {
+            rc = check_key(v, what, s, c, base_off, d);
+            count++;
+            if (c >= cz)
+                break;
+        }
     }
-    free(own);
     if (rc == MH_OK)
-        *listed = n;
+        *listed = count;
     return rc;
 }
 

@@ -31,13 +31,14 @@ static int cmp_u64(const void *x, const void *y) {
 
 /* The keys of rows a[0..n), the slow way: every granule of every row,
  * sorted, duplicates dropped. */
-static size_t brute_keys(const mh_rec *a, uint32_t n, uint64_t **out) {
+static size_t brute_keys_at(const mh_rec *a, uint32_t n, unsigned shift,
+                            uint64_t **out) {
     size_t cap = 16, m = 0;
     uint64_t *k = malloc(cap * 8);
     CHECK(k);
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t g0 = a[i].physical >> SHIFT;
-        uint64_t g1 = (a[i].physical + (a[i].size - 1u)) >> SHIFT;
+        uint64_t g0 = a[i].physical >> shift;
+        uint64_t g1 = (a[i].physical + (a[i].size - 1u)) >> shift;
         for (uint64_t g = g0;; g++) {
             if (m == cap) {
                 cap *= 2;
@@ -56,6 +57,52 @@ static size_t brute_keys(const mh_rec *a, uint32_t n, uint64_t **out) {
             k[u++] = k[i];
     *out = k;
     return u;
+}
+
+static size_t brute_keys(const mh_rec *a, uint32_t n, uint64_t **out) {
+    return brute_keys_at(a, n, SHIFT, out);
+}
+
+/* The keys the items it[0..n) stand for (a key, or MH_SUM_RANGE | first
+ * then last: every key between, a granule apart), sorted; checks the
+ * items' contract on the way: each op's items increasing, a range of one
+ * op over more than two keys. */
+static size_t expand_items(const void *items, size_t n, uint64_t **out) {
+    const uint64_t *it = items;
+    size_t cap = 16, m = 0;
+    uint64_t *k = malloc(cap * 8);
+    uint64_t prev[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+    CHECK(k);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = it[i], z = a;
+        if (mh_sum_is_range(a)) {
+            CHECKF(i + 1 < n, "a range's first word ends the list (%zu items)", n);
+            a &= ~MH_SUM_RANGE;
+            z = it[++i];
+            CHECKF((z & 3) == (a & 3) && z > a + 4,
+                   "range 0x%llx .. 0x%llx", (unsigned long long)a,
+                   (unsigned long long)z);
+        }
+        CHECK(a < (UINT64_C(1) << 56));
+        unsigned op = (unsigned)(a & 3);
+        CHECKF(prev[op] == UINT64_MAX || a > prev[op],
+               "op %u: key 0x%llx after 0x%llx", op, (unsigned long long)a,
+               (unsigned long long)prev[op]);
+        prev[op] = z;
+        for (uint64_t c = a;; c += 4) {
+            if (m == cap) {
+                cap *= 2;
+                k = realloc(k, cap * 8);
+                CHECK(k);
+            }
+            k[m++] = c;
+            if (c == z)
+                break;
+        }
+    }
+    qsort(k, m, 8, cmp_u64);
+    *out = k;
+    return m;
 }
 
 /* Rows of one slice in `regions` clusters, some spanning granules, some at
@@ -87,8 +134,10 @@ static void gen_rows(tu_rng *rng, mh_rec *a, uint32_t n, unsigned regions,
 
 /* A segment's worth of slices built through the builder's hook. */
 typedef struct segkeys {
-    uint64_t *keys;
+    uint64_t *keys; /* each slice's keys, sorted */
     uint32_t *first;
+    uint64_t *items; /* each slice's items, as the builder made them */
+    uint32_t *ifirst;
     uint32_t nslices;
     mh_rec **rows;
     uint32_t *nrows;
@@ -98,11 +147,13 @@ static void build_segment(tu_rng *rng, mh_builder *b, segkeys *sk,
                           uint32_t nslices, uint32_t maxrows) {
     sk->nslices = nslices;
     sk->first = calloc(nslices + 1, 4);
+    sk->ifirst = calloc(nslices + 1, 4);
     sk->rows = calloc(nslices, sizeof *sk->rows);
     sk->nrows = calloc(nslices, 4);
-    size_t cap = 1024;
+    size_t cap = 1024, icap = 1024;
     sk->keys = malloc(cap * 8);
-    CHECK(sk->first && sk->rows && sk->nrows && sk->keys);
+    sk->items = malloc(icap * 8);
+    CHECK(sk->first && sk->ifirst && sk->rows && sk->nrows && sk->keys && sk->items);
     for (uint32_t s = 0; s < nslices; s++) {
         uint32_t n = (uint32_t)tu_range(rng, 1, maxrows);
         mh_rec *a = malloc(n * sizeof *a);
@@ -111,11 +162,12 @@ static void build_segment(tu_rng *rng, mh_builder *b, segkeys *sk,
         CHECK_OK(mh_builder_run(b, a, n, 0));
         uint64_t *bk;
         size_t nb = brute_keys(a, n, &bk);
-        size_t nk = b->sum_keys.n / 8;
+        size_t ni = b->sum_keys.n / 8;
+        uint64_t *ek;
+        size_t nk = expand_items(b->sum_keys.p, ni, &ek);
         CHECKF(nk == nb, "slice %u: %zu keys, brute force %zu", s, nk, nb);
-        /* the builder's keys are unique, in no order */
-        qsort(b->sum_keys.p, nk, 8, cmp_u64);
-        CHECK(memcmp(b->sum_keys.p, bk, nb * 8) == 0);
+        CHECK(b->sum_nkeys == nk);
+        CHECK(memcmp(ek, bk, nb * 8) == 0);
         /* fsck's way, from rows in any order: the same keys, sorted */
         mh_buf sb = {0}, wb = {0};
         mh_sumset set;
@@ -125,8 +177,11 @@ static void build_segment(tu_rng *rng, mh_builder *b, segkeys *sk,
             CHECK_OK(mh_sumset_add(&set, x->physical, x->size, x->op));
         }
         CHECK_OK(mh_sumset_end(&set, tu_below(rng, 2) ? &b->sort : NULL));
-        CHECKF(sb.n == nb * 8 && memcmp(sb.p, bk, nb * 8) == 0,
-               "slice %u: sumset %zu keys, brute force %zu", s, sb.n / 8, nb);
+        uint64_t *sk2;
+        size_t ns = expand_items(sb.p, sb.n / 8, &sk2);
+        CHECKF(ns == nb && memcmp(sk2, bk, nb * 8) == 0,
+               "slice %u: sumset %zu keys, brute force %zu", s, ns, nb);
+        free(sk2);
         mh_buf_free(&sb);
         mh_buf_free(&wb);
         free(bk);
@@ -135,8 +190,16 @@ static void build_segment(tu_rng *rng, mh_builder *b, segkeys *sk,
             sk->keys = realloc(sk->keys, cap * 8);
             CHECK(sk->keys);
         }
-        memcpy(sk->keys + sk->first[s], b->sum_keys.p, nk * 8);
+        memcpy(sk->keys + sk->first[s], ek, nk * 8);
         sk->first[s + 1] = sk->first[s] + (uint32_t)nk;
+        free(ek);
+        while (sk->ifirst[s] + ni > icap) {
+            icap *= 2;
+            sk->items = realloc(sk->items, icap * 8);
+            CHECK(sk->items);
+        }
+        memcpy(sk->items + sk->ifirst[s], b->sum_keys.p, ni * 8);
+        sk->ifirst[s + 1] = sk->ifirst[s] + (uint32_t)ni;
         sk->rows[s] = a;
         sk->nrows[s] = n;
     }
@@ -149,6 +212,8 @@ static void free_segment(segkeys *sk) {
     free(sk->nrows);
     free(sk->first);
     free(sk->keys);
+    free(sk->ifirst);
+    free(sk->items);
 }
 
 /* Does slice s have a key of [ga, gb] with an op of ops? */
@@ -262,18 +327,72 @@ static void check_queries(tu_rng *rng, const segkeys *sk, const mh_sum_view *v) 
     tu_context[0] = 0;
 }
 
-/* Both sections: out[MH_SUM_COARSE] (6), out[MH_SUM_FINE] (9); and each
- * alone is the same bytes. */
+/* The pairs at `extra` bits above SHIFT, the slow way: each slice's
+ * keys (sorted, at SHIFT) taken coarser, each distinct one once. */
+static size_t brute_pairs(const uint64_t *keys, const uint32_t *first,
+                          uint32_t nslices, unsigned extra, size_t *widest) {
+    size_t m = 0;
+    *widest = 0;
+    for (uint32_t s = 0; s < nslices; s++) {
+        uint32_t n = first[s + 1] - first[s];
+        uint64_t *c = malloc(n * 8 + 8);
+        CHECK(c);
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t k = keys[first[s] + i];
+            c[i] = (k >> 2 >> extra) << 2 | (k & 3);
+        }
+        qsort(c, n, 8, cmp_u64);
+        size_t u = 0;
+        for (uint32_t i = 0; i < n; i++)
+            u += i == 0 || c[i] != c[i - 1];
+        free(c);
+        m += u;
+        if (u > *widest)
+            *widest = u;
+    }
+    return m;
+}
+
+/* mh_summary_count_pairs on the items and on their keys against
+ * brute_pairs at every shift the sections may take. */
+static void check_counts(const segkeys *sk) {
+    for (unsigned extra = 0; extra <= 63 - SHIFT; extra++) {
+        size_t wb, wi, wk;
+        int oi, ok;
+        size_t mb = brute_pairs(sk->keys, sk->first, sk->nslices, extra, &wb);
+        size_t mi = mh_summary_count_pairs(sk->items, sk->ifirst, sk->nslices, extra,
+                                           &wi, &oi);
+        size_t mk = mh_summary_count_pairs(sk->keys, sk->first, sk->nslices, extra,
+                                           &wk, &ok);
+        CHECKF(oi && ok && mi == mb && wi == wb && mk == mb && wk == wb,
+               "extra %u: %zu / %zu pairs (widest %zu / %zu) from the items / "
+               "keys, %zu (%zu) by brute force", extra, mi, mk, wi, wk, mb, wb);
+    }
+}
+
+/* Both sections from the builder's items: out[MH_SUM_COARSE] (6),
+ * out[MH_SUM_FINE] (9); each alone is the same bytes, and so are both made
+ * from the keys the items stand for, one by one (ranges counted and
+ * listed as their keys would be). */
 static void serialize(const segkeys *sk, uint64_t count, mh_buf out[2]) {
     out[0].n = out[1].n = 0;
-    CHECK_OK(mh_summary_serialize(sk->keys, sk->first, sk->nslices, count,
+    CHECK_OK(mh_summary_serialize(sk->items, sk->ifirst, sk->nslices, count,
                                   &out[0], &out[1]));
     for (unsigned k = 0; k < MH_SUM_KINDS; k++) {
         mh_buf one = {0};
-        CHECK_OK(mh_summary_serialize(sk->keys, sk->first, sk->nslices, count,
+        CHECK_OK(mh_summary_serialize(sk->items, sk->ifirst, sk->nslices, count,
                                       k ? NULL : &one, k ? &one : NULL));
         CHECK(one.n == out[k].n && memcmp(one.p, out[k].p, one.n) == 0);
         mh_buf_free(&one);
+    }
+    mh_buf keys[2] = {{0}, {0}};
+    CHECK_OK(mh_summary_serialize(sk->keys, sk->first, sk->nslices, count,
+                                  &keys[0], &keys[1]));
+    for (unsigned k = 0; k < MH_SUM_KINDS; k++) {
+        CHECKF(keys[k].n == out[k].n && memcmp(keys[k].p, out[k].p, out[k].n) == 0,
+               "section %s: %zu bytes from the items, %zu from their keys",
+               k ? "9" : "6", out[k].n, keys[k].n);
+        mh_buf_free(&keys[k]);
     }
 }
 
@@ -369,6 +488,12 @@ static void check_exactness(const segkeys *sk, const mh_sum_view *v,
                                         n, SHIFT, 0, &listed, &d));
         CHECK(v->shift > SHIFT ? listed <= n : listed == n);
         total += listed;
+        /* the builder's items: the same postings */
+        uint64_t from_items = 0;
+        CHECK_OK(mh_summary_check_slice(v, min_shift, s, sk->items + sk->ifirst[s],
+                                        sk->ifirst[s + 1] - sk->ifirst[s], SHIFT,
+                                        0, &from_items, &d));
+        CHECK(from_items == listed);
     }
     CHECK(total == v->nposting);
     /* a key the slice does not have: refused */
@@ -398,6 +523,7 @@ static void test_random(uint64_t seed) {
     CHECK_OK(mh_builder_create(&cfg, &b));
     segkeys sk;
     build_segment(&rng, b, &sk, (uint32_t)tu_range(&rng, 1, 40), 2000);
+    check_counts(&sk);
     mh_buf two[2] = {{0}, {0}};
     /* a budget that lets them be (section 6 at shift 16, 9 at 10), then
      * the tightest one (the granules grow until it fits, or to shift 60
@@ -472,9 +598,12 @@ static void test_sumset_wide(uint64_t seed) {
     size_t nb = brute_keys(a, n, &bk);
     mh_buf sb = {0}, wb = {0};
     sumset_keys(a, n, &sb, &wb);
-    CHECKF(sb.n == nb * 8 && memcmp(sb.p, bk, nb * 8) == 0,
+    uint64_t *ek;
+    size_t ne = expand_items(sb.p, sb.n / 8, &ek);
+    CHECKF(ne == nb && memcmp(ek, bk, nb * 8) == 0,
            "seed %llx: sumset %zu keys, brute force %zu", (unsigned long long)seed,
-           sb.n / 8, nb);
+           ne, nb);
+    free(ek);
     mh_buf_free(&sb);
     mh_buf_free(&wb);
     free(bk);
@@ -516,25 +645,121 @@ static void test_overflow_exact(void) {
         /* one more key at 1 KiB: the writer lists the slice at 64 KiB
          * (behind the mark): the wide rows' granules and the write's */
         size_t coarse = ((size_t)wide << (32 - MHF_SUM_GRANULE_SHIFT)) + 1;
-        CHECKF(over ? b->sum_keys.n == (coarse + 1) * 8 && k0 == MH_SUM_COARSE_MARK
-                    : b->sum_keys.n == (size_t)MH_SUM_SLICE_KEYS_MAX * 8,
-               "writer, %u rows: %zu keys", n, b->sum_keys.n / 8);
+        /* the items are the wide rows' ranges, two words each, and the
+         * write: not their millions of keys */
+        uint64_t *ek;
+        size_t ni = b->sum_keys.n / 8, skip = over ? 1 : 0;
+        size_t ne = expand_items((const uint64_t *)(const void *)b->sum_keys.p + skip,
+                                 ni - skip, &ek);
+        CHECKF(over ? k0 == MH_SUM_COARSE_MARK && ne == coarse && b->sum_nkeys == coarse
+                    : ne == MH_SUM_SLICE_KEYS_MAX && b->sum_nkeys == ne,
+               "writer, %u rows: %zu keys", n, ne);
+        CHECKF(ni <= 2 * (size_t)wide + 2, "writer, %u rows: %zu words", n, ni);
+        free(ek);
         mh_buf sb = {0}, wb = {0};
         sumset_keys(a, n, &sb, &wb);
         memcpy(&k0, sb.p, 8);
         CHECKF(over ? sb.n == 8 && k0 == MH_SUM_OVERFLOW
-                    : sb.n == (size_t)MH_SUM_SLICE_KEYS_MAX * 8,
-               "fsck's set, %u rows: %zu keys", n, sb.n / 8);
+                    : sb.n <= (2 * (size_t)wide + 2) * 8,
+               "fsck's set, %u rows: %zu words", n, sb.n / 8);
         if (!over) {
-            const uint64_t *k = (const uint64_t *)(const void *)sb.p;
-            for (size_t i = 0; i < sb.n / 8; i++)
-                CHECK(k[i] == (uint64_t)i << 2); /* op 0, granules 0 .. max - 1 */
+            ne = expand_items(sb.p, sb.n / 8, &ek);
+            CHECK(ne == MH_SUM_SLICE_KEYS_MAX);
+            for (size_t i = 0; i < ne; i++)
+                CHECK(ek[i] == (uint64_t)i << 2); /* op 0, granules 0 .. max - 1 */
+            free(ek);
         }
         mh_buf_free(&sb);
         mh_buf_free(&wb);
     }
     free(a);
     mh_builder_destroy(b);
+#endif
+}
+
+/* A slice over MH_SUM_SLICE_KEYS_MAX keys at 1 KiB through its last ops'
+ * wide rows: the items of the ops listed before (small rows crowded into
+ * a few 64 KiB granules, many sharing one) are taken to 64 KiB in place,
+ * the rest listed there; against brute force at 64 KiB, and section 6
+ * from the items the same bytes as from their keys. */
+static void test_coarse_items(uint64_t seed) {
+#if MH_SUM_SLICE_KEYS_MAX >= (1u << (32 - SHIFT))
+    tu_rng rng = {seed};
+    mh_segw_config cfg = {.rows_per_block = 256, .chunk_min_accesses = 16,
+                          .lz4_acceleration = 1,
+                          .summary = mh_summary_hooks_default()};
+    mh_builder *b;
+    CHECK_OK(mh_builder_create(&cfg, &b));
+    uint32_t wide = (MH_SUM_SLICE_KEYS_MAX >> (32 - SHIFT)) + 1;
+    uint32_t n = wide + (uint32_t)tu_range(&rng, 1, 3000);
+    mh_rec *a = calloc(n, sizeof *a);
+    CHECK(a);
+    for (uint32_t i = 0; i < n; i++) {
+        a[i].transition = i;
+        if (i < wide) { /* the last op's: listed after the others */
+            a[i].op = MH_OP_EXEC;
+            a[i].physical = (1ull << 40) + ((uint64_t)i << 33) + tu_below(&rng, 1u << 20);
+            a[i].size = UINT32_MAX - (uint32_t)tu_below(&rng, 1u << 20);
+            continue;
+        }
+        a[i].op = (uint8_t)tu_below(&rng, 2);
+        a[i].physical = (tu_below(&rng, 4) << 24) + tu_below(&rng, 3u << 16);
+        a[i].size = tu_below(&rng, 8) ? (uint32_t)tu_range(&rng, 1, 64)
+                                      : (uint32_t)tu_range(&rng, 1, 20000);
+    }
+    CHECK_OK(mh_builder_run(b, a, n, 0));
+    const uint64_t *it = (const uint64_t *)(const void *)b->sum_keys.p;
+    size_t ni = b->sum_keys.n / 8;
+    CHECK(ni >= 1 && it[0] == MH_SUM_COARSE_MARK);
+    uint64_t *ek, *bk;
+    size_t ne = expand_items(it + 1, ni - 1, &ek);
+    size_t nb = brute_keys_at(a, n, MHF_SUM_GRANULE_SHIFT, &bk);
+    CHECKF(ne == nb && memcmp(ek, bk, nb * 8) == 0 && b->sum_nkeys == nb,
+           "seed %llx: %zu keys at 64 KiB (counted %llu), brute force %zu",
+           (unsigned long long)seed, ne, (unsigned long long)b->sum_nkeys, nb);
+    CHECKF(ni <= 2 * (size_t)(n - wide) + 2 * (size_t)wide + 1,
+           "seed %llx: %zu words", (unsigned long long)seed, ni);
+    /* section 6 only (the slice is listed at 64 KiB), from the items and
+     * from their keys behind the mark */
+    uint64_t *kk = malloc((ne + 1) * 8);
+    CHECK(kk);
+    kk[0] = MH_SUM_COARSE_MARK;
+    memcpy(kk + 1, ek, ne * 8);
+    uint32_t f1[2] = {0, (uint32_t)ni}, f2[2] = {0, (uint32_t)ne + 1};
+    uint32_t f3[2] = {0, (uint32_t)ne};
+    for (unsigned extra = MHF_SUM_GRANULE_SHIFT - SHIFT; extra <= 63 - SHIFT; extra++) {
+        size_t wb, wi;
+        int oi;
+        size_t mb = brute_pairs(ek, f3, 1, extra - (MHF_SUM_GRANULE_SHIFT - SHIFT), &wb);
+        size_t mi = mh_summary_count_pairs(it, f1, 1, extra, &wi, &oi);
+        CHECKF(oi && mi == mb && wi == wb, "seed %llx extra %u: %zu pairs, brute %zu",
+               (unsigned long long)seed, extra, mi, mb);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t count = pass ? 1000 : UINT64_MAX / 2;
+        mh_buf o1 = {0}, o2 = {0}, fine = {0};
+        CHECK_OK(mh_summary_serialize(it, f1, 1, count, &o1, &fine));
+        CHECK(o1.n > 0 && fine.n == 0);
+        CHECK_OK(mh_summary_serialize(kk, f2, 1, count, &o2, &fine));
+        CHECK(o1.n == o2.n && memcmp(o1.p, o2.p, o1.n) == 0 && fine.n == 0);
+        mh_sum_view v;
+        mh_diag d = {0, 0, ""};
+        CHECK_OK(mh_summary_parse(o1.p, o1.n, 0, 0, 1, &v, &d));
+        CHECK(pass || v.nposting == nb);
+        uint64_t listed = 0;
+        CHECK_OK(mh_summary_check_slice(&v, MHF_SUM_GRANULE_SHIFT, 0, it + 1, ni - 1,
+                                        MHF_SUM_GRANULE_SHIFT, 0, &listed, &d));
+        CHECK(listed == v.nposting);
+        mh_buf_free(&o1);
+        mh_buf_free(&o2);
+    }
+    free(kk);
+    free(ek);
+    free(bk);
+    free(a);
+    mh_builder_destroy(b);
+#else
+    (void)seed;
 #endif
 }
 
@@ -988,6 +1213,8 @@ int main(int argc, char **argv) {
         test_sumset_wide(0x91de0000u + (uint64_t)i);
     test_overflow();
     test_overflow_exact();
+    for (int i = 0; i < 4; i++)
+        test_coarse_items(0xc0a40000u + (uint64_t)i);
     test_store();
     test_fsck();
     test_store_overflow();
