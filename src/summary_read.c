@@ -254,6 +254,20 @@ static inline uint32_t post_at(const uint8_t *post, uint32_t k) {
     return mhf_load_u32(post + (size_t)k * MHF_SUM_POSTING_SIZE);
 }
 
+/* The first of the increasing postings post[lo .. hi) that is s or more;
+ * hi when none is. */
+static inline uint32_t post_search(const uint8_t *post, uint32_t lo, uint32_t hi,
+                                   uint32_t s) {
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (post_at(post, mid) < s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* A lazy view's entry i before a query reads its postings: their pieces,
  * then their order and bounds; remembered when the view can. */
 static int entry_postings(const mh_sum_view *v, uint32_t i, mh_diag *d) {
@@ -336,14 +350,7 @@ uint32_t mh_sum_next(mh_sum_iter *it, uint32_t s) {
     uint32_t best = UINT32_MAX;
     for (uint32_t i = 0; i < it->n;) {
         const uint8_t *post = it->e[i].post;
-        uint32_t lo = it->e[i].lo, hi = it->e[i].hi;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (post_at(post, mid) < s)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        uint32_t lo = post_search(post, it->e[i].lo, it->e[i].hi, s);
         if (lo == it->e[i].hi) { /* nothing left ahead: drop the entry */
             it->e[i] = it->e[--it->n];
             continue;
@@ -461,14 +468,7 @@ static int check_key(const mh_sum_view *v, const char *what, uint32_t s,
         v->postings +
         (size_t)mhf_load_u64(e + MHF_SUM_E_POSTING_FIRST) * MHF_SUM_POSTING_SIZE;
     uint32_t cnt = mhf_load_u32(e + MHF_SUM_E_POSTING_COUNT);
-    uint32_t lo = 0, hi = cnt;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (post_at(post, mid) < s)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    uint32_t lo = post_search(post, 0, cnt, s);
     if (lo == cnt || post_at(post, lo) != s)
         return mh_diag_fail(d, MH_ECORRUPT, base_off,
                             "%s: the entry of granule 0x%llx op %u does not "

@@ -132,6 +132,16 @@ static void gen_rows(tu_rng *rng, mh_rec *a, uint32_t n, unsigned regions,
     }
 }
 
+/* A slice builder with the summary hooks, small blocks and chunks. */
+static mh_builder *summary_builder(void) {
+    mh_segw_config cfg = {.rows_per_block = 256, .chunk_min_accesses = 16,
+                          .lz4_acceleration = 1,
+                          .summary = mh_summary_hooks_default()};
+    mh_builder *b;
+    CHECK_OK(mh_builder_create(&cfg, &b));
+    return b;
+}
+
 /* A segment's worth of slices built through the builder's hook. */
 typedef struct segkeys {
     uint64_t *keys; /* each slice's keys, sorted */
@@ -516,11 +526,7 @@ static void check_exactness(const segkeys *sk, const mh_sum_view *v,
 
 static void test_random(uint64_t seed) {
     tu_rng rng = {seed};
-    mh_segw_config cfg = {.rows_per_block = 256, .chunk_min_accesses = 16,
-                          .lz4_acceleration = 1,
-                          .summary = mh_summary_hooks_default()};
-    mh_builder *b;
-    CHECK_OK(mh_builder_create(&cfg, &b));
+    mh_builder *b = summary_builder();
     segkeys sk;
     build_segment(&rng, b, &sk, (uint32_t)tu_range(&rng, 1, 40), 2000);
     check_counts(&sk);
@@ -615,11 +621,7 @@ static void test_sumset_wide(uint64_t seed) {
  * one) is not one more. */
 static void test_overflow_exact(void) {
 #if MH_SUM_SLICE_KEYS_MAX >= (1u << (32 - SHIFT))
-    mh_segw_config cfg = {.rows_per_block = 256, .chunk_min_accesses = 16,
-                          .lz4_acceleration = 1,
-                          .summary = mh_summary_hooks_default()};
-    mh_builder *b;
-    CHECK_OK(mh_builder_create(&cfg, &b));
+    mh_builder *b = summary_builder();
     /* 2^(32 - SHIFT) granules each */
     uint32_t wide = MH_SUM_SLICE_KEYS_MAX >> (32 - SHIFT);
     mh_rec *a = calloc(wide + 2, sizeof *a);
@@ -685,11 +687,7 @@ static void test_overflow_exact(void) {
 static void test_coarse_items(uint64_t seed) {
 #if MH_SUM_SLICE_KEYS_MAX >= (1u << (32 - SHIFT))
     tu_rng rng = {seed};
-    mh_segw_config cfg = {.rows_per_block = 256, .chunk_min_accesses = 16,
-                          .lz4_acceleration = 1,
-                          .summary = mh_summary_hooks_default()};
-    mh_builder *b;
-    CHECK_OK(mh_builder_create(&cfg, &b));
+    mh_builder *b = summary_builder();
     uint32_t wide = (MH_SUM_SLICE_KEYS_MAX >> (32 - SHIFT)) + 1;
     uint32_t n = wide + (uint32_t)tu_range(&rng, 1, 3000);
     mh_rec *a = calloc(n, sizeof *a);
@@ -766,11 +764,7 @@ static void test_coarse_items(uint64_t seed) {
 /* Rows so wide that a slice meets more than MH_SUM_SLICE_KEYS_MAX keys
  * even at 64 KiB: the slice says so and the segment gets no section. */
 static void test_overflow(void) {
-    mh_segw_config cfg = {.rows_per_block = 256, .chunk_min_accesses = 16,
-                          .lz4_acceleration = 1,
-                          .summary = mh_summary_hooks_default()};
-    mh_builder *b;
-    CHECK_OK(mh_builder_create(&cfg, &b));
+    mh_builder *b = summary_builder();
     uint32_t n = (MH_SUM_SLICE_KEYS_MAX >> (32 - MHF_SUM_GRANULE_SHIFT)) + 2;
     mh_rec *a = calloc(n, sizeof *a);
     CHECK(a);
