@@ -1238,6 +1238,36 @@ void mh_segw_destroy(mh_segw *w);
  * slow-unit-bd0366...). Never a key nor a mark (keys are < 2^56). */
 #define MH_SUM_RANGE (UINT64_C(1) << 63)
 static inline int mh_sum_is_range(uint64_t w) { return w >> 56 == 0x80; }
+/* Key k (granule << 2 | op) at `extra` more bits of shift. */
+static inline uint64_t mh_sum_coarsen(uint64_t k, unsigned extra) {
+    return (k >> 2 >> extra) << 2 | (k & 3);
+}
+/* The item at keys[j] of a list ending at end: its first key *a and last
+ * key *z; returns the index after it. A range's second word past end (a
+ * list no writer makes) is read as a key. */
+static inline size_t mh_sum_item(const uint64_t *keys, size_t j, size_t end,
+                                 uint64_t *a, uint64_t *z) {
+    uint64_t w = keys[j];
+    if (mh_sum_is_range(w) && j + 1 < end) {
+        *a = w & ~MH_SUM_RANGE;
+        *z = keys[j + 1];
+        return j + 2;
+    }
+    *a = *z = w;
+    return j + 1;
+}
+/* An item's keys [*a, z] of one op, taken coarser, after `last`, the key
+ * of that op kept last (UINT64_MAX: none): each op's items increase, so
+ * only a first key equal to last can be met again. 0 when every key is
+ * kept already, else 1 with *a the first not yet kept. */
+static inline int mh_sum_after(uint64_t last, uint64_t *a, uint64_t z) {
+    if (last != UINT64_MAX && *a <= last) {
+        if (z <= last)
+            return 0;
+        *a = last + 4; /* the next granule, the same op */
+    }
+    return 1;
+}
 /* Keys one slice may list. Writer and fsck share it (a slice over it gets
  * no summary, and fsck expects none). Fuzzing builds list far fewer, so a
  * slice of a few huge accesses does not take the instrumented fsck seconds

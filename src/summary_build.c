@@ -39,26 +39,6 @@
 #define MIN_SLOTS 64u
 #define FIRST_SLOTS 4096u
 
-/* Key k (made at MHF_SUM_FINE_SHIFT) at `extra` more bits of shift. */
-static inline uint64_t coarsen(uint64_t k, unsigned extra) {
-    return (k >> 2 >> extra) << 2 | (k & 3);
-}
-
-/* The item at keys[j] (a key or a range, MH_SUM_RANGE) of a list ending at
- * end: its first key *a and last key *z; returns the index after it. A
- * range's second word past end (never made here) is read as a key. */
-static inline uint32_t item_at(const uint64_t *keys, uint32_t j, uint32_t end,
-                               uint64_t *a, uint64_t *z) {
-    uint64_t w = keys[j];
-    if (mh_sum_is_range(w) && j + 1 < end) {
-        *a = w & ~MH_SUM_RANGE;
-        *z = keys[j + 1];
-        return j + 2;
-    }
-    *a = *z = w;
-    return j + 1;
-}
-
 /* Appends the keys a .. z (one op's, a <= z) to k[u..) as items: a range
  * when they are more than two. Returns the new end. */
 static inline size_t put_item(uint64_t *k, size_t u, uint64_t a, uint64_t z) {
@@ -380,20 +360,17 @@ static int to_coarse(mh_buf *b, size_t n, uint64_t *nkeys) {
     MH_TRY(mh_buf_reserve(b, 8));
     uint64_t *k = (uint64_t *)(void *)b->p;
     size_t u = 0;
-    uint64_t count = 0, last = EMPTY;
-    for (uint32_t i = 0; i < n;) {
+    uint64_t count = 0, last[4] = {EMPTY, EMPTY, EMPTY, EMPTY};
+    for (size_t i = 0; i < n;) {
         uint64_t a, z;
-        i = item_at(k, i, (uint32_t)n, &a, &z);
-        a = coarsen(a, COARSE_EXTRA);
-        z = coarsen(z, COARSE_EXTRA);
-        if (last != EMPTY && (last & 3) == (a & 3) && a <= last) {
-            if (z <= last)
-                continue;
-            a = last + 4; /* the next granule, the same op */
-        }
+        i = mh_sum_item(k, i, n, &a, &z);
+        a = mh_sum_coarsen(a, COARSE_EXTRA);
+        z = mh_sum_coarsen(z, COARSE_EXTRA);
+        if (!mh_sum_after(last[a & 3], &a, z))
+            continue;
         u = put_item(k, u, a, z);
         count += ((z - a) >> 2) + 1;
-        last = z;
+        last[a & 3] = z;
     }
     memmove(k + 1, k, u * 8);
     k[0] = MH_SUM_COARSE_MARK;
@@ -444,9 +421,9 @@ static size_t slice_pairs(const uint64_t *keys, uint32_t j0, uint32_t j1,
     int sorted = 1;
     for (uint32_t j = j0; j < j1;) {
         uint64_t a, z;
-        j = item_at(keys, j, j1, &a, &z);
+        j = (uint32_t)mh_sum_item(keys, j, j1, &a, &z);
         uint64_t *l = &last[a & 3];
-        for (uint64_t c = coarsen(a, ex), cz = coarsen(z, ex);; c += 4) {
+        for (uint64_t c = mh_sum_coarsen(a, ex), cz = mh_sum_coarsen(z, ex);; c += 4) {
             if (c != *l) {
                 sorted &= *l == EMPTY || c > *l;
                 *l = c;
@@ -492,17 +469,14 @@ size_t mh_summary_count_pairs(const uint64_t *keys, const uint32_t *first,
         size_t n = 0;
         while (j < end) {
             uint64_t a, z;
-            j = item_at(keys, j, end, &a, &z);
+            j = (uint32_t)mh_sum_item(keys, j, end, &a, &z);
             unsigned op = (unsigned)(a & 3);
             if ((prev[op] != EMPTY && a <= prev[op]) || z < a || (z & 3) != op)
                 *ordered = 0;
             prev[op] = z;
-            uint64_t ca = coarsen(a, ex), cz = coarsen(z, ex);
-            if (*ordered && last[op] != EMPTY && ca <= last[op]) {
-                if (cz <= last[op])
-                    continue;
-                ca = last[op] + 4;
-            }
+            uint64_t ca = mh_sum_coarsen(a, ex), cz = mh_sum_coarsen(z, ex);
+            if (*ordered && !mh_sum_after(last[op], &ca, cz))
+                continue;
             n += (size_t)(cz >= ca ? ((cz - ca) >> 2) + 1 : 1);
             last[op] = cz;
         }
@@ -556,7 +530,7 @@ static size_t coarser_unsorted(uint64_t *key, uint32_t *val, size_t m, unsigned 
             last[0] = last[1] = last[2] = last[3] = EMPTY;
             u0 = u;
         }
-        uint64_t c = coarsen(key[i], step);
+        uint64_t c = mh_sum_coarsen(key[i], step);
         if (c == last[c & 3])
             continue;
         last[c & 3] = c;
@@ -645,6 +619,12 @@ static int write_section(const uint64_t *key, const uint32_t *val, size_t m,
     return MH_OK;
 }
 
+/* The least bytes a section of m pairs, widest of them one slice's, takes
+ * (each of those keys an entry at least). */
+static inline size_t size_bound(size_t m, size_t widest) {
+    return MHF_SUM_HEADER_SIZE + widest * MHF_SUM_ENTRY_SIZE + m * MHF_SUM_POSTING_SIZE;
+}
+
 /* One section into out (appended): the pairs at extra = extra0, extra0 +
  * step, ... (shift MHF_SUM_FINE_SHIFT + extra) until its bytes fit the
  * budget or the next step would pass shift 63. Nothing is appended when
@@ -672,8 +652,7 @@ static int one_section(const uint64_t *keys, const uint32_t *first,
     int ordered;
     size_t m = mh_summary_count_pairs(keys, first, nslices, extra, &widest, &ordered);
     while (ordered && extra + step <= 63 - MHF_SUM_FINE_SHIFT &&
-           MHF_SUM_HEADER_SIZE + widest * MHF_SUM_ENTRY_SIZE +
-                   m * MHF_SUM_POSTING_SIZE > budget) {
+           size_bound(m, widest) > budget) {
         extra += step;
         m = mh_summary_count_pairs(keys, first, nslices, extra, &widest, &ordered);
     }
@@ -697,9 +676,7 @@ static int one_section(const uint64_t *keys, const uint32_t *first,
     int sorted = 0;
     for (;; extra += step) {
         const int last = extra + step > 63 - MHF_SUM_FINE_SHIFT;
-        if (!sorted && !last &&
-            MHF_SUM_HEADER_SIZE + widest * MHF_SUM_ENTRY_SIZE +
-                    m * MHF_SUM_POSTING_SIZE > budget) {
+        if (!sorted && !last && size_bound(m, widest) > budget) {
             /* its exact size is larger still */
             m = coarser_unsorted(key, val, m, step, &widest);
             continue;

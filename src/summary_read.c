@@ -496,18 +496,12 @@ int mh_summary_check_slice(const mh_sum_view *v, unsigned min_shift,
     uint64_t count = 0;
     int rc = MH_OK;
     for (size_t i = 0; i < n && rc == MH_OK;) {
-        uint64_t a = keys[i++], z = a;
-        if (mh_sum_is_range(a) && i < n) {
-            a &= ~MH_SUM_RANGE;
-            z = keys[i++];
-        }
+        uint64_t a, z;
+        i = mh_sum_item(keys, i, n, &a, &z);
         unsigned op = (unsigned)(a & 3);
-        uint64_t ca = (a >> 2 >> extra) << 2 | op, cz = (z >> 2 >> extra) << 2 | op;
-        if (last[op] != UINT64_MAX && ca <= last[op]) {
-            if (cz <= last[op])
-                continue;
-            ca = last[op] + 4;
-        }
+        uint64_t ca = mh_sum_coarsen(a, extra), cz = mh_sum_coarsen(z, extra);
+        if (!mh_sum_after(last[op], &ca, cz))
+            continue;
         last[op] = cz;
         for (uint64_t c = ca; rc == MH_OK; c += 4) {
             rc = check_key(v, what, s, c, base_off, d);
