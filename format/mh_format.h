@@ -18,12 +18,14 @@
 
 /* ---- versions ---------------------------------------------------------- */
 #define MHF_VERSION_MAJOR 2u   /* what a writer writes; a reader reads 1.x and 2.x */
-#define MHF_VERSION_MINOR 5u   /* a newer minor only adds optional content:
+#define MHF_VERSION_MINOR 6u   /* a newer minor only adds optional content:
                                   2.1 adds sections 7, 8, 9; 2.2 adds the
                                   address postings (section 10); 2.3 the
                                   span address set (section 11); 2.4 the
                                   piece sums (section 12); 2.5 the id
-                                  transitions (section 13) */
+                                  transitions (section 13); 2.6 the
+                                  address postings with wide ranges
+                                  (section 14) */
 #define MHF1_VERSION_MAJOR 1u  /* format 1.0: read, never written */
 #define MHF_BYTE_ORDER_MARK 0x0A0B0C0Du /* stored little-endian: 0D 0C 0B 0A */
 #define MHF_BYTE_ORDER_SWAPPED 0x0D0C0B0Au /* what a big-endian writer would leave */
@@ -349,6 +351,32 @@
 #define MHF_APOST_K 32u            /* what the reference writer writes */
 #define MHF_APOST_K_MAX 65536u     /* largest K a reader accepts */
 #define MHF_APOST_SPAN 16u         /* a query uses it below this many granules */
+
+/* ---- address postings with wide ranges (section 14, since 2.6; §9d) ---
+ * A segment whose slices hold ranges of at least 2^v bytes (the maximal
+ * ranges of one slice's rows of one op) carries type 14 instead of 10: a
+ * 80-byte header and wide_count records of the wide ranges, sorted by (op,
+ * first, slice), then a whole section 10 (MHF_APOST_*) over the other
+ * ranges. */
+#define MHF_SECT_APOSTW 14u
+#define MHF_APOSTW_HEADER_SIZE 80u
+#define MHF_APOSTW_LOG2 0          /* u32 v: a range of >= 2^v bytes is wide, 12 .. 63 */
+#define MHF_APOSTW_REC_SIZE_OFF 4  /* u32 record size (24; §12.1) */
+#define MHF_APOSTW_COUNT 8         /* u64 records of all operations */
+#define MHF_APOSTW_BODY_BYTES 16   /* u64 bytes of the section 10 that follows */
+#define MHF_APOSTW_RESERVED 24     /* u64 = 0 */
+#define MHF_APOSTW_OPS 32          /* 3 x 16-byte operation records */
+#define MHF_APOSTW_OP_SIZE 16u
+#define MHF_APOSTW_OP_COUNT 0      /* u64 records of the op */
+#define MHF_APOSTW_OP_SPAN 8       /* u64 the largest last - first among them */
+#define MHF_APOSTW_REC_SIZE 24u
+#define MHF_APOSTW_R_FIRST 0       /* u64 first byte of the range */
+#define MHF_APOSTW_R_LAST 8        /* u64 last byte */
+#define MHF_APOSTW_R_SLICE 16      /* u32 slice index */
+#define MHF_APOSTW_R_RESERVED 20   /* u32 = 0 */
+#define MHF_APOSTW_LOG2_MIN 12u
+#define MHF_APOSTW_LOG2_MAX 63u
+#define MHF_APOSTW_LOG2_DEFAULT 16u /* what the reference writer writes: 64 KiB */
 
 /* ---- span address set (section 11, since 2.3; SPEC.md §9e) ------------- */
 /* The segment at MANIFEST position k (record index + 1) with L = k & -k >= 2

@@ -94,7 +94,9 @@ uint64_t fuzz_build_store(const char *dir, enum fuzz_store_kind kind,
         /* what format 2.0 adds: streams (declared, with metadata), pcs on
          * most rows, windows (one across the commit, one empty), so every
          * dictionary table, the stream and pc columns and the address
-         * summary are in the segments */
+         * summary are in the segments; segment 1 with two wide accesses,
+         * so its address postings are a section 14 (2.6), segment 0's a
+         * section 10 */
         o.slice_accesses = 16;
         FUZZ_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
         for (uint32_t id = 1; id <= 2; id++) {
@@ -134,6 +136,13 @@ uint64_t fuzz_build_store(const char *dir, enum fuzz_store_kind kind,
                 a.stream = (uint32_t)(c == 1 && i >= 50 ? 0 : r % 3);
                 a.has_pc = (uint8_t)(r % 7 != 0);
                 a.pc = a.has_pc ? 0x400000 + (r % 97) * 4 : 0;
+                if (c == 1 && (i == 60 || i == 61)) {
+                    /* a write of 64 KiB and a read of 256 KiB: segment 1's
+                     * address postings have wide ranges (section 14, 2.6) */
+                    a.physical = i == 60 ? 0x200000 : 0x7f0000;
+                    a.size = i == 60 ? 1u << 16 : 1u << 18;
+                    a.op = i == 60 ? MH_OP_WRITE : MH_OP_READ;
+                }
                 FUZZ_OK(mh_writer_append(w, &a));
             }
             FUZZ_OK(mh_writer_commit(w));

@@ -8,7 +8,9 @@
  * whole, or the real one with bytes flipped, which reaches the run decoding
  * and fsck's exactness check), the address postings (2.2: replaced whole,
  * or the real one with bytes flipped, which reaches the run decoding and
- * fsck's exactness check), the span address set (2.3: replaced whole, or
+ * fsck's exactness check; segment 1's are a section 14 since 2.6, its
+ * wide ranges' records before the postings, so the same two reach their
+ * checks and fsck's comparison with the rows), the span address set (2.3: replaced whole, or
  * segment 1's real one with bytes flipped, which reaches its header checks
  * against the MANIFEST, the embedded set's run decoding and fsck's union
  * check), the id transitions (2.5: replaced whole, or the real ones with
@@ -339,6 +341,16 @@ static uint8_t *mutated_real(int seg, uint32_t type, const char *what, const uin
     return m;
 }
 
+/* The address postings' type in segment seg of the fixture: 10, or 14
+ * (with wide ranges, format 2.6: segment 1's). */
+static uint32_t apost_type(int seg) {
+    uint64_t off, size;
+    uint32_t cnt;
+    return mhf_seg_find(g_seg[seg], g_seg_size[seg], MHF_SECT_APOSTW, &off, &size, &cnt)
+               ? MHF_SECT_APOSTW
+               : MHF_SECT_APOST;
+}
+
 static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const uint8_t *data,
                 size_t len) {
     static const uint32_t types[5] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY, 0,
@@ -346,11 +358,12 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
     uint32_t t = which == 3 ? type : which == 5 ? MHF_SECT_IDMAP
                                    : which >= 12 ? MHF_SECT_IDTIME
                                    : which >= 10 ? MHF_SECT_SPAN
-                                   : which >= 8 ? MHF_SECT_APOST
+                                   : which >= 8 ? apost_type(seg)
                                    : which >= 6 ? MHF_SECT_ASET : types[which];
     uint32_t f = which == 3 ? flags
                             : (t == MHF_SECT_SUMMARY || t == MHF_SECT_IDMAP || t == MHF_SECT_ASET ||
-                                       t == MHF_SECT_APOST || t == MHF_SECT_SPAN ||
+                                       t == MHF_SECT_APOST || t == MHF_SECT_APOSTW ||
+                                       t == MHF_SECT_SPAN ||
                                        t == MHF_SECT_IDTIME
                                    ? 0 : MHF_SECT_REQUIRED);
     uint8_t *mutated = NULL;
@@ -361,7 +374,7 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
         data = mutated = mutated_real(seg, MHF_SECT_ASET,
                                       "the streams fixture has an address set", data, len, &len);
     if (which == 9)
-        data = mutated = mutated_real(seg, MHF_SECT_APOST,
+        data = mutated = mutated_real(seg, apost_type(seg),
                                       "the streams fixture has address postings", data, len, &len);
     if (which == 11) /* segment 1's, whichever segment gets it */
         data = mutated = mutated_real(1, MHF_SECT_SPAN,

@@ -261,7 +261,10 @@ static void gen_sections(const char *work) {
             if (w == 3 || w == 5 || w == 7)
                 continue; /* the unknown types and the flips: below */
             size_t len = 0;
+            /* segment 1's address postings are a section 14 (2.6) */
             const uint8_t *p = section_get(buf, types[w], &len);
+            if (!p && types[w] == MHF_SECT_APOST)
+                p = section_get(buf, MHF_SECT_APOSTW, &len);
             FUZZ_ASSERT_MSG(p != NULL, "the streams fixture lacks a section");
             section_tail(&t, w, seg, MHF_SECT_SPAN + 1, 0);
             snprintf(name, sizeof name, "%s-%u", tnames[w], seg);

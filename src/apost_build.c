@@ -14,6 +14,12 @@
  * written straight into runs, and a shift whose section passes its budget
  * (count / 2 + 4096 bytes: shift 3 on the real traces, 0.09-0.31 bytes per
  * access) is abandoned for the next one, up to 10.
+ *
+ * Format 2.6 (section 14): a merged range of 2^wide_log2 bytes or more
+ * (the writer's: 64 KiB) is kept apart as a wide range (lo, hi, slice, op)
+ * before any of this, so an access of gigabytes costs one record instead
+ * of millions of granules; the seal writes their table, sorted, before
+ * the section 10 of the rest.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +52,19 @@ typedef struct slice_lists {
     uint32_t n[MHF_OP_COUNT];   /* granules */
 } slice_lists;
 
+/* The wide ranges kept out of the postings (section 14, format 2.6). At
+ * most WIDE_LIMIT(count) of them: past it the segment gives up, as for a
+ * pile past its limit (each is a record every question of its op may
+ * read). */
+#define WIDE_LIMIT(count) ((count) / 64u + 4096u)
+
 struct mh_apost_acc {
     uint32_t g0;
     int fixed;     /* fsck's: g0 never changes, no pile limit */
     int gave_up;
+    uint32_t wide_log2; /* 0: no range is wide (section 10) */
+    mh_buf wide;   /* mh_apost_wide, in slice order until sorted */
+    mh_buf narrow; /* scratch: a slice's pairs without its wide ones */
     mh_buf data;   /* per slice, per op: first granule, then w - prev - 1 */
     mh_buf slices; /* slice_lists per slice */
     int merge;     /* tests: mh_apost_acc_set_merge's mode (0: the writer's) */
@@ -85,18 +100,26 @@ void mh_apost_acc_set_merge(mh_apost_acc *a, int mode) { a->merge = mode; }
 
 uint32_t mh_apost_acc_grouped(const mh_apost_acc *a) { return a->grouped; }
 
+void mh_apost_acc_set_wide(mh_apost_acc *a, uint32_t log2) { a->wide_log2 = log2; }
+
 void mh_apost_acc_destroy(mh_apost_acc *a) {
     if (!a)
         return;
     mh_buf_free(&a->data);
     mh_buf_free(&a->slices);
+    mh_buf_free(&a->wide);
+    mh_buf_free(&a->narrow);
     free(a);
 }
 
 static void give_up(mh_apost_acc *a) {
     mh_buf_free(&a->data);
-    a->gave_up = 1; /* slices stays: it counts them for truncate */
+    mh_buf_free(&a->wide);
+    a->gave_up = 1; /* slices stays: it counts them for truncate; narrow
+                       too (the pairs of the add that gave up may be in it) */
 }
+
+#define NWIDE(a) ((a)->wide.n / sizeof(mh_apost_wide))
 
 #define NSL(a) ((uint32_t)((a)->slices.n / sizeof(slice_lists)))
 
@@ -159,6 +182,56 @@ void mh_apost_acc_add(mh_apost_acc *a, const uint64_t *pairs,
     if (a->gave_up) {
         (void)mh_buf_append(&a->slices, &sl, sizeof sl); /* counts slices */
         return;
+    }
+    /* its wide ranges (at least 2^wide_log2 bytes) go to the wide table,
+     * the others on */
+    if (a->wide_log2) {
+        uint64_t minspan = ((uint64_t)1 << a->wide_log2) - 1u, total = 0;
+        uint32_t nn[MHF_OP_COUNT];
+        int any = 0;
+        for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+            total += n[o];
+        for (uint64_t i = 0; i < total && !any; i++)
+            any = pairs[2 * i + 1] - pairs[2 * i] >= minspan;
+        if (any) {
+            if (mh_buf_reserve(&a->narrow, (size_t)total * 16u) != MH_OK) {
+                give_up(a);
+                mh_apost_acc_add(a, pairs, n, count);
+                return;
+            }
+            uint64_t *q = (uint64_t *)(void *)a->narrow.p;
+            const uint64_t *iv = pairs;
+            uint32_t slice = NSL(a);
+            for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+                nn[o] = 0;
+                for (uint32_t i = 0; i < n[o]; i++, iv += 2) {
+                    if (iv[1] - iv[0] < minspan) {
+                        *q++ = iv[0];
+                        *q++ = iv[1];
+                        nn[o]++;
+                        continue;
+                    }
+                    mh_apost_wide r = {iv[0], iv[1], slice, o};
+                    if (NWIDE(a) >= WIDE_LIMIT(count) && !a->fixed) {
+                        give_up(a);
+                        mh_apost_acc_add(a, pairs, n, count);
+                        return;
+                    }
+                    if (mh_buf_append(&a->wide, &r, sizeof r) != MH_OK) {
+                        give_up(a);
+                        mh_apost_acc_add(a, pairs, n, count);
+                        return;
+                    }
+                }
+            }
+            /* the narrow ones in the scratch, which the call below reads
+             * (a->narrow is not touched again before it returns) */
+            uint32_t keep = a->wide_log2;
+            a->wide_log2 = 0;
+            mh_apost_acc_add(a, (const uint64_t *)(const void *)a->narrow.p, nn, count);
+            a->wide_log2 = keep;
+            return;
+        }
     }
     /* the first shift at which the slice meets at most SLICE_GRANULES granules */
     unsigned g = a->g0;
@@ -232,8 +305,63 @@ void mh_apost_acc_truncate(mh_apost_acc *a, uint32_t nslices) {
     if (!a->gave_up)
         a->data.n = (size_t)sl[nslices].off[0];
     a->slices.n = (size_t)nslices * sizeof(slice_lists);
+    /* the wide ranges of the slices kept (in slice order until sorted) */
+    mh_apost_wide *wr = (mh_apost_wide *)(void *)a->wide.p;
+    size_t nw = 0;
+    for (size_t i = 0; i < NWIDE(a); i++)
+        if (wr[i].slice < nslices)
+            wr[nw++] = wr[i];
+    a->wide.n = nw * sizeof *wr;
     /* the lists kept were exact at g0, so they still are; a segment that
      * gave up stays without a section */
+}
+
+static int wide_cmp(const void *x, const void *y) {
+    const mh_apost_wide *a = x, *b = y;
+    if (a->op != b->op)
+        return a->op < b->op ? -1 : 1;
+    if (a->first != b->first)
+        return a->first < b->first ? -1 : 1;
+    return a->slice < b->slice ? -1 : a->slice > b->slice;
+}
+
+size_t mh_apost_acc_wide(mh_apost_acc *a, const mh_apost_wide **out) {
+    size_t nw = a->gave_up ? 0 : NWIDE(a);
+    if (nw > 1)
+        qsort(a->wide.p, nw, sizeof(mh_apost_wide), wide_cmp);
+    *out = (const mh_apost_wide *)(const void *)a->wide.p;
+    return nw;
+}
+
+/* Section 14's header and records (sorted) into out; body_bytes patched
+ * by the caller once section 10 follows. */
+static int wide_head(mh_apost_acc *a, mh_buf *out) {
+    const mh_apost_wide *r;
+    size_t nw = mh_apost_acc_wide(a, &r);
+    size_t size = MHF_APOSTW_HEADER_SIZE + nw * MHF_APOSTW_REC_SIZE;
+    MH_TRY(mh_buf_reserve(out, size));
+    uint8_t *h = out->p + out->n;
+    memset(h, 0, size);
+    mhf_store_u32(h + MHF_APOSTW_LOG2, a->wide_log2);
+    mhf_store_u32(h + MHF_APOSTW_REC_SIZE_OFF, MHF_APOSTW_REC_SIZE);
+    mhf_store_u64(h + MHF_APOSTW_COUNT, nw);
+    uint64_t cnt[MHF_OP_COUNT] = {0}, span[MHF_OP_COUNT] = {0};
+    for (size_t i = 0; i < nw; i++) {
+        uint8_t *x = h + MHF_APOSTW_HEADER_SIZE + i * MHF_APOSTW_REC_SIZE;
+        mhf_store_u64(x + MHF_APOSTW_R_FIRST, r[i].first);
+        mhf_store_u64(x + MHF_APOSTW_R_LAST, r[i].last);
+        mhf_store_u32(x + MHF_APOSTW_R_SLICE, r[i].slice);
+        cnt[r[i].op]++;
+        if (r[i].last - r[i].first > span[r[i].op])
+            span[r[i].op] = r[i].last - r[i].first;
+    }
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        uint8_t *x = h + MHF_APOSTW_OPS + o * MHF_APOSTW_OP_SIZE;
+        mhf_store_u64(x + MHF_APOSTW_OP_COUNT, cnt[o]);
+        mhf_store_u64(x + MHF_APOSTW_OP_SPAN, span[o]);
+    }
+    out->n += size;
+    return MH_OK;
 }
 
 /* ---- the section's key writer (the builder's seal and mh_apost_encode) */
@@ -721,6 +849,12 @@ int mh_apost_acc_serialize(mh_apost_acc *a, uint64_t count, uint64_t budget,
         return MH_OK;
     if (!budget)
         budget = BUDGET(count);
+    /* with wide ranges: section 14, their table then section 10 */
+    size_t head_at = out->n;
+    int wide = NWIDE(a) > 0;
+    if (wide)
+        MH_TRY(wide_head(a, out));
+    size_t body_at = out->n;
     merger m;
     kw x;
     memset(&x, 0, sizeof x);
@@ -738,5 +872,9 @@ int mh_apost_acc_serialize(mh_apost_acc *a, uint64_t count, uint64_t budget,
     a->grouped += m.grouped;
     merge_free(&m);
     kw_free(&x);
+    if (wide && rc == MH_OK && out->n > body_at)
+        mhf_store_u64(out->p + head_at + MHF_APOSTW_BODY_BYTES, out->n - body_at);
+    else if (wide)
+        out->n = head_at; /* no section 10 (past shift 10): none */
     return rc;
 }

@@ -47,6 +47,164 @@ static void fill_view(const uint8_t *p, uint64_t base_off, uint32_t nslices,
     out->data = out->runs + (size_t)out->nruns * out->run_size;
     out->lazy = NULL;
     out->ptab = NULL;
+    out->wide = NULL;
+    out->wide_log2 = out->wide_rsz = 0;
+    out->wide_off = 0;
+    out->ptype = MHF_SECT_APOST;
+    out->prel = 0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        out->wide_n[o] = out->wide_first[o] = out->wide_span[o] = 0;
+}
+
+int mh_apost_section(const mh_seg *seg, const mh_section **sec) {
+    if (mh_seg_section(seg, MHF_SECT_APOST, sec) == MH_OK)
+        return (int)MHF_SECT_APOST;
+    if (seg->major == 2 && seg->minor >= 6 &&
+        mh_seg_section(seg, MHF_SECT_APOSTW, sec) == MH_OK)
+        return (int)MHF_SECT_APOSTW;
+    return MH_ENOTFOUND;
+}
+
+/* A section 14's wide fields from its header (checked): the body's offset
+ * in the section. */
+static uint64_t wide_fields(const uint8_t *p, uint64_t base_off, mh_apost_view *w) {
+    w->wide_off = base_off + MHF_APOSTW_HEADER_SIZE;
+    w->ptype = MHF_SECT_APOSTW;
+    w->wide_log2 = mhf_load_u32(p + MHF_APOSTW_LOG2);
+    w->wide_rsz = mhf_load_u32(p + MHF_APOSTW_REC_SIZE_OFF);
+    uint64_t first = 0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        const uint8_t *r = p + MHF_APOSTW_OPS + o * MHF_APOSTW_OP_SIZE;
+        w->wide_n[o] = mhf_load_u64(r + MHF_APOSTW_OP_COUNT);
+        w->wide_span[o] = mhf_load_u64(r + MHF_APOSTW_OP_SPAN);
+        w->wide_first[o] = first;
+        first += w->wide_n[o];
+    }
+    w->wide = p + MHF_APOSTW_HEADER_SIZE;
+    w->prel = MHF_APOSTW_HEADER_SIZE + first * w->wide_rsz;
+    return w->prel;
+}
+
+#define WIDE_FAIL(at, ...)                                                     \
+    mh_diag_fail(d, MH_ECORRUPT, (at), "address postings (wide ranges) at byte " \
+                 "%llu: " __VA_ARGS__)
+
+/* Section 14's header and every wide record (SPEC.md §9d): *body its
+ * section 10's offset in the section, w's wide fields set. */
+static int wide_parse(const uint8_t *p, uint64_t size, uint64_t base_off,
+                      uint16_t minor, uint32_t nslices, mh_apost_view *w,
+                      uint64_t *body, mh_diag *d) {
+    int later = minor > MHF_VERSION_MINOR;
+    if (size < MHF_APOSTW_HEADER_SIZE)
+        return WIDE_FAIL(base_off, "%llu bytes, less than its %u-byte header",
+                         (unsigned long long)base_off, (unsigned long long)size,
+                         MHF_APOSTW_HEADER_SIZE);
+    uint32_t v = mhf_load_u32(p + MHF_APOSTW_LOG2);
+    uint32_t rsz = mhf_load_u32(p + MHF_APOSTW_REC_SIZE_OFF);
+    uint64_t cnt = mhf_load_u64(p + MHF_APOSTW_COUNT);
+    uint64_t bb = mhf_load_u64(p + MHF_APOSTW_BODY_BYTES);
+    if (v < MHF_APOSTW_LOG2_MIN || v > MHF_APOSTW_LOG2_MAX)
+        return WIDE_FAIL(base_off + MHF_APOSTW_LOG2, "wide_log2 %u, not %u ... %u",
+                         (unsigned long long)(base_off + MHF_APOSTW_LOG2), v,
+                         MHF_APOSTW_LOG2_MIN, MHF_APOSTW_LOG2_MAX);
+    if (later ? rsz < MHF_APOSTW_REC_SIZE : rsz != MHF_APOSTW_REC_SIZE)
+        return WIDE_FAIL(base_off + MHF_APOSTW_REC_SIZE_OFF,
+                         "record_size %u, expected %s%u",
+                         (unsigned long long)(base_off + MHF_APOSTW_REC_SIZE_OFF),
+                         rsz, later ? "at least " : "", MHF_APOSTW_REC_SIZE);
+    if (!later && (mhf_load_u64(p + MHF_APOSTW_RESERVED) != 0))
+        return WIDE_FAIL(base_off + MHF_APOSTW_RESERVED, "reserved field not 0",
+                         (unsigned long long)(base_off + MHF_APOSTW_RESERVED));
+    uint64_t room = size - MHF_APOSTW_HEADER_SIZE;
+    if (cnt > room / rsz || bb != room - cnt * rsz)
+        return WIDE_FAIL(base_off, "%llu records of %u bytes and a body of %llu "
+                         "bytes, in a section of %llu",
+                         (unsigned long long)base_off, (unsigned long long)cnt, rsz,
+                         (unsigned long long)bb, (unsigned long long)size);
+    uint64_t sum = 0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        uint64_t n = mhf_load_u64(p + MHF_APOSTW_OPS + o * MHF_APOSTW_OP_SIZE +
+                                  MHF_APOSTW_OP_COUNT);
+        if (n > cnt - sum)
+            return WIDE_FAIL(base_off + MHF_APOSTW_OPS + o * MHF_APOSTW_OP_SIZE,
+                             "op %u: %llu records, more than the %llu left",
+                             (unsigned long long)(base_off + MHF_APOSTW_OPS +
+                                                  o * MHF_APOSTW_OP_SIZE),
+                             o, (unsigned long long)n,
+                             (unsigned long long)(cnt - sum));
+        sum += n;
+    }
+    if (sum != cnt)
+        return WIDE_FAIL(base_off + MHF_APOSTW_COUNT, "the operations list %llu "
+                         "records, its header %llu",
+                         (unsigned long long)(base_off + MHF_APOSTW_COUNT),
+                         (unsigned long long)sum, (unsigned long long)cnt);
+    *body = wide_fields(p, base_off, w);
+    uint64_t minspan = ((uint64_t)1 << v) - 1u;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        uint64_t span = 0, pf = 0;
+        uint32_t ps = 0;
+        for (uint64_t i = 0; i < w->wide_n[o]; i++) {
+            uint64_t at = w->wide_first[o] + i;
+            const uint8_t *r = w->wide + at * rsz;
+            uint64_t ro = base_off + MHF_APOSTW_HEADER_SIZE + at * rsz;
+            uint64_t f = mhf_load_u64(r + MHF_APOSTW_R_FIRST);
+            uint64_t l = mhf_load_u64(r + MHF_APOSTW_R_LAST);
+            uint32_t s = mhf_load_u32(r + MHF_APOSTW_R_SLICE);
+            if (l < f || l - f < minspan)
+                return WIDE_FAIL(ro, "op %u: range [0x%llx, 0x%llx] is not at "
+                                 "least 2^%u bytes", (unsigned long long)ro, o,
+                                 (unsigned long long)f, (unsigned long long)l, v);
+            if (s >= nslices)
+                return WIDE_FAIL(ro + MHF_APOSTW_R_SLICE, "op %u: slice %u of %u",
+                                 (unsigned long long)(ro + MHF_APOSTW_R_SLICE), o,
+                                 s, nslices);
+            if (!later && mhf_load_u32(r + MHF_APOSTW_R_RESERVED) != 0)
+                return WIDE_FAIL(ro + MHF_APOSTW_R_RESERVED, "reserved field not 0",
+                                 (unsigned long long)(ro + MHF_APOSTW_R_RESERVED));
+            if (i > 0 && (f < pf || (f == pf && s <= ps)))
+                return WIDE_FAIL(ro, "op %u: (first 0x%llx, slice %u) does not "
+                                 "follow (0x%llx, %u)", (unsigned long long)ro, o,
+                                 (unsigned long long)f, s, (unsigned long long)pf, ps);
+            if (l - f > span)
+                span = l - f;
+            pf = f;
+            ps = s;
+        }
+        uint64_t so = base_off + MHF_APOSTW_OPS + o * MHF_APOSTW_OP_SIZE + MHF_APOSTW_OP_SPAN;
+        if (span != w->wide_span[o])
+            return WIDE_FAIL(so, "op %u: largest span 0x%llx, its records' is 0x%llx",
+                             (unsigned long long)so, o,
+                             (unsigned long long)w->wide_span[o],
+                             (unsigned long long)span);
+    }
+    return MH_OK;
+}
+
+/* Slices with a wide range of op o meeting [a, b] into bits: the records
+ * whose first is in [a - span, b] (sorted by first). */
+static void wide_or(const mh_apost_view *v, unsigned o, uint64_t a, uint64_t b,
+                    uint64_t *bits) {
+    const uint8_t *base = v->wide + v->wide_first[o] * v->wide_rsz;
+    uint64_t lo = 0, hi = v->wide_n[o];
+    while (lo < hi) { /* the first record with first > b */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (mhf_load_u64(base + mid * v->wide_rsz + MHF_APOSTW_R_FIRST) <= b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t floor = a > v->wide_span[o] ? a - v->wide_span[o] : 0;
+    while (lo-- > 0) {
+        const uint8_t *r = base + lo * v->wide_rsz;
+        if (mhf_load_u64(r + MHF_APOSTW_R_FIRST) < floor)
+            break;
+        if (mhf_load_u64(r + MHF_APOSTW_R_LAST) >= a) {
+            uint32_t s = mhf_load_u32(r + MHF_APOSTW_R_SLICE);
+            if (s < v->nslices) /* checked: never false */
+                bits[s >> 6] |= (uint64_t)1 << (s & 63);
+        }
+    }
 }
 
 
@@ -198,12 +356,12 @@ int mh_apost_rec(const mh_apost_view *v, uint32_t i, const uint8_t **out,
                  mh_diag *d) {
     if (v->lazy) {
         /* the common case, the record's pieces checked before: two bits */
-        uint64_t a = MHF_APOST_HEADER_SIZE + (uint64_t)i * v->run_size;
-        if (mh_psum_known(v->ptab, MHF_SECT_APOST, a, v->run_size)) {
+        uint64_t a = v->prel + MHF_APOST_HEADER_SIZE + (uint64_t)i * v->run_size;
+        if (mh_psum_known(v->ptab, v->ptype, a, v->run_size)) {
             *out = run_rec(v, i);
             return MH_OK;
         }
-        int rc = mh_psum_check(v->lazy, MHF_SECT_APOST, a, v->run_size,
+        int rc = mh_psum_check(v->lazy, v->ptype, a, v->run_size,
                                "address postings", d);
         if (rc < 0)
             return rc;
@@ -242,7 +400,7 @@ static int run_search(const mh_seg *seg, const mh_apost_view *v, unsigned o,
             g--;
         } else {
             uint32_t i = v->run_first[o] + mid;
-            uint64_t at = MHF_APOST_HEADER_SIZE + (uint64_t)i * v->run_size;
+            uint64_t at = v->prel + MHF_APOST_HEADER_SIZE + (uint64_t)i * v->run_size;
             const uint8_t *rec;
             if (at >= kbeg && at + v->run_size <= kend) {
                 rec = run_rec(v, i);
@@ -288,9 +446,9 @@ static int lazy_run_check(const mh_apost_view *v, unsigned o, uint32_t r,
         MH_TRY(mh_apost_rec(v, i + 1, &x, d));
     MH_TRY(mh_apost_rec(v, i, &x, d));
     MH_TRY(check_rec(v, o, r, d));
-    uint64_t at = MHF_APOST_HEADER_SIZE + (uint64_t)v->nruns * v->run_size +
+    uint64_t at = v->prel + MHF_APOST_HEADER_SIZE + (uint64_t)v->nruns * v->run_size +
                   mhf_load_u64(x + MHF_APOST_R_OFFSET);
-    int rc = mh_psum_check(v->lazy, MHF_SECT_APOST, at,
+    int rc = mh_psum_check(v->lazy, v->ptype, at,
                            mhf_load_u32(x + MHF_APOST_R_BYTES),
                            "address postings", d);
     return rc < 0 ? rc : MH_OK;
@@ -318,39 +476,79 @@ static inline _Atomic uint64_t *run_marks(const mh_seg *seg, uint32_t run, int m
 
 int mh_apost_view_whole(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
     const mh_section *sec;
-    if (mh_seg_section(seg, MHF_SECT_APOST, &sec) != MH_OK)
+    int t = mh_apost_section(seg, &sec);
+    if (t < 0)
         return MH_ENOTFOUND;
     const uint8_t *p = seg->base + sec->offset;
     MH_TRY(mh_seg_section_sum(seg, sec, "address postings", d));
-    MH_TRY(mh_apost_parse(p, sec->size, sec->offset, seg->minor, seg->nslices,
-                          out, d));
+    mh_apost_view w;
+    uint64_t body = 0;
+    if (t == (int)MHF_SECT_APOSTW)
+        MH_TRY(wide_parse(p, sec->size, sec->offset, seg->minor, seg->nslices, &w,
+                          &body, d));
+    MH_TRY(mh_apost_parse(p + body, sec->size - body, sec->offset + body,
+                          seg->minor, seg->nslices, out, d));
+    if (t == (int)MHF_SECT_APOSTW)
+        (void)wide_fields(p, sec->offset, out);
     out->lazy = NULL;
     out->ptab = NULL;
     return MH_OK;
 }
 
+/* A checked section's view again (seg->apost_ok). */
+static void fill_checked(const mh_seg *seg, const mh_section *sec, int t,
+                         mh_apost_view *out) {
+    const uint8_t *p = seg->base + sec->offset;
+    if (t != (int)MHF_SECT_APOSTW) {
+        fill_view(p, sec->offset, seg->nslices, out);
+        return;
+    }
+    mh_apost_view w;
+    uint64_t body = wide_fields(p, sec->offset, &w);
+    fill_view(p + body, sec->offset + body, seg->nslices, out);
+    (void)wide_fields(p, sec->offset, out);
+}
+
 int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
     const mh_section *sec;
-    if (mh_seg_section(seg, MHF_SECT_APOST, &sec) != MH_OK)
+    int t = mh_apost_section(seg, &sec);
+    if (t < 0)
         return MH_ENOTFOUND;
     const uint8_t *p = seg->base + sec->offset;
     mh_seg *m = (mh_seg *)seg;
     /* checked once per reader; a segment that failed is checked again on
      * each use, so each failing query says why */
     if (atomic_load_explicit(&m->apost_ok, memory_order_acquire)) {
-        fill_view(p, sec->offset, seg->nslices, out);
+        fill_checked(seg, sec, t, out);
         out->lazy = atomic_load_explicit(&m->apost_lazy, memory_order_relaxed) ? seg : NULL;
         out->ptab = out->lazy ? atomic_load_explicit(&m->psum, memory_order_acquire) : NULL;
         return MH_OK;
     }
-    /* with piece sums (§9f): the header's piece and the header only; the
-     * run records and runs are checked as queries reach them */
-    uint64_t head = sec->size < MHF_APOST_HEADER_SIZE ? sec->size : MHF_APOST_HEADER_SIZE;
-    int lazy = mh_psum_check(seg, MHF_SECT_APOST, 0, head, "address postings", d);
+    /* with piece sums (§9f): the header's piece and the header only (a
+     * section 14's: its header, its wide ranges and its section 10's
+     * header, all checked now); the run records and runs are checked as
+     * queries reach them */
+    uint64_t head = MHF_APOST_HEADER_SIZE, body = 0;
+    if (t == (int)MHF_SECT_APOSTW && sec->size >= MHF_APOSTW_HEADER_SIZE) {
+        uint64_t n = mhf_load_u64(p + MHF_APOSTW_COUNT);
+        uint32_t rsz = mhf_load_u32(p + MHF_APOSTW_REC_SIZE_OFF);
+        uint64_t room = sec->size - MHF_APOSTW_HEADER_SIZE;
+        head = rsz && n <= room / rsz ? MHF_APOSTW_HEADER_SIZE + n * rsz + head : sec->size;
+    }
+    if (head > sec->size)
+        head = sec->size;
+    int lazy = mh_psum_check(seg, (uint32_t)t, 0, head, "address postings", d);
     if (lazy < 0)
         return lazy;
     if (lazy) {
-        MH_TRY(parse_head(p, sec->size, sec->offset, seg->minor, seg->nslices, out, d));
+        mh_apost_view w;
+        if (t == (int)MHF_SECT_APOSTW)
+            MH_TRY(wide_parse(p, sec->size, sec->offset, seg->minor, seg->nslices, &w,
+                              &body, d));
+        MH_TRY(parse_head(p + body, sec->size - body, sec->offset + body, seg->minor,
+                          seg->nslices, out, d));
+        if (t == (int)MHF_SECT_APOSTW)
+            (void)wide_fields(p, sec->offset, out);
         /* the run table asked for whole, one read: a query's binary search
          * touches a dozen of its pages, each a fault of its own */
         mh_seg_willneed(seg, out->runs, (size_t)out->nruns * out->run_size);
@@ -743,6 +941,10 @@ int mh_apost_query_view(const mh_seg *seg, const mh_apost_view *vp, uint64_t a,
             }
         }
     }
+    /* a section 14's wide ranges (format 2.6) */
+    for (unsigned o = 0; v.wide && o < MHF_OP_COUNT; o++)
+        if ((ops >> o & 1u) && v.wide_n[o])
+            wide_or(&v, o, a, b, all + (several ? (1 + o) * words : 0));
     for (unsigned o = 0; several && o < MHF_OP_COUNT; o++)
         if (ops >> o & 1u)
             for (size_t i = 0; i < words; i++)

@@ -1902,6 +1902,19 @@ void mh_apost_acc_add(mh_apost_acc *a, const uint64_t *pairs,
                       const uint32_t n[MHF_OP_COUNT], uint64_t count);
 /* Forgets slices nslices.. (mh_writer_discard_from). */
 void mh_apost_acc_truncate(mh_apost_acc *a, uint32_t nslices);
+/* Section 14 (format 2.6, SPEC.md §9d): from the next mh_apost_acc_add on,
+ * a merged range of at least 2^log2 bytes (12 .. 63) is kept out of the
+ * granules, as a wide range; 0 (the default): none. The writer sets
+ * MHF_APOSTW_LOG2_DEFAULT, fsck the section's. More than count / 64 +
+ * 4096 of them (the writer's, not fsck's): the segment gets none. */
+void mh_apost_acc_set_wide(mh_apost_acc *a, uint32_t log2);
+typedef struct mh_apost_wide {
+    uint64_t first, last;
+    uint32_t slice, op;
+} mh_apost_wide;
+/* The wide ranges, sorted by (op, first, slice) in place: their count;
+ * *out valid until the next add, truncate or destroy. 0 when it gave up. */
+size_t mh_apost_acc_wide(mh_apost_acc *a, const mh_apost_wide **out);
 /* Every key (op ascending, then granule) at the accumulator's shift with
  * its postings, to fn; fn's first non-zero return stops it and is
  * returned. MH_ENOMEM when it gave up. */
@@ -1910,7 +1923,9 @@ typedef int (*mh_apost_key_fn)(void *ctx, unsigned op, uint64_t w,
 int mh_apost_acc_walk(const mh_apost_acc *a, mh_apost_key_fn fn, void *ctx);
 /* Appends the section for the slices added (the first shift >= the base
  * whose section takes at most budget bytes, none past shift 10) to out;
- * budget 0: count / 4 + 4096. MH_OK with nothing appended when none. */
+ * budget 0: count / 2 + 4096. MH_OK with nothing appended when none. With
+ * wide ranges (mh_apost_acc_wide) it is a section 14: their table, then
+ * the section 10 of the others. */
 int mh_apost_acc_serialize(mh_apost_acc *a, uint64_t count, uint64_t budget,
                            mh_buf *out);
 /* The section's bytes of explicit keys: for op o, nkeys[o] granules
@@ -1939,7 +1954,23 @@ typedef struct mh_apost_view {
     /* a lazy view's piece sums (lazy's psum): their checked bits are
      * tested inline before mh_psum_check is asked */
     const struct mh_psum_tab *ptab;
+    /* a section 14's (format 2.6) wide ranges: op o's wide_n[o] records
+     * from record wide_first[o] at wide, the largest last - first among
+     * them wide_span[o]; wide NULL and every wide_n 0 for a section 10;
+     * wide_off the records' file offset */
+    const uint8_t *wide;
+    uint64_t wide_off;
+    /* what a lazy view's piece sums cover: its section's type and section
+     * 10's offset in it (0 for a section 10) */
+    uint32_t ptype;
+    uint64_t prel;
+    uint32_t wide_log2, wide_rsz;
+    uint64_t wide_n[MHF_OP_COUNT], wide_first[MHF_OP_COUNT], wide_span[MHF_OP_COUNT];
 } mh_apost_view;
+/* The segment's address postings: MHF_SECT_APOST or MHF_SECT_APOSTW (a
+ * segment has at most one, segment_read.c), its entry in *sec; else
+ * MH_ENOTFOUND. */
+int mh_apost_section(const mh_seg *seg, const mh_section **sec);
 /* Checks header, operation and run records of the size bytes at p
  * (base_off: their file offset; minor: the segment's, §12.1; nslices: the
  * segment's slice count). MH_ECORRUPT with detail. */

@@ -101,17 +101,17 @@ extern "C" {
 
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
-#define MH_VERSION_MINOR 10
-#define MH_VERSION_PATCH 7
+#define MH_VERSION_MINOR 11
+#define MH_VERSION_PATCH 0
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.10.7"
+#define MH_VERSION_STRING "1.11.0"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
  * of format 1.0 are read too (never appended to: memhist upgrade). */
 #define MH_FORMAT_MAJOR 2
-#define MH_FORMAT_MINOR 5
+#define MH_FORMAT_MINOR 6
 
 /* ------------------------------------------------------------------------
  * Errors: one list, expanded into the enum and mh_strerror()'s table.
@@ -256,8 +256,11 @@ typedef struct mh_writer_options {
      * postings"): for each word-sized granule and operation, the slices
      * touching it, about 0.2 bytes per access on real programs, so that a
      * query on a narrow range (a few words) walks only the slices that hold
-     * its addresses. Default 1; 0 = none (queries use the address
-     * summaries as in 2.1). 0 or 1. */
+     * its addresses. A slice's range of 1 MiB or more (accesses of
+     * gigabytes) is listed as one wide range beside them (format 2.6,
+     * section 14), so that it does not cost the segment its postings.
+     * Default 1; 0 = none (queries use the address summaries as in 2.1).
+     * 0 or 1. */
     uint32_t address_postings;
     uint32_t reserved3;   /* must be 0 */
     /* --- since 1.6 --- */
@@ -686,7 +689,8 @@ typedef struct mh_segment_info {
     /* --- since 1.5 --- (each 0 when the segment has no such section) */
     uint64_t aset_bytes;         /* its address set (format 2.1) */
     uint64_t fine_summary_bytes; /* its fine address summary (format 2.1) */
-    uint64_t apost_bytes;        /* its address postings (format 2.2) */
+    uint64_t apost_bytes;        /* its address postings (format 2.2; with
+                                    their wide ranges, format 2.6) */
     /* --- since 1.7 --- */
     uint64_t span_bytes;         /* its span address set (format 2.3), 0 if none */
     /* --- since 1.9 --- */

@@ -1576,11 +1576,19 @@ static int next_segment(const mh_reader *r, int fwd, size_t *li, uint32_t *si) {
  * section: a query that would not use a broken one is not refused, SPEC
  * 9d); a shift outside 3 .. 63 decides as 3, so a query narrow at that
  * shift reads the section and is refused by its check. */
-static int apost_may_serve(const mh_seg *seg, const mh_section *sec, uint64_t a,
-                           uint64_t b) {
+static int apost_may_serve(const mh_seg *seg, const mh_section *sec, int type,
+                           uint64_t a, uint64_t b) {
     uint32_t shift = MHF_APOST_SHIFT_MIN;
-    if (sec->size >= 4) {
-        uint32_t s = mhf_load_u32(seg->base + sec->offset + MHF_APOST_SHIFT);
+    uint64_t at = 0; /* section 10's start in it: after a section 14's table */
+    if (type == (int)MHF_SECT_APOSTW && sec->size >= MHF_APOSTW_HEADER_SIZE) {
+        const uint8_t *h = seg->base + sec->offset;
+        uint64_t n = mhf_load_u64(h + MHF_APOSTW_COUNT);
+        uint32_t rsz = mhf_load_u32(h + MHF_APOSTW_REC_SIZE_OFF);
+        uint64_t room = sec->size - MHF_APOSTW_HEADER_SIZE;
+        at = rsz && n <= room / rsz ? MHF_APOSTW_HEADER_SIZE + n * rsz : sec->size;
+    }
+    if (sec->size - at >= 4) {
+        uint32_t s = mhf_load_u32(seg->base + sec->offset + at + MHF_APOST_SHIFT);
         if (s >= MHF_APOST_SHIFT_MIN && s <= MHF_APOST_SHIFT_MAX)
             shift = s;
     }
@@ -1684,8 +1692,8 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
             aset_due = 0;
             const mh_section *asec;
             mh_apost_view v; /* checked once, asked again below */
-            if (!r->apost_off && mh_seg_section(seg, MHF_SECT_APOST, &asec) == MH_OK &&
-                apost_may_serve(seg, asec, q->a, q->b)) {
+            int atype = r->apost_off ? MH_ENOTFOUND : mh_apost_section(seg, &asec);
+            if (atype > 0 && apost_may_serve(seg, asec, atype, q->a, q->b)) {
                 int rc = mh_apost_view_get(seg, &v, &c->diag);
                 if (rc != MH_ENOTFOUND) {
                     if (rc != MH_OK) {

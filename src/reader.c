@@ -445,7 +445,7 @@ int mh_reader_segment_info(const mh_reader *r, size_t i, mh_segment_info *o) {
     o->idmap_bytes = defined_bytes(s, MHF_SECT_IDMAP);
     o->aset_bytes = defined_bytes(s, MHF_SECT_ASET);
     o->fine_summary_bytes = defined_bytes(s, MHF_SECT_SUMMARY_FINE);
-    o->apost_bytes = defined_bytes(s, MHF_SECT_APOST);
+    o->apost_bytes = defined_bytes(s, MHF_SECT_APOST) + defined_bytes(s, MHF_SECT_APOSTW);
     o->span_bytes = defined_bytes(s, MHF_SECT_SPAN);
     o->idtime_bytes = defined_bytes(s, MHF_SECT_IDTIME);
     return MH_STRUCT_OUT(dst, o, MH_SEGMENT_INFO_SIZE_1);
@@ -863,8 +863,8 @@ static const char *section_name(uint32_t type, uint16_t major, uint16_t minor) {
         NULL,     "data",   "dictionary",  "slices",      "chunks",
         "blocks", "address summary", "id map", "address set",
         "fine address summary", "address postings", "span address set",
-        "piece sums", "id transitions"};
-    _Static_assert(sizeof names / sizeof names[0] == MHF_SECT_IDTIME + 1,
+        "piece sums", "id transitions", "wide address postings"};
+    _Static_assert(sizeof names / sizeof names[0] == MHF_SECT_APOSTW + 1,
                    "a name for each type");
     if (!mh_section_defined(major, minor, type))
         return "unknown";

@@ -281,7 +281,8 @@ static int parse_header2(const uint8_t *b, mh_seg *s, uint64_t file_size,
             (x.type == MHF_SECT_APOST && s->major == 2 && s->minor >= 2) ||
             (x.type == MHF_SECT_SPAN && s->major == 2 && s->minor >= 3) ||
             (x.type == MHF_SECT_PSUM && s->major == 2 && s->minor >= 4) ||
-            (x.type == MHF_SECT_IDTIME && s->major == 2 && s->minor >= 5)) {
+            (x.type == MHF_SECT_IDTIME && s->major == 2 && s->minor >= 5) ||
+            (x.type == MHF_SECT_APOSTW && s->major == 2 && s->minor >= 6)) {
             MH_CHECK(!(seen >> x.type & 1u), MH_ECORRUPT, d, eo,
                      "directory entry %u: section type %u appears twice", i,
                      x.type);
@@ -318,6 +319,11 @@ static int parse_header2(const uint8_t *b, mh_seg *s, uint64_t file_size,
     for (uint32_t t = MHF_SECT_DATA; t <= MHF_SECT_BLOCKS; t++)
         MH_CHECK(seen >> t & 1u, MH_ECORRUPT, d, MHF2_SEG_DIR_COUNT,
                  "the directory lacks section type %u", t);
+    /* the address postings are one section or the other (§9d, 2.6) */
+    MH_CHECK(!(seen >> MHF_SECT_APOST & 1u) || !(seen >> MHF_SECT_APOSTW & 1u),
+             MH_ECORRUPT, d, MHF2_SEG_DIR_COUNT,
+             "the directory has both section types %u and %u", MHF_SECT_APOST,
+             MHF_SECT_APOSTW);
     index_sections(s);
     /* types 1-5 are present (checked above) */
     const mh_section *x = NULL;
@@ -470,7 +476,7 @@ static int synth_streams(mh_seg *s, mh_diag *d) {
 
 int mh_section_defined(uint16_t major, uint16_t minor, uint32_t type) {
     /* the minor of major 2 that defines each type */
-    static const uint8_t since[] = {0xff, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 3, 4, 5};
+    static const uint8_t since[] = {0xff, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 3, 4, 5, 6};
     if (type < 1 || type >= sizeof since)
         return 0;
     return major < 2 ? type <= MHF_SECT_SUMMARY : minor >= since[type];

@@ -85,6 +85,8 @@ int mh_segw_create(const mh_segw_config *cfg, mh_segw **out, mh_diag *d) {
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (rc == MH_OK && cfg->apost && mh_apost_acc_create(&w->apost, 0) != MH_OK)
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
+    if (w->apost) /* ranges of 1 MiB and more as wide ranges (§9d, 2.6) */
+        mh_apost_acc_set_wide(w->apost, MHF_APOSTW_LOG2_DEFAULT);
     if (rc == MH_OK && cfg->aset && mh_aset_acc_create(&w->aset) != MH_OK)
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (rc == MH_OK) {
@@ -730,21 +732,30 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         sec[ns++] = (seal_sec){MHF_SECT_ASET, 0, 0, 0, aset.p, aset.n};
     if (fine.n) /* after section 6: a 2.0 reader reads 6 and skips 9 */
         sec[ns++] = (seal_sec){MHF_SECT_SUMMARY_FINE, 0, 0, 0, fine.p, fine.n};
-    if (apost.n) /* after section 9 (SPEC §9d) */
-        sec[ns++] = (seal_sec){MHF_SECT_APOST, 0, 0, 0, apost.p, apost.n};
+    /* after section 9 (SPEC §9d); with wide ranges a section 14, which
+     * a segment of minor 5 or less cannot have (then none) */
+    const mh_apost_wide *wr;
+    uint32_t apost_type = want_apost && mh_apost_acc_wide(w->apost, &wr) > 0
+                              ? MHF_SECT_APOSTW : MHF_SECT_APOST;
+    if (apost.n && (apost_type == MHF_SECT_APOST || minor >= 6))
+        sec[ns++] = (seal_sec){apost_type, 0, 0, 0, apost.p, apost.n};
     if (span.n) /* after section 10 (SPEC §9e) */
         sec[ns++] = (seal_sec){MHF_SECT_SPAN, 0, 0, 0, span.p, span.n};
     if (idtime.n) /* after section 11, before the piece sums that cover it */
         sec[ns++] = (seal_sec){MHF_SECT_IDTIME, 0, 0, 0, idtime.p, idtime.n};
     /* the piece sums of the optional sections above (SPEC §9f), last:
-     * types 6-11 and 13 in directory order, so increasing */
+     * types 6-11, 13 and 14 in type order (14 lies where 10 would) */
     mh_buf psum = {0};
     if (minor >= 4) {
         mh_psum_input in[MAX_SEAL_SECTIONS];
         size_t nin = 0;
         for (size_t i = 0; i < ns; i++)
-            if (sec[i].type >= MHF_PSUM_TYPE_MIN)
-                in[nin++] = (mh_psum_input){sec[i].type, sec[i].p, sec[i].size};
+            if (sec[i].type >= MHF_PSUM_TYPE_MIN) { /* in type order */
+                size_t k = nin++;
+                for (; k > 0 && in[k - 1].type > sec[i].type; k--)
+                    in[k] = in[k - 1];
+                in[k] = (mh_psum_input){sec[i].type, sec[i].p, sec[i].size};
+            }
         if (nin && mh_psum_serialize(MHF_PSUM_SHIFT_DEFAULT, in, nin, &psum) == MH_OK)
             sec[ns++] = (seal_sec){MHF_SECT_PSUM, 0, 0, 0, psum.p, psum.n};
         /* out of memory: none (optional), sections are then checked whole */

@@ -354,6 +354,8 @@ static void verify_sections(vctx *v, const mh_seg *seg) {
             continue; /* checked when the segment was opened */
         if (x->type == MHF_SECT_SUMMARY || x->type == MHF_SECT_ASET ||
             x->type == MHF_SECT_APOST ||
+            (x->type == MHF_SECT_APOSTW &&
+             mh_section_defined(seg->major, seg->minor, MHF_SECT_APOSTW)) ||
             (x->type == MHF_SECT_SPAN &&
              mh_section_defined(seg->major, seg->minor, MHF_SECT_SPAN)) ||
             (x->type == MHF_SECT_PSUM &&

@@ -200,6 +200,50 @@ static int slice_rows(const mh_seg *seg, uint32_t si, mh_rows *rows, uint8_t *sc
     return MH_OK;
 }
 
+/* A section 14's wide ranges against the rows' (a section 10 has none,
+ * and the rows' accumulator then sets none apart). */
+static int compare_wide(const mh_apost_view *v, mh_apost_acc *acc, mh_diag *d) {
+    const mh_apost_wide *r;
+    size_t n = mh_apost_acc_wide(acc, &r), i = 0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        for (uint64_t j = 0; j < v->wide_n[o]; j++, i++) {
+            uint64_t at = v->wide_first[o] + j;
+            const uint8_t *x = v->wide + at * v->wide_rsz;
+            uint64_t xo = v->wide_off + at * v->wide_rsz;
+            uint64_t f = mhf_load_u64(x + MHF_APOSTW_R_FIRST);
+            uint64_t l = mhf_load_u64(x + MHF_APOSTW_R_LAST);
+            uint32_t s = mhf_load_u32(x + MHF_APOSTW_R_SLICE);
+            if (i < n && r[i].op == o && r[i].first == f && r[i].last == l &&
+                r[i].slice == s)
+                continue;
+            if (i < n && (r[i].op < o || (r[i].op == o && (r[i].first < f ||
+                                                          (r[i].first == f && r[i].slice < s)))))
+                return mh_diag_fail(d, MH_ECORRUPT, xo,
+                                    "address postings (wide ranges) at byte %llu: "
+                                    "op %u range [0x%llx, 0x%llx] of slice %u is "
+                                    "missing", (unsigned long long)xo, r[i].op,
+                                    (unsigned long long)r[i].first,
+                                    (unsigned long long)r[i].last, r[i].slice);
+            return mh_diag_fail(d, MH_ECORRUPT, xo,
+                                "address postings (wide ranges) at byte %llu: op "
+                                "%u range [0x%llx, 0x%llx] of slice %u is not a "
+                                "maximal range of its rows of 2^%u bytes or more",
+                                (unsigned long long)xo, o, (unsigned long long)f,
+                                (unsigned long long)l, s, v->wide_log2);
+        }
+    }
+    if (i < n) {
+        uint64_t xo = v->wide_off;
+        return mh_diag_fail(d, MH_ECORRUPT, xo,
+                            "address postings (wide ranges) at byte %llu: op %u "
+                            "range [0x%llx, 0x%llx] of slice %u is missing",
+                            (unsigned long long)xo, r[i].op,
+                            (unsigned long long)r[i].first,
+                            (unsigned long long)r[i].last, r[i].slice);
+    }
+    return MH_OK;
+}
+
 struct mh_apost_chk {
     int rc;       /* the view's verdict */
     mh_diag d;
@@ -223,6 +267,8 @@ int mh_apost_fsck_begin(mh_apost_chk **out, const mh_seg *seg) {
     c->as = calloc(1, sizeof *c->as);
     if (!c->as || mh_apost_acc_create(&c->acc, c->v.shift) != MH_OK)
         c->nomem = 1;
+    else if (c->v.wide) /* a section 14: its ranges of 2^v bytes apart */
+        mh_apost_acc_set_wide(c->acc, c->v.wide_log2);
     return MH_OK;
 }
 
@@ -290,6 +336,8 @@ int mh_apost_fsck_end(mh_apost_chk *c, int rows_ok, mh_diag *d) {
                           "0x%llx is listed, no row of its op meets it",
                           (unsigned long long)k.off, k.op,
                           (unsigned long long)k.c.w);
+    if (rc == MH_OK)
+        rc = compare_wide(&v, c->acc, d);
     if (rc == MH_ENOMEM)
         rc = mh_diag_fail(d, MH_ENOMEM, 0,
                           "out of memory checking the address postings");

@@ -172,7 +172,7 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
          * required) is listed where it lies */
         size_t n = mh_reader_section_count(r, seg);
         uint64_t at = 256; /* sections tile the file from the header on */
-        uint32_t known = 0, span = 0, psum = 0, idtime = 0;
+        uint32_t known = 0, span = 0, psum = 0, idtime = 0, apost = 0, apostw = 0;
         size_t psum_at = n, idtime_at = n; /* their directory positions */
         for (size_t i = 0; i < n; i++) {
             mh_section_info x = {.struct_size = sizeof x};
@@ -186,20 +186,22 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
             span += x.type == 11; /* the span address set, SPEC.md 9e */
             psum += x.type == 12; /* the piece sums, SPEC.md 9f */
             idtime += x.type == 13; /* the id transitions, SPEC.md 9g */
+            apost += x.type == 10;  /* the address postings, SPEC.md 9d */
+            apostw += x.type == 14; /* ... with wide ranges (2.6) */
             if (x.type == 12)
                 psum_at = i;
             if (x.type == 13)
                 idtime_at = i;
             at += x.size;
-            /* types 7-13 are named from the minor that defines them on */
+            /* types 7-14 are named from the minor that defines them on */
             static const char *const later[] = {"id map", "address set",
                                                 "fine address summary", "address postings",
                                                 "span address set", "piece sums",
-                                                "id transitions"};
-            static const uint16_t since[] = {1, 1, 1, 2, 3, 4, 5};
+                                                "id transitions", "wide address postings"};
+            static const uint16_t since[] = {1, 1, 1, 2, 3, 4, 5, 6};
             mh_segment_info si = {.struct_size = sizeof si};
             CHECK_OK(mh_reader_segment_info(r, seg, &si));
-            if (x.type >= 7 && x.type <= 13) {
+            if (x.type >= 7 && x.type <= 14) {
                 int named = si.version_major == 2 && si.version_minor >= since[x.type - 7];
                 CHECKF(strcmp(x.name, named ? later[x.type - 7] : "unknown") == 0,
                        "segment %zu (2.%u) section type %u named %s", seg, si.version_minor,
@@ -223,6 +225,12 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
          * before the piece sums that cover them (SPEC.md 9g, 9f) */
         CHECKF(idtime == (vi.version_major == 2 && vi.version_minor >= 5 && idmap),
                "segment %zu (2.%u): %u id transitions", seg, vi.version_minor, idtime);
+        /* 2.2: segment 1 has the address postings; 2.6: segment 0 too,
+         * with its two 4 GiB accesses as wide ranges (SPEC.md 9d) */
+        uint16_t mi = vi.version_major == 2 ? vi.version_minor : 0;
+        CHECKF(apost == (mi >= 2 && seg == 1) && apostw == (mi >= 6 && seg == 0),
+               "segment %zu (2.%u): %u address postings, %u with wide ranges", seg, mi,
+               apost, apostw);
         CHECKF(!idtime || idtime_at < psum_at,
                "segment %zu: id transitions at directory entry %zu, piece sums at %zu", seg,
                idtime_at, psum_at);
@@ -243,8 +251,9 @@ static void check_seg_info_12(const mh_segment_info *si, int v2, int seg) {
            "segment %d: address summary of %llu bytes", seg,
            (unsigned long long)si->summary_bytes);
 }
-/* store: tiny.store as 2.5 (v2, minor 5: each segment with its id
- * transitions), 2.4 (minor 4: each segment with its piece sums,
+/* store: tiny.store as 2.6 (v2, minor 6: segment 0's address postings
+ * with its wide ranges), 2.5 (minor 5: each segment with its id
+ * transitions, format/golden/v2.5), 2.4 (minor 4: each segment with its piece sums,
  * format/golden/v2.4), 2.3 (minor 3: segment 1, MANIFEST position 2,
  * with the span address set of both, format/golden/v2.3), 2.2 (minor 2: with the address
  * postings, format/golden/v2.2), 2.1
@@ -566,8 +575,7 @@ static const expect expects[] = {
      * an inexact one is well formed: only fsck's exactness check sees it */
     {"aset-header", MH_OK, MH_ECORRUPT, MH_ECORRUPT, MH_ECORRUPT, 0, 0},
     {"aset-inexact", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, -1, 0},
-    /* the address postings (segment 1's: segment 0's slice of two 4 GiB
-     * accesses meets too many granules for any shift up to 10) are read by
+    /* the address postings (segment 1's section 10) are read by
      * queries on fewer than 16 granules only, none of this table's: fsck
      * finds the damage (tests/apost.c checks the reader's refusal of each) */
     {"apost-posting", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 1, 0},
@@ -577,6 +585,11 @@ static const expect expects[] = {
     {"apost-granule-order", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 1, 0},
     {"apost-shift", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 1, 0},
     {"apost-run-bounds", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 1, 0},
+    /* segment 0's postings with its two 4 GiB accesses as wide ranges
+     * (2.6): a range moved by a byte is well formed (fsck only), a
+     * wide_log2 below 12 is refused by a point query too (tests/apost.c) */
+    {"apostw-range", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
+    {"apostw-log2", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
     /* valid: a later minor's additions, skipped by this reader */
     {"future-minor", MH_OK, MH_OK, MH_OK, MH_OK, -1, 0},
 };
@@ -801,7 +814,7 @@ static void copy_golden(const char *golden, const char *work) {
     tu_join(b, sizeof b, work, "tiny.store");
     copy_store_dir(a, b);
     static const char *const kept[] = {"v1", "v2.0", "v2.1", "v2.2", "v2.3",
-                                       "v2.4"}; /* never regenerated */
+                                       "v2.4", "v2.5"}; /* never regenerated */
     for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++) {
         char va[4096], vb[4096];
         tu_join(va, sizeof va, golden, kept[k]);
@@ -843,6 +856,13 @@ int main(int argc, char **argv) {
     tu_mkdtemp(work, sizeof work, "golden-copy");
     copy_golden(golden, work);
     tu_join(tiny, sizeof tiny, work, "tiny.store");
+    check_tiny(tiny, 1, 6);
+    /* the 2.5 store (memhist 1.10's tiny.store: segment 0 without address
+     * postings, its two 4 GiB accesses too wide for them), kept as
+     * committed: it opens and answers the same */
+    char v25[4096];
+    tu_join(v25, sizeof v25, work, "v2.5");
+    tu_join(tiny, sizeof tiny, v25, "tiny.store");
     check_tiny(tiny, 1, 5);
     /* the 2.4 store (memhist 1.8's tiny.store, no id transitions), kept as
      * committed: it opens and answers the same */

@@ -797,8 +797,16 @@ static se_section *apost_or_null(se_seg *g) {
     for (size_t i = 0; i < g->nsect; i++)
         if (g->s[i].type == MHF_SECT_APOST)
             return &g->s[i];
-    return NULL; /* segment 0: its slice of two 4 GiB accesses meets too
-                    many granules at every shift up to 10 */
+    return NULL; /* segment 0: its postings are a section 14 (its two 4 GiB
+                    accesses are wide ranges, SPEC.md 9d) */
+}
+/* Segment 0's address postings with wide ranges (section 14, 2.6). */
+static se_section *apostw(se_seg *g) {
+    for (size_t i = 0; i < g->nsect; i++)
+        if (g->s[i].type == MHF_SECT_APOSTW)
+            return &g->s[i];
+    se_die("segment has no address postings with wide ranges", "apostw");
+    return NULL;
 }
 static se_section *apost(se_seg *g) {
     se_section *x = apost_or_null(g);
@@ -1018,6 +1026,21 @@ static void apost_run_bounds(se_seg *g) {
                   (uint32_t)mhf_load_u64(p + MHF_APOST_DATA_BYTES) + 1);
 }
 static void m_apost_run_bounds(const char *s) { edit_segment(s, SEG1, apost_run_bounds); }
+static void apostw_range(se_seg *g) {
+    /* op 0's first wide range one byte higher (the same span): well
+     * formed, not a maximal range of the slice's reads */
+    unsigned char *r = apostw(g)->data.p + MHF_APOSTW_HEADER_SIZE;
+    if (mhf_load_u64(apostw(g)->data.p + MHF_APOSTW_OPS + MHF_APOSTW_OP_COUNT) == 0)
+        se_die("op 0 has no wide range", "apostw");
+    mhf_store_u64(r + MHF_APOSTW_R_FIRST, mhf_load_u64(r + MHF_APOSTW_R_FIRST) + 1);
+    mhf_store_u64(r + MHF_APOSTW_R_LAST, mhf_load_u64(r + MHF_APOSTW_R_LAST) + 1);
+}
+static void m_apostw_range(const char *s) { edit_segment(s, SEG0, apostw_range); }
+static void apostw_log2(se_seg *g) {
+    /* wide_log2 11, below the 12 a reader accepts */
+    mhf_store_u32(apostw(g)->data.p + MHF_APOSTW_LOG2, 11);
+}
+static void m_apostw_log2(const char *s) { edit_segment(s, SEG0, apostw_log2); }
 
 /* -- a newer minor: everything SPEC.md 12.1 lets a later writer add -------- */
 static void future_dict(se_dict *d) {
@@ -1179,6 +1202,33 @@ static void future_segment(se_seg *g) {
         free(ap->data.p);
         ap->data = nap;
     }
+    /* longer wide ranges' records (32; segment 0's section 14), reserved
+     * fields set: a reader of this minor reads their first 24 bytes */
+    for (size_t i = 0; i < g->nsect; i++) {
+        se_section *aw = &g->s[i];
+        if (aw->type != MHF_SECT_APOSTW)
+            continue;
+        uint64_t wn = mhf_load_u64(aw->data.p + MHF_APOSTW_COUNT);
+        uint32_t wsz = MHF_APOSTW_REC_SIZE;
+        se_buf wr = {malloc((size_t)wn * MHF_APOSTW_REC_SIZE + 1),
+                     (size_t)wn * MHF_APOSTW_REC_SIZE};
+        if (!wr.p)
+            se_die("out of memory", "future");
+        memcpy(wr.p, aw->data.p + MHF_APOSTW_HEADER_SIZE, wr.len);
+        for (uint64_t k = 0; k < wn; k++)
+            mhf_store_u32(wr.p + k * MHF_APOSTW_REC_SIZE + MHF_APOSTW_R_RESERVED, 0x21212121);
+        se_widen(&wr, &wsz, (uint32_t)wn, 32, 0x77);
+        se_buf nw = {NULL, 0};
+        se_append(&nw, aw->data.p, MHF_APOSTW_HEADER_SIZE);
+        mhf_store_u32(nw.p + MHF_APOSTW_REC_SIZE_OFF, 32);
+        mhf_store_u64(nw.p + MHF_APOSTW_RESERVED, 0x2121212121212121ull);
+        se_append(&nw, wr.p, wr.len);
+        size_t whead = MHF_APOSTW_HEADER_SIZE + (size_t)wn * MHF_APOSTW_REC_SIZE;
+        se_append(&nw, aw->data.p + whead, aw->data.len - whead);
+        free(wr.p);
+        free(aw->data.p);
+        aw->data = nw;
+    }
     /* an unknown section, not required, between two known ones */
     static const char body[] = "a section 2.0 readers skip";
     se_seg_insert(g, 3, 100, 0, body, sizeof body);
@@ -1255,6 +1305,8 @@ static const struct {
     {"apost-granule-order", m_apost_granule_order},
     {"apost-shift", m_apost_shift},
     {"apost-run-bounds", m_apost_run_bounds},
+    {"apostw-range", m_apostw_range},
+    {"apostw-log2", m_apostw_log2},
     {"future-minor", m_future_minor},
 };
 

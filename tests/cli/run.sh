@@ -44,6 +44,8 @@ for test in "$@"; do
         continue
     fi
     [ "$status" = "$want_status" ] || problems+=("exit status $status, expected $want_status")
+    compgen -G "$test.std*" >/dev/null ||
+        problems+=("no $name.sh.stdout or .stderr expectation: the case could not fail")
     for stream in stdout stderr; do
         if [ $stream = stdout ]; then file="$scratch.out"; else file="$scratch.err"; fi
         actual=$(cat "$file")

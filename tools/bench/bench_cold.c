@@ -298,7 +298,8 @@ double mhb_resident_pct(const char *path)
     return r.pages ? 100.0 * (double)r.in_core / (double)r.pages : 0;
 }
 
-/* SPEC.md 5.2's section types 1 .. 13 by name, kind 0 and the rest. */
+/* SPEC.md 5.2's section types 1 .. 13 by name (14 counts as 10), kind 0
+ * and the rest. */
 const char *mhb_kind_name(unsigned kind)
 {
     static const char *const names[MHB_KINDS] = {
@@ -345,7 +346,10 @@ int mhb_layout_read(const char *store, mhb_layout *out)
             mh_section_info x = {.struct_size = sizeof x};
             if ((rc = mh_reader_section_info(r, i, k, &x)) != MH_OK)
                 break;
-            unsigned kind = x.type >= 1 && x.type < MHB_KIND_OTHER ? x.type : MHB_KIND_OTHER;
+            /* a section 14 (SPEC 5.2) is the address postings (10) with wide ranges */
+            unsigned kind = x.type == 14u ? 10u
+                            : x.type >= 1 && x.type < MHB_KIND_OTHER ? x.type
+                                                                     : MHB_KIND_OTHER;
             f->sec[f->nsec++] = (mhb_layout_sec){kind, x.offset, x.size};
         }
     }
