@@ -481,8 +481,12 @@ static int kw_finish(kw *x, mh_buf *out) {
         mhf_store_u32(r + MHF_APOST_OP_RUN_FIRST, x->run_first[o]);
         mhf_store_u32(r + MHF_APOST_OP_RUN_COUNT, x->run_count[o]);
     }
-    memcpy(h + MHF_APOST_HEADER_SIZE, x->runs.p, x->runs.n);
-    memcpy(h + MHF_APOST_HEADER_SIZE + x->runs.n, x->data.p, x->data.n);
+    /* no key (every range of the segment wide, 2.6): no run, no data, and
+     * their buffers never allocated */
+    if (x->runs.n)
+        memcpy(h + MHF_APOST_HEADER_SIZE, x->runs.p, x->runs.n);
+    if (x->data.n)
+        memcpy(h + MHF_APOST_HEADER_SIZE + x->runs.n, x->data.p, x->data.n);
     out->n += size;
     return MH_OK;
 }

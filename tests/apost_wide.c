@@ -20,7 +20,8 @@
  *    wide_log2 11, a span, the order, a slice past the segment, body_bytes,
  *    a reserved field, a range shorter than 2^16 bytes (the reader's
  *    ECORRUPT for a point query, and fsck's), each with its detail.
- * 3. address_postings = 0: neither section.
+ * 3. address_postings = 0: neither section; a segment whose every range
+ *    is wide (a body of no key).
  * 4. A real recording (sort under memhist record --engine qemu; exit 77
  *    without it) with writes of 64 KiB-8 MiB added where its program writes
  *    (a read(2) filling a buffer, as a recorder of system calls would
@@ -31,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "apost_util.h"
 #include "internal.h"
 #include "resum.h"
 #include "testutil.h"
@@ -38,24 +40,10 @@
 #define WIDE_LOG2 MHF_APOSTW_LOG2_DEFAULT
 #define WIDE_MIN (((uint64_t)1 << WIDE_LOG2) - 1u) /* hi - lo of the least wide */
 
-typedef struct trip {
-    uint64_t w;
-    uint32_t op, s;
-} trip;
-
 typedef struct wide {
     uint64_t lo, hi;
     uint32_t s, op;
 } wide;
-
-static int cmp_trip(const void *x, const void *y) {
-    const trip *a = x, *b = y;
-    if (a->op != b->op)
-        return a->op < b->op ? -1 : 1;
-    if (a->w != b->w)
-        return a->w < b->w ? -1 : 1;
-    return (a->s > b->s) - (a->s < b->s);
-}
 
 static int cmp_wide(const void *x, const void *y) {
     const wide *a = x, *b = y;
@@ -133,38 +121,15 @@ static truth brute(const mh_access *acc, const uint32_t *slice_of, size_t n, uns
     }
     free(r);
     if (x.nt)
-        qsort(x.t, x.nt, sizeof *x.t, cmp_trip);
+        qsort(x.t, x.nt, sizeof *x.t, tu_cmp_trip);
     size_t u = 0;
     for (size_t i = 0; i < x.nt; i++)
-        if (!u || cmp_trip(&x.t[u - 1], &x.t[i]) != 0)
+        if (!u || tu_cmp_trip(&x.t[u - 1], &x.t[i]) != 0)
             x.t[u++] = x.t[i];
     x.nt = u;
     if (x.nw)
         qsort(x.w, x.nw, sizeof *x.w, cmp_wide);
     return x;
-}
-
-/* The body's keys as triples, through the reader's decoder. */
-static size_t decode_body(const mh_apost_view *v, trip **out) {
-    truth x = {NULL, 0, NULL, 0};
-    size_t cap = 0;
-    uint32_t *list = malloc(((size_t)v->nslices + 1) * sizeof *list);
-    CHECK(list);
-    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
-        for (uint32_t r = 0; r < v->run_count[o]; r++) {
-            mh_apost_cur c;
-            mh_apost_run_open(v, o, r, &c);
-            uint32_t n;
-            int rc;
-            mh_diag d = {0, 0, ""};
-            while ((rc = mh_apost_run_step(&c, NULL, list, &n, &d)) == 1)
-                for (uint32_t i = 0; i < n; i++)
-                    push_trip(&x, &cap, (trip){c.w, o, list[i]});
-            CHECKF(rc == 0, "run %u of op %u: %d %s", r, o, rc, d.msg);
-        }
-    free(list);
-    *out = x.t;
-    return x.nt;
 }
 
 /* The candidates of [a, b] for ops from brute force, against the reader's. */
@@ -227,13 +192,6 @@ static void check_queries(const mh_seg *seg, const mh_apost_view *v, const truth
     free(scratch);
 }
 
-static const mh_seg *seg_of(const mh_reader *r, size_t i) {
-    const mh_seg *s = NULL;
-    mh_diag d = {0, 0, ""};
-    CHECK_OK(mh_reader_seg(r, i, &s, &d));
-    return s;
-}
-
 /* Segment seg (its accesses from acc[seg->id_first]) against brute force:
  * returns its wide ranges' count. */
 static size_t check_segment(const mh_seg *seg, const mh_access *acc, tu_rng *rng) {
@@ -280,9 +238,9 @@ static size_t check_segment(const mh_seg *seg, const mh_access *acc, tu_rng *rng
         CHECK(v.wide_log2 == WIDE_LOG2);
     /* the body */
     trip *b;
-    size_t nb = decode_body(&v, &b);
+    size_t nb = tu_apost_decode(&v, &b);
     size_t i = 0;
-    while (i < nb && i < x.nt && cmp_trip(&b[i], &x.t[i]) == 0)
+    while (i < nb && i < x.nt && tu_cmp_trip(&b[i], &x.t[i]) == 0)
         i++;
     CHECKF(i == nb && i == x.nt,
            "%s: %zu keys' triples vs brute force %zu, first difference at %zu", seg->name,
@@ -388,62 +346,27 @@ static void make_trace(tu_rng *rng, mh_access *all, size_t n) {
     }
 }
 
-/* Writes all[0 .. n) into dir (slices of 1000 accesses, segments of
- * commit), with a discard when asked; the store's accesses, in id order,
- * in *kept. */
-static size_t write_store(const char *dir, const mh_access *all, size_t n, size_t commit,
-                          int discard, int postings, mh_access *kept) {
-    mh_writer_options o;
-    mh_writer_options_init(&o);
-    o.slice_accesses = 1000;
-    o.block_accesses = 64;
-    o.commit_accesses = commit;
-    o.address_postings = (uint32_t)postings;
-    mh_writer *w;
-    CHECK_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
-    size_t i = 0, m = 0;
-    if (discard) {
-        /* a segment and a half, then back to a segment and a quarter: the
-         * discarded slices' wide ranges go with them */
-        size_t h = commit + commit / 2;
-        CHECK_OK(mh_writer_append_batch(w, all, h, NULL));
-        i = commit + commit / 4;
-        while (i > 0 && all[i - 1].transition == all[i].transition)
-            i--;
-        CHECK_OK(mh_writer_discard_from(w, all[i].transition));
-        memcpy(kept, all, i * sizeof *kept);
-        m = i;
-    }
-    for (; i < n; i += 777) {
-        size_t k = n - i < 777 ? n - i : 777;
-        CHECK_OK(mh_writer_append_batch(w, all + i, k, NULL));
-        memcpy(kept + m, all + i, k * sizeof *kept);
-        m += k;
-    }
-    CHECK_OK(mh_writer_close(w));
-    return m;
-}
-
 static void test_store(int discard) {
     char dir[512];
     tu_mkdtemp(dir, sizeof dir, "apost-wide");
     tu_rng rng = {discard ? 71u : 17u};
     size_t n = 40000;
-    mh_access *all = malloc(n * sizeof *all), *acc = malloc(n * sizeof *acc);
-    CHECK(all && acc);
+    mh_access *all = malloc(n * sizeof *all);
+    CHECK(all);
     make_trace(&rng, all, n);
-    size_t m = write_store(dir, all, n, 10000, discard, 1, acc);
+    size_t m;
+    mh_access *acc = tu_apost_write(dir, all, n, 10000, 1000, discard, 1, &m);
     mh_reader *r;
     CHECK_OK(mh_reader_open(dir, &r));
     CHECK(r->nsegs >= 4);
     size_t wides = 0;
     for (size_t i = 0; i < r->nsegs; i++) {
         snprintf(tu_context, sizeof tu_context, "discard %d segment %zu", discard, i);
-        wides += check_segment(seg_of(r, i), acc, &rng);
+        wides += check_segment(tu_seg_of(r, i), acc, &rng);
         mh_segment_info si = {.struct_size = sizeof si};
         const mh_section *sec;
         CHECK_OK(mh_reader_segment_info(r, i, &si));
-        CHECK(mh_apost_section(seg_of(r, i), &sec) > 0 && si.apost_bytes == sec->size);
+        CHECK(mh_apost_section(tu_seg_of(r, i), &sec) > 0 && si.apost_bytes == sec->size);
     }
     CHECKF(wides >= 20, "only %zu wide ranges", wides);
     check_answers(r, acc, m, &rng);
@@ -581,9 +504,9 @@ static void test_damage(void) {
         CHECK_OK(mh_reader_open(orig, &r));
         CHECK(r->nsegs == 1);
         const mh_section *sec;
-        CHECK(mh_apost_section(seg_of(r, 0), &sec) == (int)MHF_SECT_APOSTW);
+        CHECK(mh_apost_section(tu_seg_of(r, 0), &sec) == (int)MHF_SECT_APOSTW);
         tu_rng rng = {5};
-        CHECK(check_segment(seg_of(r, 0), all, &rng) == 4);
+        CHECK(check_segment(tu_seg_of(r, 0), all, &rng) == 4);
         mh_reader_close(r);
     }
     for (size_t i = 0; i < sizeof e / sizeof e[0]; i++) {
@@ -620,17 +543,49 @@ static void test_damage(void) {
     /* address_postings = 0: neither section */
     char none[600];
     tu_join(none, sizeof none, dir, "none");
-    mh_access *acc = malloc(n * sizeof *acc);
-    CHECK(acc);
-    write_store(none, all, n, 0, 0, 0, acc);
+    size_t m;
+    mh_access *acc = tu_apost_write(none, all, n, 0, 1000, 0, 0, &m);
     mh_reader *r;
     CHECK_OK(mh_reader_open(none, &r));
     const mh_section *sec;
-    CHECK(mh_apost_section(seg_of(r, 0), &sec) == MH_ENOTFOUND);
+    CHECK(mh_apost_section(tu_seg_of(r, 0), &sec) == MH_ENOTFOUND);
     mh_reader_close(r);
     printf("damage: %zu edits refused with their details\n", sizeof e / sizeof e[0]);
     free(acc);
     free(all);
+    tu_rmtree(dir);
+}
+
+/* A segment whose every range is wide: section 14 with a body of no key
+ * (no run, no data), exact, answering, clean (fuzz_differential found its
+ * seal copying from a buffer never allocated). */
+static void test_only_wide(void) {
+    char dir[512];
+    tu_mkdtemp(dir, sizeof dir, "apost-wide-only");
+    mh_access all[6];
+    memset(all, 0, sizeof all);
+    for (size_t i = 0; i < 6; i++) {
+        all[i].transition = 10 + i;
+        all[i].physical = 0x1000000 * (i + 1);
+        all[i].size = (1u << WIDE_LOG2) << (i % 3);
+        all[i].op = (uint8_t)(i % 3);
+    }
+    size_t m;
+    mh_access *acc = tu_apost_write(dir, all, 6, 0, 1000, 0, 1, &m);
+    mh_reader *r;
+    CHECK_OK(mh_reader_open(dir, &r));
+    mh_apost_view v;
+    mh_diag d = {0, 0, ""};
+    CHECK_OK(mh_apost_view_get(tu_seg_of(r, 0), &v, &d));
+    CHECK(v.wide && v.nruns == 0 && v.data_bytes == 0);
+    tu_rng rng = {3};
+    CHECK(check_segment(tu_seg_of(r, 0), acc, &rng) == 6);
+    check_answers(r, acc, m, &rng);
+    mh_reader_close(r);
+    tu_problems x = tu_fsck(dir);
+    CHECKF(x.n == 0, "fsck: %d %s", x.n, x.msg);
+    printf("only wide ranges: a body of no key, exact, queries agree, fsck clean\n");
+    free(acc);
     tu_rmtree(dir);
 }
 
@@ -688,7 +643,7 @@ static int test_real(const char *cli) {
     size_t wides = 0, nsegs = r->nsegs;
     for (size_t i = 0; i < r->nsegs; i++) {
         snprintf(tu_context, sizeof tu_context, "real segment %zu", i);
-        wides += check_segment(seg_of(r, i), acc, &rng);
+        wides += check_segment(tu_seg_of(r, i), acc, &rng);
     }
     CHECKF(wides >= extra / 2, "%zu wide ranges for %zu wide writes", wides, extra);
     check_answers(r, acc, m, &rng);
@@ -709,6 +664,7 @@ int main(int argc, char **argv) {
         return test_real(argv[2]);
     test_store(0);
     test_store(1);
+    test_only_wide();
     test_damage();
     printf("apost_wide: ok\n");
     return 0;
