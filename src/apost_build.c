@@ -212,13 +212,9 @@ void mh_apost_acc_add(mh_apost_acc *a, const uint64_t *pairs,
                         continue;
                     }
                     mh_apost_wide r = {iv[0], iv[1], slice, o};
-                    if (NWIDE(a) >= WIDE_LIMIT(count) && !a->fixed) {
-                        give_up(a);
-                        mh_apost_acc_add(a, pairs, n, count);
-                        return;
-                    }
-                    if (mh_buf_append(&a->wide, &r, sizeof r) != MH_OK) {
-                        give_up(a);
+                    if ((NWIDE(a) >= WIDE_LIMIT(count) && !a->fixed) ||
+                        mh_buf_append(&a->wide, &r, sizeof r) != MH_OK) {
+                        give_up(a); /* too many, or out of memory */
                         mh_apost_acc_add(a, pairs, n, count);
                         return;
                     }

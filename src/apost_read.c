@@ -65,6 +65,15 @@ int mh_apost_section(const mh_seg *seg, const mh_section **sec) {
     return MH_ENOTFOUND;
 }
 
+uint64_t mh_apostw_body_at(const uint8_t *p, uint64_t size) {
+    if (size < MHF_APOSTW_HEADER_SIZE)
+        return size;
+    uint64_t n = mhf_load_u64(p + MHF_APOSTW_COUNT);
+    uint32_t rsz = mhf_load_u32(p + MHF_APOSTW_REC_SIZE_OFF);
+    uint64_t room = size - MHF_APOSTW_HEADER_SIZE;
+    return rsz && n <= room / rsz ? MHF_APOSTW_HEADER_SIZE + n * rsz : size;
+}
+
 /* A section 14's wide fields from its header (checked): the body's offset
  * in the section. */
 static uint64_t wide_fields(const uint8_t *p, uint64_t base_off, mh_apost_view *w) {
@@ -474,22 +483,31 @@ static inline _Atomic uint64_t *run_marks(const mh_seg *seg, uint32_t run, int m
     return mh_marks_run(seg, mk, run, make);
 }
 
+/* Segment seg's section 10 or 14 (type t) at sec: a section 14's header and
+ * records (wide_parse), then its body's (a section 10's) header and
+ * operation records, and with whole its run records (mh_apost_parse). */
+static int parse_sect(const mh_seg *seg, const mh_section *sec, int t, int whole,
+                      mh_apost_view *out, mh_diag *d) {
+    const uint8_t *p = seg->base + sec->offset;
+    mh_apost_view w;
+    uint64_t body = 0;
+    if (t == (int)MHF_SECT_APOSTW)
+        MH_TRY(wide_parse(p, sec->size, sec->offset, seg->minor, seg->nslices, &w, &body, d));
+    MH_TRY((whole ? mh_apost_parse : parse_head)(p + body, sec->size - body,
+                                                 sec->offset + body, seg->minor,
+                                                 seg->nslices, out, d));
+    if (t == (int)MHF_SECT_APOSTW) /* the body's parse left them empty */
+        (void)wide_fields(p, sec->offset, out);
+    return MH_OK;
+}
+
 int mh_apost_view_whole(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
     const mh_section *sec;
     int t = mh_apost_section(seg, &sec);
     if (t < 0)
         return MH_ENOTFOUND;
-    const uint8_t *p = seg->base + sec->offset;
     MH_TRY(mh_seg_section_sum(seg, sec, "address postings", d));
-    mh_apost_view w;
-    uint64_t body = 0;
-    if (t == (int)MHF_SECT_APOSTW)
-        MH_TRY(wide_parse(p, sec->size, sec->offset, seg->minor, seg->nslices, &w,
-                          &body, d));
-    MH_TRY(mh_apost_parse(p + body, sec->size - body, sec->offset + body,
-                          seg->minor, seg->nslices, out, d));
-    if (t == (int)MHF_SECT_APOSTW)
-        (void)wide_fields(p, sec->offset, out);
+    MH_TRY(parse_sect(seg, sec, t, 1, out, d));
     out->lazy = NULL;
     out->ptab = NULL;
     return MH_OK;
@@ -528,27 +546,15 @@ int mh_apost_view_get(const mh_seg *seg, mh_apost_view *out, mh_diag *d) {
      * section 14's: its header, its wide ranges and its section 10's
      * header, all checked now); the run records and runs are checked as
      * queries reach them */
-    uint64_t head = MHF_APOST_HEADER_SIZE, body = 0;
-    if (t == (int)MHF_SECT_APOSTW && sec->size >= MHF_APOSTW_HEADER_SIZE) {
-        uint64_t n = mhf_load_u64(p + MHF_APOSTW_COUNT);
-        uint32_t rsz = mhf_load_u32(p + MHF_APOSTW_REC_SIZE_OFF);
-        uint64_t room = sec->size - MHF_APOSTW_HEADER_SIZE;
-        head = rsz && n <= room / rsz ? MHF_APOSTW_HEADER_SIZE + n * rsz + head : sec->size;
-    }
+    uint64_t head = (t == (int)MHF_SECT_APOSTW ? mh_apostw_body_at(p, sec->size) : 0) +
+                    MHF_APOST_HEADER_SIZE;
     if (head > sec->size)
         head = sec->size;
     int lazy = mh_psum_check(seg, (uint32_t)t, 0, head, "address postings", d);
     if (lazy < 0)
         return lazy;
     if (lazy) {
-        mh_apost_view w;
-        if (t == (int)MHF_SECT_APOSTW)
-            MH_TRY(wide_parse(p, sec->size, sec->offset, seg->minor, seg->nslices, &w,
-                              &body, d));
-        MH_TRY(parse_head(p + body, sec->size - body, sec->offset + body, seg->minor,
-                          seg->nslices, out, d));
-        if (t == (int)MHF_SECT_APOSTW)
-            (void)wide_fields(p, sec->offset, out);
+        MH_TRY(parse_sect(seg, sec, t, 0, out, d));
         /* the run table asked for whole, one read: a query's binary search
          * touches a dozen of its pages, each a fault of its own */
         mh_seg_willneed(seg, out->runs, (size_t)out->nruns * out->run_size);

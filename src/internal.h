@@ -1971,6 +1971,9 @@ typedef struct mh_apost_view {
  * segment has at most one, segment_read.c), its entry in *sec; else
  * MH_ENOTFOUND. */
 int mh_apost_section(const mh_seg *seg, const mh_section **sec);
+/* Where a section 14 of size bytes at p (not yet checked) has its body, by
+ * its header's count and record size; size when they do not fit. */
+uint64_t mh_apostw_body_at(const uint8_t *p, uint64_t size);
 /* Checks header, operation and run records of the size bytes at p
  * (base_off: their file offset; minor: the segment's, §12.1; nslices: the
  * segment's slice count). MH_ECORRUPT with detail. */

@@ -1579,14 +1579,10 @@ static int next_segment(const mh_reader *r, int fwd, size_t *li, uint32_t *si) {
 static int apost_may_serve(const mh_seg *seg, const mh_section *sec, int type,
                            uint64_t a, uint64_t b) {
     uint32_t shift = MHF_APOST_SHIFT_MIN;
-    uint64_t at = 0; /* section 10's start in it: after a section 14's table */
-    if (type == (int)MHF_SECT_APOSTW && sec->size >= MHF_APOSTW_HEADER_SIZE) {
-        const uint8_t *h = seg->base + sec->offset;
-        uint64_t n = mhf_load_u64(h + MHF_APOSTW_COUNT);
-        uint32_t rsz = mhf_load_u32(h + MHF_APOSTW_REC_SIZE_OFF);
-        uint64_t room = sec->size - MHF_APOSTW_HEADER_SIZE;
-        at = rsz && n <= room / rsz ? MHF_APOSTW_HEADER_SIZE + n * rsz : sec->size;
-    }
+    /* section 10's start in it: after a section 14's table */
+    uint64_t at = type == (int)MHF_SECT_APOSTW
+                      ? mh_apostw_body_at(seg->base + sec->offset, sec->size)
+                      : 0;
     if (sec->size - at >= 4) {
         uint32_t s = mhf_load_u32(seg->base + sec->offset + at + MHF_APOST_SHIFT);
         if (s >= MHF_APOST_SHIFT_MIN && s <= MHF_APOST_SHIFT_MAX)

@@ -21,7 +21,8 @@
  *    a reserved field, a range shorter than 2^16 bytes (the reader's
  *    ECORRUPT for a point query, and fsck's), each with its detail.
  * 3. address_postings = 0: neither section; a segment whose every range
- *    is wide (a body of no key).
+ *    is wide (a body of no key); one with more wide ranges than count / 64
+ *    + 4096 (none).
  * 4. A real recording (sort under memhist record --engine qemu; exit 77
  *    without it) with writes of 64 KiB-8 MiB added where its program writes
  *    (a read(2) filling a buffer, as a recorder of system calls would
@@ -589,6 +590,40 @@ static void test_only_wide(void) {
     tu_rmtree(dir);
 }
 
+/* More wide ranges than count / 64 + 4096 (each a record every narrow
+ * question of its op may read): the segment gets no postings, as a pile
+ * past its limit does; the answers are the same. */
+static void test_too_many_wide(void) {
+    char dir[512];
+    tu_mkdtemp(dir, sizeof dir, "apost-wide-many");
+    size_t n = 6000;
+    mh_access *all = calloc(n, sizeof *all);
+    CHECK(all);
+    for (size_t i = 0; i < n; i++) {
+        all[i].transition = i;
+        all[i].physical = (uint64_t)(i * 7919 % n) << (WIDE_LOG2 + 1); /* apart */
+        all[i].size = 1u << WIDE_LOG2;
+        all[i].op = MH_OP_WRITE;
+    }
+    size_t m;
+    mh_access *acc = tu_apost_write(dir, all, n, 0, 1000, 0, 1, &m);
+    mh_reader *r;
+    CHECK_OK(mh_reader_open(dir, &r));
+    CHECK(r->nsegs == 1);
+    const mh_section *sec;
+    CHECKF(mh_apost_section(tu_seg_of(r, 0), &sec) == MH_ENOTFOUND,
+           "%zu wide ranges in %zu accesses: postings written", n, n);
+    tu_rng rng = {11};
+    check_answers(r, acc, m, &rng);
+    mh_reader_close(r);
+    tu_problems x = tu_fsck(dir);
+    CHECKF(x.n == 0, "fsck: %d %s", x.n, x.msg);
+    printf("%zu wide ranges in %zu accesses: no postings, queries agree, fsck clean\n", n, n);
+    free(acc);
+    free(all);
+    tu_rmtree(dir);
+}
+
 /* ---- 4. a real recording with wide writes added ----------------------- */
 
 static int test_real(const char *cli) {
@@ -665,6 +700,7 @@ int main(int argc, char **argv) {
     test_store(0);
     test_store(1);
     test_only_wide();
+    test_too_many_wide();
     test_damage();
     printf("apost_wide: ok\n");
     return 0;
