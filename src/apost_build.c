@@ -312,7 +312,7 @@ void mh_apost_acc_truncate(mh_apost_acc *a, uint32_t nslices) {
      * gave up stays without a section */
 }
 
-static int wide_cmp(const void *x, const void *y) {
+int mh_apost_wide_cmp(const void *x, const void *y) {
     const mh_apost_wide *a = x, *b = y;
     if (a->op != b->op)
         return a->op < b->op ? -1 : 1;
@@ -324,7 +324,7 @@ static int wide_cmp(const void *x, const void *y) {
 size_t mh_apost_acc_wide(mh_apost_acc *a, const mh_apost_wide **out) {
     size_t nw = a->gave_up ? 0 : NWIDE(a);
     if (nw > 1)
-        qsort(a->wide.p, nw, sizeof(mh_apost_wide), wide_cmp);
+        qsort(a->wide.p, nw, sizeof(mh_apost_wide), mh_apost_wide_cmp);
     *out = (const mh_apost_wide *)(const void *)a->wide.p;
     return nw;
 }

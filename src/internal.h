@@ -1912,6 +1912,8 @@ typedef struct mh_apost_wide {
     uint64_t first, last;
     uint32_t slice, op;
 } mh_apost_wide;
+/* qsort order of wide ranges: (op, first, slice); last not compared. */
+int mh_apost_wide_cmp(const void *x, const void *y);
 /* The wide ranges, sorted by (op, first, slice) in place: their count;
  * *out valid until the next add, truncate or destroy. 0 when it gave up. */
 size_t mh_apost_acc_wide(mh_apost_acc *a, const mh_apost_wide **out);

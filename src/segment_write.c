@@ -85,7 +85,7 @@ int mh_segw_create(const mh_segw_config *cfg, mh_segw **out, mh_diag *d) {
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (rc == MH_OK && cfg->apost && mh_apost_acc_create(&w->apost, 0) != MH_OK)
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
-    if (w->apost) /* ranges of 1 MiB and more as wide ranges (§9d, 2.6) */
+    if (w->apost) /* ranges of 64 KiB and more as wide ranges (§9d.1, 2.6) */
         mh_apost_acc_set_wide(w->apost, MHF_APOSTW_LOG2_DEFAULT);
     if (rc == MH_OK && cfg->aset && mh_aset_acc_create(&w->aset) != MH_OK)
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");

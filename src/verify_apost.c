@@ -201,47 +201,45 @@ static int slice_rows(const mh_seg *seg, uint32_t si, mh_rows *rows, uint8_t *sc
 }
 
 /* A section 14's wide ranges against the rows' (a section 10 has none,
- * and the rows' accumulator then sets none apart). */
+ * and the rows' accumulator then sets none apart), merged in their order
+ * (mh_apost_wide_cmp). */
 static int compare_wide(const mh_apost_view *v, mh_apost_acc *acc, mh_diag *d) {
     const mh_apost_wide *r;
     size_t n = mh_apost_acc_wide(acc, &r), i = 0;
+    /* where a missing range is reported: the record it would come before,
+     * else the table's start */
+    uint64_t mo = v->wide_off;
     for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
         for (uint64_t j = 0; j < v->wide_n[o]; j++, i++) {
             uint64_t at = v->wide_first[o] + j;
             const uint8_t *x = v->wide + at * v->wide_rsz;
             uint64_t xo = v->wide_off + at * v->wide_rsz;
-            uint64_t f = mhf_load_u64(x + MHF_APOSTW_R_FIRST);
-            uint64_t l = mhf_load_u64(x + MHF_APOSTW_R_LAST);
-            uint32_t s = mhf_load_u32(x + MHF_APOSTW_R_SLICE);
-            if (i < n && r[i].op == o && r[i].first == f && r[i].last == l &&
-                r[i].slice == s)
+            mh_apost_wide got = {mhf_load_u64(x + MHF_APOSTW_R_FIRST),
+                                 mhf_load_u64(x + MHF_APOSTW_R_LAST),
+                                 mhf_load_u32(x + MHF_APOSTW_R_SLICE), o};
+            int c = i < n ? mh_apost_wide_cmp(&r[i], &got) : 1;
+            if (c == 0 && r[i].last == got.last)
                 continue;
-            if (i < n && (r[i].op < o || (r[i].op == o && (r[i].first < f ||
-                                                          (r[i].first == f && r[i].slice < s)))))
-                return mh_diag_fail(d, MH_ECORRUPT, xo,
-                                    "address postings (wide ranges) at byte %llu: "
-                                    "op %u range [0x%llx, 0x%llx] of slice %u is "
-                                    "missing", (unsigned long long)xo, r[i].op,
-                                    (unsigned long long)r[i].first,
-                                    (unsigned long long)r[i].last, r[i].slice);
+            if (c < 0) { /* the rows' range comes first: the section lacks it */
+                mo = xo;
+                goto missing;
+            }
             return mh_diag_fail(d, MH_ECORRUPT, xo,
                                 "address postings (wide ranges) at byte %llu: op "
                                 "%u range [0x%llx, 0x%llx] of slice %u is not a "
                                 "maximal range of its rows of 2^%u bytes or more",
-                                (unsigned long long)xo, o, (unsigned long long)f,
-                                (unsigned long long)l, s, v->wide_log2);
+                                (unsigned long long)xo, o, (unsigned long long)got.first,
+                                (unsigned long long)got.last, got.slice, v->wide_log2);
         }
     }
-    if (i < n) {
-        uint64_t xo = v->wide_off;
-        return mh_diag_fail(d, MH_ECORRUPT, xo,
-                            "address postings (wide ranges) at byte %llu: op %u "
-                            "range [0x%llx, 0x%llx] of slice %u is missing",
-                            (unsigned long long)xo, r[i].op,
-                            (unsigned long long)r[i].first,
-                            (unsigned long long)r[i].last, r[i].slice);
-    }
-    return MH_OK;
+    if (i == n)
+        return MH_OK;
+missing:
+    return mh_diag_fail(d, MH_ECORRUPT, mo,
+                        "address postings (wide ranges) at byte %llu: op %u range "
+                        "[0x%llx, 0x%llx] of slice %u is missing", (unsigned long long)mo,
+                        r[i].op, (unsigned long long)r[i].first,
+                        (unsigned long long)r[i].last, r[i].slice);
 }
 
 struct mh_apost_chk {
