@@ -18,14 +18,15 @@
 
 /* ---- versions ---------------------------------------------------------- */
 #define MHF_VERSION_MAJOR 2u   /* what a writer writes; a reader reads 1.x and 2.x */
-#define MHF_VERSION_MINOR 6u   /* a newer minor only adds optional content:
+#define MHF_VERSION_MINOR 7u   /* a newer minor only adds optional content:
                                   2.1 adds sections 7, 8, 9; 2.2 adds the
                                   address postings (section 10); 2.3 the
                                   span address set (section 11); 2.4 the
                                   piece sums (section 12); 2.5 the id
                                   transitions (section 13); 2.6 the
                                   address postings with wide ranges
-                                  (section 14) */
+                                  (section 14); 2.7 the stream address
+                                  postings (section 15) */
 #define MHF1_VERSION_MAJOR 1u  /* format 1.0: read, never written */
 #define MHF_BYTE_ORDER_MARK 0x0A0B0C0Du /* stored little-endian: 0D 0C 0B 0A */
 #define MHF_BYTE_ORDER_SWAPPED 0x0D0C0B0Au /* what a big-endian writer would leave */
@@ -377,6 +378,27 @@
 #define MHF_APOSTW_LOG2_MIN 12u
 #define MHF_APOSTW_LOG2_MAX 63u
 #define MHF_APOSTW_LOG2_DEFAULT 16u /* what the reference writer writes: 64 KiB */
+
+/* ---- stream address postings (section 15, since 2.7; SPEC.md §9d.2) ---
+ * Per stream with a row in the segment, a whole section 10 over that
+ * stream's rows only: a 16-byte header, entry_count entries of entry_size
+ * bytes (streams strictly increasing), then the bodies back to back in
+ * entry order (an entry of 0 bytes: the writer kept none for its stream). */
+#define MHF_SECT_SPOST 15u
+#define MHF_SPOST_HEADER_SIZE 16u
+#define MHF_SPOST_COUNT 0           /* u32 entries (streams), >= 1 */
+#define MHF_SPOST_ENTRY_SIZE_OFF 4  /* u32 entry size (24; §12.1) */
+#define MHF_SPOST_DATA_BYTES 8      /* u64 bytes of the bodies */
+#define MHF_SPOST_ENTRY_SIZE 24u
+#define MHF_SPOST_E_STREAM 0        /* u32 stream id, 0 .. 65535 */
+#define MHF_SPOST_E_RESERVED 4      /* u32 = 0 */
+#define MHF_SPOST_E_OFFSET 8        /* u64 its body, from the data area's start */
+#define MHF_SPOST_E_BYTES 16        /* u64 its body's bytes; 0: none */
+#define MHF_SPOST_SHIFT_DEFAULT 12u /* the reference writer's first shift: 4 KiB */
+#define MHF_SPOST_SHIFT_LAST 24u    /* ... and its last: 16 MiB */
+#define MHF_SPOST_SPAN 256u         /* a query uses a body below this many granules */
+#define MHF_SPOST_QUERY_STREAMS 64u /* ... and with at most this many streams */
+#define MHF_SPOST_STREAMS_MAX 1024u /* the reference writer: none past this many */
 
 /* ---- span address set (section 11, since 2.3; SPEC.md §9e) ------------- */
 /* The segment at MANIFEST position k (record index + 1) with L = k & -k >= 2

@@ -15,7 +15,10 @@
  * against the MANIFEST, the embedded set's run decoding and fsck's union
  * check), the id transitions (2.5: replaced whole, or the real ones with
  * bytes flipped, which reaches the group records, the Elias-Fano decoding
- * and fsck's check of every sample against its row), or a section of a
+ * and fsck's check of every sample against its row), the stream address
+ * postings (2.7: replaced whole, or the real ones with bytes flipped, which
+ * reaches the entries, each body's runs and fsck's comparison with each
+ * stream's rows), or a section of a
  * type the reader does not know (required or not) added to the directory.
  *
  * At start-up the writer builds FUZZ_STORE_STREAMS (fuzz_build.c: three
@@ -32,6 +35,9 @@
  * The address postings are asked (mh_apost_query) for a point and a
  * 64-byte range at addresses of the scan and at 0 and 2^64 - 1 in every
  * segment: clean by fsck means every such query is served.
+ * Each stream (and an undeclared one) is asked for a page and a word at
+ * addresses of the scan, which the stream postings serve: clean by fsck
+ * means the answers equal the scan's rows of that stream in that range.
  * The span address set is asked by forward queries from the first
  * segment (the skip into segment 1 asks its node) with the span sets used
  * and ignored: clean by fsck means both answer, the same.
@@ -126,6 +132,39 @@ static void check_filters(const mh_reader *r, const fuzz_vec *all, int *err) {
                 if (all->v[k].stream == s)
                     fuzz_vec_push(&want, &all->v[k]);
             fuzz_assert_equal(&got, &want, "stream filter vs full scan", &q);
+        }
+        if (rc != MH_OK && !*err)
+            *err = rc;
+        fuzz_vec_free(&got);
+        fuzz_vec_free(&want);
+    }
+    /* narrow one-stream questions (the stream postings serve them) */
+    size_t n = all ? all->n : 0;
+    for (size_t k = 0; k < n && k < 24; k++) {
+        const mh_access *x = &all->v[k * (n / 24 + 1) % n];
+        uint32_t s = (uint32_t)(k % 4);
+        uint64_t a = k & 1 ? x->physical & ~(uint64_t)0xfff : x->physical;
+        uint64_t b = k & 1 ? a + 0xfff : a + 7;
+        if (b < a)
+            b = UINT64_MAX;
+        mh_query q;
+        mh_query_init(&q);
+        q.ops = MH_OPS_ALL;
+        q.addr_first = a;
+        q.addr_last = b;
+        q.streams = &s;
+        q.nstreams = 1;
+        fuzz_vec got = {0}, want = {0};
+        int done = 0;
+        int rc = fuzz_cursor_scan(r, &q, QUERY_LIMIT, 17 + (unsigned)k, &got, &done);
+        FUZZ_ASSERT_NAMED(rc);
+        if (rc == MH_OK && done && !fuzz_lenient()) {
+            for (size_t j = 0; j < n; j++) {
+                const mh_access *y = &all->v[j];
+                if (y->stream == s && y->physical <= b && y->physical + (y->size - 1u) >= a)
+                    fuzz_vec_push(&want, y);
+            }
+            fuzz_assert_equal(&got, &want, "narrow stream filter vs full scan", &q);
         }
         if (rc != MH_OK && !*err)
             *err = rc;
@@ -356,6 +395,7 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
     static const uint32_t types[5] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY, 0,
                                       MHF_SECT_IDMAP};
     uint32_t t = which == 3 ? type : which == 5 ? MHF_SECT_IDMAP
+                                   : which >= 14 ? MHF_SECT_SPOST
                                    : which >= 12 ? MHF_SECT_IDTIME
                                    : which >= 10 ? MHF_SECT_SPAN
                                    : which >= 8 ? apost_type(seg)
@@ -364,7 +404,7 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
                             : (t == MHF_SECT_SUMMARY || t == MHF_SECT_IDMAP || t == MHF_SECT_ASET ||
                                        t == MHF_SECT_APOST || t == MHF_SECT_APOSTW ||
                                        t == MHF_SECT_SPAN ||
-                                       t == MHF_SECT_IDTIME
+                                       t == MHF_SECT_IDTIME || t == MHF_SECT_SPOST
                                    ? 0 : MHF_SECT_REQUIRED);
     uint8_t *mutated = NULL;
     if (which == 5)
@@ -383,6 +423,9 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
     if (which == 13)
         data = mutated = mutated_real(seg, MHF_SECT_IDTIME,
                                       "the streams fixture has id transitions", data, len, &len);
+    if (which == 15)
+        data = mutated = mutated_real(seg, MHF_SECT_SPOST,
+                                      "the streams fixture has stream postings", data, len, &len);
     size_t size = 0;
     uint8_t *bytes = fuzz_segment_put_section(g_seg[seg], g_seg_size[seg], t, f, data, len, &size);
     free(mutated);
@@ -470,10 +513,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
      * replaced, 7 the address set with bytes flipped, 8 the address
      * postings replaced, 9 the address postings with bytes flipped, 10
      * the span address set replaced, 11 segment 1's with bytes flipped,
-     * 12 the id transitions replaced, 13 with bytes flipped */
-    uint32_t which = fuzz_producer_u32_range(&p, 0, 13);
+     * 12 the id transitions replaced, 13 with bytes flipped, 14 the
+     * stream postings replaced, 15 with bytes flipped */
+    uint32_t which = fuzz_producer_u32_range(&p, 0, 15);
     int seg = fuzz_producer_bool(&p);
-    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_IDTIME + 1, 0xffff);
+    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_SPOST + 1, 0xffff);
     uint32_t flags = fuzz_producer_u32_range(&p, 0, 1);
     if (len > (1u << 20))
         return 0;

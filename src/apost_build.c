@@ -60,6 +60,8 @@ typedef struct slice_lists {
 
 struct mh_apost_acc {
     uint32_t g0;
+    uint32_t last; /* past it: no postings (LAST_SHIFT; a stream body's
+                      MHF_SPOST_SHIFT_LAST, mh_apost_acc_set_shifts) */
     int fixed;     /* fsck's: g0 never changes, no pile limit */
     int gave_up;
     uint32_t wide_log2; /* 0: no range is wide (section 10) */
@@ -91,7 +93,13 @@ int mh_apost_acc_create(mh_apost_acc **out, uint32_t fixed_shift) {
         return MH_ENOMEM;
     (*out)->g0 = fixed_shift ? fixed_shift : BASE_SHIFT;
     (*out)->fixed = fixed_shift != 0;
+    (*out)->last = fixed_shift > LAST_SHIFT ? fixed_shift : LAST_SHIFT;
     return MH_OK;
+}
+
+void mh_apost_acc_set_shifts(mh_apost_acc *a, uint32_t first, uint32_t last) {
+    a->g0 = first;
+    a->last = last;
 }
 
 int mh_apost_acc_failed(const mh_apost_acc *a) { return a->gave_up; }
@@ -240,11 +248,11 @@ void mh_apost_acc_add(mh_apost_acc *a, const uint64_t *pairs,
             total += gran[o];
             iv += 2 * (size_t)n[o];
         }
-        if (a->fixed || total <= SLICE_GRANULES || g > LAST_SHIFT)
+        if (a->fixed || total <= SLICE_GRANULES || g > a->last)
             break;
     }
     if (a->fixed ? gran[0] + gran[1] + gran[2] > FIXED_GRANULES
-                 : g > LAST_SHIFT) {
+                 : g > a->last) {
         give_up(a);
         mh_apost_acc_add(a, pairs, n, count);
         return;
@@ -286,7 +294,7 @@ void mh_apost_acc_add(mh_apost_acc *a, const uint64_t *pairs,
     mh_buf_append(&a->slices, &sl, sizeof sl); /* reserved above */
     /* a pile past its limit: coarser, or none */
     while (!a->fixed && a->data.n > PILE_LIMIT(count)) {
-        if (a->g0 >= LAST_SHIFT) {
+        if (a->g0 >= a->last) {
             give_up(a);
             return;
         }
@@ -310,6 +318,62 @@ void mh_apost_acc_truncate(mh_apost_acc *a, uint32_t nslices) {
     a->wide.n = nw * sizeof *wr;
     /* the lists kept were exact at g0, so they still are; a segment that
      * gave up stays without a section */
+}
+
+static int cmp_pair(const void *x, const void *y) {
+    const uint64_t *a = x, *b = y;
+    return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+int mh_apost_acc_slice_ranges(const mh_apost_acc *a, uint32_t slice, uint32_t shift,
+                              size_t *wide_at, mh_buf *out, uint32_t n[MHF_OP_COUNT]) {
+    if (a->gave_up || slice >= NSL(a) || a->g0 > shift)
+        return MH_EINVAL;
+    const slice_lists *sl = (const slice_lists *)(const void *)a->slices.p + slice;
+    const mh_apost_wide *wr = (const mh_apost_wide *)(const void *)a->wide.p;
+    size_t nw = NWIDE(a), w0 = *wide_at;
+    while (w0 < nw && wr[w0].slice < slice) /* in slice order until sorted */
+        w0++;
+    size_t w1 = w0;
+    while (w1 < nw && wr[w1].slice == slice)
+        w1++;
+    *wide_at = w1;
+    size_t total = (w1 - w0) + sl->n[0] + sl->n[1] + sl->n[2];
+    out->n = 0;
+    MH_TRY(mh_buf_reserve(out, total * 16 + 16));
+    uint64_t *p = (uint64_t *)(void *)out->p;
+    const unsigned g = a->g0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        uint64_t *start = p;
+        /* its granules, consecutive ones as one range of bytes (a granule
+         * list is exact at g0, so at any coarser shift its granules are the
+         * rows' own) */
+        const uint8_t *r = a->data.p + sl->off[o];
+        uint64_t prev = 0;
+        for (uint32_t i = 0; i < sl->n[o]; i++) {
+            uint64_t w = i ? prev + 1u + get_varint(&r) : get_varint(&r);
+            if (i && w == prev + 1u && p > start)
+                p[-1] = ((w + 1u) << g) - 1u; /* wraps to 2^64 - 1 at the top */
+            else {
+                p[0] = w << g;
+                p[1] = ((w + 1u) << g) - 1u;
+                p += 2;
+            }
+            prev = w;
+        }
+        /* and its wide ranges, in lo order with them */
+        for (size_t k = w0; k < w1; k++)
+            if (wr[k].op == o) {
+                p[0] = wr[k].first;
+                p[1] = wr[k].last;
+                p += 2;
+            }
+        n[o] = (uint32_t)((size_t)(p - start) / 2);
+        if (w1 > w0 && n[o] > 1)
+            qsort(start, n[o], 16, cmp_pair);
+    }
+    out->n = (size_t)((uint8_t *)(void *)p - out->p);
+    return MH_OK;
 }
 
 int mh_apost_wide_cmp(const void *x, const void *y) {
@@ -859,7 +923,7 @@ int mh_apost_acc_serialize(mh_apost_acc *a, uint64_t count, uint64_t budget,
     kw x;
     memset(&x, 0, sizeof x);
     int rc = merge_alloc(a, &m);
-    for (unsigned g = a->g0; rc == MH_OK && g <= LAST_SHIFT; g++) {
+    for (unsigned g = a->g0; rc == MH_OK && g <= a->last; g++) {
         kw_start(&x, g, MHF_APOST_K, S, budget);
         rc = merge_pass(a, g, kw_key_fn, &x, &m);
         if (rc == MH_OK) {

@@ -56,6 +56,11 @@ static void fill_view(const uint8_t *p, uint64_t base_off, uint32_t nslices,
         out->wide_n[o] = out->wide_first[o] = out->wide_span[o] = 0;
 }
 
+void mh_apost_view_fill(const uint8_t *p, uint64_t base_off, uint32_t nslices,
+                        mh_apost_view *out) {
+    fill_view(p, base_off, nslices, out);
+}
+
 int mh_apost_section(const mh_seg *seg, const mh_section **sec) {
     if (mh_seg_section(seg, MHF_SECT_APOST, sec) == MH_OK)
         return (int)MHF_SECT_APOST;

@@ -547,6 +547,7 @@ typedef struct mh_seg {
     _Atomic int span_lazy;  /* ... by its piece sums, as queries read it */
     _Atomic int span_stale; /* ... and found stale: never used */
     _Atomic int apost_ok;   /* address postings checked (apost_read.c) */
+    _Atomic int spost_ok;   /* stream postings checked (spost_read.c, 2.7) */
     _Atomic int apost_lazy; /* ... by their piece sums, as queries read them */
     /* per run of the postings: decoded whole and checked once, so later
      * queries skip to their keys (apost_read.c; a byte a run, out of the
@@ -876,6 +877,7 @@ struct mh_reader {
      * how many segments a query opened */
     _Atomic uint64_t segs_opened;
     int apost_off;       /* tests: queries ignore address postings (2.2) */
+    int spost_off;       /* tests: queries ignore stream postings (2.7) */
     int psum_off;        /* tests: segments opened after this is set
                           * ignore their piece sums (2.4): sections are
                           * checked whole before their first use */
@@ -1126,6 +1128,13 @@ struct mh_builder {
     mh_sort_scratch sort;
     uint16_t rank_map[MH_SORT_RANK_MAX]; /* provisional -> real rank */
     uint32_t *stream_slot;         /* 65536 entries, on first multi-stream slice */
+    /* the stream postings' ranges (spost_build.c, format 2.7): per stream
+     * of a multi-stream slice and op, its merged ranges */
+    int spost;                     /* collect them */
+    mh_buf sp_iv;                  /* sp_range items (spost_build.c) */
+    uint64_t *sp_open;             /* scratch: 2 x sp_cap open ranges */
+    uint32_t sp_cap;
+    int sp_lost;                   /* out of memory, or too many streams */
 };
 
 int mh_builder_create(const mh_segw_config *cfg, mh_builder **out);
@@ -1908,6 +1917,41 @@ void mh_apost_acc_truncate(mh_apost_acc *a, uint32_t nslices);
  * MHF_APOSTW_LOG2_DEFAULT, fsck the section's. More than count / 64 +
  * 4096 of them (the writer's, not fsck's): the segment gets none. */
 void mh_apost_acc_set_wide(mh_apost_acc *a, uint32_t log2);
+/* A stream body's (section 15, format 2.7): granules from shift `first` on,
+ * coarsened up to `last` (past it: none). Before the first add. */
+void mh_apost_acc_set_shifts(mh_apost_acc *a, uint32_t first, uint32_t last);
+/* Slice `slice`'s ranges per op as the accumulator holds them (its granules
+ * at its shift as byte ranges, and its wide ones), each op's in lo order,
+ * into out (u64 pairs, op by op; n[o] of op o): what mh_apost_acc_add
+ * takes, exact at `shift` and coarser. wide_at: where the slice's wide
+ * ranges are looked for (0 for slice 0, then what the call before left).
+ * MH_EINVAL when the accumulator gave up or holds a coarser shift,
+ * MH_ENOMEM. The stream postings' (spost_build.c) for the slices of a
+ * segment that was of one stream until then. */
+int mh_apost_acc_slice_ranges(const mh_apost_acc *a, uint32_t slice, uint32_t shift,
+                              size_t *wide_at, mh_buf *out, uint32_t n[MHF_OP_COUNT]);
+
+/* ---- stream address postings (spost_build.c, spost_read.c; 2.7) ---- */
+/* The builder's: an op's rows of a multi-stream slice in address order
+ * (ord: row indexes in their low 32 bits) give each stream its merged
+ * ranges (b->sp_iv). */
+void mh_spost_slice_ranges(mh_builder *b, const mh_rec *a, const uint64_t *ord,
+                           uint32_t m, unsigned op);
+/* The segment's: one address postings accumulator per stream. */
+typedef struct mh_spost_acc mh_spost_acc;
+int mh_spost_acc_create(mh_spost_acc **out);
+void mh_spost_acc_destroy(mh_spost_acc *s); /* NULL accepted */
+/* The slice b just built (after mh_builder_run), once the address
+ * postings' accumulator ap (NULL: none) has it. */
+void mh_spost_acc_add(mh_spost_acc *s, const mh_builder *b, const mh_apost_acc *ap);
+/* Keeps the first nslices slices (a discard); kept: the streams of those
+ * slices (their per-slice records), for the rows each stream keeps. */
+void mh_spost_acc_truncate(mh_spost_acc *s, uint32_t nslices,
+                           const mh_slice_stream *kept, size_t nkept);
+/* Appends section 15 to out, or nothing (a one-stream segment, too many
+ * streams, out of memory while adding, every stream past its last shift).
+ * MH_ENOMEM. */
+int mh_spost_acc_serialize(mh_spost_acc *s, mh_buf *out);
 typedef struct mh_apost_wide {
     uint64_t first, last;
     uint32_t slice, op;
@@ -1976,6 +2020,10 @@ int mh_apost_section(const mh_seg *seg, const mh_section **sec);
 /* Where a section 14 of size bytes at p (not yet checked) has its body, by
  * its header's count and record size; size when they do not fit. */
 uint64_t mh_apostw_body_at(const uint8_t *p, uint64_t size);
+/* A view of the section 10 at p (base_off its file offset) whose header
+ * and run table were checked before (mh_apost_parse). */
+void mh_apost_view_fill(const uint8_t *p, uint64_t base_off, uint32_t nslices,
+                        mh_apost_view *out);
 /* Checks header, operation and run records of the size bytes at p
  * (base_off: their file offset; minor: the segment's, §12.1; nslices: the
  * segment's slice count). MH_ECORRUPT with detail. */
@@ -2046,6 +2094,33 @@ uint32_t mh_apost_prev(const mh_apost_iter *it, uint32_t s);
  * postings are exact per op (SPEC 9d), so an op without it has no row of
  * s meeting [a, b] and a query need not search that op's chunks there. */
 unsigned mh_apost_ops_at(const mh_apost_iter *it, uint32_t s);
+/* The segment's section 15 (minor 7 on), else MH_ENOTFOUND. */
+int mh_spost_section(const mh_seg *seg, const mh_section **sec);
+typedef struct mh_spost_view {
+    uint32_t n, esz, nslices;
+    const uint8_t *ents, *data;
+    uint64_t off, data_off; /* file offsets of the section and its bodies */
+} mh_spost_view;
+/* Section 15 checked whole (sum, header, entries, each body's header and
+ * run table: mh_apost_parse) on first use, remembered in seg->spost_ok;
+ * details "stream postings at byte N: ..." (a body's: "address postings
+ * at byte N"). MH_ENOTFOUND (no detail) when the segment has none. */
+int mh_spost_view_get(const mh_seg *seg, mh_spost_view *out, mh_diag *d);
+/* The same, always checked, never remembered: fsck. */
+int mh_spost_view_whole(const mh_seg *seg, mh_spost_view *out, mh_diag *d);
+/* Stream's body as a section 10 view (checked by the view's parse): 1; 0
+ * when the section lists no such stream; -1 when its entry has no body. */
+int mh_spost_body(const mh_spost_view *v, uint32_t stream, mh_apost_view *out);
+/* The candidates of [a, b], ops, for the rows of streams[0 .. ns) (sorted,
+ * distinct): 1 (it lists them, possibly none), 0 (the section does not
+ * serve: absent, more than MHF_SPOST_QUERY_STREAMS streams, a stream of
+ * them without a body, or [a, b] spans MHF_SPOST_SPAN granules or more of
+ * a body), < 0 MH_E* with detail. Scratch as mh_apost_query's. */
+int mh_spost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
+                   const uint32_t *streams, uint32_t ns, struct mh_apost_iter *it,
+                   uint64_t **scratch, size_t *scratch_cap, mh_diag *d);
+/* x &= y, both made for the same ops and segment. */
+void mh_spost_and(struct mh_apost_iter *x, const struct mh_apost_iter *y, uint32_t ops);
 /* fsck (verify_apost.c): the section's sum and structure, every run
  * decoded, posting_count, and (rows_ok: the slices verified) every slice's
  * granules per op at the section's shift equal to the postings, decoding
@@ -2054,6 +2129,23 @@ int mh_apost_fsck(const mh_seg *seg, int rows_ok, mh_diag *d);
 /* The same fed by verify.c's one pass over the rows (as mh_aset_chk):
  * slice takes one slice's m (op, lo, hi) triples in row order, slice after
  * slice, and may reorder them; end checks and frees (NULL: MH_ENOMEM). */
+/* Shared by fsck's postings checks (verify_apost.c): the (op, lo, hi)
+ * triples of one slice's rows, merged per op, added to acc (p reordered);
+ * and a section 10's view against acc's keys (acc NULL: its runs decoded
+ * and its posting_count). */
+typedef struct mh_apost_sorter mh_apost_sorter;
+mh_apost_sorter *mh_apost_sorter_new(void);
+void mh_apost_sorter_free(mh_apost_sorter *as); /* NULL accepted */
+int mh_apost_merge_add(mh_apost_sorter *as, mh_apost_acc *acc, uint64_t *p, size_t m,
+                       mh_diag *d);
+int mh_apost_compare(const mh_apost_view *v, mh_apost_acc *acc, mh_diag *d);
+/* fsck of section 15 (verify_spost.c), fed by verify.c's pass as
+ * mh_apost_chk: each slice's triples and their rows' streams. */
+typedef struct mh_spost_chk mh_spost_chk;
+int mh_spost_fsck_begin(mh_spost_chk **out, const mh_seg *seg); /* MH_ENOMEM */
+void mh_spost_fsck_slice(mh_spost_chk *c, const uint64_t *trip, const uint32_t *strm,
+                         size_t m);
+int mh_spost_fsck_end(mh_spost_chk *c, int rows_ok, mh_diag *d); /* NULL: MH_ENOMEM */
 typedef struct mh_apost_chk mh_apost_chk;
 int mh_apost_fsck_begin(mh_apost_chk **out, const mh_seg *seg); /* MH_ENOMEM */
 void mh_apost_fsck_slice(mh_apost_chk *c, uint64_t *trip, size_t m);

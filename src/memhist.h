@@ -101,17 +101,17 @@ extern "C" {
 
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
-#define MH_VERSION_MINOR 11
+#define MH_VERSION_MINOR 12
 #define MH_VERSION_PATCH 0
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.11.0"
+#define MH_VERSION_STRING "1.12.0"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
  * of format 1.0 are read too (never appended to: memhist upgrade). */
 #define MH_FORMAT_MAJOR 2
-#define MH_FORMAT_MINOR 6
+#define MH_FORMAT_MINOR 7
 
 /* ------------------------------------------------------------------------
  * Errors: one list, expanded into the enum and mh_strerror()'s table.
@@ -256,11 +256,15 @@ typedef struct mh_writer_options {
      * postings"): for each word-sized granule and operation, the slices
      * touching it, about 0.2 bytes per access on real programs, so that a
      * query on a narrow range (a few words) walks only the slices that hold
-     * its addresses. A slice's range of 1 MiB or more (accesses of
+     * its addresses. A slice's range of 64 KiB or more (accesses of
      * gigabytes) is listed as one wide range beside them (format 2.6,
-     * section 14), so that it does not cost the segment its postings.
-     * Default 1; 0 = none (queries use the address summaries as in 2.1).
-     * 0 or 1. */
+     * section 14), so that it does not cost the segment its postings. A
+     * segment whose accesses are of 2 to 1024 streams also gets, per
+     * stream, the postings of that stream's accesses alone at 4 KiB
+     * granules (format 2.7, SPEC.md §9d.2), so that a query with a stream
+     * set of at most 64 walks only the slices where its streams touched
+     * the range. Default 1; 0 = none (queries use the address summaries
+     * as in 2.1). 0 or 1. */
     uint32_t address_postings;
     uint32_t reserved3;   /* must be 0 */
     /* --- since 1.6 --- */

@@ -116,6 +116,9 @@ typedef struct qctx {
      * (apost_read.c writes them here: a bit per slice) */
     uint64_t *ap_bits;
     size_t ap_cap;
+    /* the stream postings' (section 15, spost_read.c), the same way */
+    uint64_t *sp_bits;
+    size_t sp_cap;
     /* last, past the fields every question reads: fill's summary iterator
      * (query.c) and mh_query_run's stream set (qspec.sbits), kept here
      * rather than on the stack, where their 14 KiB stood between a
@@ -123,6 +126,7 @@ typedef struct qctx {
      * python's point max1 fwd rw questions) */
     mh_sum_iter sum_it;
     uint64_t sbits[MHQ_SBITS_WORDS];
+    uint32_t slist[MHF_SPOST_QUERY_STREAMS]; /* qspec.slist */
 } qctx;
 
 typedef struct qspec {
@@ -142,6 +146,12 @@ typedef struct qspec {
     const uint64_t *sbits;
     int pc_on; /* MH_FILTER_PC: rows with a pc in [pc_lo, pc_hi] */
     uint64_t pc_lo, pc_hi;
+    /* the stream set's ids, increasing and distinct, for the stream
+     * postings (SPEC 9d.2), in the caller's storage (the query context's
+     * or the cursor's, as sbits); nslist 0: every stream, or more ids
+     * than the postings serve (MHF_SPOST_QUERY_STREAMS) */
+    uint32_t nslist;
+    const uint32_t *slist;
 } qspec;
 
 

@@ -42,6 +42,7 @@ struct mh_segw {
     mh_aset_acc *aset;   /* the address set's intervals (aset_build.c) */
     int aset_lost;       /* out of memory for them: no set this segment */
     mh_apost_acc *apost; /* the address postings' granules (apost_build.c) */
+    mh_spost_acc *spost; /* per stream (spost_build.c, format 2.7) */
     const mh_manrec *recs; /* the MANIFEST records before it (span set) */
     size_t nrecs;
     int has_position;
@@ -87,6 +88,8 @@ int mh_segw_create(const mh_segw_config *cfg, mh_segw **out, mh_diag *d) {
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (w->apost) /* ranges of 64 KiB and more as wide ranges (§9d.1, 2.6) */
         mh_apost_acc_set_wide(w->apost, MHF_APOSTW_LOG2_DEFAULT);
+    if (rc == MH_OK && cfg->apost && mh_spost_acc_create(&w->spost) != MH_OK)
+        rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (rc == MH_OK && cfg->aset && mh_aset_acc_create(&w->aset) != MH_OK)
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (rc == MH_OK) {
@@ -203,6 +206,8 @@ int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
         w->op_counts[o] += b->op_n[o];
     if (w->apost) /* and its granules the address postings' (apost_build.c) */
         mh_apost_acc_add(w->apost, b->aset_lost ? NULL : (const uint64_t *)(const void *)b->aset_iv.p, b->aset_n, w->count);
+    if (w->spost) /* and each stream's (spost_build.c) */
+        mh_spost_acc_add(w->spost, b, w->apost);
     /* the slice's merged ranges join the segment's address set; without
      * memory for them the segment gets no set (it is optional) */
     if (w->aset && !w->aset_lost) {
@@ -419,6 +424,10 @@ int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
     }
     if (w->apost) /* its granule lists are per slice: the first i stay exact */
         mh_apost_acc_truncate(w->apost, (uint32_t)i);
+    if (w->spost)
+        mh_spost_acc_truncate(w->spost, (uint32_t)i,
+                              (const mh_slice_stream *)(const void *)w->sstreams.p,
+                              w->sstreams.n / sizeof(mh_slice_stream));
     int hrc = rehash_data(w, d);
     if (hrc == MH_OK)
         hrc = reset_aset(w, d);
@@ -608,7 +617,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         any_stream |= w->sflags.p[i] & SLICE_STREAM;
         any_pc |= w->sflags.p[i] & SLICE_PC;
     }
-    MH_CHECK(si->nextra <= MAX_SEAL_SECTIONS - 13, MH_EINVAL, d, 0,
+    MH_CHECK(si->nextra <= MAX_SEAL_SECTIONS - 14, MH_EINVAL, d, 0,
              "%zu extra sections", si->nextra);
     mh_dict_stream *streams;
     size_t nstreams;
@@ -743,6 +752,12 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         sec[ns++] = (seal_sec){MHF_SECT_SPAN, 0, 0, 0, span.p, span.n};
     if (idtime.n) /* after section 11, before the piece sums that cover it */
         sec[ns++] = (seal_sec){MHF_SECT_IDTIME, 0, 0, 0, idtime.p, idtime.n};
+    /* the stream postings (SPEC §9d.2, 2.7): a multi-stream segment's */
+    mh_buf spost = {0};
+    if (w->spost && nsl > 0 && minor >= 7 && mh_spost_acc_serialize(w->spost, &spost) != MH_OK)
+        spost.n = 0; /* out of memory: none (optional), never a wrong one */
+    if (spost.n)
+        sec[ns++] = (seal_sec){MHF_SECT_SPOST, 0, 0, 0, spost.p, spost.n};
     /* the piece sums of the optional sections above (SPEC §9f), last:
      * types 6-11, 13 and 14 in type order (14 lies where 10 would) */
     mh_buf psum = {0};
@@ -750,7 +765,8 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         mh_psum_input in[MAX_SEAL_SECTIONS];
         size_t nin = 0;
         for (size_t i = 0; i < ns; i++)
-            if (sec[i].type >= MHF_PSUM_TYPE_MIN) { /* in type order */
+            /* section 15 is checked whole (SPEC §9d.2): not covered */
+            if (sec[i].type >= MHF_PSUM_TYPE_MIN && sec[i].type != MHF_SECT_SPOST) {
                 size_t k = nin++;
                 for (; k > 0 && in[k - 1].type > sec[i].type; k--)
                     in[k] = in[k - 1];
@@ -792,6 +808,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     mh_buf_free(&idtime);
     mh_buf_free(&aset);
     mh_buf_free(&apost);
+    mh_buf_free(&spost);
     mh_buf_free(&span);
     mh_buf_free(&psum);
     uint8_t h[MHF_SEG_HEADER_SIZE] = {0};
@@ -874,5 +891,6 @@ void mh_segw_destroy(mh_segw *w) {
     XXH3_freeState(w->data_hash);
     mh_aset_acc_destroy(w->aset);
     mh_apost_acc_destroy(w->apost);
+    mh_spost_acc_destroy(w->spost);
     free(w);
 }

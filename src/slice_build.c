@@ -191,6 +191,8 @@ static void form_chunks(mh_builder *w, const mh_rec *a, const uint64_t *ord,
         w->summary->ranges(w, op, lo, hi, nint);
     if (w->aset && m) /* and the address set's (aset_build.c) */
         mh_aset_slice_ranges(w, op, lo, hi, nint);
+    if (w->spost && m && w->nstreams >= 2) /* each stream's (spost_build.c) */
+        mh_spost_slice_ranges(w, a, ord, m, op);
     /* the cut below may add up to m / cap chunks: the gap merge leaves
      * room for them, so a slice keeps at most m / chunk_min_accesses */
     uint32_t cap = cut_rows(w);
@@ -474,6 +476,8 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
     w->aset_iv.n = 0;
     memset(w->aset_n, 0, sizeof w->aset_n);
     w->aset_lost = 0;
+    w->sp_iv.n = 0;
+    w->sp_lost = 0;
     uint32_t op_n[MHF_OP_COUNT] = {0}, any = 0, pc = 0;
     for (uint32_t i = 0; i < n; i++) {
         op_n[a[i].op]++;
@@ -578,6 +582,7 @@ int mh_builder_create(const mh_segw_config *cfg, mh_builder **out) {
     w->idmap_g = cfg->idmap_group_ids;
     w->idtime_k = cfg->idtime_stride;
     w->aset = cfg->aset || cfg->apost; /* aset_iv feeds both (apost_build.c) */
+    w->spost = cfg->apost;             /* and the stream postings (2.7) */
     int rc = mh_rows_reserve(&w->cols, w->rows_per_block);
     if (rc == MH_OK) {
         w->raw_cap = mh_block_raw_bound(w->rows_per_block);
@@ -625,6 +630,8 @@ void mh_builder_destroy(mh_builder *w) {
     mh_buf_free(&w->idtime_data);
     free(w->idtime_w);
     mh_buf_free(&w->aset_iv);
+    mh_buf_free(&w->sp_iv);
+    free(w->sp_open);
     free(w->streams);
     free(w->stream_slot);
     free(w);

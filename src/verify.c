@@ -167,12 +167,14 @@ static void check_windows(vctx *v, const mh_seg *seg, const mh_slice *s,
 static int verify_slice(vctx *v, const mh_seg *seg, uint32_t si, mh_slice *sp,
                         mh_rows *rows, uint8_t *scratch, uint8_t *seen,
                         uint64_t *t_by_id, uint32_t *chunk_of, mh_buf *trip,
-                        seg_tally *tl, uint32_t *cmask, mh_sum_fsck *sum) {
+                        mh_buf *strm, seg_tally *tl, uint32_t *cmask,
+                        mh_sum_fsck *sum) {
     mh_slice s;
     mh_diag d = {0, 0, ""};
     mh_seg_slice(seg, si, &s);
     *sp = s;
     trip->n = 0;
+    strm->n = 0;
     int rc = mh_seg_slice_check(seg, si, &s, &d);
     if (rc != MH_OK) {
         /* the message names the slice and byte, as a query's detail does */
@@ -184,7 +186,8 @@ static int verify_slice(vctx *v, const mh_seg *seg, uint32_t si, mh_slice *sp,
     uint32_t nseen = 0;
     /* (op, lo, hi) of every row in row order, for the address set's and
      * the address postings' checks */
-    if (mh_buf_reserve(trip, (size_t)s.count * 24) != MH_OK) {
+    if (mh_buf_reserve(trip, (size_t)s.count * 24) != MH_OK ||
+        mh_buf_reserve(strm, (size_t)s.count * 4) != MH_OK) {
         report(v, MH_ENOMEM, seg->name, 0, "out of memory verifying the segment");
         return 0;
     }
@@ -263,6 +266,8 @@ static int verify_slice(vctx *v, const mh_seg *seg, uint32_t si, mh_slice *sp,
                 t3[1] = rows->phy[k];
                 t3[2] = end;
                 trip->n += 24;
+                ((uint32_t *)(void *)strm->p)[strm->n / 4] = rows->stream[k];
+                strm->n += 4;
             }
             if (sum->on && mh_sumset_add(&sum->set, rows->phy[k], rows->size[k],
                                          c.op) != MH_OK)
@@ -356,6 +361,8 @@ static void verify_sections(vctx *v, const mh_seg *seg) {
             x->type == MHF_SECT_APOST ||
             (x->type == MHF_SECT_APOSTW &&
              mh_section_defined(seg->major, seg->minor, MHF_SECT_APOSTW)) ||
+            (x->type == MHF_SECT_SPOST &&
+             mh_section_defined(seg->major, seg->minor, MHF_SECT_SPOST)) ||
             (x->type == MHF_SECT_SPAN &&
              mh_section_defined(seg->major, seg->minor, MHF_SECT_SPAN)) ||
             (x->type == MHF_SECT_PSUM &&
@@ -364,7 +371,7 @@ static void verify_sections(vctx *v, const mh_seg *seg) {
             (x->type == MHF_SECT_IDTIME && mh_idtime_present(seg)) ||
             (x->type == MHF_SECT_SUMMARY_FINE &&
              mh_summary_section(seg, MH_SUM_FINE) == x))
-            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_idtime_fsck / mh_aset_fsck / mh_apost_fsck / mh_span_fsck / mh_psum_fsck check them */
+            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_idtime_fsck / mh_aset_fsck / mh_apost_fsck / mh_spost_fsck / mh_span_fsck / mh_psum_fsck check them */
         uint64_t sum = mh_hash(seg->base + x->offset, (size_t)x->size);
         if (sum != x->sum)
             report(v, MH_ECHECKSUM, seg->name, x->offset,
@@ -480,23 +487,29 @@ static void seg_check(vctx *v, const char *name, const mh_manrec *rec, segpass *
         mh_idtime_chk it;
         mh_aset_chk *as = NULL;
         mh_apost_chk *ap = NULL;
-        mh_buf trip = {0};
+        mh_spost_chk *spc = NULL;
+        mh_buf trip = {0}, strm = {0};
         mh_idmap_fsck_begin(&im, seg);
         mh_idtime_fsck_begin(&it, seg);
         (void)mh_aset_fsck_begin(&as, seg); /* NULL: its end says so */
         (void)mh_apost_fsck_begin(&ap, seg);
+        (void)mh_spost_fsck_begin(&spc, seg);
         for (uint32_t i = 0; i < seg->nslices; i++) {
             mh_slice s;
             if (verify_slice(v, seg, i, &s, &rows, scratch, seen, tby, chunk_of, &trip,
-                             &tl, cmask, &sum)) {
+                             &strm, &tl, cmask, &sum)) {
                 mh_idmap_fsck_slice(&im, seg, i, &s, chunk_of);
                 mh_idtime_fsck_slice(&it, i, &s, tby);
             }
-            /* the set first: the postings' check reorders the triples */
+            /* the set and the stream postings first: the postings' check
+             * reorders the triples */
             mh_aset_fsck_rows(as, (const uint64_t *)(void *)trip.p, trip.n / 24);
+            mh_spost_fsck_slice(spc, (const uint64_t *)(void *)trip.p,
+                                (const uint32_t *)(void *)strm.p, trip.n / 24);
             mh_apost_fsck_slice(ap, (uint64_t *)(void *)trip.p, trip.n / 24);
         }
         mh_buf_free(&trip);
+        mh_buf_free(&strm);
         int rows_ok = v->res->problems == before_slices;
         /* a count is only worth comparing when every row was read */
         if (rows_ok)
@@ -511,6 +524,8 @@ static void seg_check(vctx *v, const char *name, const mh_manrec *rec, segpass *
         if ((rc = mh_aset_fsck_end(as, rows_ok, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_apost_fsck_end(ap, rows_ok, &d)) != MH_OK)
+            report(v, rc, name, d.offset, "%s", d.msg);
+        if ((rc = mh_spost_fsck_end(spc, rows_ok, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_psum_fsck(seg, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);

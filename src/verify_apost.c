@@ -101,10 +101,21 @@ static int cmp_op_lo(const void *a, const void *b) {
 
 /* What merge_add sorts with: the radix sort's scratch and its two word
  * arrays, and the merged pairs. */
-typedef struct ap_sort {
+struct mh_apost_sorter {
     mh_sort_scratch s;
     mh_buf word, pairs;
-} ap_sort;
+};
+typedef mh_apost_sorter ap_sort;
+
+mh_apost_sorter *mh_apost_sorter_new(void) { return calloc(1, sizeof(ap_sort)); }
+
+void mh_apost_sorter_free(mh_apost_sorter *as) {
+    if (!as)
+        return;
+    mh_buf_free(&as->word);
+    mh_buf_free(&as->pairs);
+    free(as);
+}
 
 /* Merges range [lo, hi] into the pairs ending at *end (those of one op,
  * starting at start, in lo order; touching ranges merged, as the
@@ -126,8 +137,8 @@ static void merge_one(uint64_t *start, uint64_t **end, uint64_t lo, uint64_t hi)
  * the addresses spread over more regions than it ranks, p is sorted in
  * place by (op, lo) with qsort, which gives each op's ranges the same
  * order. */
-static int merge_add(ap_sort *as, mh_apost_acc *acc, uint64_t *p, size_t m,
-                     mh_diag *d) {
+int mh_apost_merge_add(mh_apost_sorter *as, mh_apost_acc *acc, uint64_t *p, size_t m,
+                       mh_diag *d) {
     uint32_t n[MHF_OP_COUNT] = {0};
     as->word.n = as->pairs.n = 0;
     if (m == 0) { /* a slice without rows (one verify_slice could not read) */
@@ -242,6 +253,54 @@ missing:
                         (unsigned long long)r[i].last, r[i].slice);
 }
 
+int mh_apost_compare(const mh_apost_view *vp, mh_apost_acc *acc, mh_diag *d) {
+    mh_apost_view v = *vp;
+    int rc = MH_OK;
+    if (!acc) {
+        /* every run decodes, whatever the rows say, and the counts add up */
+        uint64_t postings = 0;
+        for (unsigned o = 0; rc == MH_OK && o < MHF_OP_COUNT; o++)
+            for (uint32_t r = 0; rc == MH_OK && r < v.run_count[o]; r++) {
+                mh_apost_cur cur;
+                mh_apost_run_open(&v, o, r, &cur);
+                uint32_t n;
+                while ((rc = mh_apost_run_step(&cur, NULL, NULL, &n, d)) == 1)
+                    postings += n;
+            }
+        if (rc == MH_OK && postings != v.postings)
+            rc = mh_diag_fail(d, MH_ECORRUPT, v.off + MHF_APOST_POSTINGS,
+                              "address postings at byte %llu: posting_count %llu, its "
+                              "keys have %llu",
+                              (unsigned long long)(v.off + MHF_APOST_POSTINGS),
+                              (unsigned long long)v.postings, (unsigned long long)postings);
+        return rc;
+    }
+    if (mh_apost_acc_failed(acc))
+        return mh_diag_fail(d, MH_ENOMEM, v.off,
+                            "address postings at byte %llu: a slice meets more "
+                            "than 2^26 granules at shift %u: not checked",
+                            (unsigned long long)v.off, v.shift);
+    uint32_t *list = malloc(((size_t)v.nslices + 1) * sizeof *list);
+    if (!list)
+        return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the address postings");
+    sect_keys k = {.v = &v, .list = list, .d = d};
+    cmp_ctx x = {&k, d};
+    rc = mh_apost_acc_walk(acc, compare_key, &x);
+    if (rc == MH_OK && (rc = sect_next(&k)) == 1)
+        rc = mh_diag_fail(d, MH_ECORRUPT, k.off,
+                          "address postings at byte %llu: op %u granule "
+                          "0x%llx is listed, no row of its op meets it",
+                          (unsigned long long)k.off, k.op,
+                          (unsigned long long)k.c.w);
+    if (rc == MH_OK)
+        rc = compare_wide(&v, acc, d);
+    if (rc == MH_ENOMEM)
+        rc = mh_diag_fail(d, MH_ENOMEM, 0,
+                          "out of memory checking the address postings");
+    free(list);
+    return rc;
+}
+
 struct mh_apost_chk {
     int rc;       /* the view's verdict */
     mh_diag d;
@@ -262,7 +321,7 @@ int mh_apost_fsck_begin(mh_apost_chk **out, const mh_seg *seg) {
     c->rc = mh_apost_view_whole(seg, &c->v, &c->d);
     if (c->rc != MH_OK)
         return MH_OK; /* none, or end's first problem */
-    c->as = calloc(1, sizeof *c->as);
+    c->as = mh_apost_sorter_new();
     if (!c->as || mh_apost_acc_create(&c->acc, c->v.shift) != MH_OK)
         c->nomem = 1;
     else if (c->v.wide) /* a section 14: its ranges of 2^v bytes apart */
@@ -273,7 +332,7 @@ int mh_apost_fsck_begin(mh_apost_chk **out, const mh_seg *seg) {
 void mh_apost_fsck_slice(mh_apost_chk *c, uint64_t *trip, size_t m) {
     if (!c || c->rc != MH_OK || c->nomem || c->slice_rc != MH_OK)
         return;
-    c->slice_rc = merge_add(c->as, c->acc, trip, m, &c->sd);
+    c->slice_rc = mh_apost_merge_add(c->as, c->acc, trip, m, &c->sd);
 }
 
 int mh_apost_fsck_end(mh_apost_chk *c, int rows_ok, mh_diag *d) {
@@ -282,33 +341,11 @@ int mh_apost_fsck_end(mh_apost_chk *c, int rows_ok, mh_diag *d) {
                             "out of memory checking the address postings");
     int rc;
     mh_apost_view v = c->v;
-    uint32_t *list = NULL;
     if (!mh_fsck_view_ok(c->rc, &c->d, d, &rc))
         goto out;
-    /* every run decodes, whatever the rows say, and the counts add up */
-    uint64_t postings = 0;
-    for (unsigned o = 0; rc == MH_OK && o < MHF_OP_COUNT; o++)
-        for (uint32_t r = 0; rc == MH_OK && r < v.run_count[o]; r++) {
-            mh_apost_cur cur;
-            mh_apost_run_open(&v, o, r, &cur);
-            uint32_t n;
-            while ((rc = mh_apost_run_step(&cur, NULL, NULL, &n, d)) == 1)
-                postings += n;
-        }
-    if (rc != MH_OK)
+    if ((rc = mh_apost_compare(&v, NULL, d)) != MH_OK || !rows_ok)
         goto out;
-    if (postings != v.postings) {
-        rc = mh_diag_fail(d, MH_ECORRUPT, v.off + MHF_APOST_POSTINGS,
-                          "address postings at byte %llu: posting_count %llu, its "
-                          "keys have %llu",
-                          (unsigned long long)(v.off + MHF_APOST_POSTINGS),
-                          (unsigned long long)v.postings, (unsigned long long)postings);
-        goto out;
-    }
-    if (!rows_ok)
-        goto out;
-    list = malloc(((size_t)v.nslices + 1) * sizeof *list);
-    if (!list || c->nomem) {
+    if (c->nomem) {
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the address postings");
         goto out;
     }
@@ -318,36 +355,11 @@ int mh_apost_fsck_end(mh_apost_chk *c, int rows_ok, mh_diag *d) {
             *d = c->sd;
         goto out;
     }
-    if (mh_apost_acc_failed(c->acc)) {
-        rc = mh_diag_fail(d, MH_ENOMEM, v.off,
-                          "address postings at byte %llu: a slice meets more "
-                          "than 2^26 granules at shift %u: not checked",
-                          (unsigned long long)v.off, v.shift);
-        goto out;
-    }
-    sect_keys k = {.v = &v, .list = list, .d = d};
-    cmp_ctx x = {&k, d};
-    rc = mh_apost_acc_walk(c->acc, compare_key, &x);
-    if (rc == MH_OK && (rc = sect_next(&k)) == 1)
-        rc = mh_diag_fail(d, MH_ECORRUPT, k.off,
-                          "address postings at byte %llu: op %u granule "
-                          "0x%llx is listed, no row of its op meets it",
-                          (unsigned long long)k.off, k.op,
-                          (unsigned long long)k.c.w);
-    if (rc == MH_OK)
-        rc = compare_wide(&v, c->acc, d);
-    if (rc == MH_ENOMEM)
-        rc = mh_diag_fail(d, MH_ENOMEM, 0,
-                          "out of memory checking the address postings");
+    rc = mh_apost_compare(&v, c->acc, d);
 out:
     mh_apost_acc_destroy(c->acc);
-    if (c->as) {
-        mh_buf_free(&c->as->word);
-        mh_buf_free(&c->as->pairs);
-        free(c->as);
-    }
+    mh_apost_sorter_free(c->as);
     free(c);
-    free(list);
     return rc;
 }
 

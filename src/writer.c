@@ -467,6 +467,7 @@ static int start_builders(mh_writer *w) {
         .idmap_group_ids = w->opt.id_map ? MH_IDMAP_GROUP_IDS : 0,
         .idtime_stride = w->opt.id_map ? MH_IDTIME_STRIDE : 0,
         .aset = 1,
+        .apost = w->opt.address_postings != 0, /* each stream's ranges (2.7) */
     };
     int nb = w->opt.background ? w->opt.background : 1;
     int ns = w->opt.background ? nb * STATES_PER_BUILDER : 1;

@@ -172,7 +172,7 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
          * required) is listed where it lies */
         size_t n = mh_reader_section_count(r, seg);
         uint64_t at = 256; /* sections tile the file from the header on */
-        uint32_t known = 0, span = 0, psum = 0, idtime = 0, apost = 0, apostw = 0;
+        uint32_t known = 0, span = 0, psum = 0, idtime = 0, apost = 0, apostw = 0, spost = 0;
         size_t psum_at = n, idtime_at = n; /* their directory positions */
         for (size_t i = 0; i < n; i++) {
             mh_section_info x = {.struct_size = sizeof x};
@@ -188,20 +188,22 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
             idtime += x.type == 13; /* the id transitions, SPEC.md 9g */
             apost += x.type == 10;  /* the address postings, SPEC.md 9d */
             apostw += x.type == 14; /* ... with wide ranges (2.6) */
+            spost += x.type == 15;  /* the stream postings (2.7) */
             if (x.type == 12)
                 psum_at = i;
             if (x.type == 13)
                 idtime_at = i;
             at += x.size;
-            /* types 7-14 are named from the minor that defines them on */
+            /* types 7-15 are named from the minor that defines them on */
             static const char *const later[] = {"id map", "address set",
                                                 "fine address summary", "address postings",
                                                 "span address set", "piece sums",
-                                                "id transitions", "wide address postings"};
-            static const uint16_t since[] = {1, 1, 1, 2, 3, 4, 5, 6};
+                                                "id transitions", "wide address postings",
+                                                "stream postings"};
+            static const uint16_t since[] = {1, 1, 1, 2, 3, 4, 5, 6, 7};
             mh_segment_info si = {.struct_size = sizeof si};
             CHECK_OK(mh_reader_segment_info(r, seg, &si));
-            if (x.type >= 7 && x.type <= 14) {
+            if (x.type >= 7 && x.type <= 15) {
                 int named = si.version_major == 2 && si.version_minor >= since[x.type - 7];
                 CHECKF(strcmp(x.name, named ? later[x.type - 7] : "unknown") == 0,
                        "segment %zu (2.%u) section type %u named %s", seg, si.version_minor,
@@ -231,6 +233,10 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
         CHECKF(apost == (mi >= 2 && seg == 1) && apostw == (mi >= 6 && seg == 0),
                "segment %zu (2.%u): %u address postings, %u with wide ranges", seg, mi,
                apost, apostw);
+        /* 2.7: segment 0, the one with streams 0 and 1, has the stream
+         * postings (SPEC.md 9d.2); segment 1 (stream 0 only) none */
+        CHECKF(spost == (mi >= 7 && seg == 0), "segment %zu (2.%u): %u stream postings", seg,
+               mi, spost);
         CHECKF(!idtime || idtime_at < psum_at,
                "segment %zu: id transitions at directory entry %zu, piece sums at %zu", seg,
                idtime_at, psum_at);
@@ -251,8 +257,9 @@ static void check_seg_info_12(const mh_segment_info *si, int v2, int seg) {
            "segment %d: address summary of %llu bytes", seg,
            (unsigned long long)si->summary_bytes);
 }
-/* store: tiny.store as 2.6 (v2, minor 6: segment 0's address postings
- * with its wide ranges), 2.5 (minor 5: each segment with its id
+/* store: tiny.store as 2.7 (v2, minor 7: segment 0's stream postings),
+ * 2.6 (minor 6: segment 0's address postings with its wide ranges,
+ * format/golden/v2.6), 2.5 (minor 5: each segment with its id
  * transitions, format/golden/v2.5), 2.4 (minor 4: each segment with its piece sums,
  * format/golden/v2.4), 2.3 (minor 3: segment 1, MANIFEST position 2,
  * with the span address set of both, format/golden/v2.3), 2.2 (minor 2: with the address
@@ -590,6 +597,12 @@ static const expect expects[] = {
      * wide_log2 below 12 is refused by a point query too (tests/apost.c) */
     {"apostw-range", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
     {"apostw-log2", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
+    /* segment 0's stream postings (2.7) are read by stream-filtered
+     * queries only, none of this table's: a stream listed wrong is well
+     * formed (fsck only), entries of 25 bytes are refused by a stream
+     * query too (tests/spost.c checks the reader's refusals) */
+    {"spost-stream", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
+    {"spost-entry-size", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
     /* valid: a later minor's additions, skipped by this reader */
     {"future-minor", MH_OK, MH_OK, MH_OK, MH_OK, -1, 0},
 };
@@ -814,7 +827,7 @@ static void copy_golden(const char *golden, const char *work) {
     tu_join(b, sizeof b, work, "tiny.store");
     copy_store_dir(a, b);
     static const char *const kept[] = {"v1", "v2.0", "v2.1", "v2.2", "v2.3",
-                                       "v2.4", "v2.5"}; /* never regenerated */
+                                       "v2.4", "v2.5", "v2.6"}; /* never regenerated */
     for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++) {
         char va[4096], vb[4096];
         tu_join(va, sizeof va, golden, kept[k]);
@@ -856,6 +869,12 @@ int main(int argc, char **argv) {
     tu_mkdtemp(work, sizeof work, "golden-copy");
     copy_golden(golden, work);
     tu_join(tiny, sizeof tiny, work, "tiny.store");
+    check_tiny(tiny, 1, 7);
+    /* the 2.6 store (memhist 1.11's tiny.store: no stream postings), kept
+     * as committed: it opens and answers the same */
+    char v26[4096];
+    tu_join(v26, sizeof v26, work, "v2.6");
+    tu_join(tiny, sizeof tiny, v26, "tiny.store");
     check_tiny(tiny, 1, 6);
     /* the 2.5 store (memhist 1.10's tiny.store: segment 0 without address
      * postings, its two 4 GiB accesses too wide for them), kept as

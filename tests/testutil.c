@@ -171,7 +171,19 @@ static void diff_fail(const char *what, const mh_query *q, size_t max,
     oracle_query oq;
     oracle_query_wrap(&oq, q);
     oracle_print_query(stderr, &oq);
-    fprintf(stderr, " max %zu\n", max);
+    fprintf(stderr, " max %zu", max);
+    /* the format 2.0 filters, when set */
+    if (q->struct_size >= sizeof *q && q->streams) {
+        fprintf(stderr, " streams");
+        for (uint32_t i = 0; i < q->nstreams; i++)
+            fprintf(stderr, "%s%u", i ? "," : " ", q->streams[i]);
+    }
+    if (q->struct_size >= sizeof *q && (q->filter & MH_FILTER_PC))
+        fprintf(stderr, " pc [0x%llx, 0x%llx]", (unsigned long long)q->pc_first,
+                (unsigned long long)q->pc_last);
+    if (q->struct_size >= sizeof *q && (q->filter & MH_FILTER_WINDOW))
+        fprintf(stderr, " window %llu", (unsigned long long)q->window);
+    fputc('\n', stderr);
     size_t first = 0;
     while (first < ngot && first < nwant && oracle_same_access(&got[first], &want[first]))
         first++;

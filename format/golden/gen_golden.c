@@ -1041,6 +1041,29 @@ static void apostw_log2(se_seg *g) {
     mhf_store_u32(apostw(g)->data.p + MHF_APOSTW_LOG2, 11);
 }
 static void m_apostw_log2(const char *s) { edit_segment(s, SEG0, apostw_log2); }
+/* Segment 0's stream postings (section 15, 2.7: its rows are of streams
+ * 0 and 1). */
+static se_section *spost(se_seg *g) {
+    for (size_t i = 0; i < g->nsect; i++)
+        if (g->s[i].type == MHF_SECT_SPOST)
+            return &g->s[i];
+    se_die("segment has no stream postings", "spost");
+    return NULL;
+}
+static void spost_stream(se_seg *g) {
+    /* entry 1 names stream 2 (declared by no one): well formed, stream 1
+     * has rows and no entry */
+    unsigned char *p = spost(g)->data.p;
+    if (mhf_load_u32(p + MHF_SPOST_COUNT) != 2)
+        se_die("segment 0's stream postings do not list two streams", "spost");
+    mhf_store_u32(p + MHF_SPOST_HEADER_SIZE + MHF_SPOST_ENTRY_SIZE + MHF_SPOST_E_STREAM, 2);
+}
+static void m_spost_stream(const char *s) { edit_segment(s, SEG0, spost_stream); }
+static void spost_entry_size(se_seg *g) {
+    /* entries of 25 bytes, which this minor does not allow */
+    mhf_store_u32(spost(g)->data.p + MHF_SPOST_ENTRY_SIZE_OFF, 25);
+}
+static void m_spost_entry_size(const char *s) { edit_segment(s, SEG0, spost_entry_size); }
 
 /* -- a newer minor: everything SPEC.md 12.1 lets a later writer add -------- */
 static void future_dict(se_dict *d) {
@@ -1229,6 +1252,30 @@ static void future_segment(se_seg *g) {
         free(aw->data.p);
         aw->data = nw;
     }
+    /* longer stream postings entries (32; segment 0's section 15),
+     * reserved fields set: a reader of this minor reads their first 24 */
+    for (size_t i = 0; i < g->nsect; i++) {
+        se_section *sp = &g->s[i];
+        if (sp->type != MHF_SECT_SPOST)
+            continue;
+        uint32_t n = mhf_load_u32(sp->data.p + MHF_SPOST_COUNT), ssz = MHF_SPOST_ENTRY_SIZE;
+        se_buf er = {malloc((size_t)n * ssz + 1), (size_t)n * ssz};
+        if (!er.p)
+            se_die("out of memory", "future");
+        memcpy(er.p, sp->data.p + MHF_SPOST_HEADER_SIZE, er.len);
+        for (uint32_t k = 0; k < n; k++)
+            mhf_store_u32(er.p + (size_t)k * ssz + MHF_SPOST_E_RESERVED, 0x21212121);
+        se_widen(&er, &ssz, n, 32, 0x77);
+        se_buf ns = {NULL, 0};
+        se_append(&ns, sp->data.p, MHF_SPOST_HEADER_SIZE);
+        mhf_store_u32(ns.p + MHF_SPOST_ENTRY_SIZE_OFF, 32);
+        se_append(&ns, er.p, er.len);
+        size_t shead = MHF_SPOST_HEADER_SIZE + (size_t)n * MHF_SPOST_ENTRY_SIZE;
+        se_append(&ns, sp->data.p + shead, sp->data.len - shead);
+        free(er.p);
+        free(sp->data.p);
+        sp->data = ns;
+    }
     /* an unknown section, not required, between two known ones */
     static const char body[] = "a section 2.0 readers skip";
     se_seg_insert(g, 3, 100, 0, body, sizeof body);
@@ -1307,6 +1354,8 @@ static const struct {
     {"apost-run-bounds", m_apost_run_bounds},
     {"apostw-range", m_apostw_range},
     {"apostw-log2", m_apostw_log2},
+    {"spost-stream", m_spost_stream},
+    {"spost-entry-size", m_spost_entry_size},
     {"future-minor", m_future_minor},
 };
 

@@ -7,7 +7,7 @@
  *
  *   mh_abtest BASE_LIB NEW_LIB [--sizes N,..] [--lackey FILE].. [--store DIR]..
  *             [--queries N] [--reps R] [--ingest-runs N] [--seed N] [--dir DIR]
- *             [--thrash MIB] [--classes LIST]
+ *             [--thrash MIB] [--classes LIST] [--streams 0|1]
  *
  * BASE_LIB and NEW_LIB are libmemhist.so.1 files (e.g. /tmp/base/build's, a
  * format 1.0 build, and a 2.0 one); each is dlopen'ed with RTLD_LOCAL |
@@ -16,7 +16,11 @@
  * query_run and cursor open / next / close with a 56-byte-compatible
  * mh_query), so any 1.x build works.
  * The traces are loaded with this program's own (static) library: pcs are
- * cleared (a 1.x store cannot take them), one stream.
+ * cleared (a 1.x store cannot take them), one stream; with --streams 1 a
+ * trace keeps its streams (both builds must be 1.2 or later: they declare
+ * them, mh_writer_stream_declare) and every class gets its one-stream twin
+ * (mh_bench's " 1str" classes: each query restricted to a stream drawn
+ * uniformly).
  *
  * Per workload: each library writes the trace (default options: background
  * threads on), `--ingest-runs` times alternately, best and median rate; the
@@ -59,6 +63,7 @@ typedef struct lib {
     void *dl;
     int (*writer_open)(const char *, unsigned, const mh_writer_options *, mh_writer **);
     int (*append_batch)(mh_writer *, const mh_access *, size_t, size_t *);
+    int (*stream_declare)(mh_writer *, const mh_stream_info *);
     int (*writer_close)(mh_writer *);
     int (*reader_open)(const char *, mh_reader **);
     void (*reader_close)(mh_reader *);
@@ -88,6 +93,8 @@ static int lib_load(lib *l)
     } while (0)
     SYM(writer_open, "mh_writer_open");
     SYM(append_batch, "mh_writer_append_batch");
+    /* 1.2 on (--streams only): NULL in an older build */
+    *(void **)&l->stream_declare = dlsym(l->dl, "mh_writer_stream_declare");
     SYM(writer_close, "mh_writer_close");
     SYM(reader_open, "mh_reader_open");
     SYM(reader_close, "mh_reader_close");
@@ -119,6 +126,9 @@ static int ingest(lib *l, const mhb_trace *t, double *secs)
     mh_writer *w = NULL;
     double t0 = mhb_now();
     int rc = l->writer_open(l->store, MH_CREATE, NULL, &w);
+    /* a multi-stream trace's streams (a --store of several) */
+    for (size_t i = 0; rc == MH_OK && t->nsids > 1 && i < t->ndecl; i++)
+        rc = l->stream_declare ? l->stream_declare(w, &t->decl[i]) : MH_EINVAL;
     for (size_t i = 0; rc == MH_OK && i < t->n; i += 65536) {
         size_t k = t->n - i < 65536 ? t->n - i : 65536;
         rc = l->append_batch(w, t->a + i, k, NULL);
@@ -146,6 +156,7 @@ typedef struct opts {
     const char *dir;
     size_t thrash; /* --thrash: MiB written over before each pass, 0 none */
     const char *only; /* --classes: comma-separated parts of class names */
+    int streams;      /* --streams 1: keep the trace's streams, add the twins */
 } opts;
 
 /* --classes: does class name contain one of list's comma-separated parts? */
@@ -185,8 +196,11 @@ static double median_of(double *v, size_t n)
 static int run(const opts *o, lib *L, const char *name, mhb_trace *t, int *met)
 {
     mhb_trace_strip_pc(t);
-    for (size_t i = 0; i < t->n; i++)
-        t->a[i].stream = 0;
+    if (!o->streams) {
+        for (size_t i = 0; i < t->n; i++)
+            t->a[i].stream = 0;
+        t->nsids = t->nsids ? 1 : 0;
+    }
     for (int k = 0; k < 2; k++)
         snprintf(L[k].store, sizeof L[k].store, "%s/%s.%s.mh", o->dir, name, L[k].name);
     /* ingest, alternating which library goes first */
@@ -272,8 +286,9 @@ static int run(const opts *o, lib *L, const char *name, mhb_trace *t, int *met)
     mhb_class *c = NULL;
     size_t nc = 0;
     fprintf(stderr, "mh_abtest: %s: drawing the queries\n", name);
-    if (mhb_classes_make(t->a, t->n, o->queries, o->seed, MHB_DIST_USER, NULL, 0, &c,
-                         &nc) != MH_OK)
+    /* a multi-stream trace adds the one-stream twins (mh_bench's " 1str") */
+    if (mhb_classes_make(t->a, t->n, o->queries, o->seed, MHB_DIST_USER, t->sids, t->nsids,
+                         &c, &nc) != MH_OK)
         return 1;
     mhb_oracle_ctx oc = {t->a, t->n, 1, 0};
     mhb_impl impl[3] = {
@@ -428,7 +443,7 @@ static int usage(void)
     fprintf(stderr, "usage: mh_abtest BASE_LIB NEW_LIB [--sizes N,..] [--lackey FILE]..\n"
                     "                 [--store DIR].. [--queries N] [--reps R]\n"
                     "                 [--ingest-runs N] [--seed N] [--dir DIR]\n"
-                    "                 [--thrash MIB] [--classes LIST]\n");
+                    "                 [--thrash MIB] [--classes LIST] [--streams 0|1]\n");
     return 2;
 }
 
@@ -490,6 +505,10 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--thrash")) {
             o.thrash = (size_t)strtoul(v, &end, 10);
             if (*end || o.thrash > 4096)
+                return usage();
+        } else if (!strcmp(a, "--streams")) {
+            o.streams = (int)strtoul(v, &end, 10);
+            if (*end || o.streams > 1)
                 return usage();
         } else if (!strcmp(a, "--classes")) {
             o.only = v;

@@ -1,0 +1,275 @@
+/*
+ * spost_read.c - the stream address postings' reading half (SPEC.md
+ * "Stream address postings", section type 15, format 2.7): the section
+ * checked whole on a segment's first use (its sum, header, entries and
+ * every body's header and run table), and the one question a query with
+ * a few streams asks: which slices of this segment have a row of one of
+ * its streams and operations meeting [A, B]?
+ *
+ * Section 15 is not covered by the piece sums: it is small (a 4 KiB first
+ * shift) and only a stream-filtered query reads it, so its directory sum
+ * is checked whole. A body is a section 10 (apost_read.c parses it and
+ * decodes its runs, with every check, each time a query reads them).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int mh_spost_section(const mh_seg *seg, const mh_section **sec) {
+    if (!mh_section_defined(seg->major, seg->minor, MHF_SECT_SPOST))
+        return MH_ENOTFOUND;
+    return mh_seg_section(seg, MHF_SECT_SPOST, sec);
+}
+
+static void fill(const mh_seg *seg, const mh_section *sec, mh_spost_view *v) {
+    const uint8_t *p = seg->base + sec->offset;
+    v->n = mhf_load_u32(p + MHF_SPOST_COUNT);
+    v->esz = mhf_load_u32(p + MHF_SPOST_ENTRY_SIZE_OFF);
+    v->ents = p + MHF_SPOST_HEADER_SIZE;
+    v->data = v->ents + (size_t)v->n * v->esz;
+    v->off = sec->offset;
+    v->data_off = sec->offset + MHF_SPOST_HEADER_SIZE + (uint64_t)v->n * v->esz;
+    v->nslices = seg->nslices;
+}
+
+#define SP_FAIL(at, ...)                                                       \
+    mh_diag_fail(d, MH_ECORRUPT, (at), "stream postings at byte %llu: "        \
+                 __VA_ARGS__)
+
+/* The header, the entries and every body's header and run table. */
+static int parse(const mh_seg *seg, const mh_section *sec, mh_spost_view *v,
+                 mh_diag *d) {
+    const uint8_t *p = seg->base + sec->offset;
+    uint64_t size = sec->size, off = sec->offset;
+    int later = seg->minor > MHF_VERSION_MINOR; /* the one reserved/size rule */
+    if (size < MHF_SPOST_HEADER_SIZE)
+        return SP_FAIL(off, "%llu bytes, less than its %u-byte header",
+                       (unsigned long long)off, (unsigned long long)size,
+                       MHF_SPOST_HEADER_SIZE);
+    uint32_t n = mhf_load_u32(p + MHF_SPOST_COUNT);
+    uint32_t esz = mhf_load_u32(p + MHF_SPOST_ENTRY_SIZE_OFF);
+    uint64_t db = mhf_load_u64(p + MHF_SPOST_DATA_BYTES);
+    if (n < 1 || n > (uint32_t)MH_STREAM_MAX + 1u)
+        return SP_FAIL(off + MHF_SPOST_COUNT, "%u entries, not 1 ... %u",
+                       (unsigned long long)(off + MHF_SPOST_COUNT), n,
+                       (unsigned)MH_STREAM_MAX + 1u);
+    if (later ? esz < MHF_SPOST_ENTRY_SIZE : esz != MHF_SPOST_ENTRY_SIZE)
+        return SP_FAIL(off + MHF_SPOST_ENTRY_SIZE_OFF, "entry size %u, this reader knows %u",
+                       (unsigned long long)(off + MHF_SPOST_ENTRY_SIZE_OFF), esz,
+                       MHF_SPOST_ENTRY_SIZE);
+    uint64_t room = size - MHF_SPOST_HEADER_SIZE;
+    if ((uint64_t)n * esz > room || db != room - (uint64_t)n * esz)
+        return SP_FAIL(off + MHF_SPOST_DATA_BYTES, "%u entries of %u bytes and %llu "
+                       "bytes of bodies in a section of %llu bytes",
+                       (unsigned long long)(off + MHF_SPOST_DATA_BYTES), n, esz,
+                       (unsigned long long)db, (unsigned long long)size);
+    fill(seg, sec, v);
+    uint64_t at = 0;
+    int any = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = v->ents + (size_t)i * esz;
+        uint64_t eo = v->off + MHF_SPOST_HEADER_SIZE + (uint64_t)i * esz;
+        uint32_t st = mhf_load_u32(e + MHF_SPOST_E_STREAM);
+        uint64_t bo = mhf_load_u64(e + MHF_SPOST_E_OFFSET);
+        uint64_t bn = mhf_load_u64(e + MHF_SPOST_E_BYTES);
+        if (st > MH_STREAM_MAX ||
+            (i > 0 && st <= mhf_load_u32(e - esz + MHF_SPOST_E_STREAM)))
+            return SP_FAIL(eo, "entry %u: stream %u, not above the entry before "
+                           "it and at most %u", (unsigned long long)eo, i, st,
+                           (unsigned)MH_STREAM_MAX);
+        if (!later && mhf_load_u32(e + MHF_SPOST_E_RESERVED) != 0)
+            return SP_FAIL(eo + MHF_SPOST_E_RESERVED, "entry %u: reserved field is not 0",
+                           (unsigned long long)(eo + MHF_SPOST_E_RESERVED), i);
+        if (bo != at || bn > db - at)
+            return SP_FAIL(eo + MHF_SPOST_E_OFFSET, "entry %u: body at %llu of %llu "
+                           "bytes, where the bodies before it end at %llu of %llu",
+                           (unsigned long long)(eo + MHF_SPOST_E_OFFSET), i,
+                           (unsigned long long)bo, (unsigned long long)bn,
+                           (unsigned long long)at, (unsigned long long)db);
+        at += bn;
+        any |= bn > 0;
+        if (bn) {
+            mh_apost_view b;
+            MH_TRY(mh_apost_parse(v->data + bo, bn, v->data_off + bo, seg->minor,
+                                  seg->nslices, &b, d));
+        }
+    }
+    if (at != db)
+        return SP_FAIL(off + MHF_SPOST_DATA_BYTES, "the bodies end at %llu of its "
+                       "%llu bytes", (unsigned long long)(off + MHF_SPOST_DATA_BYTES),
+                       (unsigned long long)at, (unsigned long long)db);
+    if (!any)
+        return SP_FAIL(off, "no entry has a body", (unsigned long long)off);
+    return MH_OK;
+}
+
+int mh_spost_view_whole(const mh_seg *seg, mh_spost_view *out, mh_diag *d) {
+    const mh_section *sec;
+    if (mh_spost_section(seg, &sec) != MH_OK)
+        return MH_ENOTFOUND;
+    MH_TRY(mh_seg_section_sum(seg, sec, "stream postings", d));
+    return parse(seg, sec, out, d);
+}
+
+int mh_spost_view_get(const mh_seg *seg, mh_spost_view *out, mh_diag *d) {
+    const mh_section *sec;
+    if (mh_spost_section(seg, &sec) != MH_OK)
+        return MH_ENOTFOUND;
+    mh_seg *m = (mh_seg *)seg;
+    /* checked once per reader; a segment that failed is checked again on
+     * each use, so each failing query says why */
+    if (atomic_load_explicit(&m->spost_ok, memory_order_acquire)) {
+        fill(seg, sec, out);
+        return MH_OK;
+    }
+    MH_TRY(mh_spost_view_whole(seg, out, d));
+    atomic_store_explicit(&m->spost_ok, 1, memory_order_release);
+    return MH_OK;
+}
+
+int mh_spost_body(const mh_spost_view *v, uint32_t stream, mh_apost_view *out) {
+    uint32_t lo = 0, hi = v->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (mhf_load_u32(v->ents + (size_t)mid * v->esz + MHF_SPOST_E_STREAM) < stream)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const uint8_t *e = v->ents + (size_t)lo * v->esz;
+    if (lo == v->n || mhf_load_u32(e + MHF_SPOST_E_STREAM) != stream)
+        return 0;
+    uint64_t bo = mhf_load_u64(e + MHF_SPOST_E_OFFSET);
+    uint64_t bn = mhf_load_u64(e + MHF_SPOST_E_BYTES);
+    if (bn == 0)
+        return -1;
+    mh_apost_view_fill(v->data + bo, v->data_off + bo, v->nslices, out);
+    return 1;
+}
+
+/* The last run of op o whose first granule is at or before w, else its
+ * first: its index within the op. */
+static uint32_t run_at(const mh_apost_view *b, unsigned o, uint64_t w) {
+    uint32_t lo = 0, hi = b->run_count[o];
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const uint8_t *r = b->runs + (size_t)(b->run_first[o] + mid) * b->run_size;
+        if (mhf_load_u64(r + MHF_APOST_R_GRANULE) <= w)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ORs into bits the postings of body b's keys (o, w), wa <= w <= wb. */
+static int body_or(const mh_apost_view *b, unsigned o, uint64_t wa, uint64_t wb,
+                   uint64_t *bits, mh_diag *d) {
+    for (uint32_t r = run_at(b, o, wa); r < b->run_count[o]; r++) {
+        const uint8_t *rec = b->runs + (size_t)(b->run_first[o] + r) * b->run_size;
+        if (mhf_load_u64(rec + MHF_APOST_R_GRANULE) > wb)
+            break;
+        mh_apost_cur c;
+        mh_apost_run_open(b, o, r, &c);
+        for (;;) {
+            mh_apost_cur back = c;
+            uint32_t n;
+            int rc = mh_apost_run_step(&c, NULL, NULL, &n, d);
+            if (rc < 0)
+                return rc;
+            if (rc == 0 || c.w > wb)
+                break;
+            if (c.w >= wa) { /* again, ORing: checked, it cannot fail */
+                c = back;
+                rc = mh_apost_run_step(&c, bits, NULL, &n, d);
+                if (rc < 0)
+                    return rc;
+            }
+        }
+    }
+    return MH_OK;
+}
+
+int mh_spost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
+                   const uint32_t *streams, uint32_t ns, mh_apost_iter *it,
+                   uint64_t **scratch, size_t *scratch_cap, mh_diag *d) {
+    if (ns == 0 || ns > MHF_SPOST_QUERY_STREAMS || a > b)
+        return 0;
+    mh_spost_view v;
+    int rc = mh_spost_view_get(seg, &v, d);
+    if (rc == MH_ENOTFOUND)
+        return 0;
+    if (rc != MH_OK)
+        return rc;
+    /* every stream's body must serve the range (or the stream has no row
+     * in the segment): else the section does not serve this query */
+    mh_apost_view body[MHF_SPOST_QUERY_STREAMS];
+    uint32_t nb = 0;
+    for (uint32_t i = 0; i < ns; i++) {
+        int got = mh_spost_body(&v, streams[i], &body[nb]);
+        if (got < 0)
+            return 0;
+        if (got == 0)
+            continue;
+        if ((b >> body[nb].shift) - (a >> body[nb].shift) >= MHF_SPOST_SPAN)
+            return 0;
+        nb++;
+    }
+    size_t words = ((size_t)seg->nslices + 63) / 64;
+    int several = (ops & (ops - 1u) & 7u) != 0;
+    size_t need = several ? words * (1 + MHF_OP_COUNT) : words;
+    if (need > *scratch_cap || !*scratch) {
+        size_t cap = need > 8 ? need : 8;
+        uint64_t *p = realloc(*scratch, cap * sizeof *p);
+        if (!p)
+            return mh_diag_fail(d, MH_ENOMEM, 0,
+                                "out of memory for the candidates of %u slices",
+                                seg->nslices);
+        *scratch = p;
+        *scratch_cap = cap;
+    }
+    uint64_t *all = *scratch;
+    memset(all, 0, need * sizeof *all);
+    it->bits = all;
+    it->nslices = seg->nslices;
+    it->shift = nb ? body[0].shift : MHF_SPOST_SHIFT_DEFAULT;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        it->op_bits[o] = !(ops >> o & 1u) ? NULL : several ? all + (1 + o) * words : all;
+        if (!(ops >> o & 1u))
+            continue;
+        uint64_t *bits = all + (several ? (1 + o) * words : 0);
+        for (uint32_t i = 0; i < nb; i++)
+            if (body[i].run_count[o]) {
+                rc = body_or(&body[i], o, a >> body[i].shift, b >> body[i].shift, bits, d);
+                if (rc != MH_OK)
+                    return rc;
+            }
+    }
+    for (unsigned o = 0; several && o < MHF_OP_COUNT; o++)
+        if (ops >> o & 1u)
+            for (size_t i = 0; i < words; i++)
+                all[i] |= all[(1 + o) * words + i];
+    return 1;
+}
+
+void mh_spost_and(mh_apost_iter *x, const mh_apost_iter *y, uint32_t ops) {
+    size_t words = ((size_t)x->nslices + 63) / 64;
+    uint64_t *all = (uint64_t *)(uintptr_t)x->bits;
+    int several = (ops & (ops - 1u) & 7u) != 0;
+    if (!several) {
+        for (size_t i = 0; i < words; i++)
+            all[i] &= y->bits[i];
+        return;
+    }
+    memset(all, 0, words * sizeof *all);
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        if (!(ops >> o & 1u))
+            continue;
+        uint64_t *xo = (uint64_t *)(uintptr_t)x->op_bits[o];
+        for (size_t i = 0; i < words; i++) {
+            xo[i] &= y->op_bits[o][i];
+            all[i] |= xo[i];
+        }
+    }
+}
