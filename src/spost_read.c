@@ -203,18 +203,20 @@ int mh_spost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
     if (rc != MH_OK)
         return rc;
     /* every stream's body must serve the range (or the stream has no row
-     * in the segment): else the section does not serve this query */
-    mh_apost_view body[MHF_SPOST_QUERY_STREAMS];
-    uint32_t nb = 0;
+     * in the segment): else the section does not serve this query. Each
+     * body is found again below (a binary search over the entries) rather
+     * than kept: 64 views on the stack were 16 KiB of frame */
+    mh_apost_view body;
+    uint32_t nb = 0, shift = MHF_SPOST_SHIFT_DEFAULT;
     for (uint32_t i = 0; i < ns; i++) {
-        int got = mh_spost_body(&v, streams[i], &body[nb]);
+        int got = mh_spost_body(&v, streams[i], &body);
         if (got < 0)
             return 0;
         if (got == 0)
             continue;
-        if ((b >> body[nb].shift) - (a >> body[nb].shift) >= MHF_SPOST_SPAN)
+        if ((b >> body.shift) - (a >> body.shift) >= MHF_SPOST_SPAN)
             return 0;
-        nb++;
+        shift = nb++ ? shift : body.shift;
     }
     size_t words = ((size_t)seg->nslices + 63) / 64;
     int several = (ops & (ops - 1u) & 7u) != 0;
@@ -233,18 +235,20 @@ int mh_spost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
     memset(all, 0, need * sizeof *all);
     it->bits = all;
     it->nslices = seg->nslices;
-    it->shift = nb ? body[0].shift : MHF_SPOST_SHIFT_DEFAULT;
-    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+    it->shift = shift;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
         it->op_bits[o] = !(ops >> o & 1u) ? NULL : several ? all + (1 + o) * words : all;
-        if (!(ops >> o & 1u))
+    for (uint32_t i = 0; nb && i < ns; i++) {
+        if (mh_spost_body(&v, streams[i], &body) != 1)
             continue;
-        uint64_t *bits = all + (several ? (1 + o) * words : 0);
-        for (uint32_t i = 0; i < nb; i++)
-            if (body[i].run_count[o]) {
-                rc = body_or(&body[i], o, a >> body[i].shift, b >> body[i].shift, bits, d);
-                if (rc != MH_OK)
-                    return rc;
-            }
+        for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+            if (!(ops >> o & 1u) || body.run_count[o] == 0)
+                continue;
+            uint64_t *bits = all + (several ? (1 + o) * words : 0);
+            rc = body_or(&body, o, a >> body.shift, b >> body.shift, bits, d);
+            if (rc != MH_OK)
+                return rc;
+        }
     }
     for (unsigned o = 0; several && o < MHF_OP_COUNT; o++)
         if (ops >> o & 1u)
