@@ -842,32 +842,12 @@ int mh_apost_query_view(const mh_seg *seg, const mh_apost_view *vp, uint64_t a,
     uint64_t wa = a >> v.shift, wb = b >> v.shift;
     if (a > b || wb - wa >= MHF_APOST_SPAN)
         return 0;
-    size_t words = ((size_t)v.nslices + 63) / 64;
-    /* one op asked: its candidates are the union; several: each op's in
-     * its own bitmap after the union's, ORed into it at the end */
-    int several = (ops & (ops - 1u) & 7u) != 0;
-    size_t need = several ? words * (1 + MHF_OP_COUNT) : words;
-    if (need > *scratch_cap || !*scratch) {
-        size_t cap = need > 8 ? need : 8;
-        uint64_t *p = realloc(*scratch, cap * sizeof *p);
-        if (!p)
-            return mh_diag_fail(d, MH_ENOMEM, 0,
-                                "out of memory for the candidates of %u slices",
-                                v.nslices);
-        *scratch = p;
-        *scratch_cap = cap;
-    }
-    uint64_t *all = *scratch;
-    memset(all, 0, need * sizeof *all);
-    it->bits = all;
-    it->nslices = v.nslices;
-    it->shift = v.shift;
+    MH_TRY(mh_apost_iter_init(it, v.nslices, ops, v.shift, scratch, scratch_cap, d));
     for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
         /* an op with no key has no candidate: its bitmap stays empty */
-        it->op_bits[o] = !(ops >> o & 1u) ? NULL : several ? all + (1 + o) * words : all;
         if (!(ops >> o & 1u) || v.run_count[o] == 0)
             continue;
-        uint64_t *bits = all + (several ? (1 + o) * words : 0);
+        uint64_t *bits = (uint64_t *)(uintptr_t)it->op_bits[o];
         /* the last run starting at or before wa (its keys may reach wa),
          * else the first one */
         uint32_t r0;
@@ -955,12 +935,47 @@ int mh_apost_query_view(const mh_seg *seg, const mh_apost_view *vp, uint64_t a,
     /* a section 14's wide ranges (format 2.6) */
     for (unsigned o = 0; v.wide && o < MHF_OP_COUNT; o++)
         if ((ops >> o & 1u) && v.wide_n[o])
-            wide_or(&v, o, a, b, all + (several ? (1 + o) * words : 0));
-    for (unsigned o = 0; several && o < MHF_OP_COUNT; o++)
-        if (ops >> o & 1u)
-            for (size_t i = 0; i < words; i++)
-                all[i] |= all[(1 + o) * words + i];
+            wide_or(&v, o, a, b, (uint64_t *)(uintptr_t)it->op_bits[o]);
+    mh_apost_iter_union(it, ops);
     return 1;
+}
+
+int mh_apost_iter_init(mh_apost_iter *it, uint32_t nslices, uint32_t ops, uint32_t shift,
+                       uint64_t **scratch, size_t *scratch_cap, mh_diag *d) {
+    size_t words = ((size_t)nslices + 63) / 64;
+    /* one op asked: its candidates are the union; several: each op's in
+     * its own bitmap after the union's, ORed into it at the end */
+    int several = (ops & (ops - 1u) & 7u) != 0;
+    size_t need = several ? words * (1 + MHF_OP_COUNT) : words;
+    if (need > *scratch_cap || !*scratch) {
+        size_t cap = need > 8 ? need : 8;
+        uint64_t *p = realloc(*scratch, cap * sizeof *p);
+        if (!p)
+            return mh_diag_fail(d, MH_ENOMEM, 0,
+                                "out of memory for the candidates of %u slices", nslices);
+        *scratch = p;
+        *scratch_cap = cap;
+    }
+    uint64_t *all = *scratch;
+    memset(all, 0, need * sizeof *all);
+    it->bits = all;
+    it->nslices = nslices;
+    it->shift = shift;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        it->op_bits[o] = !(ops >> o & 1u) ? NULL : several ? all + (1 + o) * words : all;
+    return MH_OK;
+}
+
+void mh_apost_iter_union(mh_apost_iter *it, uint32_t ops) {
+    if (!(ops & (ops - 1u) & 7u))
+        return; /* one op: its bitmap is the union */
+    size_t words = ((size_t)it->nslices + 63) / 64;
+    uint64_t *all = (uint64_t *)(uintptr_t)it->bits;
+    memset(all, 0, words * sizeof *all);
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+        if (it->op_bits[o])
+            for (size_t i = 0; i < words; i++)
+                all[i] |= it->op_bits[o][i];
 }
 
 unsigned mh_apost_ops_at(const mh_apost_iter *it, uint32_t s) {

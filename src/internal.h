@@ -2087,6 +2087,13 @@ int mh_apost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
 int mh_apost_query_view(const mh_seg *seg, const mh_apost_view *v, uint64_t a,
                         uint64_t b, uint32_t ops, mh_apost_iter *it,
                         uint64_t **scratch, size_t *scratch_cap, mh_diag *d);
+/* The empty candidates of nslices slices for ops in the caller's scratch
+ * (grown by realloc): one op, its bitmap is it->bits; several, each op's
+ * own after the union's (it->op_bits), mh_apost_iter_union ORs them into
+ * it. MH_ENOMEM with detail. */
+int mh_apost_iter_init(mh_apost_iter *it, uint32_t nslices, uint32_t ops, uint32_t shift,
+                       uint64_t **scratch, size_t *scratch_cap, mh_diag *d);
+void mh_apost_iter_union(mh_apost_iter *it, uint32_t ops);
 /* First candidate >= s / last candidate <= s; UINT32_MAX when none. */
 uint32_t mh_apost_next(const mh_apost_iter *it, uint32_t s);
 uint32_t mh_apost_prev(const mh_apost_iter *it, uint32_t s);
@@ -2108,6 +2115,8 @@ typedef struct mh_spost_view {
 int mh_spost_view_get(const mh_seg *seg, mh_spost_view *out, mh_diag *d);
 /* The same, always checked, never remembered: fsck. */
 int mh_spost_view_whole(const mh_seg *seg, mh_spost_view *out, mh_diag *d);
+/* The entry of stream `stream` (binary search), or v->n when none. */
+uint32_t mh_spost_entry(const mh_spost_view *v, uint32_t stream);
 /* Stream's body as a section 10 view (checked by the view's parse): 1; 0
  * when the section lists no such stream; -1 when its entry has no body. */
 int mh_spost_body(const mh_spost_view *v, uint32_t stream, mh_apost_view *out);

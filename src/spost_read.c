@@ -128,7 +128,7 @@ int mh_spost_view_get(const mh_seg *seg, mh_spost_view *out, mh_diag *d) {
     return MH_OK;
 }
 
-int mh_spost_body(const mh_spost_view *v, uint32_t stream, mh_apost_view *out) {
+uint32_t mh_spost_entry(const mh_spost_view *v, uint32_t stream) {
     uint32_t lo = 0, hi = v->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -137,11 +137,18 @@ int mh_spost_body(const mh_spost_view *v, uint32_t stream, mh_apost_view *out) {
         else
             hi = mid;
     }
-    const uint8_t *e = v->ents + (size_t)lo * v->esz;
-    if (lo == v->n || mhf_load_u32(e + MHF_SPOST_E_STREAM) != stream)
+    return lo < v->n && mhf_load_u32(v->ents + (size_t)lo * v->esz + MHF_SPOST_E_STREAM) == stream
+               ? lo
+               : v->n;
+}
+
+int mh_spost_body(const mh_spost_view *v, uint32_t stream, mh_apost_view *out) {
+    uint32_t e = mh_spost_entry(v, stream);
+    if (e == v->n)
         return 0;
-    uint64_t bo = mhf_load_u64(e + MHF_SPOST_E_OFFSET);
-    uint64_t bn = mhf_load_u64(e + MHF_SPOST_E_BYTES);
+    const uint8_t *x = v->ents + (size_t)e * v->esz;
+    uint64_t bo = mhf_load_u64(x + MHF_SPOST_E_OFFSET);
+    uint64_t bn = mhf_load_u64(x + MHF_SPOST_E_BYTES);
     if (bn == 0)
         return -1;
     mh_apost_view_fill(v->data + bo, v->data_off + bo, v->nslices, out);
@@ -218,62 +225,31 @@ int mh_spost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
             return 0;
         shift = nb++ ? shift : body.shift;
     }
-    size_t words = ((size_t)seg->nslices + 63) / 64;
-    int several = (ops & (ops - 1u) & 7u) != 0;
-    size_t need = several ? words * (1 + MHF_OP_COUNT) : words;
-    if (need > *scratch_cap || !*scratch) {
-        size_t cap = need > 8 ? need : 8;
-        uint64_t *p = realloc(*scratch, cap * sizeof *p);
-        if (!p)
-            return mh_diag_fail(d, MH_ENOMEM, 0,
-                                "out of memory for the candidates of %u slices",
-                                seg->nslices);
-        *scratch = p;
-        *scratch_cap = cap;
-    }
-    uint64_t *all = *scratch;
-    memset(all, 0, need * sizeof *all);
-    it->bits = all;
-    it->nslices = seg->nslices;
-    it->shift = shift;
-    for (unsigned o = 0; o < MHF_OP_COUNT; o++)
-        it->op_bits[o] = !(ops >> o & 1u) ? NULL : several ? all + (1 + o) * words : all;
+    MH_TRY(mh_apost_iter_init(it, seg->nslices, ops, shift, scratch, scratch_cap, d));
     for (uint32_t i = 0; nb && i < ns; i++) {
         if (mh_spost_body(&v, streams[i], &body) != 1)
             continue;
         for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
             if (!(ops >> o & 1u) || body.run_count[o] == 0)
                 continue;
-            uint64_t *bits = all + (several ? (1 + o) * words : 0);
-            rc = body_or(&body, o, a >> body.shift, b >> body.shift, bits, d);
+            rc = body_or(&body, o, a >> body.shift, b >> body.shift,
+                         (uint64_t *)(uintptr_t)it->op_bits[o], d);
             if (rc != MH_OK)
                 return rc;
         }
     }
-    for (unsigned o = 0; several && o < MHF_OP_COUNT; o++)
-        if (ops >> o & 1u)
-            for (size_t i = 0; i < words; i++)
-                all[i] |= all[(1 + o) * words + i];
+    mh_apost_iter_union(it, ops);
     return 1;
 }
 
 void mh_spost_and(mh_apost_iter *x, const mh_apost_iter *y, uint32_t ops) {
     size_t words = ((size_t)x->nslices + 63) / 64;
-    uint64_t *all = (uint64_t *)(uintptr_t)x->bits;
-    int several = (ops & (ops - 1u) & 7u) != 0;
-    if (!several) {
-        for (size_t i = 0; i < words; i++)
-            all[i] &= y->bits[i];
-        return;
-    }
-    memset(all, 0, words * sizeof *all);
     for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        uint64_t *xo = (uint64_t *)(uintptr_t)x->op_bits[o];
         if (!(ops >> o & 1u))
             continue;
-        uint64_t *xo = (uint64_t *)(uintptr_t)x->op_bits[o];
-        for (size_t i = 0; i < words; i++) {
+        for (size_t i = 0; i < words; i++)
             xo[i] &= y->op_bits[o][i];
-            all[i] |= xo[i];
-        }
     }
+    mh_apost_iter_union(x, ops);
 }

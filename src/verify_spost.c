@@ -60,21 +60,6 @@ int mh_spost_fsck_begin(mh_spost_chk **out, const mh_seg *seg) {
     return MH_OK;
 }
 
-/* The entry of stream st, or n. */
-static uint32_t entry_of(const mh_spost_view *v, uint32_t st) {
-    uint32_t lo = 0, hi = v->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (mhf_load_u32(v->ents + (size_t)mid * v->esz + MHF_SPOST_E_STREAM) < st)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < v->n && mhf_load_u32(v->ents + (size_t)lo * v->esz + MHF_SPOST_E_STREAM) == st
-               ? lo
-               : v->n;
-}
-
 void mh_spost_fsck_slice(mh_spost_chk *c, const uint64_t *trip, const uint32_t *strm,
                          size_t m) {
     if (!c || c->rc != MH_OK || c->nomem || c->slice_rc != MH_OK)
@@ -90,7 +75,7 @@ void mh_spost_fsck_slice(mh_spost_chk *c, const uint64_t *trip, const uint32_t *
     uint32_t *at = (uint32_t *)(void *)c->at.p;
     memset(c->cnt, 0, ((size_t)n + 1) * sizeof *c->cnt);
     for (size_t i = 0; i < m; i++) {
-        uint32_t e = entry_of(&c->v, strm[i]);
+        uint32_t e = mh_spost_entry(&c->v, strm[i]);
         at[i] = e;
         if (e == n) {
             if (c->unlisted++ == 0)

@@ -66,6 +66,21 @@ mh_access *tu_apost_write(const char *dir, const mh_access *all, size_t n, size_
     o.address_postings = (uint32_t)postings;
     mh_writer *w;
     CHECK_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
+    /* the streams of the accesses, declared (stream 0 needs none) */
+    uint8_t *seen = calloc(MH_STREAM_MAX + 1, 1);
+    CHECK(seen);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t s = all[i].stream;
+        if (s == 0 || seen[s])
+            continue;
+        seen[s] = 1;
+        mh_stream_info si;
+        mh_stream_info_init(&si);
+        si.id = s;
+        si.kind = MH_STREAM_THREAD;
+        CHECK_OK(mh_writer_stream_declare(w, &si));
+    }
+    free(seen);
     mh_access *kept = malloc((n ? n : 1) * sizeof *kept);
     CHECK(kept);
     size_t i = 0, m = 0;

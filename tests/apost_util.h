@@ -27,8 +27,8 @@ size_t tu_apost_decode(const mh_apost_view *v, trip **out);
 const mh_seg *tu_seg_of(const mh_reader *r, size_t i);
 
 /* Writes all[0 .. n) into dir (slices of slice_accesses, blocks of 64,
- * segments of commit accesses, address_postings = postings), in batches of
- * 777; with discard, a segment and a half first, then back to a segment
+ * segments of commit accesses, address_postings = postings, the streams of
+ * the accesses declared as threads), in batches of 777; with discard, a segment and a half first, then back to a segment
  * and a quarter (mh_writer_discard_from, in a segment that has slices).
  * Returns the store's accesses in id order (malloc'd), *nout of them. */
 mh_access *tu_apost_write(const char *dir, const mh_access *all, size_t n, size_t commit,

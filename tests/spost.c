@@ -59,48 +59,6 @@ static mh_access *make_trace_solo(size_t n, uint32_t ns, uint64_t seed, size_t s
     return a;
 }
 
-/* Writes all[0 .. n) with streams 1 .. ns - 1 declared (slices of 400,
- * segments of commit), a discard as tu_apost_write's when asked. */
-static mh_access *write_store(const char *dir, const mh_access *all, size_t n, uint32_t ns,
-                              size_t commit, int discard, size_t *nout) {
-    mh_writer_options o;
-    mh_writer_options_init(&o);
-    o.slice_accesses = 400;
-    o.block_accesses = 64;
-    o.commit_accesses = commit;
-    mh_writer *w;
-    CHECK_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
-    for (uint32_t s = 1; s < ns; s++) {
-        mh_stream_info si;
-        mh_stream_info_init(&si);
-        si.id = s;
-        si.kind = MH_STREAM_THREAD;
-        CHECK_OK(mh_writer_stream_declare(w, &si));
-    }
-    mh_access *kept = malloc(n * sizeof *kept);
-    CHECK(kept);
-    size_t i = 0, m = 0;
-    if (discard) {
-        size_t h = commit + commit / 2;
-        CHECK_OK(mh_writer_append_batch(w, all, h, NULL));
-        i = commit + commit / 4;
-        while (i > 0 && all[i - 1].transition == all[i].transition)
-            i--;
-        CHECK_OK(mh_writer_discard_from(w, all[i].transition));
-        memcpy(kept, all, i * sizeof *kept);
-        m = i;
-    }
-    for (; i < n; i += 777) {
-        size_t k = n - i < 777 ? n - i : 777;
-        CHECK_OK(mh_writer_append_batch(w, all + i, k, NULL));
-        memcpy(kept + m, all + i, k * sizeof *kept);
-        m += k;
-    }
-    CHECK_OK(mh_writer_close(w));
-    *nout = m;
-    return kept;
-}
-
 /* The slice of each access id of segment g, from the slice records. */
 static uint32_t *slice_of_ids(const mh_seg *seg, uint64_t *id0) {
     uint32_t *so = malloc((seg->count ? seg->count : 1) * sizeof *so);
@@ -312,7 +270,7 @@ static void test_store(uint32_t ns, int discard, uint64_t seed, size_t solo) {
              "of stream 0 first", ns, discard, (unsigned long long)seed, solo);
     size_t n = 60000, m;
     mh_access *src = make_trace_solo(n, ns, seed, solo);
-    mh_access *all = write_store(dir, src, n, ns, 25000, discard, &m);
+    mh_access *all = tu_apost_write(dir, src, n, 25000, 400, discard, 1, &m);
     free(src);
     mh_reader *r;
     CHECK_OK(mh_reader_open(dir, &r));
@@ -335,7 +293,7 @@ static void test_one_stream(void) {
     mh_access *src = make_trace(n, 1, 9);
     for (size_t i = 0; i < n; i++)
         src[i].stream = 3;
-    mh_access *all = write_store(dir, src, n, 4, 8000, 0, &m);
+    mh_access *all = tu_apost_write(dir, src, n, 8000, 400, 0, 1, &m);
     free(src);
     mh_reader *r;
     CHECK_OK(mh_reader_open(dir, &r));
@@ -401,7 +359,7 @@ static void test_damage(void) {
     tu_mkdtemp(dir, sizeof dir, "spost-dmg");
     size_t n = 30000, m;
     mh_access *src = make_trace(n, 6, 21);
-    mh_access *all = write_store(dir, src, n, 6, 100000, 0, &m);
+    mh_access *all = tu_apost_write(dir, src, n, 100000, 400, 0, 1, &m);
     free(src);
     /* an access to a stack page (one stream's, few chunks): a page query
      * there walks slices (the id-order path takes the shared table's) */

@@ -1100,6 +1100,29 @@ static void future_dict(se_dict *d) {
     memcpy(t->data.p, body, sizeof body);
     t->data.len = sizeof body;
 }
+/* Section x's table of n records of rsz bytes, after its head-byte header,
+ * widened to newsz (the new bytes 0x77) and its header's u32 record size
+ * at size_off set to newsz: what SPEC.md 12.1 lets a later minor do to a
+ * record table. */
+static void widen_table(se_section *x, size_t head, uint32_t n, uint32_t rsz, uint32_t newsz,
+                        size_t size_off) {
+    uint32_t sz = rsz;
+    se_buf rec = {malloc((size_t)n * rsz + 1), (size_t)n * rsz};
+    if (!rec.p)
+        se_die("out of memory", "future");
+    memcpy(rec.p, x->data.p + head, rec.len);
+    se_widen(&rec, &sz, n, newsz, 0x77);
+    se_buf nx = {NULL, 0};
+    se_append(&nx, x->data.p, head);
+    mhf_store_u32(nx.p + size_off, newsz);
+    se_append(&nx, rec.p, rec.len);
+    size_t end = head + (size_t)n * rsz;
+    se_append(&nx, x->data.p + end, x->data.len - end);
+    free(rec.p);
+    free(x->data.p);
+    x->data = nx;
+}
+
 static void future_segment(se_seg *g) {
     mhf_store_u16(g->hdr + MHF_SEG_MINOR, MHF_VERSION_MINOR + 1);
     mhf_store_u32(g->hdr + MHF_SEG_FLAGS, 1u << 17); /* a compatible flag */
@@ -1128,153 +1151,59 @@ static void future_segment(se_seg *g) {
     se_widen(&bl->data, &bl->recsz, bl->count, 64, 0xa5);
     /* a longer summary entry */
     se_section *sm = summary(g);
-    uint32_t ne = mhf_load_u32(sm->data.p + 4), esz = 24;
-    se_buf e = {malloc((size_t)ne * 24 + 1), (size_t)ne * 24};
-    if (!e.p)
-        se_die("out of memory", "future");
-    memcpy(e.p, sm->data.p + 32, e.len);
-    se_widen(&e, &esz, ne, 32, 0x77);
-    se_buf nsum = {NULL, 0};
-    se_append(&nsum, sm->data.p, 32);
-    mhf_store_u32(nsum.p + 8, 32);
-    mhf_store_u32(nsum.p + 12, 0x21212121);
-    se_append(&nsum, e.p, e.len);
-    se_append(&nsum, sm->data.p + 32 + (size_t)ne * 24, sm->data.len - 32 - (size_t)ne * 24);
-    free(e.p);
-    free(sm->data.p);
-    sm->data = nsum;
+    widen_table(sm, 32, mhf_load_u32(sm->data.p + 4), 24, 32, 8);
+    mhf_store_u32(sm->data.p + 12, 0x21212121);
     /* a longer id map group record, reserved fields set */
     se_section *im = idmap(g);
-    uint32_t ng = mhf_load_u32(im->data.p + 4), gsz = 32;
-    se_buf gr = {malloc((size_t)ng * 32 + 1), (size_t)ng * 32};
-    if (!gr.p)
-        se_die("out of memory", "future");
-    memcpy(gr.p, im->data.p + 32, gr.len);
+    uint32_t ng = mhf_load_u32(im->data.p + 4);
     for (uint32_t i = 0; i < ng; i++)
-        memset(gr.p + (size_t)i * 32 + 25, 0x21, 7);
-    se_widen(&gr, &gsz, ng, 40, 0x77);
-    se_buf nim = {NULL, 0};
-    se_append(&nim, im->data.p, 32);
-    mhf_store_u32(nim.p + 8, 40);
-    mhf_store_u32(nim.p + 12, 0x21212121);
-    mhf_store_u64(nim.p + 24, 0x2121212121212121ull);
-    se_append(&nim, gr.p, gr.len);
-    se_append(&nim, im->data.p + 32 + (size_t)ng * 32, im->data.len - 32 - (size_t)ng * 32);
-    free(gr.p);
-    free(im->data.p);
-    im->data = nim;
+        memset(im->data.p + 32 + (size_t)i * 32 + 25, 0x21, 7);
+    widen_table(im, 32, ng, 32, 40, 8);
+    mhf_store_u32(im->data.p + 12, 0x21212121);
+    mhf_store_u64(im->data.p + 24, 0x2121212121212121ull);
     /* longer id transitions group records (40), reserved fields set: a
      * reader of this minor reads their first 32 bytes (SPEC.md 9g, 12.1) */
     se_section *it = idtime(g);
-    uint32_t itn = mhf_load_u32(it->data.p + MHF_IDTIME_GROUP_COUNT), itsz = MHF_IDTIME_GROUP_SIZE;
-    se_buf itr = {malloc((size_t)itn * MHF_IDTIME_GROUP_SIZE + 1),
-                  (size_t)itn * MHF_IDTIME_GROUP_SIZE};
-    if (!itr.p)
-        se_die("out of memory", "future");
-    memcpy(itr.p, it->data.p + MHF_IDTIME_HEADER_SIZE, itr.len);
+    uint32_t itn = mhf_load_u32(it->data.p + MHF_IDTIME_GROUP_COUNT);
     for (uint32_t i = 0; i < itn; i++)
-        memset(itr.p + (size_t)i * MHF_IDTIME_GROUP_SIZE + MHF_IDTIME_G_RESERVED, 0x21, 3);
-    se_widen(&itr, &itsz, itn, 40, 0x77);
-    se_buf nit = {NULL, 0};
-    se_append(&nit, it->data.p, MHF_IDTIME_HEADER_SIZE);
-    mhf_store_u32(nit.p + MHF_IDTIME_GROUP_SIZE_OFF, 40);
-    mhf_store_u64(nit.p + MHF_IDTIME_RESERVED, 0x2121212121212121ull);
-    se_append(&nit, itr.p, itr.len);
-    size_t ithead = MHF_IDTIME_HEADER_SIZE + (size_t)itn * MHF_IDTIME_GROUP_SIZE;
-    se_append(&nit, it->data.p + ithead, it->data.len - ithead);
-    free(itr.p);
-    free(it->data.p);
-    it->data = nit;
+        memset(it->data.p + MHF_IDTIME_HEADER_SIZE + (size_t)i * MHF_IDTIME_GROUP_SIZE +
+                   MHF_IDTIME_G_RESERVED, 0x21, 3);
+    widen_table(it, MHF_IDTIME_HEADER_SIZE, itn, MHF_IDTIME_GROUP_SIZE, 40,
+                MHF_IDTIME_GROUP_SIZE_OFF);
+    mhf_store_u64(it->data.p + MHF_IDTIME_RESERVED, 0x2121212121212121ull);
     /* a longer address set run record (32), reserved fields set */
     se_section *as = aset(g);
-    uint32_t nr = mhf_load_u32(as->data.p + MHF_ASET_RUN_COUNT), rsz = MHF_ASET_RUN_SIZE;
-    se_buf runs = {malloc((size_t)nr * MHF_ASET_RUN_SIZE + 1), (size_t)nr * MHF_ASET_RUN_SIZE};
-    if (!runs.p)
-        se_die("out of memory", "future");
-    memcpy(runs.p, as->data.p + MHF_ASET_HEADER_SIZE, runs.len);
-    se_widen(&runs, &rsz, nr, 32, 0x77);
-    se_buf nset = {NULL, 0};
-    se_append(&nset, as->data.p, MHF_ASET_HEADER_SIZE);
-    mhf_store_u32(nset.p + MHF_ASET_RUN_SIZE_OFF, 32);
-    mhf_store_u32(nset.p + MHF_ASET_RESERVED0, 0x21212121);
-    mhf_store_u64(nset.p + MHF_ASET_RESERVED1, 0x2121212121212121ull);
-    se_append(&nset, runs.p, runs.len);
-    size_t head = MHF_ASET_HEADER_SIZE + (size_t)nr * MHF_ASET_RUN_SIZE;
-    se_append(&nset, as->data.p + head, as->data.len - head);
-    free(runs.p);
-    free(as->data.p);
-    as->data = nset;
+    widen_table(as, MHF_ASET_HEADER_SIZE, mhf_load_u32(as->data.p + MHF_ASET_RUN_COUNT),
+                MHF_ASET_RUN_SIZE, 32, MHF_ASET_RUN_SIZE_OFF);
+    mhf_store_u32(as->data.p + MHF_ASET_RESERVED0, 0x21212121);
+    mhf_store_u64(as->data.p + MHF_ASET_RESERVED1, 0x2121212121212121ull);
     /* longer address postings run records (32): a reader of this minor
      * reads their first 24 bytes (SPEC.md 9d, 12.1) */
     se_section *ap = apost_or_null(g);
-    uint32_t apn = ap ? mhf_load_u32(ap->data.p + MHF_APOST_RUN_COUNT) : 0;
-    if (ap) {
-        uint32_t apsz = MHF_APOST_RUN_SIZE;
-        se_buf apr = {malloc((size_t)apn * MHF_APOST_RUN_SIZE + 1), (size_t)apn * MHF_APOST_RUN_SIZE};
-        if (!apr.p)
-            se_die("out of memory", "future");
-        memcpy(apr.p, ap->data.p + MHF_APOST_HEADER_SIZE, apr.len);
-        se_widen(&apr, &apsz, apn, 32, 0x77);
-        se_buf nap = {NULL, 0};
-        se_append(&nap, ap->data.p, MHF_APOST_HEADER_SIZE);
-        mhf_store_u32(nap.p + MHF_APOST_RUN_SIZE_OFF, 32);
-        se_append(&nap, apr.p, apr.len);
-        size_t aphead = MHF_APOST_HEADER_SIZE + (size_t)apn * MHF_APOST_RUN_SIZE;
-        se_append(&nap, ap->data.p + aphead, ap->data.len - aphead);
-        free(apr.p);
-        free(ap->data.p);
-        ap->data = nap;
-    }
-    /* longer wide ranges' records (32; segment 0's section 14), reserved
-     * fields set: a reader of this minor reads their first 24 bytes */
+    if (ap)
+        widen_table(ap, MHF_APOST_HEADER_SIZE, mhf_load_u32(ap->data.p + MHF_APOST_RUN_COUNT),
+                    MHF_APOST_RUN_SIZE, 32, MHF_APOST_RUN_SIZE_OFF);
+    /* longer wide ranges' records (32; segment 0's section 14) and stream
+     * postings entries (32; its section 15), reserved fields set: a reader
+     * of this minor reads their first 24 bytes */
     for (size_t i = 0; i < g->nsect; i++) {
-        se_section *aw = &g->s[i];
-        if (aw->type != MHF_SECT_APOSTW)
-            continue;
-        uint64_t wn = mhf_load_u64(aw->data.p + MHF_APOSTW_COUNT);
-        uint32_t wsz = MHF_APOSTW_REC_SIZE;
-        se_buf wr = {malloc((size_t)wn * MHF_APOSTW_REC_SIZE + 1),
-                     (size_t)wn * MHF_APOSTW_REC_SIZE};
-        if (!wr.p)
-            se_die("out of memory", "future");
-        memcpy(wr.p, aw->data.p + MHF_APOSTW_HEADER_SIZE, wr.len);
-        for (uint64_t k = 0; k < wn; k++)
-            mhf_store_u32(wr.p + k * MHF_APOSTW_REC_SIZE + MHF_APOSTW_R_RESERVED, 0x21212121);
-        se_widen(&wr, &wsz, (uint32_t)wn, 32, 0x77);
-        se_buf nw = {NULL, 0};
-        se_append(&nw, aw->data.p, MHF_APOSTW_HEADER_SIZE);
-        mhf_store_u32(nw.p + MHF_APOSTW_REC_SIZE_OFF, 32);
-        mhf_store_u64(nw.p + MHF_APOSTW_RESERVED, 0x2121212121212121ull);
-        se_append(&nw, wr.p, wr.len);
-        size_t whead = MHF_APOSTW_HEADER_SIZE + (size_t)wn * MHF_APOSTW_REC_SIZE;
-        se_append(&nw, aw->data.p + whead, aw->data.len - whead);
-        free(wr.p);
-        free(aw->data.p);
-        aw->data = nw;
-    }
-    /* longer stream postings entries (32; segment 0's section 15),
-     * reserved fields set: a reader of this minor reads their first 24 */
-    for (size_t i = 0; i < g->nsect; i++) {
-        se_section *sp = &g->s[i];
-        if (sp->type != MHF_SECT_SPOST)
-            continue;
-        uint32_t n = mhf_load_u32(sp->data.p + MHF_SPOST_COUNT), ssz = MHF_SPOST_ENTRY_SIZE;
-        se_buf er = {malloc((size_t)n * ssz + 1), (size_t)n * ssz};
-        if (!er.p)
-            se_die("out of memory", "future");
-        memcpy(er.p, sp->data.p + MHF_SPOST_HEADER_SIZE, er.len);
-        for (uint32_t k = 0; k < n; k++)
-            mhf_store_u32(er.p + (size_t)k * ssz + MHF_SPOST_E_RESERVED, 0x21212121);
-        se_widen(&er, &ssz, n, 32, 0x77);
-        se_buf ns = {NULL, 0};
-        se_append(&ns, sp->data.p, MHF_SPOST_HEADER_SIZE);
-        mhf_store_u32(ns.p + MHF_SPOST_ENTRY_SIZE_OFF, 32);
-        se_append(&ns, er.p, er.len);
-        size_t shead = MHF_SPOST_HEADER_SIZE + (size_t)n * MHF_SPOST_ENTRY_SIZE;
-        se_append(&ns, sp->data.p + shead, sp->data.len - shead);
-        free(er.p);
-        free(sp->data.p);
-        sp->data = ns;
+        se_section *x = &g->s[i];
+        if (x->type == MHF_SECT_APOSTW) {
+            uint32_t wn = (uint32_t)mhf_load_u64(x->data.p + MHF_APOSTW_COUNT);
+            for (uint32_t k = 0; k < wn; k++)
+                mhf_store_u32(x->data.p + MHF_APOSTW_HEADER_SIZE + (size_t)k * MHF_APOSTW_REC_SIZE +
+                                  MHF_APOSTW_R_RESERVED, 0x21212121);
+            widen_table(x, MHF_APOSTW_HEADER_SIZE, wn, MHF_APOSTW_REC_SIZE, 32,
+                        MHF_APOSTW_REC_SIZE_OFF);
+            mhf_store_u64(x->data.p + MHF_APOSTW_RESERVED, 0x2121212121212121ull);
+        } else if (x->type == MHF_SECT_SPOST) {
+            uint32_t n = mhf_load_u32(x->data.p + MHF_SPOST_COUNT);
+            for (uint32_t k = 0; k < n; k++)
+                mhf_store_u32(x->data.p + MHF_SPOST_HEADER_SIZE + (size_t)k * MHF_SPOST_ENTRY_SIZE +
+                                  MHF_SPOST_E_RESERVED, 0x21212121);
+            widen_table(x, MHF_SPOST_HEADER_SIZE, n, MHF_SPOST_ENTRY_SIZE, 32,
+                        MHF_SPOST_ENTRY_SIZE_OFF);
+        }
     }
     /* an unknown section, not required, between two known ones */
     static const char body[] = "a section 2.0 readers skip";
