@@ -821,17 +821,29 @@ static void copy_store_dir(const char *from, const char *to) {
     tu_copy_dir(from, to);
 }
 
+/* The stores earlier versions wrote, kept as committed (never
+ * regenerated): each opens and answers as tiny.store does. v2.6: memhist
+ * 1.11's tiny.store, no stream postings; v2.5: 1.10's, segment 0 without
+ * address postings (its two 4 GiB accesses too wide for them); v2.4:
+ * 1.8's, no id transitions; v2.3: 1.7's, no piece sums; v2.2: 1.5's, no
+ * span address set; v2.1: 1.3's, no address postings; v2.0; v1: the 1.0
+ * store of the same accesses. */
+static const struct {
+    const char *dir;
+    int v2;
+    unsigned minor;
+} kept[] = {{"v2.6", 1, 6}, {"v2.5", 1, 5}, {"v2.4", 1, 4}, {"v2.3", 1, 3}, {"v2.2", 1, 2},
+            {"v2.1", 1, 1}, {"v2.0", 1, 0}, {"v1", 0, 0}};
+
 static void copy_golden(const char *golden, const char *work) {
     char a[4096], b[4096];
     tu_join(a, sizeof a, golden, "tiny.store");
     tu_join(b, sizeof b, work, "tiny.store");
     copy_store_dir(a, b);
-    static const char *const kept[] = {"v1", "v2.0", "v2.1", "v2.2", "v2.3",
-                                       "v2.4", "v2.5", "v2.6"}; /* never regenerated */
     for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++) {
         char va[4096], vb[4096];
-        tu_join(va, sizeof va, golden, kept[k]);
-        tu_join(vb, sizeof vb, work, kept[k]);
+        tu_join(va, sizeof va, golden, kept[k].dir);
+        tu_join(vb, sizeof vb, work, kept[k].dir);
         CHECKF(mkdir(vb, 0755) == 0, "cannot create %s", vb);
         tu_join(a, sizeof a, va, "tiny.store");
         tu_join(b, sizeof b, vb, "tiny.store");
@@ -870,52 +882,12 @@ int main(int argc, char **argv) {
     copy_golden(golden, work);
     tu_join(tiny, sizeof tiny, work, "tiny.store");
     check_tiny(tiny, 1, 7);
-    /* the 2.6 store (memhist 1.11's tiny.store: no stream postings), kept
-     * as committed: it opens and answers the same */
-    char v26[4096];
-    tu_join(v26, sizeof v26, work, "v2.6");
-    tu_join(tiny, sizeof tiny, v26, "tiny.store");
-    check_tiny(tiny, 1, 6);
-    /* the 2.5 store (memhist 1.10's tiny.store: segment 0 without address
-     * postings, its two 4 GiB accesses too wide for them), kept as
-     * committed: it opens and answers the same */
-    char v25[4096];
-    tu_join(v25, sizeof v25, work, "v2.5");
-    tu_join(tiny, sizeof tiny, v25, "tiny.store");
-    check_tiny(tiny, 1, 5);
-    /* the 2.4 store (memhist 1.8's tiny.store, no id transitions), kept as
-     * committed: it opens and answers the same */
-    char v24[4096];
-    tu_join(v24, sizeof v24, work, "v2.4");
-    tu_join(tiny, sizeof tiny, v24, "tiny.store");
-    check_tiny(tiny, 1, 4);
-    /* the 2.3 store (memhist 1.7's tiny.store, no piece sums), kept as
-     * committed: it opens and answers the same */
-    char v23[4096];
-    tu_join(v23, sizeof v23, work, "v2.3");
-    tu_join(tiny, sizeof tiny, v23, "tiny.store");
-    check_tiny(tiny, 1, 3);
-    /* the 2.2 store (memhist 1.5's tiny.store, no span address set), kept
-     * as committed: it opens and answers the same */
-    char v22[4096];
-    tu_join(v22, sizeof v22, work, "v2.2");
-    tu_join(tiny, sizeof tiny, v22, "tiny.store");
-    check_tiny(tiny, 1, 2);
-    /* the 2.1 store (memhist 1.3's tiny.store, no address postings), kept
-     * as committed: it opens and answers the same */
-    char v21[4096];
-    tu_join(v21, sizeof v21, work, "v2.1");
-    tu_join(tiny, sizeof tiny, v21, "tiny.store");
-    check_tiny(tiny, 1, 1);
-    /* the 2.0 store, kept as committed: it opens and answers the same */
-    char v20[4096];
-    tu_join(v20, sizeof v20, work, "v2.0");
-    tu_join(tiny, sizeof tiny, v20, "tiny.store");
-    check_tiny(tiny, 1, 0);
-    char v1[4096];
-    tu_join(v1, sizeof v1, work, "v1");
-    tu_join(tiny, sizeof tiny, v1, "tiny.store");
-    check_tiny(tiny, 0, 0);
+    for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++) {
+        char vd[4096];
+        tu_join(vd, sizeof vd, work, kept[k].dir);
+        tu_join(tiny, sizeof tiny, vd, "tiny.store");
+        check_tiny(tiny, kept[k].v2, kept[k].minor);
+    }
     regenerate(golden, gen);
     check_corrupt(work);
     tu_rmtree(work);
