@@ -18,7 +18,7 @@
 
 /* ---- versions ---------------------------------------------------------- */
 #define MHF_VERSION_MAJOR 2u   /* what a writer writes; a reader reads 1.x and 2.x */
-#define MHF_VERSION_MINOR 7u   /* a newer minor only adds optional content:
+#define MHF_VERSION_MINOR 8u   /* a newer minor only adds optional content:
                                   2.1 adds sections 7, 8, 9; 2.2 adds the
                                   address postings (section 10); 2.3 the
                                   span address set (section 11); 2.4 the
@@ -26,7 +26,8 @@
                                   transitions (section 13); 2.6 the
                                   address postings with wide ranges
                                   (section 14); 2.7 the stream address
-                                  postings (section 15) */
+                                  postings (section 15); 2.8 the span
+                                  stream address set (section 16) */
 #define MHF1_VERSION_MAJOR 1u  /* format 1.0: read, never written */
 #define MHF_BYTE_ORDER_MARK 0x0A0B0C0Du /* stored little-endian: 0D 0C 0B 0A */
 #define MHF_BYTE_ORDER_SWAPPED 0x0D0C0B0Au /* what a big-endian writer would leave */
@@ -414,6 +415,32 @@
 #define MHF_SPAN_RESERVED1 24      /* u64 = 0 */
 #define MHF_SPAN_K 16u             /* intervals per run the reference writer
                                       writes in a node's set */
+
+/* ---- span stream address set (section 16, since 2.8; SPEC.md §9e.1) ---
+ * A node of section 11's tree per stream: a 48-byte header, entry_count
+ * entries of entry_size bytes (streams strictly increasing), then each
+ * entry's address set (section 8's layout, its intervals whole granules of
+ * the entry's shift) back to back; an entry of shift 0 and 0 bytes has
+ * none. */
+#define MHF_SECT_SSPAN 16u
+#define MHF_SSPAN_HEADER_SIZE 48u
+#define MHF_SSPAN_SEGMENTS 0        /* u32 L: segments covered, 2^j >= 2 */
+#define MHF_SSPAN_COUNT 4           /* u32 entries (streams), >= 1 */
+#define MHF_SSPAN_FIRST_SEQ 8       /* u64 seq of the first segment covered */
+#define MHF_SSPAN_ACCESSES 16       /* u64 sum of the covered segments' counts */
+#define MHF_SSPAN_ENTRY_SIZE_OFF 24 /* u32 entry size (24; §12.1) */
+#define MHF_SSPAN_RESERVED0 28      /* u32 = 0 */
+#define MHF_SSPAN_DATA_BYTES 32     /* u64 bytes of the sets */
+#define MHF_SSPAN_RESERVED1 40      /* u64 = 0 */
+#define MHF_SSPAN_ENTRY_SIZE 24u
+#define MHF_SSPAN_E_STREAM 0        /* u32 stream id, 0 .. 65535 */
+#define MHF_SSPAN_E_SHIFT 4         /* u32 granule shift, 12 .. 63; 0: no set */
+#define MHF_SSPAN_E_OFFSET 8        /* u64 its set, from the data area's start */
+#define MHF_SSPAN_E_BYTES 16        /* u64 its set's bytes; 0: none */
+#define MHF_SSPAN_SHIFT_MIN 12u     /* the finest shift: 4 KiB */
+#define MHF_SSPAN_SHIFT_LAST 24u    /* the reference writer's coarsest */
+#define MHF_SSPAN_SHIFT_STEP 4u     /* ... coarsened so many bits at a time */
+#define MHF_SSPAN_STREAM_BYTES 256u /* its budget: count / 16 + 4 KiB + this a stream */
 
 /* ---- piece sums (section 12, since 2.4; SPEC.md §9f) ------------------- */
 /* XXH3-64 of every 2^p-byte piece of some other optional sections (the

@@ -18,7 +18,10 @@
  * and fsck's check of every sample against its row), the stream address
  * postings (2.7: replaced whole, or the real ones with bytes flipped, which
  * reaches the entries, each body's runs and fsck's comparison with each
- * stream's rows), or a section of a
+ * stream's rows), the span stream address set (2.8: replaced whole, or
+ * segment 1's real one with bytes flipped, which reaches its entries, each
+ * set's runs and fsck's comparison with the covered segments' stream
+ * postings), or a section of a
  * type the reader does not know (required or not) added to the directory.
  *
  * At start-up the writer builds FUZZ_STORE_STREAMS (fuzz_build.c: three
@@ -40,7 +43,8 @@
  * means the answers equal the scan's rows of that stream in that range.
  * The span address set is asked by forward queries from the first
  * segment (the skip into segment 1 asks its node) with the span sets used
- * and ignored: clean by fsck means both answer, the same.
+ * and ignored, and, for pages of one stream, the span stream address set
+ * too: clean by fsck means both answer, the same.
  * The id map's labels are read group by group through mh_idmap_labels:
  * clean by fsck means every group decodes, and a group that fails to
  * decode with a data error means fsck found a problem.
@@ -335,20 +339,30 @@ static int read_span(mh_reader *r, const fuzz_vec *all) {
     int first_err = MH_OK;
     size_t n = all ? all->n : 0;
     mh_access got[2][8];
-    for (size_t k = 0; k < n + 2 && k < 34; k++) {
+    for (size_t k = 0; k < 2 * (n + 2) && k < 68; k++) {
         mh_query q;
         mh_query_init(&q);
-        q.addr_first = k < n ? all->v[k * (n / 32 + 1) % n].physical + 1 : k == n ? 0 : UINT64_MAX;
+        size_t j = k / 2; /* odd k: a page, of one stream (the stream nodes) */
+        q.addr_first = j < n ? all->v[j * (n / 32 + 1) % n].physical + 1 : j == n ? 0 : UINT64_MAX;
         q.addr_last = q.addr_first;
-        q.ops = (uint32_t)(k % 7) + 1;
+        q.ops = (uint32_t)(j % 7) + 1;
+        uint32_t stream = (uint32_t)(j % 4); /* the fixture's three and one more */
+        if (k & 1) {
+            q.addr_first &= ~(uint64_t)0xfff;
+            q.addr_last = q.addr_first + 0xfff;
+            q.streams = &stream;
+            q.nstreams = 1;
+        }
         size_t m[2] = {0, 0};
         int rc[2];
         for (int off = 0; off < 2; off++) {
             r->span_off = off;
+            r->sspan_off = off;
             rc[off] = mh_query_run(r, &q, got[off], 8, &m[off]);
             FUZZ_ASSERT_NAMED(rc[off]);
         }
         r->span_off = 0;
+        r->sspan_off = 0;
         if (rc[0] != MH_OK && first_err == MH_OK)
             first_err = rc[0];
         if (rc[0] == MH_OK && rc[1] == MH_OK && !fuzz_lenient()) {
@@ -395,6 +409,7 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
     static const uint32_t types[5] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY, 0,
                                       MHF_SECT_IDMAP};
     uint32_t t = which == 3 ? type : which == 5 ? MHF_SECT_IDMAP
+                                   : which >= 16 ? MHF_SECT_SSPAN
                                    : which >= 14 ? MHF_SECT_SPOST
                                    : which >= 12 ? MHF_SECT_IDTIME
                                    : which >= 10 ? MHF_SECT_SPAN
@@ -404,7 +419,8 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
                             : (t == MHF_SECT_SUMMARY || t == MHF_SECT_IDMAP || t == MHF_SECT_ASET ||
                                        t == MHF_SECT_APOST || t == MHF_SECT_APOSTW ||
                                        t == MHF_SECT_SPAN ||
-                                       t == MHF_SECT_IDTIME || t == MHF_SECT_SPOST
+                                       t == MHF_SECT_IDTIME || t == MHF_SECT_SPOST ||
+                                       t == MHF_SECT_SSPAN
                                    ? 0 : MHF_SECT_REQUIRED);
     uint8_t *mutated = NULL;
     if (which == 5)
@@ -426,6 +442,10 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
     if (which == 15)
         data = mutated = mutated_real(seg, MHF_SECT_SPOST,
                                       "the streams fixture has stream postings", data, len, &len);
+    if (which == 17) /* segment 1's, whichever segment gets it */
+        data = mutated = mutated_real(1, MHF_SECT_SSPAN,
+                                      "the streams fixture's segment 1 has a span stream "
+                                      "address set", data, len, &len);
     size_t size = 0;
     uint8_t *bytes = fuzz_segment_put_section(g_seg[seg], g_seg_size[seg], t, f, data, len, &size);
     free(mutated);
@@ -514,10 +534,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
      * postings replaced, 9 the address postings with bytes flipped, 10
      * the span address set replaced, 11 segment 1's with bytes flipped,
      * 12 the id transitions replaced, 13 with bytes flipped, 14 the
-     * stream postings replaced, 15 with bytes flipped */
-    uint32_t which = fuzz_producer_u32_range(&p, 0, 15);
+     * stream postings replaced, 15 with bytes flipped, 16 the span
+     * stream address set replaced, 17 segment 1's with bytes flipped */
+    uint32_t which = fuzz_producer_u32_range(&p, 0, 17);
     int seg = fuzz_producer_bool(&p);
-    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_SPOST + 1, 0xffff);
+    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_SSPAN + 1, 0xffff);
     uint32_t flags = fuzz_producer_u32_range(&p, 0, 1);
     if (len > (1u << 20))
         return 0;

@@ -231,9 +231,9 @@ static const uint8_t *section_get(const uint8_t *seg, uint32_t type, size_t *len
 static void section_tail(tail *t, uint32_t which, uint32_t seg, uint32_t type,
                          uint32_t flags) {
     tail body = {{0}, 0};
-    tail_push(&body, which, 15);
+    tail_push(&body, which, 17);
     tail_push(&body, seg, 1);
-    tail_push(&body, type - (MHF_SECT_SPOST + 1), 0xffff - (MHF_SECT_SPOST + 1));
+    tail_push(&body, type - (MHF_SECT_SSPAN + 1), 0xffff - (MHF_SECT_SSPAN + 1));
     tail_push(&body, flags, 1);
     t->n = 0;
     tail_push(t, body.n, 8);
@@ -266,7 +266,7 @@ static void gen_sections(const char *work) {
             if (!p && types[w] == MHF_SECT_APOST)
                 p = section_get(buf, MHF_SECT_APOSTW, &len);
             FUZZ_ASSERT_MSG(p != NULL, "the streams fixture lacks a section");
-            section_tail(&t, w, seg, MHF_SECT_SPOST + 1, 0);
+            section_tail(&t, w, seg, MHF_SECT_SSPAN + 1, 0);
             snprintf(name, sizeof name, "%s-%u", tnames[w], seg);
             emit_with_tail("fuzz_section", name, p, len, &t);
         }
@@ -274,17 +274,17 @@ static void gen_sections(const char *work) {
         static const char blob[] = "a section of a later minor";
         /* the id map with bytes flipped: (offset u16, mask) triples */
         static const uint8_t flips[] = {40, 0, 0x01, 70, 0, 0x80, 0x90, 0, 0x04};
-        section_tail(&t, 5, seg, MHF_SECT_SPOST + 1, 0);
+        section_tail(&t, 5, seg, MHF_SECT_SSPAN + 1, 0);
         snprintf(name, sizeof name, "idmap-flip-%u", seg);
         emit_with_tail("fuzz_section", name, flips, sizeof flips, &t);
         /* the address set with bytes flipped (its header, run table, data) */
         static const uint8_t aflips[] = {20, 0, 0x01, 90, 0, 0x40, 0x70, 0, 0x02};
-        section_tail(&t, 7, seg, MHF_SECT_SPOST + 1, 0);
+        section_tail(&t, 7, seg, MHF_SECT_SSPAN + 1, 0);
         snprintf(name, sizeof name, "aset-flip-%u", seg);
         emit_with_tail("fuzz_section", name, aflips, sizeof aflips, &t);
         /* the address postings with bytes flipped (header, runs, data) */
         static const uint8_t pflips[] = {0, 0, 0x01, 100, 0, 0x08, 0x60, 0, 0x10};
-        section_tail(&t, 9, seg, MHF_SECT_SPOST + 1, 0);
+        section_tail(&t, 9, seg, MHF_SECT_SSPAN + 1, 0);
         snprintf(name, sizeof name, "apost-flip-%u", seg);
         emit_with_tail("fuzz_section", name, pflips, sizeof pflips, &t);
         /* the span address set: segment 1's (position 2) replaced into
@@ -299,7 +299,7 @@ static void gen_sections(const char *work) {
             size_t slen = 0;
             const uint8_t *sp = section_get(sbuf, MHF_SECT_SPAN, &slen);
             FUZZ_ASSERT_MSG(sp != NULL, "the streams fixture's segment 1 lacks a span set");
-            section_tail(&t, 10, seg, MHF_SECT_SPOST + 1, 0);
+            section_tail(&t, 10, seg, MHF_SECT_SSPAN + 1, 0);
             snprintf(name, sizeof name, "span-%u", seg);
             emit_with_tail("fuzz_section", name, sp, slen, &t);
             free(sbuf);
@@ -310,19 +310,42 @@ static void gen_sections(const char *work) {
             size_t plen = 0;
             const uint8_t *pp = section_get(buf, MHF_SECT_SPOST, &plen);
             FUZZ_ASSERT_MSG(pp != NULL, "the streams fixture lacks stream postings");
-            section_tail(&t, 14, seg, MHF_SECT_SPOST + 1, 0);
+            section_tail(&t, 14, seg, MHF_SECT_SSPAN + 1, 0);
             snprintf(name, sizeof name, "spost-%u", seg);
             emit_with_tail("fuzz_section", name, pp, plen, &t);
             static const uint8_t qflips[] = {4, 0, 0x01, 40, 0, 0x02, 0xa0, 0, 0x10};
-            section_tail(&t, 15, seg, MHF_SECT_SPOST + 1, 0);
+            section_tail(&t, 15, seg, MHF_SECT_SSPAN + 1, 0);
             snprintf(name, sizeof name, "spost-flip-%u", seg);
             emit_with_tail("fuzz_section", name, qflips, sizeof qflips, &t);
         }
+        /* the span stream address set (2.8): segment 1's (position 2)
+         * replaced into either segment, and flipped (header, entries, a
+         * set) */
+        {
+            char sname[64];
+            fuzz_segment_name(sname, 1);
+            fuzz_join(path, sizeof path, dir, sname);
+            size_t ssize;
+            uint8_t *sbuf = fuzz_read_file(path, &ssize);
+            FUZZ_ASSERT(sbuf != NULL);
+            size_t slen = 0;
+            const uint8_t *sp = section_get(sbuf, MHF_SECT_SSPAN, &slen);
+            FUZZ_ASSERT_MSG(sp != NULL, "the streams fixture's segment 1 lacks a span stream "
+                                        "address set");
+            section_tail(&t, 16, seg, MHF_SECT_SSPAN + 1, 0);
+            snprintf(name, sizeof name, "sspan-%u", seg);
+            emit_with_tail("fuzz_section", name, sp, slen, &t);
+            free(sbuf);
+            static const uint8_t tflips[] = {4, 0, 0x01, 52, 0, 0x10, 0x80, 0, 0x04};
+            section_tail(&t, 17, seg, MHF_SECT_SSPAN + 1, 0);
+            snprintf(name, sizeof name, "sspan-flip-%u", seg);
+            emit_with_tail("fuzz_section", name, tflips, sizeof tflips, &t);
+        }
         static const uint8_t sflips[] = {8, 0, 0x01, 52, 0, 0x02, 0x90, 0, 0x20};
-        section_tail(&t, 11, seg, MHF_SECT_SPOST + 1, 0);
+        section_tail(&t, 11, seg, MHF_SECT_SSPAN + 1, 0);
         snprintf(name, sizeof name, "span-flip-%u", seg);
         emit_with_tail("fuzz_section", name, sflips, sizeof sflips, &t);
-        section_tail(&t, 3, seg, MHF_SECT_SPOST + 1, 0);
+        section_tail(&t, 3, seg, MHF_SECT_SSPAN + 1, 0);
         snprintf(name, sizeof name, "unknown-%u", seg);
         emit_with_tail("fuzz_section", name, blob, sizeof blob, &t);
         section_tail(&t, 3, seg, 0x100, 1);

@@ -516,11 +516,11 @@ typedef struct mh_seg {
     uint64_t header_sum;
     mh_section *sections; /* the directory (synthesized for 1.0) */
     uint32_t nsections;
-    /* 1 + the index of the first section of each type below 16, 0 none;
+    /* 1 + the index of the first section of each type below 32, 0 none;
      * sect_indexed 0 (a segment built by hand, tests): mh_seg_section scans
      * the directory. A query asks for 3 to 5 types per segment it enters
      * (~275 instructions of a warm point query as a scan). */
-    uint8_t sect_at[16];
+    uint8_t sect_at[32];
     int sect_indexed;
     const uint8_t *slices, *chunks, *blocks;
     uint32_t nslices, nchunks, nblocks;
@@ -548,6 +548,8 @@ typedef struct mh_seg {
     _Atomic int span_stale; /* ... and found stale: never used */
     _Atomic int apost_ok;   /* address postings checked (apost_read.c) */
     _Atomic int spost_ok;   /* stream postings checked (spost_read.c, 2.7) */
+    _Atomic int sspan_ok;   /* span stream address set checked (sspan_read.c, 2.8) */
+    _Atomic int sspan_stale; /* ... and found stale: never used */
     _Atomic int apost_lazy; /* ... by their piece sums, as queries read them */
     /* per run of the postings: decoded whole and checked once, so later
      * queries skip to their keys (apost_read.c; a byte a run, out of the
@@ -878,6 +880,7 @@ struct mh_reader {
     _Atomic uint64_t segs_opened;
     int apost_off;       /* tests: queries ignore address postings (2.2) */
     int spost_off;       /* tests: queries ignore stream postings (2.7) */
+    int sspan_off;       /* tests: queries ignore stream nodes (2.8) */
     int psum_off;        /* tests: segments opened after this is set
                           * ignore their piece sums (2.4): sections are
                           * checked whole before their first use */
@@ -1823,10 +1826,12 @@ void mh_store_union_free(mh_reader *r);
  * [a, b] (forward or backward), asking only the nodes of the segments at
  * record indexes [lo_rec, hi_rec) (those within the query's end bound);
  * 1 with *li set, 0 when no segment is left, or an error (a node failing
- * its check; detail names the file). */
+ * its check; detail names the file). A query of streams[0 .. ns) (ns > 0:
+ * at most MHF_SPOST_QUERY_STREAMS, sorted) also asks the stream nodes
+ * (section 16) where a node of section 11 does not exclude. */
 int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
-                 uint32_t ops, size_t lo_rec, size_t hi_rec, size_t *li,
-                 mh_diag *d);
+                 uint32_t ops, const uint32_t *streams, uint32_t ns, size_t lo_rec,
+                 size_t hi_rec, size_t *li, mh_diag *d);
 /* The writer's node for the segment being sealed at record index ri (the
  * earlier segments' records recs[0 .. ri), their files in dir): own[op] /
  * nown[op] its own set's intervals (NULL with have_own 0: it has none),
@@ -1848,6 +1853,105 @@ int mh_span_build(const char *dir, const mh_manrec *recs, size_t ri,
 int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
                  const mh_manrec *recs, size_t nrecs, mh_seg *const *open,
                  mh_diag *d);
+
+/* ---- span stream address set (sspan_build.c, sspan_read.c,
+ * verify_sspan.c; section 16, format 2.8, SPEC.md §9e.1) ---------------- */
+/* A stream node: at section 11's positions, per stream with a row in the
+ * L covered segments, the granules (of its entry's shift) its rows touch
+ * per op, as an address set whose intervals are whole granules; or none.
+ * A query of a few streams skips the runs of segments none of them
+ * touches in [A, B]. */
+typedef struct mh_sspan_view {
+    uint32_t segments, n, esz;
+    uint16_t minor;
+    uint64_t first_seq, accesses;
+    const uint8_t *ents, *data;
+    uint64_t off, data_off; /* file offsets of the section and its sets */
+} mh_sspan_view;
+/* The section's entry when seg's version defines type 16 and it has one,
+ * else MH_ENOTFOUND. */
+int mh_sspan_section(const mh_seg *seg, const mh_section **sec);
+/* Section sec of seg, the segment at record index ri of recs[0 .. nrecs):
+ * its sum, header, entries and every set's header and run table
+ * (MH_ECHECKSUM / MH_ECORRUPT "span stream address set at byte N: ..."),
+ * then its place as mh_span_check's: MH_SPAN_STALE (out filled, d saying
+ * why) for a whole node of other positions. */
+int mh_sspan_check(const mh_seg *seg, const mh_section *sec, size_t ri,
+                   const mh_manrec *recs, size_t nrecs, mh_sspan_view *out,
+                   mh_diag *d);
+/* The entry of stream `stream` (binary search), or v->n when none. */
+uint32_t mh_sspan_entry(const mh_sspan_view *v, uint32_t stream);
+/* Entry e's shift, its set's view in *set (checked by the parse); 0 when
+ * the entry has no set (*set untouched). */
+uint32_t mh_sspan_set(const mh_sspan_view *v, uint32_t e, mh_aset_view *set);
+/* The skip walk's question (span_read.c) of the stream node at record
+ * index ri: 1 when it exists and none of streams[0 .. ns) touches a
+ * granule of [a, b] with an op of ops in its segments, 0 when absent,
+ * stale, or some may, else an error (detail names the file). Checked once
+ * per reader. */
+int mh_sspan_excludes(const mh_reader *r, size_t ri, uint64_t a, uint64_t b,
+                      uint32_t ops, const uint32_t *streams, uint32_t ns,
+                      mh_diag *d);
+/* What the segment being sealed gives its stream node (segment_write.c):
+ * multi-stream, its section 15's bytes (spost, nspost; NULL when it has
+ * none); one stream, that stream and its address set's intervals per op
+ * (one[op] / none[op]; have_one 0 when it has no set). */
+typedef struct mh_sspan_own {
+    uint64_t count;                      /* its accesses */
+    uint32_t nstreams;                   /* streams with rows in it */
+    const uint8_t *spost;
+    size_t nspost;
+    uint32_t nslices;
+    uint32_t one_stream;
+    int have_one;
+    const uint64_t *one[MHF_OP_COUNT];
+    size_t none[MHF_OP_COUNT];
+} mh_sspan_own;
+/* The writer's stream node for the segment being sealed at record index
+ * ri (earlier records recs[0 .. ri), their files in dir): appends section
+ * 16's bytes to out, or nothing when lowbit(ri + 1) < 2, a source is
+ * missing or fails its check, the union passes its budget at every shift
+ * up to MHF_SSPAN_SHIFT_LAST, or memory runs out (MH_ENOMEM returned then,
+ * nothing appended): an optional section, never a wrong one. */
+int mh_sspan_build(const char *dir, const mh_manrec *recs, size_t ri,
+                   const mh_sspan_own *own, mh_buf *out);
+/* The collector the writer and fsck share (sspan_build.c): per stream,
+ * the granule runs (bytes) its sources give per op, its largest source
+ * shift, and whether a source had none of its granules. Sources: a
+ * segment (mh_sspan_col_segment: its section 15, or, of one stream, its
+ * address set at the finest shift; MH_ENOTFOUND when it has neither), a
+ * stream node, a section 15 view, a set or pairs. Then sorted, each
+ * stream's runs at a shift g merged per op (mh_sspan_col_stream: walk the
+ * streams in increasing id with one *at, 0 first). MH_ENOMEM; a source's
+ * decode errors with detail. */
+typedef struct mh_sspan_col mh_sspan_col;
+int mh_sspan_col_create(mh_sspan_col **out);
+void mh_sspan_col_destroy(mh_sspan_col *c); /* NULL accepted */
+int mh_sspan_col_none(mh_sspan_col *c, uint32_t stream);
+int mh_sspan_col_pairs(mh_sspan_col *c, uint32_t stream, uint32_t shift, unsigned op,
+                       const uint64_t *pairs, size_t n);
+int mh_sspan_col_aset(mh_sspan_col *c, uint32_t stream, uint32_t shift,
+                      const mh_aset_view *v, mh_diag *d);
+struct mh_spost_view;
+int mh_sspan_col_spost(mh_sspan_col *c, const struct mh_spost_view *v, mh_diag *d);
+int mh_sspan_col_node(mh_sspan_col *c, const mh_sspan_view *v, mh_diag *d);
+int mh_sspan_col_segment(mh_sspan_col *c, const mh_seg *s, mh_diag *d);
+void mh_sspan_col_sort(mh_sspan_col *c);
+/* The first listed stream >= stream, or UINT32_MAX. */
+uint32_t mh_sspan_col_next(const mh_sspan_col *c, uint32_t stream);
+/* A listed stream's largest source shift; *noset 1 when a source had none. */
+uint32_t mh_sspan_col_shift(const mh_sspan_col *c, uint32_t stream, int *noset);
+int mh_sspan_col_stream(mh_sspan_col *c, size_t *at, uint32_t stream, uint32_t g,
+                        const uint64_t *pairs[MHF_OP_COUNT], size_t n[MHF_OP_COUNT]);
+/* fsck (verify_sspan.c): seg's section 16 (record index ri of recs[0 ..
+ * nrecs)) checked as a query checks it, every run decoded, and each
+ * entry equal to the union its covered segments' sources give (their
+ * stream postings, or a one-stream segment's address set; each proven
+ * against the rows by its own fsck). MH_OK when the segment has none,
+ * MH_SPAN_STALE (d says why) for a stale node. open: as mh_span_fsck's. */
+int mh_sspan_fsck(const char *dir, const mh_seg *seg, size_t ri,
+                  const mh_manrec *recs, size_t nrecs, mh_seg *const *open,
+                  mh_diag *d);
 
 /* fsck (verify_aset.c) of the address set, fed by verify.c's one pass
  * over the rows: begin finds the section (a damaged one is end's first

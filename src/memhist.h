@@ -101,17 +101,17 @@ extern "C" {
 
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
-#define MH_VERSION_MINOR 12
+#define MH_VERSION_MINOR 13
 #define MH_VERSION_PATCH 0
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.12.0"
+#define MH_VERSION_STRING "1.13.0"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
  * of format 1.0 are read too (never appended to: memhist upgrade). */
 #define MH_FORMAT_MAJOR 2
-#define MH_FORMAT_MINOR 7
+#define MH_FORMAT_MINOR 8
 
 /* ------------------------------------------------------------------------
  * Errors: one list, expanded into the enum and mh_strerror()'s table.
@@ -272,8 +272,12 @@ typedef struct mh_writer_options {
      * at MANIFEST position k with L = k & -k >= 2 carries the union of the
      * address sets of the L segments ending at it, so that a query on a
      * range of addresses passes runs of segments that never touched it in
-     * O(log segments) checks. Default 1; 0 = none (queries ask each
-     * segment's address set as in 2.2). 0 or 1. */
+     * O(log segments) checks. Since 1.13, in a store that declares two
+     * streams or more, the same segments also carry each stream's 4 KiB
+     * pages per op in their L segments (format 2.8, SPEC.md §9e.1), so
+     * that a query with a stream set of at most 64 passes runs of
+     * segments where none of its streams touched the range. Default 1;
+     * 0 = none (queries ask each segment's address set as in 2.2). 0 or 1. */
     uint32_t span_sets;
     uint32_t reserved4;   /* must be 0 */
 } mh_writer_options;

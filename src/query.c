@@ -1698,7 +1698,11 @@ static int fill(qctx *c, const qspec *q, mh_access *out, size_t need,
                     size_t lo = fwd ? 0 : bound == SIZE_MAX ? 0 : r->live[bound] + 1;
                     size_t hi = fwd ? (bound == r->nlive ? r->nsegs : r->live[bound])
                                     : r->nsegs;
-                    int sk = mh_span_skip(r, fwd, q->a, q->b, q->ops, lo, hi,
+                    /* a question of a few streams asks the stream nodes
+                     * too (section 16): runs of segments where none of
+                     * its streams touched [A, B] */
+                    uint32_t nsl = r->sspan_off ? 0 : q->nslist;
+                    int sk = mh_span_skip(r, fwd, q->a, q->b, q->ops, q->slist, nsl, lo, hi,
                                           &li, &c->diag);
                     if (sk <= 0)
                         return sk;

@@ -622,6 +622,16 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     mh_dict_stream *streams;
     size_t nstreams;
     MH_TRY(seal_streams(w, si, &streams, &nstreams, d));
+    /* the streams with rows here, for the stream node (sspan_build.c): a
+     * segment without a streams table is all stream 0 */
+    uint32_t nrow_streams = 0, one_stream = 0;
+    for (size_t i = 0; i < nstreams; i++)
+        if (streams[i].count) {
+            one_stream = streams[i].id;
+            nrow_streams++;
+        }
+    if (nstreams == 0 && w->count)
+        nrow_streams = 1;
     uint8_t *dict;
     size_t dict_size;
     int drc = mh_dict_build(si, streams, nstreams, any_stream || any_pc, any_pc,
@@ -704,11 +714,11 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
      * when it got none; an empty one when it has no access) and its
      * children's, read from their files */
     mh_buf span = {0};
+    const uint64_t *own[MHF_OP_COUNT] = {NULL, NULL, NULL};
+    size_t nown[MHF_OP_COUNT] = {0, 0, 0};
+    int have_own = w->count == 0 ||
+                   (aset.n > 0 && mh_aset_acc_finish(w->aset, own, nown) == 0);
     if (w->cfg.span && w->has_position) {
-        const uint64_t *own[MHF_OP_COUNT] = {NULL, NULL, NULL};
-        size_t nown[MHF_OP_COUNT] = {0, 0, 0};
-        int have_own = w->count == 0 ||
-                       (aset.n > 0 && mh_aset_acc_finish(w->aset, own, nown) == 0);
         if (mh_span_build(w->dir, w->recs, w->nrecs, w->count, have_own, own,
                           nown, &span) != MH_OK)
             span.n = 0; /* out of memory: none (optional), never a wrong one */
@@ -758,6 +768,24 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         spost.n = 0; /* out of memory: none (optional), never a wrong one */
     if (spost.n)
         sec[ns++] = (seal_sec){MHF_SECT_SPOST, 0, 0, 0, spost.p, spost.n};
+    /* the span stream address set (SPEC §9e.1, 2.8): of a store of
+     * several streams, from this segment's stream postings (or, of one
+     * stream, its address set) and its children's, read from their files */
+    mh_buf sspan = {0};
+    if (w->cfg.span && w->has_position && si->nstreams >= 2 && minor >= 8) {
+        mh_sspan_own so = {.count = w->count, .nstreams = nrow_streams,
+                           .spost = spost.n ? spost.p : NULL, .nspost = spost.n,
+                           .nslices = (uint32_t)nsl, .one_stream = one_stream,
+                           .have_one = w->count && have_own};
+        for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+            so.one[o] = own[o];
+            so.none[o] = nown[o];
+        }
+        if (mh_sspan_build(w->dir, w->recs, w->nrecs, &so, &sspan) != MH_OK)
+            sspan.n = 0; /* out of memory: none (optional), never a wrong one */
+    }
+    if (sspan.n)
+        sec[ns++] = (seal_sec){MHF_SECT_SSPAN, 0, 0, 0, sspan.p, sspan.n};
     /* the piece sums of the optional sections above (SPEC §9f), last:
      * types 6-11, 13 and 14 in type order (14 lies where 10 would) */
     mh_buf psum = {0};
@@ -765,8 +793,9 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         mh_psum_input in[MAX_SEAL_SECTIONS];
         size_t nin = 0;
         for (size_t i = 0; i < ns; i++)
-            /* section 15 is checked whole (SPEC §9d.2): not covered */
-            if (sec[i].type >= MHF_PSUM_TYPE_MIN && sec[i].type != MHF_SECT_SPOST) {
+            /* sections 15 and 16 are checked whole (SPEC §9d.2, §9e.1) */
+            if (sec[i].type >= MHF_PSUM_TYPE_MIN && sec[i].type != MHF_SECT_SPOST &&
+                sec[i].type != MHF_SECT_SSPAN) {
                 size_t k = nin++;
                 for (; k > 0 && in[k - 1].type > sec[i].type; k--)
                     in[k] = in[k - 1];
@@ -809,6 +838,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     mh_buf_free(&aset);
     mh_buf_free(&apost);
     mh_buf_free(&spost);
+    mh_buf_free(&sspan);
     mh_buf_free(&span);
     mh_buf_free(&psum);
     uint8_t h[MHF_SEG_HEADER_SIZE] = {0};

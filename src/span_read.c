@@ -158,17 +158,21 @@ int mh_span_node(const mh_reader *r, size_t ri, mh_span_view *out,
 }
 
 /* 1 when node q (a position) exists and no interval of ops in it meets
- * [a, b]; 0 when it is absent or meets; else an error. */
+ * [a, b], or, for a query of streams[0 .. ns) (ns > 0), its stream node
+ * (section 16, sspan_read.c) says none of them touches [a, b] there; 0
+ * when neither excludes; else an error. */
 static int excludes(const mh_reader *r, uint64_t q, uint64_t a, uint64_t b,
-                    uint32_t ops, mh_diag *d) {
+                    uint32_t ops, const uint32_t *streams, uint32_t ns, mh_diag *d) {
     mh_span_view v;
     const mh_seg *seg = NULL;
     int rc = mh_span_node(r, (size_t)(q - 1), &v, &seg, d);
     if (rc == MH_ENOTFOUND)
-        return 0;
+        return ns ? mh_sspan_excludes(r, (size_t)(q - 1), a, b, ops, streams, ns, d) : 0;
     if (rc != MH_OK)
         return rc;
     rc = mh_aset_view_meets(&v.set, seg, NULL, a, b, ops, d);
+    if (rc == 1 && ns) /* some stream touched [a, b]: one of the query's? */
+        return mh_sspan_excludes(r, (size_t)(q - 1), a, b, ops, streams, ns, d);
     if (rc < 0) {
         /* a piece's checksum detail names its place already */
         if (d && rc == MH_ECHECKSUM)
@@ -182,8 +186,8 @@ static int excludes(const mh_reader *r, uint64_t q, uint64_t a, uint64_t b,
 }
 
 int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
-                 uint32_t ops, size_t lo_rec, size_t hi_rec, size_t *li,
-                 mh_diag *d) {
+                 uint32_t ops, const uint32_t *streams, uint32_t ns, size_t lo_rec,
+                 size_t hi_rec, size_t *li, mh_diag *d) {
     /* positions whose nodes may be asked: (lo_rec, hi_rec] */
     uint64_t n = hi_rec, first = lo_rec;
     uint64_t p = (uint64_t)r->live[*li] + 1;
@@ -198,7 +202,7 @@ int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
          * once costs one node check and the walk goes on below. */
         uint64_t q = mh_lowbit(p) >= 2 ? p : p + 1, top = 0;
         while (q <= n) {
-            int rc = excludes(r, q, a, b, ops, d);
+            int rc = excludes(r, q, a, b, ops, streams, ns, d);
             if (rc < 0)
                 return rc;
             if (!rc)
@@ -226,7 +230,7 @@ int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
                 L /= 2;
             int rc = 0;
             for (; L >= 2; L /= 2) {
-                rc = excludes(r, p + L - 1, a, b, ops, d);
+                rc = excludes(r, p + L - 1, a, b, ops, streams, ns, d);
                 if (rc < 0)
                     return rc;
                 if (rc)
@@ -256,7 +260,7 @@ int mh_span_skip(const mh_reader *r, int fwd, uint64_t a, uint64_t b,
         uint64_t L = mh_lowbit(p);
         if (L < 2 || p <= first)
             break;
-        int rc = excludes(r, p, a, b, ops, d);
+        int rc = excludes(r, p, a, b, ops, streams, ns, d);
         if (rc < 0)
             return rc;
         if (!rc)

@@ -365,13 +365,15 @@ static void verify_sections(vctx *v, const mh_seg *seg) {
              mh_section_defined(seg->major, seg->minor, MHF_SECT_SPOST)) ||
             (x->type == MHF_SECT_SPAN &&
              mh_section_defined(seg->major, seg->minor, MHF_SECT_SPAN)) ||
+            (x->type == MHF_SECT_SSPAN &&
+             mh_section_defined(seg->major, seg->minor, MHF_SECT_SSPAN)) ||
             (x->type == MHF_SECT_PSUM &&
              mh_section_defined(seg->major, seg->minor, MHF_SECT_PSUM)) ||
             (x->type == MHF_SECT_IDMAP && mh_idmap_present(seg)) ||
             (x->type == MHF_SECT_IDTIME && mh_idtime_present(seg)) ||
             (x->type == MHF_SECT_SUMMARY_FINE &&
              mh_summary_section(seg, MH_SUM_FINE) == x))
-            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_idtime_fsck / mh_aset_fsck / mh_apost_fsck / mh_spost_fsck / mh_span_fsck / mh_psum_fsck check them */
+            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_idtime_fsck / mh_aset_fsck / mh_apost_fsck / mh_spost_fsck / mh_span_fsck / mh_sspan_fsck / mh_psum_fsck check them */
         uint64_t sum = mh_hash(seg->base + x->offset, (size_t)x->size);
         if (sum != x->sum)
             report(v, MH_ECHECKSUM, seg->name, x->offset,
@@ -566,6 +568,12 @@ static uint64_t seg_finish(vctx *v, segpass *sp, mh_seg *keep, uint64_t before) 
     if (sp->rows_read && sp->ri != SIZE_MAX &&
         (rc = mh_span_fsck(v->dir, seg, sp->ri, v->recs, v->nrecs, v->open, &d)) != MH_OK)
         /* a stale node is a note, not a problem (SPEC.md §9e) */
+        report(v, rc == MH_SPAN_STALE ? MH_NOTE : rc, name, d.offset, "%s%s%s",
+               rc == MH_SPAN_STALE ? name : "", rc == MH_SPAN_STALE ? ": " : "", d.msg);
+    d = (mh_diag){0, 0, ""};
+    if (sp->rows_read && sp->ri != SIZE_MAX &&
+        (rc = mh_sspan_fsck(v->dir, seg, sp->ri, v->recs, v->nrecs, v->open, &d)) != MH_OK)
+        /* and a stale stream node (SPEC.md §9e.1) */
         report(v, rc == MH_SPAN_STALE ? MH_NOTE : rc, name, d.offset, "%s%s%s",
                rc == MH_SPAN_STALE ? name : "", rc == MH_SPAN_STALE ? ": " : "", d.msg);
     if (sp->rows_read && sp->prev_data_end != seg->data_off + seg->data_size)

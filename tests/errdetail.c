@@ -51,7 +51,7 @@ typedef struct place {
 static const place places[] = {
     {"manifest-bad-magic", MH_ENOTSTORE, 0,
      {"MANIFEST: ", "does not start with the memhist manifest magic", NULL}, 0},
-    {"manifest-major-3", MH_EVERSION, 0, {"MANIFEST: byte 8: ", "version 3.7", NULL}, 0},
+    {"manifest-major-3", MH_EVERSION, 0, {"MANIFEST: byte 8: ", "version 3.8", NULL}, 0},
     {"manifest-generation-0", MH_ECORRUPT, 0,
      {"MANIFEST: byte 32: ", "generation 0", NULL}, 0},
     {"manifest-header-size-72", MH_ECORRUPT, 0,
@@ -65,7 +65,7 @@ static const place places[] = {
     {"manifest-short", MH_ETRUNCATED, 0,
      {"MANIFEST: byte 20: ", "shorter than its header", NULL}, 0},
     {"segment-bad-magic", MH_OK, MH_ENOTSTORE, {SEG0 "byte 0: ", "bad magic", NULL}, 0},
-    {"segment-major-3", MH_OK, MH_EVERSION, {SEG0 "byte 8: ", "version 3.7", NULL}, 0},
+    {"segment-major-3", MH_OK, MH_EVERSION, {SEG0 "byte 8: ", "version 3.8", NULL}, 0},
     {"segment-byte-order", MH_OK, MH_EVERSION, {SEG0 "byte 12: ", "byte-order mark", NULL}, 0},
     {"segment-incompatible-flag", MH_OK, MH_EVERSION,
      {SEG0 "byte 20: ", "incompatible features", NULL}, 0},
@@ -119,7 +119,7 @@ static const place places[] = {
     {"aset-header", MH_OK, MH_ECORRUPT,
      {SEG0 "address set at byte ", "reserved header field not zero", NULL}, 0},
     {"manifest-major-1", MH_OK, MH_ECORRUPT,
-     {SEG0, "format 2.7 segment in a format 1 MANIFEST", NULL}, 0},
+     {SEG0, "format 2.8 segment in a format 1 MANIFEST", NULL}, 0},
 };
 /* The last FSCK_GAPS variants above: SPEC.md 11 gives fsck their damage to
  * find, src/verify.c does not yet (a segment of another major than its

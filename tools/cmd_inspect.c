@@ -173,7 +173,7 @@ static int gather(const mh_reader *r, gathered *g) {
 static int list_sections(const mh_reader *r, size_t seg, int json) {
     size_t n = mh_reader_section_count(r, seg);
     if (!json)
-        printf("  %4s %-21s %8s %12s %12s %10s\n", "type", "name", "required", "offset", "size",
+        printf("  %4s %-23s %8s %12s %12s %10s\n", "type", "name", "required", "offset", "size",
                "records");
     for (size_t i = 0; i < n; i++) {
         mh_section_info sec = {.struct_size = sizeof sec};
@@ -189,7 +189,7 @@ static int list_sections(const mh_reader *r, size_t seg, int json) {
             json_kv_u64("records", sec.records, 1);
             printf("}");
         } else {
-            printf("  %4u %-21s %8s %12" PRIu64 " %12" PRIu64 " %10u\n", sec.type, sec.name,
+            printf("  %4u %-23s %8s %12" PRIu64 " %12" PRIu64 " %10u\n", sec.type, sec.name,
                    sec.flags & 1 ? "yes" : "no", sec.offset, sec.size, sec.records);
         }
     }

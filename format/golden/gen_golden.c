@@ -1064,6 +1064,29 @@ static void spost_entry_size(se_seg *g) {
     mhf_store_u32(spost(g)->data.p + MHF_SPOST_ENTRY_SIZE_OFF, 25);
 }
 static void m_spost_entry_size(const char *s) { edit_segment(s, SEG0, spost_entry_size); }
+/* Segment 1's span stream address set (section 16, 2.8: MANIFEST
+ * position 2, the node of segments 0 and 1, streams 0 and 1). */
+static se_section *sspan(se_seg *g) {
+    for (size_t i = 0; i < g->nsect; i++)
+        if (g->s[i].type == MHF_SECT_SSPAN)
+            return &g->s[i];
+    se_die("segment has no span stream address set", "sspan");
+    return NULL;
+}
+static void sspan_stream(se_seg *g) {
+    /* entry 1 names stream 2 (declared by no one): well formed, stream 1
+     * has rows in the covered segments and no entry */
+    unsigned char *p = sspan(g)->data.p;
+    if (mhf_load_u32(p + MHF_SSPAN_COUNT) != 2)
+        se_die("segment 1's span stream address set does not list two streams", "sspan");
+    mhf_store_u32(p + MHF_SSPAN_HEADER_SIZE + MHF_SSPAN_ENTRY_SIZE + MHF_SSPAN_E_STREAM, 2);
+}
+static void m_sspan_stream(const char *s) { edit_segment(s, SEG1, sspan_stream); }
+static void sspan_entry_size(se_seg *g) {
+    /* entries of 25 bytes, which this minor does not allow */
+    mhf_store_u32(sspan(g)->data.p + MHF_SSPAN_ENTRY_SIZE_OFF, 25);
+}
+static void m_sspan_entry_size(const char *s) { edit_segment(s, SEG1, sspan_entry_size); }
 
 /* -- a newer minor: everything SPEC.md 12.1 lets a later writer add -------- */
 static void future_dict(se_dict *d) {
@@ -1183,8 +1206,9 @@ static void future_segment(se_seg *g) {
     if (ap)
         widen_table(ap, MHF_APOST_HEADER_SIZE, mhf_load_u32(ap->data.p + MHF_APOST_RUN_COUNT),
                     MHF_APOST_RUN_SIZE, 32, MHF_APOST_RUN_SIZE_OFF);
-    /* longer wide ranges' records (32; segment 0's section 14) and stream
-     * postings entries (32; its section 15), reserved fields set: a reader
+    /* longer wide ranges' records (32; segment 0's section 14), stream
+     * postings entries (32; its section 15) and span stream address set
+     * entries (32; segment 1's section 16), reserved fields set: a reader
      * of this minor reads their first 24 bytes */
     for (size_t i = 0; i < g->nsect; i++) {
         se_section *x = &g->s[i];
@@ -1203,6 +1227,14 @@ static void future_segment(se_seg *g) {
                                   MHF_SPOST_E_RESERVED, 0x21212121);
             widen_table(x, MHF_SPOST_HEADER_SIZE, n, MHF_SPOST_ENTRY_SIZE, 32,
                         MHF_SPOST_ENTRY_SIZE_OFF);
+        } else if (x->type == MHF_SECT_SSPAN) {
+            /* segment 1's span stream address set: longer entries (32)
+             * and reserved fields set */
+            uint32_t n = mhf_load_u32(x->data.p + MHF_SSPAN_COUNT);
+            widen_table(x, MHF_SSPAN_HEADER_SIZE, n, MHF_SSPAN_ENTRY_SIZE, 32,
+                        MHF_SSPAN_ENTRY_SIZE_OFF);
+            mhf_store_u32(x->data.p + MHF_SSPAN_RESERVED0, 0x21212121);
+            mhf_store_u64(x->data.p + MHF_SSPAN_RESERVED1, 0x2121212121212121ull);
         }
     }
     /* an unknown section, not required, between two known ones */
@@ -1285,6 +1317,8 @@ static const struct {
     {"apostw-log2", m_apostw_log2},
     {"spost-stream", m_spost_stream},
     {"spost-entry-size", m_spost_entry_size},
+    {"sspan-stream", m_sspan_stream},
+    {"sspan-entry-size", m_sspan_entry_size},
     {"future-minor", m_future_minor},
 };
 

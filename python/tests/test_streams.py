@@ -85,7 +85,7 @@ def test_read_back_with_streams_and_pcs(store):
     r, acc, _ = store
     assert rows(r.query(ops="rwx")) == [tuple(a) for a in acc]
     segs = r.segments
-    assert len(segs) == 4 and all(s.version == "2.7" for s in segs)  # what 1.12 writes
+    assert len(segs) == 4 and all(s.version == "2.8" for s in segs)  # what 1.13 writes
     assert all(s.aset_bytes > 0 for s in segs)  # the address set (since 1.5)
     assert all(s.idtime_bytes > 0 for s in segs)  # the id transitions (since 1.9)
     # span address sets (since 1.7): MANIFEST positions 2 and 4 (k & -k >= 2)

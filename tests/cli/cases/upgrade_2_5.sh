@@ -1,4 +1,4 @@
-# The golden 2.5 store upgraded to 2.7: segment 0, whose slice of two
+# The golden 2.5 store upgraded to the current minor: segment 0, whose slice of two
 # 4 GiB accesses had no address postings in 2.5, gets them as a section 14
 # (its two accesses as wide ranges, SPEC.md 9d.1); the answers are the
 # same, a point query inside the read of 4 GiB finds it, the copy is clean.

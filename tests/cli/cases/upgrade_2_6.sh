@@ -1,4 +1,4 @@
-# The golden 2.6 store upgraded to 2.7: segment 0, whose rows are of
+# The golden 2.6 store upgraded to the current minor: segment 0, whose rows are of
 # streams 0 and 1, gets the stream address postings (section 15, SPEC.md
 # 9d.2); segment 1 (stream 0 only) none. The answers are the same, with
 # and without a stream filter, and the copy is clean.

@@ -1,4 +1,4 @@
-# upgrade refuses a 2.7 store, an existing DST and a missing SRC (exit 1),
+# upgrade refuses a 2.8 store, an existing DST and a missing SRC (exit 1),
 # and wrong operands (exit 2); nothing is created.
 small_store s
 status memhist upgrade s t

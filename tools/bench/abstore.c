@@ -1,0 +1,267 @@
+/*
+ * abstore.c - mh_abstore: two builds of libmemhist reading the same store,
+ * for recordings too large for mh_bench and mh_abtest (which hold the trace
+ * in memory: a recording of 10^9 accesses is 56 GB of rows). Nothing is
+ * written; the store is read as it is, by both.
+ *
+ *   mh_abstore BASE_LIB NEW_LIB --store DIR [--queries N] [--reps R]
+ *              [--seed N] [--streams 0|1] [--classes LIST]
+ *
+ * The questions are drawn as mh_bench's user distribution
+ * (tools/bench/README.md), from the store itself: an access at an id
+ * uniform over the store (asked of this program's own static library,
+ * MH_FROM_ID) gives the address (80 %, or 20 % a random address within
+ * 64 KiB of it), the range of each class's width aligned around it; T
+ * uniform over the store's transitions; ops rw. Classes: point (8 B),
+ * page (4 KiB), 1 MiB and whole space, max 1 and 10, forward and
+ * backward; with --streams 1 each is asked instead for one stream drawn
+ * uniformly over the store's (" 1str", as mh_bench's twins). Each
+ * question is asked once by both builds, their answers compared (a
+ * mismatch: exit 1), then --reps passes, question by question, the order
+ * of the two flipped at each question and pass; a question's time is its
+ * best, a class's p50 / p99 over its questions, and the paired median the
+ * median over its questions of new / base. --classes LIST keeps the
+ * classes whose name contains one of LIST's comma-separated parts.
+ * Output: one Markdown table. Exit 2 on bad usage.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "memhist.h"
+
+typedef struct lib {
+    const char *path;
+    void *dl;
+    int (*open)(const char *, mh_reader **);
+    void (*close)(mh_reader *);
+    int (*run)(const mh_reader *, const mh_query *, mh_access *, size_t, size_t *);
+    const char *(*version)(void);
+    mh_reader *r;
+} lib;
+
+static int load(lib *l, const char *store) {
+    l->dl = dlopen(l->path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (!l->dl) {
+        fprintf(stderr, "mh_abstore: %s\n", dlerror());
+        return -1;
+    }
+    *(void **)&l->open = dlsym(l->dl, "mh_reader_open");
+    *(void **)&l->close = dlsym(l->dl, "mh_reader_close");
+    *(void **)&l->run = dlsym(l->dl, "mh_query_run");
+    *(void **)&l->version = dlsym(l->dl, "mh_version_string");
+    if (!l->open || !l->close || !l->run || !l->version) {
+        fprintf(stderr, "mh_abstore: %s: not a libmemhist\n", l->path);
+        return -1;
+    }
+    int rc = l->open(store, &l->r);
+    if (rc != MH_OK) {
+        fprintf(stderr, "mh_abstore: %s cannot open %s: %s\n", l->path, store,
+                mh_error_name(rc));
+        return -1;
+    }
+    return 0;
+}
+
+static double now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static uint64_t g_rng = 88172645463325252ull;
+static uint64_t rnd(void) {
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
+
+static int cmp_d(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static double pct(double *v, size_t n, double p) {
+    qsort(v, n, sizeof *v, cmp_d);
+    size_t i = (size_t)(p * (double)n);
+    return v[i < n ? i : n - 1];
+}
+
+static int usage(void) {
+    fprintf(stderr, "usage: mh_abstore BASE_LIB NEW_LIB --store DIR [--queries N] [--reps R] "
+                    "[--seed N] [--streams 0|1] [--classes LIST]\n");
+    return 2;
+}
+
+static int wanted(const char *name, const char *list) {
+    if (!list)
+        return 1;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
+        if (strstr(name, p))
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3)
+        return usage();
+    lib L[2] = {{.path = argv[1]}, {.path = argv[2]}};
+    const char *store = NULL, *classes = NULL;
+    long nq = 100, reps = 3, streams = 0;
+    for (int i = 3; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (!v)
+            return usage();
+        if (!strcmp(a, "--store"))
+            store = v;
+        else if (!strcmp(a, "--classes"))
+            classes = v;
+        else if (!strcmp(a, "--queries") && (nq = strtol(v, &end, 10)) > 0 && !*end)
+            ;
+        else if (!strcmp(a, "--reps") && (reps = strtol(v, &end, 10)) > 0 && !*end)
+            ;
+        else if (!strcmp(a, "--seed") && (g_rng = strtoull(v, &end, 10)) != 0 && !*end)
+            ;
+        else if (!strcmp(a, "--streams") && (streams = strtol(v, &end, 10)) >= 0 &&
+                 streams <= 1 && !*end)
+            ;
+        else
+            return usage();
+        i++;
+    }
+    if (!store)
+        return usage();
+    /* the store's size, transitions and streams: this program's library */
+    mh_reader *own;
+    int rc = mh_reader_open(store, &own);
+    if (rc != MH_OK) {
+        fprintf(stderr, "mh_abstore: cannot open %s: %s\n", store, mh_error_name(rc));
+        return 1;
+    }
+    mh_stats st = {.struct_size = sizeof st};
+    if (mh_reader_stats(own, &st) != MH_OK || st.accesses == 0) {
+        fprintf(stderr, "mh_abstore: %s: no accesses\n", store);
+        return 1;
+    }
+    size_t ns = mh_reader_stream_count(own);
+    uint32_t *sid = calloc(ns ? ns : 1, sizeof *sid);
+    for (size_t i = 0; i < ns; i++) {
+        mh_stream_info si;
+        mh_stream_info_init(&si);
+        if (mh_reader_stream_info(own, i, &si) == MH_OK)
+            sid[i] = si.id;
+    }
+    if (load(&L[0], store) || load(&L[1], store))
+        return 1;
+    printf("mh_abstore: %s, %" PRIu64 " accesses, %zu streams; base %s (%s), new %s (%s); "
+           "%ld questions a class, best of %ld passes\n\n",
+           store, st.accesses, ns, L[0].path, L[0].version(), L[1].path, L[1].version(), nq,
+           reps);
+    printf("| class (rw) | base p50 / p99 us | new p50 / p99 us | paired median new/base | "
+           "accesses returned |\n|---|---:|---:|---:|---:|\n");
+    static const uint64_t width[4] = {8, 4096, 1u << 20, 0};
+    static const char *const wname[4] = {"point", "page", "1MiB", "whole"};
+    static const size_t maxes[2] = {1, 10};
+    mh_query *q = calloc((size_t)nq, sizeof *q);
+    uint32_t *qs = calloc((size_t)nq, sizeof *qs);
+    double *best[2] = {calloc((size_t)nq, sizeof(double)), calloc((size_t)nq, sizeof(double))};
+    double *ratio = calloc((size_t)nq, sizeof(double));
+    mh_access o[2][10];
+    int mismatches = 0;
+    for (int w = 0; w < 4; w++)
+        for (int m = 0; m < 2; m++)
+            for (int d = 0; d < 2; d++) {
+                char name[64];
+                snprintf(name, sizeof name, "%s max%zu %s%s", wname[w], maxes[m],
+                         d ? "bwd" : "fwd", streams ? " 1str" : "");
+                if (!wanted(name, classes))
+                    continue;
+                for (long i = 0; i < nq; i++) {
+                    mh_query s;
+                    mh_query_init(&s);
+                    s.start_kind = MH_FROM_ID;
+                    s.start = below(st.accesses);
+                    s.ops = MH_OPS_ALL;
+                    mh_access x;
+                    size_t n = 0;
+                    if (mh_query_run(own, &s, &x, 1, &n) != MH_OK || n == 0) {
+                        i--; /* the last id: nothing after it */
+                        continue;
+                    }
+                    uint64_t addr = x.physical;
+                    if (below(5) == 0) /* near one */
+                        addr += below(1u << 17) - (1u << 16);
+                    mh_query_init(&q[i]);
+                    q[i].ops = MH_OPS_ALL;
+                    q[i].direction = d ? MH_BACKWARD : MH_FORWARD;
+                    q[i].start = st.transition_first + below(st.transition_last - st.transition_first + 1);
+                    if (width[w]) {
+                        q[i].addr_first = addr & ~(width[w] - 1);
+                        q[i].addr_last = q[i].addr_first + (width[w] - 1);
+                    } else {
+                        q[i].addr_first = 0;
+                        q[i].addr_last = UINT64_MAX;
+                    }
+                    if (streams && ns) {
+                        qs[i] = sid[below(ns)];
+                        q[i].streams = &qs[i];
+                        q[i].nstreams = 1;
+                    }
+                }
+                /* the answers, compared */
+                size_t answers = 0;
+                for (long i = 0; i < nq; i++) {
+                    size_t n0 = 0, n1 = 0;
+                    int r0 = L[0].run(L[0].r, &q[i], o[0], maxes[m], &n0);
+                    int r1 = L[1].run(L[1].r, &q[i], o[1], maxes[m], &n1);
+                    int same = r0 == r1 && n0 == n1;
+                    for (size_t k = 0; same && k < n0; k++)
+                        same = o[0][k].id == o[1][k].id;
+                    if (!same) {
+                        mismatches++;
+                        fprintf(stderr, "mh_abstore: %s question %ld: base %s %zu, new %s %zu\n",
+                                name, i, mh_error_name(r0), n0, mh_error_name(r1), n1);
+                    }
+                    answers += n1;
+                    best[0][i] = best[1][i] = 1e300;
+                }
+                for (long p = 0; p < reps; p++)
+                    for (long i = 0; i < nq; i++)
+                        for (int k = 0; k < 2; k++) {
+                            int j = (int)((p + i + k) & 1);
+                            size_t n;
+                            double a = now_us();
+                            L[j].run(L[j].r, &q[i], o[j], maxes[m], &n);
+                            double t = now_us() - a;
+                            if (t < best[j][i])
+                                best[j][i] = t;
+                        }
+                for (long i = 0; i < nq; i++)
+                    ratio[i] = best[1][i] / best[0][i];
+                double b50 = pct(best[0], (size_t)nq, 0.5), b99 = pct(best[0], (size_t)nq, 0.99);
+                double n50 = pct(best[1], (size_t)nq, 0.5), n99 = pct(best[1], (size_t)nq, 0.99);
+                printf("| %s | %.2f / %.1f | %.2f / %.1f | %.2fx | %zu |\n", name, b50, b99, n50,
+                       n99, pct(ratio, (size_t)nq, 0.5), answers);
+                fflush(stdout);
+            }
+    printf("\nmismatches %d\n", mismatches);
+    L[0].close(L[0].r);
+    L[1].close(L[1].r);
+    mh_reader_close(own);
+    free(q);
+    free(qs);
+    free(best[0]);
+    free(best[1]);
+    free(ratio);
+    free(sid);
+    return mismatches ? 1 : 0;
+}

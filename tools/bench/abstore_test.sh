@@ -1,0 +1,31 @@
+#!/bin/sh
+# abstore_test.sh ABSTORE LIB STORE: mh_abstore with the same library as
+# base and new on a small store of two streams (ctest bench_abstore).
+#   --streams 0 and 1: 16 class rows each (point, page, 1 MiB, whole; max 1
+#   and 10; forward and backward), the twins named " 1str"; every answer
+#   of the two builds agrees (mismatches 0).
+#   --classes "point ": only the 4 point classes.
+#   Bad usage (no --store, --streams 2) exits 2.
+set -eu
+abstore=$1
+lib=$2
+store=$3
+fail() { echo "bench_abstore: $*" >&2; exit 1; }
+for s in 0 1; do
+  out=$("$abstore" "$lib" "$lib" --store "$store" --queries 8 --reps 2 --streams $s) ||
+    fail "--streams $s: mh_abstore failed"
+  echo "$out" | grep -q '^mismatches 0$' || fail "--streams $s: answers differ"
+  rows=$(echo "$out" | grep -Ec '^\| (point|page|1MiB|whole) max(1|10) (fwd|bwd)' || true)
+  [ "$rows" -eq 16 ] || fail "--streams $s: $rows class rows, expected 16"
+  twins=$(echo "$out" | grep -c ' 1str |' || true)
+  [ "$twins" -eq $((16 * s)) ] || fail "--streams $s: $twins one-stream rows"
+done
+out=$("$abstore" "$lib" "$lib" --store "$store" --queries 4 --reps 1 --classes "point ")
+rows=$(echo "$out" | grep -c '^| point' || true)
+all=$(echo "$out" | grep -Ec '^\| (page|1MiB|whole)' || true)
+[ "$rows" -eq 4 ] && [ "$all" -eq 0 ] || fail "--classes: $rows point rows, $all others"
+rc=0; "$abstore" "$lib" "$lib" --queries 4 2>/dev/null || rc=$?
+[ "$rc" -eq 2 ] || fail "no --store: exit $rc, expected 2"
+rc=0; "$abstore" "$lib" "$lib" --store "$store" --streams 2 2>/dev/null || rc=$?
+[ "$rc" -eq 2 ] || fail "--streams 2: exit $rc, expected 2"
+echo "bench_abstore: ok"
