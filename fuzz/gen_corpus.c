@@ -241,6 +241,25 @@ static void section_tail(tail *t, uint32_t which, uint32_t seg, uint32_t type,
     t->n += body.n;
 }
 
+/* Segment 1's section `type` (the span nodes': position 2) replaced
+ * into segment seg: fuzz_section's `which`, named NAME-seg. */
+static void emit_seg1_section(const char *dir, uint32_t type, uint32_t which, uint32_t seg,
+                              const char *what, tail *t) {
+    char sname[64], path[FUZZ_PATH_MAX], name[64];
+    fuzz_segment_name(sname, 1);
+    fuzz_join(path, sizeof path, dir, sname);
+    size_t ssize;
+    uint8_t *sbuf = fuzz_read_file(path, &ssize);
+    FUZZ_ASSERT(sbuf != NULL);
+    size_t slen = 0;
+    const uint8_t *sp = section_get(sbuf, type, &slen);
+    FUZZ_ASSERT_MSG(sp != NULL, "the streams fixture's segment 1 lacks a span node");
+    section_tail(t, which, seg, MHF_SECT_SSPAN + 1, 0);
+    snprintf(name, sizeof name, "%s-%u", what, seg);
+    emit_with_tail("fuzz_section", name, sp, slen, t);
+    free(sbuf);
+}
+
 static void gen_sections(const char *work) {
     char dir[FUZZ_PATH_MAX], path[FUZZ_PATH_MAX], name[64];
     fuzz_join(dir, sizeof dir, work, "sections");
@@ -289,21 +308,7 @@ static void gen_sections(const char *work) {
         emit_with_tail("fuzz_section", name, pflips, sizeof pflips, &t);
         /* the span address set: segment 1's (position 2) replaced into
          * either segment, and flipped (header, run table, data) */
-        {
-            char sname[64];
-            fuzz_segment_name(sname, 1);
-            fuzz_join(path, sizeof path, dir, sname);
-            size_t ssize;
-            uint8_t *sbuf = fuzz_read_file(path, &ssize);
-            FUZZ_ASSERT(sbuf != NULL);
-            size_t slen = 0;
-            const uint8_t *sp = section_get(sbuf, MHF_SECT_SPAN, &slen);
-            FUZZ_ASSERT_MSG(sp != NULL, "the streams fixture's segment 1 lacks a span set");
-            section_tail(&t, 10, seg, MHF_SECT_SSPAN + 1, 0);
-            snprintf(name, sizeof name, "span-%u", seg);
-            emit_with_tail("fuzz_section", name, sp, slen, &t);
-            free(sbuf);
-        }
+        emit_seg1_section(dir, MHF_SECT_SPAN, 10, seg, "span", &t);
         /* the stream postings (2.7; both segments have streams 0-2):
          * replaced by the real ones, and flipped (header, entries, a body) */
         {
@@ -322,20 +327,7 @@ static void gen_sections(const char *work) {
          * replaced into either segment, and flipped (header, entries, a
          * set) */
         {
-            char sname[64];
-            fuzz_segment_name(sname, 1);
-            fuzz_join(path, sizeof path, dir, sname);
-            size_t ssize;
-            uint8_t *sbuf = fuzz_read_file(path, &ssize);
-            FUZZ_ASSERT(sbuf != NULL);
-            size_t slen = 0;
-            const uint8_t *sp = section_get(sbuf, MHF_SECT_SSPAN, &slen);
-            FUZZ_ASSERT_MSG(sp != NULL, "the streams fixture's segment 1 lacks a span stream "
-                                        "address set");
-            section_tail(&t, 16, seg, MHF_SECT_SSPAN + 1, 0);
-            snprintf(name, sizeof name, "sspan-%u", seg);
-            emit_with_tail("fuzz_section", name, sp, slen, &t);
-            free(sbuf);
+            emit_seg1_section(dir, MHF_SECT_SSPAN, 16, seg, "sspan", &t);
             static const uint8_t tflips[] = {4, 0, 0x01, 52, 0, 0x10, 0x80, 0, 0x04};
             section_tail(&t, 17, seg, MHF_SECT_SSPAN + 1, 0);
             snprintf(name, sizeof name, "sspan-flip-%u", seg);

@@ -803,6 +803,19 @@ int mh_store_seg_open(const char *dir, const char *name, mh_seg *seg,
  * accesses): MH_ECORRUPT at offset 0 when they differ. */
 int mh_store_seg_check(const mh_seg *s, const mh_manrec *rec, int named,
                        mh_diag *d);
+/* The segment of MANIFEST record rec in dir, opened (not named in its
+ * details) and checked against rec: the span nodes' builders and checks
+ * read earlier segments so. Closed again on failure. */
+int mh_store_seg_open_rec(const char *dir, const mh_manrec *rec, mh_seg *seg, mh_diag *d);
+/* fsck of a node (sections 11, 16): the covered segment of record index j
+ * for the node of segment self at index ri: self (j == ri), the caller's
+ * open[j] (NULL, or nrecs entries), or opened into *tmp; *out the one to
+ * use, closed by mh_store_seg_done. MH_OK, or its open's error (detail in
+ * d). */
+int mh_store_seg_covered(const char *dir, const mh_seg *self, size_t j, size_t ri,
+                         const mh_manrec *recs, mh_seg *const *open, mh_seg *tmp,
+                         const mh_seg **out, mh_diag *d);
+void mh_store_seg_done(const mh_seg *s, mh_seg *tmp);
 
 /* ---- fsck across segments (verify_store.c) ---------------------------- */
 /* How verify_store.c hands verify.c a problem: code, file, byte, message. */

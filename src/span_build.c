@@ -41,22 +41,19 @@ static int add_child(const char *dir, const mh_manrec *recs, size_t nrecs,
     uint64_t size = mh_lowbit(c);
     if (size == 1 && rec->count == 0)
         return MH_OK; /* an empty segment's set is empty */
-    char name[MHF_SEGMENT_NAME_LEN + 1];
-    mh_segment_name(name, rec->seq);
     mh_seg seg;
     mh_diag d = {0, 0, ""}; /* not reported: a child failing means no node */
-    int rc = mh_store_seg_open(dir, name, &seg, 0, &d);
+    int rc = mh_store_seg_open_rec(dir, rec, &seg, &d);
     if (rc != MH_OK)
         return rc;
-    rc = mh_store_seg_check(&seg, rec, 0, &d);
-    if (rc == MH_OK && size == 1) {
+    if (size == 1) {
         mh_aset_view v;
         rc = mh_section_defined(seg.major, seg.minor, MHF_SECT_ASET)
                  ? mh_aset_view_whole(&seg, &v, &d)
                  : MH_ENOTFOUND;
         if (rc == MH_OK)
             rc = mh_aset_acc_add_view(acc, &v, budget, NULL);
-    } else if (rc == MH_OK) {
+    } else {
         const mh_section *sec;
         mh_span_view v;
         rc = mh_span_section(&seg, &sec);

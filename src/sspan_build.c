@@ -332,17 +332,14 @@ static int add_child(mh_sspan_col *c, const char *dir, const mh_manrec *recs,
     uint64_t size = mh_lowbit(q);
     if (size == 1 && rec->count == 0)
         return MH_OK;
-    char name[MHF_SEGMENT_NAME_LEN + 1];
-    mh_segment_name(name, rec->seq);
     mh_seg seg;
     mh_diag d = {0, 0, ""}; /* not reported: a child failing means no node */
-    int rc = mh_store_seg_open(dir, name, &seg, 0, &d);
+    int rc = mh_store_seg_open_rec(dir, rec, &seg, &d);
     if (rc != MH_OK)
         return rc;
-    rc = mh_store_seg_check(&seg, rec, 0, &d);
-    if (rc == MH_OK && size == 1) {
+    if (size == 1) {
         rc = mh_sspan_col_segment(c, &seg, &d);
-    } else if (rc == MH_OK) {
+    } else {
         const mh_section *sec;
         mh_sspan_view v;
         rc = mh_sspan_section(&seg, &sec);

@@ -172,3 +172,31 @@ int mh_store_seg_check(const mh_seg *s, const mh_manrec *rec, int named,
     return mh_diag_fail(d, MH_ECORRUPT, 0,
                         "segment differs from its MANIFEST record");
 }
+
+int mh_store_seg_open_rec(const char *dir, const mh_manrec *rec, mh_seg *seg, mh_diag *d) {
+    char name[MHF_SEGMENT_NAME_LEN + 1];
+    mh_segment_name(name, rec->seq);
+    int rc = mh_store_seg_open(dir, name, seg, 0, d);
+    if (rc == MH_OK && (rc = mh_store_seg_check(seg, rec, 0, d)) != MH_OK)
+        mh_seg_close(seg);
+    return rc;
+}
+
+int mh_store_seg_covered(const char *dir, const mh_seg *self, size_t j, size_t ri,
+                         const mh_manrec *recs, mh_seg *const *open, mh_seg *tmp,
+                         const mh_seg **out, mh_diag *d) {
+    if (j == ri)
+        *out = self;
+    else if (open && open[j])
+        *out = open[j]; /* opened and matched to recs[j] by the caller */
+    else {
+        MH_TRY(mh_store_seg_open_rec(dir, &recs[j], tmp, d));
+        *out = tmp;
+    }
+    return MH_OK;
+}
+
+void mh_store_seg_done(const mh_seg *s, mh_seg *tmp) {
+    if (s == tmp)
+        mh_seg_close(tmp);
+}

@@ -21,21 +21,14 @@ static int add_own(const char *dir, const mh_seg *self, size_t j, size_t ri,
     char name[MHF_SEGMENT_NAME_LEN + 1];
     mh_segment_name(name, recs[j].seq);
     mh_seg other;
-    const mh_seg *s = self;
+    const mh_seg *s;
     mh_diag od = {0, 0, ""};
-    if (j != ri && open && open[j]) {
-        s = open[j]; /* opened and matched to recs[j] by the caller */
-    } else if (j != ri) {
-        int rc = mh_store_seg_open(dir, name, &other, 0, &od);
-        if (rc == MH_OK && (rc = mh_store_seg_check(&other, &recs[j], 0, &od)) != MH_OK)
-            mh_seg_close(&other);
-        if (rc != MH_OK) /* its own fsck lines say why */
-            return mh_diag_fail(d, MH_ECORRUPT, node_off,
-                                "span address set at byte %llu: covered "
-                                "segment %s cannot be read (%s)",
-                                (unsigned long long)node_off, name, od.msg);
-        s = &other;
-    }
+    if (mh_store_seg_covered(dir, self, j, ri, recs, open, &other, &s, &od) != MH_OK)
+        /* its own fsck lines say why */
+        return mh_diag_fail(d, MH_ECORRUPT, node_off,
+                            "span address set at byte %llu: covered "
+                            "segment %s cannot be read (%s)",
+                            (unsigned long long)node_off, name, od.msg);
     mh_aset_view v;
     int rc = mh_section_defined(s->major, s->minor, MHF_SECT_ASET)
                  ? mh_aset_view_whole(s, &v, &od)
@@ -56,8 +49,7 @@ static int add_own(const char *dir, const mh_seg *self, size_t j, size_t ri,
                           node_off, "span address set at byte %llu: covered "
                           "segment %s's address set: %s",
                           (unsigned long long)node_off, name, od.msg);
-    if (s == &other)
-        mh_seg_close(&other);
+    mh_store_seg_done(s, &other);
     return rc;
 }
 

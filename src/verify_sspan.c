@@ -24,20 +24,13 @@ static int add_segment(const char *dir, const mh_seg *self, size_t j, size_t ri,
     char name[MHF_SEGMENT_NAME_LEN + 1];
     mh_segment_name(name, recs[j].seq);
     mh_seg other;
-    const mh_seg *s = self;
+    const mh_seg *s;
     mh_diag od = {0, 0, ""};
-    if (j != ri && open && open[j]) {
-        s = open[j]; /* opened and matched to recs[j] by the caller */
-    } else if (j != ri) {
-        int rc = mh_store_seg_open(dir, name, &other, 0, &od);
-        if (rc == MH_OK && (rc = mh_store_seg_check(&other, &recs[j], 0, &od)) != MH_OK)
-            mh_seg_close(&other);
-        if (rc != MH_OK) /* its own fsck lines say why */
-            return mh_diag_fail(d, MH_ECORRUPT, off,
-                                WHAT " at byte %llu: covered segment %s cannot be "
-                                "read (%s)", (unsigned long long)off, name, od.msg);
-        s = &other;
-    }
+    if (mh_store_seg_covered(dir, self, j, ri, recs, open, &other, &s, &od) != MH_OK)
+        /* its own fsck lines say why */
+        return mh_diag_fail(d, MH_ECORRUPT, off,
+                            WHAT " at byte %llu: covered segment %s cannot be "
+                            "read (%s)", (unsigned long long)off, name, od.msg);
     int rc = mh_sspan_col_segment(col, s, &od);
     if (rc == MH_ENOTFOUND)
         rc = mh_diag_fail(d, MH_ECORRUPT, off,
@@ -51,8 +44,7 @@ static int add_segment(const char *dir, const mh_seg *self, size_t j, size_t ri,
                           WHAT " at byte %llu: covered segment %s's stream "
                           "postings or address set are damaged (%s)",
                           (unsigned long long)off, name, od.msg);
-    if (s == &other)
-        mh_seg_close(&other);
+    mh_store_seg_done(s, &other);
     return rc;
 }
 

@@ -441,19 +441,7 @@ static void test_damage(void) {
     snprintf(tu_context, sizeof tu_context, "damage: a flipped byte");
     tu_mkdtemp(copy, sizeof copy, "sspan-flip");
     tu_copy_dir(dir, copy);
-    {
-        char path[4096];
-        tu_join(path, sizeof path, copy, seg7);
-        size_t len;
-        unsigned char *b = tu_read_file(path, &len);
-        CHECK(b);
-        uint64_t off, size;
-        uint32_t cnt;
-        CHECK(mhf_seg_find(b, len, MHF_SECT_SSPAN, &off, &size, &cnt));
-        b[off + size - 1] ^= 0x40;
-        tu_write_file(path, b, len);
-        free(b);
-    }
+    tu_flip_section_byte(copy, seg7, MHF_SECT_SSPAN);
     p = tu_fsck(copy);
     CHECKF(p.n >= 1 && p.code == MH_ECHECKSUM, "fsck of a flipped byte: %s: %s",
            mh_error_name(p.code), p.msg);
@@ -464,29 +452,14 @@ static void test_damage(void) {
 
 /* ---- a real recording --------------------------------------------------- */
 static int test_real(const char *memhist, const char *victim) {
-    if (system("command -v qemu-x86_64 >/dev/null 2>&1") != 0) {
-        printf("sspan real: qemu-x86_64 not installed: skipped\n");
-        return TU_SKIP;
-    }
-    char dir[4096], rec[4096], cut[4096], cmd[12288];
+    char dir[4096], rec[4096], cut[4096], prog[4200];
     tu_mkdtemp(dir, sizeof dir, "sspan-real");
-    tu_join(rec, sizeof rec, dir, "rec.mh");
     tu_join(cut, sizeof cut, dir, "cut.mh");
-    snprintf(cmd, sizeof cmd,
-             "'%s' record --engine qemu --quiet -o '%s' -- '%s' threads 8 >'%s/out.txt' 2>&1",
-             memhist, rec, victim, dir);
-    int rc = system(cmd);
+    snprintf(prog, sizeof prog, "'%s' threads 8", victim);
+    int rc = tu_record_qemu(memhist, dir, prog, 0, rec, sizeof rec, "sspan real");
     if (rc != 0) {
-        char out[4096];
-        tu_join(out, sizeof out, dir, "out.txt");
-        size_t len = 0;
-        unsigned char *t = tu_read_file(out, &len);
-        int qemu = t && strstr((const char *)t, "qemu");
-        printf("sspan real: memhist record failed (%d): %.*s\n", rc, (int)len,
-               t ? (const char *)t : "");
-        free(t);
         tu_rmtree(dir);
-        return qemu ? TU_SKIP : 1;
+        return rc;
     }
     snprintf(tu_context, sizeof tu_context, "qemu recording of 8 threads");
     mh_reader *r;

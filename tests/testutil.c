@@ -840,18 +840,29 @@ int tu_record_sort(const char *memhist, const char *dir, int lines, uint64_t mul
         printf("%s: qemu-x86_64 not found: skipped\n", who);
         return TU_SKIP;
     }
-    char in[4096], err[4096], cmd[16384];
+    char in[4096], prog[4200];
     tu_join(in, sizeof in, dir, "in.txt");
-    tu_join(err, sizeof err, dir, "err");
-    tu_join(rec, cap, dir, "rec.mh");
     FILE *f = fopen(in, "w");
     CHECK(f != NULL);
     for (int i = 1; i <= lines; i++)
         fprintf(f, "%llu row %d\n", (unsigned long long)((uint64_t)i * mul % mod), i);
     CHECK(fclose(f) == 0);
-    snprintf(cmd, sizeof cmd,
-             "env -i LC_ALL=C '%s' record --engine qemu --quiet -o '%s' -- /usr/bin/sort '%s' "
-             ">/dev/null 2>'%s'", memhist, rec, in, err);
+    snprintf(prog, sizeof prog, "/usr/bin/sort '%s'", in);
+    return tu_record_qemu(memhist, dir, prog, 1, rec, cap, who);
+}
+
+int tu_record_qemu(const char *memhist, const char *dir, const char *prog, int clean_env,
+                   char *rec, size_t cap, const char *who) {
+    if (access("/usr/bin/qemu-x86_64", X_OK) != 0 &&
+        system("command -v qemu-x86_64 >/dev/null 2>&1") != 0) {
+        printf("%s: qemu-x86_64 not found: skipped\n", who);
+        return TU_SKIP;
+    }
+    char err[4096], cmd[16384];
+    tu_join(err, sizeof err, dir, "err");
+    tu_join(rec, cap, dir, "rec.mh");
+    snprintf(cmd, sizeof cmd, "%s'%s' record --engine qemu --quiet -o '%s' -- %s >/dev/null 2>'%s'",
+             clean_env ? "env -i LC_ALL=C " : "", memhist, rec, prog, err);
     int rc = system(cmd);
     if (rc == 0)
         return 0;
@@ -863,6 +874,21 @@ int tu_record_sort(const char *memhist, const char *dir, int lines, uint64_t mul
     int skip = e && memmem(e, len, "qemu", 4) != NULL;
     free(e);
     return skip ? TU_SKIP : 1;
+}
+
+void tu_flip_section_byte(const char *dir, const char *name, uint32_t type) {
+    char path[4096];
+    tu_join(path, sizeof path, dir, name);
+    size_t len;
+    unsigned char *b = tu_read_file(path, &len);
+    CHECK(b);
+    uint64_t off, size;
+    uint32_t cnt;
+    CHECKF(mhf_seg_find(b, len, type, &off, &size, &cnt) && size > 0,
+           "%s has no section type %u", path, type);
+    b[off + size - 1] ^= 0x40;
+    tu_write_file(path, b, len);
+    free(b);
 }
 
 void tu_same_file(const char *d1, const char *d2, const char *name) {

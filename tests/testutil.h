@@ -107,6 +107,14 @@ mh_access *tu_read_all(const mh_reader *r, size_t *n);
  * qemu); 1 on another failure (printed, with `who` in front). */
 int tu_record_sort(const char *memhist, const char *dir, int lines, uint64_t mul,
                    uint64_t mod, char *rec, size_t cap, const char *who);
+/* The same for any program: `memhist record --engine qemu --quiet` of
+ * prog (a command line, its words quoted as the shell needs) into
+ * dir/rec.mh, with the environment cleared (LC_ALL=C) when clean_env. */
+int tu_record_qemu(const char *memhist, const char *dir, const char *prog, int clean_env,
+                   char *rec, size_t cap, const char *who);
+/* The last byte of section `type` of dir/name flipped, no sum made right
+ * (a checksum's test). */
+void tu_flip_section_byte(const char *dir, const char *name, uint32_t type);
 /* tu_record_sort (mul 7919, mod 100003), then every access of the
  * recording in id order (tu_read_all): a malloc'd array and its length in
  * *n, or NULL with *rc the failure (TU_SKIP or 1; 0 on success). */
