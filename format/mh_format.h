@@ -27,7 +27,8 @@
                                   address postings with wide ranges
                                   (section 14); 2.7 the stream address
                                   postings (section 15); 2.8 the span
-                                  stream address set (section 16) */
+                                  stream address set (section 16) and
+                                  the stream id runs (section 17) */
 #define MHF1_VERSION_MAJOR 1u  /* format 1.0: read, never written */
 #define MHF_BYTE_ORDER_MARK 0x0A0B0C0Du /* stored little-endian: 0D 0C 0B 0A */
 #define MHF_BYTE_ORDER_SWAPPED 0x0D0C0B0Au /* what a big-endian writer would leave */
@@ -400,6 +401,32 @@
 #define MHF_SPOST_SPAN 256u         /* a query uses a body below this many granules */
 #define MHF_SPOST_QUERY_STREAMS 64u /* ... and with at most this many streams */
 #define MHF_SPOST_STREAMS_MAX 1024u /* the reference writer: none past this many */
+
+/* ---- stream id runs (section 17, since 2.8; SPEC.md §9d.3) -------------
+ * Per stream with a row in the segment, its runs of consecutive id offsets
+ * (id - the segment's id_first): a 16-byte header, entry_count entries of
+ * entry_size bytes (streams strictly increasing; as section 15's), then
+ * the bodies. A body: a 16-byte header, group_count group records, then
+ * the groups' varints (per run: gap, last - first). */
+#define MHF_SECT_SRUNS 17u
+#define MHF_SRUNS_HEADER_SIZE 16u
+#define MHF_SRUNS_COUNT 0           /* u32 entries (streams), >= 1 */
+#define MHF_SRUNS_ENTRY_SIZE_OFF 4  /* u32 entry size (24; §12.1) */
+#define MHF_SRUNS_DATA_BYTES 8      /* u64 bytes of the bodies */
+#define MHF_SRUNS_ENTRY_SIZE 24u
+#define MHF_SRUNS_E_STREAM 0        /* u32 stream id, 0 .. 65535 */
+#define MHF_SRUNS_E_RESERVED 4      /* u32 = 0 */
+#define MHF_SRUNS_E_OFFSET 8        /* u64 its body, from the data area's start */
+#define MHF_SRUNS_E_BYTES 16        /* u64 its body's bytes; 0: none */
+#define MHF_SRUNS_B_HEADER_SIZE 16u
+#define MHF_SRUNS_B_RUNS 0          /* u64 runs, >= 1 */
+#define MHF_SRUNS_B_K 8             /* u32 runs per group, 1 .. 65536 */
+#define MHF_SRUNS_B_GROUPS 12       /* u32 groups = ceil(runs / K) */
+#define MHF_SRUNS_G_SIZE 16u
+#define MHF_SRUNS_G_FIRST 0         /* u64 offset of the group's first run */
+#define MHF_SRUNS_G_DATA 8          /* u64 its data, from the groups' data start */
+#define MHF_SRUNS_K_DEFAULT 64u     /* what the reference writer writes */
+#define MHF_SRUNS_K_MAX 65536u
 
 /* ---- span address set (section 11, since 2.3; SPEC.md §9e) ------------- */
 /* The segment at MANIFEST position k (record index + 1) with L = k & -k >= 2

@@ -21,7 +21,10 @@
  * stream's rows), the span stream address set (2.8: replaced whole, or
  * segment 1's real one with bytes flipped, which reaches its entries, each
  * set's runs and fsck's comparison with the covered segments' stream
- * postings), or a section of a
+ * postings), the stream id runs (2.8: replaced whole, or the real ones
+ * with bytes flipped, which reaches the bodies' groups as stream-filtered
+ * questions walk ids, and fsck's comparison with the rows), or a section
+ * of a
  * type the reader does not know (required or not) added to the directory.
  *
  * At start-up the writer builds FUZZ_STORE_STREAMS (fuzz_build.c: three
@@ -174,6 +177,39 @@ static void check_filters(const mh_reader *r, const fuzz_vec *all, int *err) {
             *err = rc;
         fuzz_vec_free(&got);
         fuzz_vec_free(&want);
+    }
+    /* a stream's next and previous accesses anywhere from an id (the walk
+     * in id order, the stream id runs) */
+    for (size_t k = 0; k < n && k < 16; k++) {
+        uint64_t from = all->v[k * (n / 16 + 1) % n].id;
+        uint32_t s = (uint32_t)(k % 4);
+        int fwd = (k / 4) % 2 == 0;
+        mh_query q;
+        mh_query_init(&q);
+        q.ops = MH_OPS_ALL;
+        q.start_kind = MH_FROM_ID;
+        q.start = from;
+        q.direction = fwd ? MH_FORWARD : MH_BACKWARD;
+        q.streams = &s;
+        q.nstreams = 1;
+        mh_access got[3];
+        size_t ng = 0;
+        int rc = mh_query_run(r, &q, got, 3, &ng);
+        FUZZ_ASSERT_NAMED(rc);
+        if (rc == MH_OK && !fuzz_lenient()) {
+            const mh_access *want[3];
+            size_t nwant = 0;
+            for (size_t j = 0; j < n && nwant < 3; j++) {
+                const mh_access *y = &all->v[fwd ? j : n - 1 - j];
+                if (y->stream == s && (fwd ? y->id > from : y->id < from))
+                    want[nwant++] = y;
+            }
+            FUZZ_ASSERT_MSG(nwant == ng, "a stream's next accesses: count differs from the scan");
+            for (size_t j = 0; j < nwant; j++)
+                fuzz_assert_same(&got[j], want[j], "a stream's next access vs full scan", j);
+        }
+        if (rc != MH_OK && !*err)
+            *err = rc;
     }
 }
 
@@ -409,6 +445,7 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
     static const uint32_t types[5] = {MHF_SECT_DICT, MHF_SECT_SLICES, MHF_SECT_SUMMARY, 0,
                                       MHF_SECT_IDMAP};
     uint32_t t = which == 3 ? type : which == 5 ? MHF_SECT_IDMAP
+                                   : which >= 18 ? MHF_SECT_SRUNS
                                    : which >= 16 ? MHF_SECT_SSPAN
                                    : which >= 14 ? MHF_SECT_SPOST
                                    : which >= 12 ? MHF_SECT_IDTIME
@@ -420,7 +457,7 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
                                        t == MHF_SECT_APOST || t == MHF_SECT_APOSTW ||
                                        t == MHF_SECT_SPAN ||
                                        t == MHF_SECT_IDTIME || t == MHF_SECT_SPOST ||
-                                       t == MHF_SECT_SSPAN
+                                       t == MHF_SECT_SSPAN || t == MHF_SECT_SRUNS
                                    ? 0 : MHF_SECT_REQUIRED);
     uint8_t *mutated = NULL;
     if (which == 5)
@@ -442,6 +479,9 @@ static void run(uint32_t which, int seg, uint32_t type, uint32_t flags, const ui
     if (which == 15)
         data = mutated = mutated_real(seg, MHF_SECT_SPOST,
                                       "the streams fixture has stream postings", data, len, &len);
+    if (which == 19)
+        data = mutated = mutated_real(seg, MHF_SECT_SRUNS,
+                                      "the streams fixture has stream id runs", data, len, &len);
     if (which == 17) /* segment 1's, whichever segment gets it */
         data = mutated = mutated_real(1, MHF_SECT_SSPAN,
                                       "the streams fixture's segment 1 has a span stream "
@@ -535,10 +575,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
      * the span address set replaced, 11 segment 1's with bytes flipped,
      * 12 the id transitions replaced, 13 with bytes flipped, 14 the
      * stream postings replaced, 15 with bytes flipped, 16 the span
-     * stream address set replaced, 17 segment 1's with bytes flipped */
-    uint32_t which = fuzz_producer_u32_range(&p, 0, 17);
+     * stream address set replaced, 17 segment 1's with bytes flipped, 18
+     * the stream id runs replaced, 19 with bytes flipped */
+    uint32_t which = fuzz_producer_u32_range(&p, 0, 19);
     int seg = fuzz_producer_bool(&p);
-    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_SSPAN + 1, 0xffff);
+    uint32_t type = fuzz_producer_u32_range(&p, MHF_SECT_SRUNS + 1, 0xffff);
     uint32_t flags = fuzz_producer_u32_range(&p, 0, 1);
     if (len > (1u << 20))
         return 0;

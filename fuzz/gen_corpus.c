@@ -231,9 +231,9 @@ static const uint8_t *section_get(const uint8_t *seg, uint32_t type, size_t *len
 static void section_tail(tail *t, uint32_t which, uint32_t seg, uint32_t type,
                          uint32_t flags) {
     tail body = {{0}, 0};
-    tail_push(&body, which, 17);
+    tail_push(&body, which, 19);
     tail_push(&body, seg, 1);
-    tail_push(&body, type - (MHF_SECT_SSPAN + 1), 0xffff - (MHF_SECT_SSPAN + 1));
+    tail_push(&body, type - (MHF_SECT_SRUNS + 1), 0xffff - (MHF_SECT_SRUNS + 1));
     tail_push(&body, flags, 1);
     t->n = 0;
     tail_push(t, body.n, 8);
@@ -254,7 +254,7 @@ static void emit_seg1_section(const char *dir, uint32_t type, uint32_t which, ui
     size_t slen = 0;
     const uint8_t *sp = section_get(sbuf, type, &slen);
     FUZZ_ASSERT_MSG(sp != NULL, "the streams fixture's segment 1 lacks a span node");
-    section_tail(t, which, seg, MHF_SECT_SSPAN + 1, 0);
+    section_tail(t, which, seg, MHF_SECT_SRUNS + 1, 0);
     snprintf(name, sizeof name, "%s-%u", what, seg);
     emit_with_tail("fuzz_section", name, sp, slen, t);
     free(sbuf);
@@ -285,7 +285,7 @@ static void gen_sections(const char *work) {
             if (!p && types[w] == MHF_SECT_APOST)
                 p = section_get(buf, MHF_SECT_APOSTW, &len);
             FUZZ_ASSERT_MSG(p != NULL, "the streams fixture lacks a section");
-            section_tail(&t, w, seg, MHF_SECT_SSPAN + 1, 0);
+            section_tail(&t, w, seg, MHF_SECT_SRUNS + 1, 0);
             snprintf(name, sizeof name, "%s-%u", tnames[w], seg);
             emit_with_tail("fuzz_section", name, p, len, &t);
         }
@@ -293,17 +293,17 @@ static void gen_sections(const char *work) {
         static const char blob[] = "a section of a later minor";
         /* the id map with bytes flipped: (offset u16, mask) triples */
         static const uint8_t flips[] = {40, 0, 0x01, 70, 0, 0x80, 0x90, 0, 0x04};
-        section_tail(&t, 5, seg, MHF_SECT_SSPAN + 1, 0);
+        section_tail(&t, 5, seg, MHF_SECT_SRUNS + 1, 0);
         snprintf(name, sizeof name, "idmap-flip-%u", seg);
         emit_with_tail("fuzz_section", name, flips, sizeof flips, &t);
         /* the address set with bytes flipped (its header, run table, data) */
         static const uint8_t aflips[] = {20, 0, 0x01, 90, 0, 0x40, 0x70, 0, 0x02};
-        section_tail(&t, 7, seg, MHF_SECT_SSPAN + 1, 0);
+        section_tail(&t, 7, seg, MHF_SECT_SRUNS + 1, 0);
         snprintf(name, sizeof name, "aset-flip-%u", seg);
         emit_with_tail("fuzz_section", name, aflips, sizeof aflips, &t);
         /* the address postings with bytes flipped (header, runs, data) */
         static const uint8_t pflips[] = {0, 0, 0x01, 100, 0, 0x08, 0x60, 0, 0x10};
-        section_tail(&t, 9, seg, MHF_SECT_SSPAN + 1, 0);
+        section_tail(&t, 9, seg, MHF_SECT_SRUNS + 1, 0);
         snprintf(name, sizeof name, "apost-flip-%u", seg);
         emit_with_tail("fuzz_section", name, pflips, sizeof pflips, &t);
         /* the span address set: segment 1's (position 2) replaced into
@@ -315,11 +315,11 @@ static void gen_sections(const char *work) {
             size_t plen = 0;
             const uint8_t *pp = section_get(buf, MHF_SECT_SPOST, &plen);
             FUZZ_ASSERT_MSG(pp != NULL, "the streams fixture lacks stream postings");
-            section_tail(&t, 14, seg, MHF_SECT_SSPAN + 1, 0);
+            section_tail(&t, 14, seg, MHF_SECT_SRUNS + 1, 0);
             snprintf(name, sizeof name, "spost-%u", seg);
             emit_with_tail("fuzz_section", name, pp, plen, &t);
             static const uint8_t qflips[] = {4, 0, 0x01, 40, 0, 0x02, 0xa0, 0, 0x10};
-            section_tail(&t, 15, seg, MHF_SECT_SSPAN + 1, 0);
+            section_tail(&t, 15, seg, MHF_SECT_SRUNS + 1, 0);
             snprintf(name, sizeof name, "spost-flip-%u", seg);
             emit_with_tail("fuzz_section", name, qflips, sizeof qflips, &t);
         }
@@ -329,15 +329,29 @@ static void gen_sections(const char *work) {
         {
             emit_seg1_section(dir, MHF_SECT_SSPAN, 16, seg, "sspan", &t);
             static const uint8_t tflips[] = {4, 0, 0x01, 52, 0, 0x10, 0x80, 0, 0x04};
-            section_tail(&t, 17, seg, MHF_SECT_SSPAN + 1, 0);
+            section_tail(&t, 17, seg, MHF_SECT_SRUNS + 1, 0);
             snprintf(name, sizeof name, "sspan-flip-%u", seg);
             emit_with_tail("fuzz_section", name, tflips, sizeof tflips, &t);
         }
+        /* the stream id runs (2.8): replaced by the real ones, and flipped
+         * (header, entries, a body's groups) */
+        {
+            size_t rlen = 0;
+            const uint8_t *rp = section_get(buf, MHF_SECT_SRUNS, &rlen);
+            FUZZ_ASSERT_MSG(rp != NULL, "the streams fixture lacks stream id runs");
+            section_tail(&t, 18, seg, MHF_SECT_SRUNS + 1, 0);
+            snprintf(name, sizeof name, "sruns-%u", seg);
+            emit_with_tail("fuzz_section", name, rp, rlen, &t);
+            static const uint8_t rflips[] = {4, 0, 0x01, 48, 0, 0x02, 0x70, 0, 0x01};
+            section_tail(&t, 19, seg, MHF_SECT_SRUNS + 1, 0);
+            snprintf(name, sizeof name, "sruns-flip-%u", seg);
+            emit_with_tail("fuzz_section", name, rflips, sizeof rflips, &t);
+        }
         static const uint8_t sflips[] = {8, 0, 0x01, 52, 0, 0x02, 0x90, 0, 0x20};
-        section_tail(&t, 11, seg, MHF_SECT_SSPAN + 1, 0);
+        section_tail(&t, 11, seg, MHF_SECT_SRUNS + 1, 0);
         snprintf(name, sizeof name, "span-flip-%u", seg);
         emit_with_tail("fuzz_section", name, sflips, sizeof sflips, &t);
-        section_tail(&t, 3, seg, MHF_SECT_SSPAN + 1, 0);
+        section_tail(&t, 3, seg, MHF_SECT_SRUNS + 1, 0);
         snprintf(name, sizeof name, "unknown-%u", seg);
         emit_with_tail("fuzz_section", name, blob, sizeof blob, &t);
         section_tail(&t, 3, seg, 0x100, 1);

@@ -550,6 +550,7 @@ typedef struct mh_seg {
     _Atomic int spost_ok;   /* stream postings checked (spost_read.c, 2.7) */
     _Atomic int sspan_ok;   /* span stream address set checked (sspan_read.c, 2.8) */
     _Atomic int sspan_stale; /* ... and found stale: never used */
+    _Atomic int sruns_ok;   /* stream id runs checked (sruns_read.c, 2.8) */
     _Atomic int apost_lazy; /* ... by their piece sums, as queries read them */
     /* per run of the postings: decoded whole and checked once, so later
      * queries skip to their keys (apost_read.c; a byte a run, out of the
@@ -894,6 +895,7 @@ struct mh_reader {
     int apost_off;       /* tests: queries ignore address postings (2.2) */
     int spost_off;       /* tests: queries ignore stream postings (2.7) */
     int sspan_off;       /* tests: queries ignore stream nodes (2.8) */
+    int sruns_off;       /* tests: queries ignore stream id runs (2.8) */
     int psum_off;        /* tests: segments opened after this is set
                           * ignore their piece sums (2.4): sections are
                           * checked whole before their first use */
@@ -1151,6 +1153,11 @@ struct mh_builder {
     uint64_t *sp_open;             /* scratch: 2 x sp_cap open ranges */
     uint32_t sp_cap;
     int sp_lost;                   /* out of memory, or too many streams */
+    /* the stream id runs (sruns_build.c, format 2.8): the slice's runs in
+     * id order, u32 triples (stream, first, last id offset) */
+    int sruns;                     /* collect them */
+    mh_buf sr_iv;
+    int sr_lost;                   /* out of memory */
 };
 
 int mh_builder_create(const mh_segw_config *cfg, mh_builder **out);
@@ -1866,6 +1873,61 @@ int mh_span_build(const char *dir, const mh_manrec *recs, size_t ri,
 int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
                  const mh_manrec *recs, size_t nrecs, mh_seg *const *open,
                  mh_diag *d);
+
+/* ---- stream id runs (sruns_build.c, sruns_read.c, verify_sruns.c;
+ * section 17, format 2.8, SPEC.md §9d.3) ------------------------------- */
+/* The builder's hook (mh_builder_run): the slice's runs of one stream in
+ * id order into b->sr_iv (b->sr_lost when memory runs out). */
+void mh_sruns_slice(mh_builder *b, const mh_rec *a, uint32_t n);
+/* The segment's runs (id offsets from its id_first), a run continued
+ * across slices joined; serialized grouped by stream at seal (nothing for
+ * a one-stream segment, after running out of memory, or when no stream
+ * keeps a body: MH_OK with nothing appended; MH_ENOMEM). */
+typedef struct mh_sruns_acc mh_sruns_acc;
+int mh_sruns_acc_create(mh_sruns_acc **out);
+void mh_sruns_acc_destroy(mh_sruns_acc *s); /* NULL accepted */
+void mh_sruns_acc_add(mh_sruns_acc *s, const mh_builder *b, uint64_t base);
+void mh_sruns_acc_truncate(mh_sruns_acc *s, uint64_t count); /* keeps [0, count) */
+int mh_sruns_acc_serialize(mh_sruns_acc *s, mh_buf *out);
+/* The segment's section 17 (minor 8 on), else MH_ENOTFOUND. */
+int mh_sruns_section(const mh_seg *seg, const mh_section **sec);
+typedef struct mh_sruns_view {
+    uint32_t n, esz;
+    const uint8_t *ents, *data;
+    uint64_t off, data_off; /* file offsets of the section and its bodies */
+    uint64_t count;         /* the segment's rows */
+} mh_sruns_view;
+/* Checked whole (sum, header, entries, every body's header and group
+ * records) on first use, remembered in seg->sruns_ok; details "stream id
+ * runs at byte N: ...". MH_ENOTFOUND (no detail) when absent. */
+int mh_sruns_view_get(const mh_seg *seg, mh_sruns_view *out, mh_diag *d);
+/* The same, always checked, never remembered: fsck. */
+int mh_sruns_view_whole(const mh_seg *seg, mh_sruns_view *out, mh_diag *d);
+/* The entry of stream `stream` (binary search), or v->n when none. */
+uint32_t mh_sruns_entry(const mh_sruns_view *v, uint32_t stream);
+typedef struct mh_sruns_body_view {
+    const uint8_t *p;
+    uint64_t bytes, off, count, runs; /* bytes 0: the entry has no body */
+    uint32_t k, groups;
+} mh_sruns_body_view;
+void mh_sruns_body(const mh_sruns_view *v, uint32_t e, mh_sruns_body_view *out);
+/* Group g's runs decoded with every check into runs (2 x its count u64s:
+ * first, last), their count in *n: MH_OK or MH_ECORRUPT with detail. */
+int mh_sruns_group(const mh_sruns_body_view *b, uint32_t g, uint64_t *runs, uint32_t *n,
+                   mh_diag *d);
+/* The run of one of streams[0 .. ns) holding offset x, else the next one
+ * (forward) or the previous one (backward): 1 with [*a, *b], 0 none, or
+ * MH_ENOTFOUND when a stream's entry has no body (the section does not
+ * serve), or a group's decode error. */
+int mh_sruns_next(const mh_sruns_view *v, const uint32_t *streams, uint32_t ns, uint64_t x,
+                  int fwd, uint64_t *a, uint64_t *b, mh_diag *d);
+/* fsck (verify_sruns.c), fed by verify.c's pass: each slice's streams by
+ * id offset (whole: every id given), slice after slice. */
+typedef struct mh_sruns_chk mh_sruns_chk;
+int mh_sruns_fsck_begin(mh_sruns_chk **out, const mh_seg *seg); /* MH_ENOMEM */
+void mh_sruns_fsck_slice(mh_sruns_chk *c, const uint32_t *stream_by_id, uint32_t count,
+                         int whole);
+int mh_sruns_fsck_end(mh_sruns_chk *c, int rows_ok, mh_diag *d); /* NULL: MH_ENOMEM */
 
 /* ---- span stream address set (sspan_build.c, sspan_read.c,
  * verify_sspan.c; section 16, format 2.8, SPEC.md §9e.1) ---------------- */

@@ -263,8 +263,10 @@ typedef struct mh_writer_options {
      * stream, the postings of that stream's accesses alone at 4 KiB
      * granules (format 2.7, SPEC.md §9d.2), so that a query with a stream
      * set of at most 64 walks only the slices where its streams touched
-     * the range. Default 1; 0 = none (queries use the address summaries
-     * as in 2.1). 0 or 1. */
+     * the range, and (format 2.8, SPEC.md §9d.3) each stream's runs of
+     * consecutive ids, so that such a question walked in id order goes
+     * from one of its streams' runs to the next. Default 1; 0 = none
+     * (queries use the address summaries as in 2.1). 0 or 1. */
     uint32_t address_postings;
     uint32_t reserved3;   /* must be 0 */
     /* --- since 1.6 --- */

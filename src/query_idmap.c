@@ -665,14 +665,50 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
     size_t n = 0;
     int have_prev = 0;
     uint64_t prev_t = 0, prev_id = 0;
+    /* the stream id runs (section 17, SPEC 9d.3): a question of a few
+     * streams walks only the ids inside their runs, [run_lo, run_hi]
+     * (slice offsets), going from one run to the next; the rows between
+     * are other streams' */
+    int sr_on = 0;
+    mh_sruns_view srv;
+    int64_t run_lo = 0, run_hi = -1;
+    const uint64_t sbase = s->id_first - seg->id_first;
+    if (q->nslist && !c->r->sruns_off) {
+        int rc = mh_sruns_view_get(seg, &srv, &c->diag);
+        if (rc != MH_OK && rc != MH_ENOTFOUND) {
+            mh_diag_prefix(&c->diag, "%s", seg->name);
+            return rc;
+        }
+        sr_on = rc == MH_OK;
+    }
     int64_t x = fwd ? bo.lo : bo.hi;
     while (fwd ? x <= bo.hi : x >= bo.lo) {
+        if (sr_on && (x < run_lo || x > run_hi)) {
+            uint64_t ra, rb;
+            int rc = mh_sruns_next(&srv, q->slist, q->nslist, sbase + (uint64_t)x, fwd, &ra,
+                                   &rb, &c->diag);
+            if (rc == MH_ENOTFOUND) {
+                sr_on = 0; /* a stream without its runs: every row tested */
+            } else if (rc < 0) {
+                mh_diag_prefix(&c->diag, "%s", seg->name);
+                return rc;
+            } else if (rc == 0) {
+                break; /* none of the streams' ids left in the segment */
+            } else {
+                run_lo = (int64_t)ra - (int64_t)sbase;
+                run_hi = (int64_t)rb - (int64_t)sbase;
+                x = fwd ? (x < run_lo ? run_lo : x) : (x > run_hi ? run_hi : x);
+                continue;
+            }
+        }
         MH_TRY(labels_at(c, seg, si, s, (uint32_t)x, fwd));
         const uint8_t *lab = c->lab;
         const int64_t g0 = c->lab_first, g1 = (int64_t)c->lab_first + c->lab_n - 1;
         /* the labels of this group, in query order, until a candidate: one
          * loop per stored width, so that the common u8 one stays tight */
         int64_t stop = fwd ? (g1 < bo.hi ? g1 : bo.hi) : (g0 > bo.lo ? g0 : bo.lo);
+        if (sr_on)
+            stop = fwd ? (stop < run_hi ? stop : run_hi) : (stop > run_lo ? stop : run_lo);
         uint32_t k = 0;
         int found = 0;
 #define IDQ_SCAN(LOAD)                                                         \

@@ -864,8 +864,8 @@ static const char *section_name(uint32_t type, uint16_t major, uint16_t minor) {
         "blocks", "address summary", "id map", "address set",
         "fine address summary", "address postings", "span address set",
         "piece sums", "id transitions", "wide address postings",
-        "stream postings", "span stream address set"};
-    _Static_assert(sizeof names / sizeof names[0] == MHF_SECT_SSPAN + 1,
+        "stream postings", "span stream address set", "stream id runs"};
+    _Static_assert(sizeof names / sizeof names[0] == MHF_SECT_SRUNS + 1,
                    "a name for each type");
     if (!mh_section_defined(major, minor, type))
         return "unknown";

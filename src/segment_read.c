@@ -276,8 +276,8 @@ static int parse_header2(const uint8_t *b, mh_seg *s, uint64_t file_size,
          * postings) from 2.2 on, 11 (the span address set) from 2.3 on
          * 12 (the piece sums) from 2.4 on, 13 (the id transitions)
          * from 2.5 on, 14 from 2.6 on, 15 (the stream postings) from
-         * 2.7 on and 16 (the span stream address set) from 2.8 on appear
-         * once */
+         * 2.7 on and 16 and 17 (the span stream address set, the stream
+         * id runs) from 2.8 on appear once */
         if ((x.type >= MHF_SECT_DATA && x.type <= MHF_SECT_SUMMARY) ||
             (x.type == MHF_SECT_SUMMARY_FINE && s->major == 2 && s->minor >= 1) ||
             (x.type == MHF_SECT_APOST && s->major == 2 && s->minor >= 2) ||
@@ -286,7 +286,8 @@ static int parse_header2(const uint8_t *b, mh_seg *s, uint64_t file_size,
             (x.type == MHF_SECT_IDTIME && s->major == 2 && s->minor >= 5) ||
             (x.type == MHF_SECT_APOSTW && s->major == 2 && s->minor >= 6) ||
             (x.type == MHF_SECT_SPOST && s->major == 2 && s->minor >= 7) ||
-            (x.type == MHF_SECT_SSPAN && s->major == 2 && s->minor >= 8)) {
+            (x.type == MHF_SECT_SSPAN && s->major == 2 && s->minor >= 8) ||
+            (x.type == MHF_SECT_SRUNS && s->major == 2 && s->minor >= 8)) {
             MH_CHECK(!(seen >> x.type & 1u), MH_ECORRUPT, d, eo,
                      "directory entry %u: section type %u appears twice", i,
                      x.type);
@@ -480,7 +481,7 @@ static int synth_streams(mh_seg *s, mh_diag *d) {
 
 int mh_section_defined(uint16_t major, uint16_t minor, uint32_t type) {
     /* the minor of major 2 that defines each type */
-    static const uint8_t since[] = {0xff, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8};
+    static const uint8_t since[] = {0xff, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 8};
     if (type < 1 || type >= sizeof since)
         return 0;
     return major < 2 ? type <= MHF_SECT_SUMMARY : minor >= since[type];

@@ -43,6 +43,7 @@ struct mh_segw {
     int aset_lost;       /* out of memory for them: no set this segment */
     mh_apost_acc *apost; /* the address postings' granules (apost_build.c) */
     mh_spost_acc *spost; /* per stream (spost_build.c, format 2.7) */
+    mh_sruns_acc *sruns; /* per stream (sruns_build.c, format 2.8) */
     const mh_manrec *recs; /* the MANIFEST records before it (span set) */
     size_t nrecs;
     int has_position;
@@ -88,6 +89,8 @@ int mh_segw_create(const mh_segw_config *cfg, mh_segw **out, mh_diag *d) {
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (w->apost) /* ranges of 64 KiB and more as wide ranges (§9d.1, 2.6) */
         mh_apost_acc_set_wide(w->apost, MHF_APOSTW_LOG2_DEFAULT);
+    if (rc == MH_OK && cfg->apost && mh_sruns_acc_create(&w->sruns) != MH_OK)
+        rc = MH_ENOMEM;
     if (rc == MH_OK && cfg->apost && mh_spost_acc_create(&w->spost) != MH_OK)
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (rc == MH_OK && cfg->aset && mh_aset_acc_create(&w->aset) != MH_OK)
@@ -208,6 +211,8 @@ int mh_segw_append(mh_segw *w, const mh_builder *b, mh_diag *d) {
         mh_apost_acc_add(w->apost, b->aset_lost ? NULL : (const uint64_t *)(const void *)b->aset_iv.p, b->aset_n, w->count);
     if (w->spost) /* and each stream's (spost_build.c) */
         mh_spost_acc_add(w->spost, b, w->apost);
+    if (w->sruns) /* and its streams' id runs (sruns_build.c) */
+        mh_sruns_acc_add(w->sruns, b, w->count - b->n);
     /* the slice's merged ranges join the segment's address set; without
      * memory for them the segment gets no set (it is optional) */
     if (w->aset && !w->aset_lost) {
@@ -428,6 +433,8 @@ int mh_segw_discard_from(mh_segw *w, uint64_t t, mh_access **kept,
         mh_spost_acc_truncate(w->spost, (uint32_t)i,
                               (const mh_slice_stream *)(const void *)w->sstreams.p,
                               w->sstreams.n / sizeof(mh_slice_stream));
+    if (w->sruns) /* runs in id order: those of the kept ids */
+        mh_sruns_acc_truncate(w->sruns, w->count);
     int hrc = rehash_data(w, d);
     if (hrc == MH_OK)
         hrc = reset_aset(w, d);
@@ -617,7 +624,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         any_stream |= w->sflags.p[i] & SLICE_STREAM;
         any_pc |= w->sflags.p[i] & SLICE_PC;
     }
-    MH_CHECK(si->nextra <= MAX_SEAL_SECTIONS - 14, MH_EINVAL, d, 0,
+    MH_CHECK(si->nextra <= MAX_SEAL_SECTIONS - 15, MH_EINVAL, d, 0,
              "%zu extra sections", si->nextra);
     mh_dict_stream *streams;
     size_t nstreams;
@@ -786,6 +793,12 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     }
     if (sspan.n)
         sec[ns++] = (seal_sec){MHF_SECT_SSPAN, 0, 0, 0, sspan.p, sspan.n};
+    /* the stream id runs (SPEC §9d.3, 2.8): a multi-stream segment's */
+    mh_buf sruns = {0};
+    if (w->sruns && nsl > 0 && minor >= 8 && mh_sruns_acc_serialize(w->sruns, &sruns) != MH_OK)
+        sruns.n = 0; /* out of memory: none (optional), never a wrong one */
+    if (sruns.n)
+        sec[ns++] = (seal_sec){MHF_SECT_SRUNS, 0, 0, 0, sruns.p, sruns.n};
     /* the piece sums of the optional sections above (SPEC §9f), last:
      * types 6-11, 13 and 14 in type order (14 lies where 10 would) */
     mh_buf psum = {0};
@@ -793,9 +806,9 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
         mh_psum_input in[MAX_SEAL_SECTIONS];
         size_t nin = 0;
         for (size_t i = 0; i < ns; i++)
-            /* sections 15 and 16 are checked whole (SPEC §9d.2, §9e.1) */
+            /* sections 15-17 are checked whole (SPEC §9d.2, §9e.1, §9d.3) */
             if (sec[i].type >= MHF_PSUM_TYPE_MIN && sec[i].type != MHF_SECT_SPOST &&
-                sec[i].type != MHF_SECT_SSPAN) {
+                sec[i].type != MHF_SECT_SSPAN && sec[i].type != MHF_SECT_SRUNS) {
                 size_t k = nin++;
                 for (; k > 0 && in[k - 1].type > sec[i].type; k--)
                     in[k] = in[k - 1];
@@ -839,6 +852,7 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
     mh_buf_free(&apost);
     mh_buf_free(&spost);
     mh_buf_free(&sspan);
+    mh_buf_free(&sruns);
     mh_buf_free(&span);
     mh_buf_free(&psum);
     uint8_t h[MHF_SEG_HEADER_SIZE] = {0};
@@ -922,5 +936,6 @@ void mh_segw_destroy(mh_segw *w) {
     mh_aset_acc_destroy(w->aset);
     mh_apost_acc_destroy(w->apost);
     mh_spost_acc_destroy(w->spost);
+    mh_sruns_acc_destroy(w->sruns);
     free(w);
 }

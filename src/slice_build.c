@@ -485,6 +485,7 @@ int mh_builder_run(mh_builder *w, const mh_rec *a, uint32_t n, uint64_t id_base)
         pc |= a[i].has_pc;
     }
     MH_TRY(slice_streams(w, a, n, any, pc));
+    mh_sruns_slice(w, a, n); /* the stream id runs (sruns_build.c) */
     if (w->summary && w->summary->slice_keys)
         MH_TRY(w->summary->slice_keys(w, a, n));
     /* group rows by operation (ids ascending inside each group), each
@@ -583,6 +584,7 @@ int mh_builder_create(const mh_segw_config *cfg, mh_builder **out) {
     w->idtime_k = cfg->idtime_stride;
     w->aset = cfg->aset || cfg->apost; /* aset_iv feeds both (apost_build.c) */
     w->spost = cfg->apost;             /* and the stream postings (2.7) */
+    w->sruns = cfg->apost;             /* and the stream id runs (2.8) */
     int rc = mh_rows_reserve(&w->cols, w->rows_per_block);
     if (rc == MH_OK) {
         w->raw_cap = mh_block_raw_bound(w->rows_per_block);
@@ -631,6 +633,7 @@ void mh_builder_destroy(mh_builder *w) {
     free(w->idtime_w);
     mh_buf_free(&w->aset_iv);
     mh_buf_free(&w->sp_iv);
+    mh_buf_free(&w->sr_iv);
     free(w->sp_open);
     free(w->streams);
     free(w->stream_slot);

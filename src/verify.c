@@ -166,8 +166,8 @@ static void check_windows(vctx *v, const mh_seg *seg, const mh_slice *s,
  * are whole: every block decoded and every id given once. */
 static int verify_slice(vctx *v, const mh_seg *seg, uint32_t si, mh_slice *sp,
                         mh_rows *rows, uint8_t *scratch, uint8_t *seen,
-                        uint64_t *t_by_id, uint32_t *chunk_of, mh_buf *trip,
-                        mh_buf *strm, seg_tally *tl, uint32_t *cmask,
+                        uint64_t *t_by_id, uint32_t *chunk_of, uint32_t *s_by_id,
+                        mh_buf *trip, mh_buf *strm, seg_tally *tl, uint32_t *cmask,
                         mh_sum_fsck *sum) {
     mh_slice s;
     mh_diag d = {0, 0, ""};
@@ -253,6 +253,7 @@ static int verify_slice(vctx *v, const mh_seg *seg, uint32_t si, mh_slice *sp,
             seen[id] = 1;
             nseen++;
             t_by_id[id] = rows->t[k];
+            s_by_id[id] = st;
             /* the row's chunk: the chunks tile the rows in order (checked
              * with the slice), and rows only move forward */
             while (row - c.row_first >= c.row_count &&
@@ -367,13 +368,15 @@ static void verify_sections(vctx *v, const mh_seg *seg) {
              mh_section_defined(seg->major, seg->minor, MHF_SECT_SPAN)) ||
             (x->type == MHF_SECT_SSPAN &&
              mh_section_defined(seg->major, seg->minor, MHF_SECT_SSPAN)) ||
+            (x->type == MHF_SECT_SRUNS &&
+             mh_section_defined(seg->major, seg->minor, MHF_SECT_SRUNS)) ||
             (x->type == MHF_SECT_PSUM &&
              mh_section_defined(seg->major, seg->minor, MHF_SECT_PSUM)) ||
             (x->type == MHF_SECT_IDMAP && mh_idmap_present(seg)) ||
             (x->type == MHF_SECT_IDTIME && mh_idtime_present(seg)) ||
             (x->type == MHF_SECT_SUMMARY_FINE &&
              mh_summary_section(seg, MH_SUM_FINE) == x))
-            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_idtime_fsck / mh_aset_fsck / mh_apost_fsck / mh_spost_fsck / mh_span_fsck / mh_sspan_fsck / mh_psum_fsck check them */
+            continue; /* mh_sum_fsck_begin / mh_idmap_fsck / mh_idtime_fsck / mh_aset_fsck / mh_apost_fsck / mh_spost_fsck / mh_span_fsck / mh_sspan_fsck / mh_sruns_fsck / mh_psum_fsck check them */
         uint64_t sum = mh_hash(seg->base + x->offset, (size_t)x->size);
         if (sum != x->sum)
             report(v, MH_ECHECKSUM, seg->name, x->offset,
@@ -475,9 +478,10 @@ static void seg_check(vctx *v, const char *name, const mh_manrec *rec, segpass *
     uint64_t *tby = malloc((size_t)maxc * sizeof *tby);
     uint32_t *cmask = malloc((size_t)maxc * sizeof *cmask);
     uint32_t *chunk_of = malloc((size_t)maxc * sizeof *chunk_of);
+    uint32_t *sby = malloc((size_t)maxc * sizeof *sby); /* stream by id offset */
     size_t nst = seg->dict.nstreams ? seg->dict.nstreams : 1;
     seg_tally tl = {calloc(nst, 8), calloc(nst, 8), calloc(nst, 8), 0, 0};
-    if (!scratch || !seen || !tby || !cmask || !chunk_of || !tl.count || !tl.t_first ||
+    if (!scratch || !seen || !tby || !cmask || !chunk_of || !sby || !tl.count || !tl.t_first ||
         !tl.t_last || mh_rows_reserve(&rows, seg->rows_per_block) != MH_OK) {
         report(v, MH_ENOMEM, name, 0, "out of memory verifying the segment");
     } else {
@@ -496,13 +500,17 @@ static void seg_check(vctx *v, const char *name, const mh_manrec *rec, segpass *
         (void)mh_aset_fsck_begin(&as, seg); /* NULL: its end says so */
         (void)mh_apost_fsck_begin(&ap, seg);
         (void)mh_spost_fsck_begin(&spc, seg);
+        mh_sruns_chk *src = NULL;
+        (void)mh_sruns_fsck_begin(&src, seg);
         for (uint32_t i = 0; i < seg->nslices; i++) {
             mh_slice s;
-            if (verify_slice(v, seg, i, &s, &rows, scratch, seen, tby, chunk_of, &trip,
-                             &strm, &tl, cmask, &sum)) {
+            int whole = verify_slice(v, seg, i, &s, &rows, scratch, seen, tby, chunk_of,
+                                     sby, &trip, &strm, &tl, cmask, &sum);
+            if (whole) {
                 mh_idmap_fsck_slice(&im, seg, i, &s, chunk_of);
                 mh_idtime_fsck_slice(&it, i, &s, tby);
             }
+            mh_sruns_fsck_slice(src, sby, s.count, whole);
             /* the set and the stream postings first: the postings' check
              * reorders the triples */
             mh_aset_fsck_rows(as, (const uint64_t *)(void *)trip.p, trip.n / 24);
@@ -529,6 +537,8 @@ static void seg_check(vctx *v, const char *name, const mh_manrec *rec, segpass *
             report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_spost_fsck_end(spc, rows_ok, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
+        if ((rc = mh_sruns_fsck_end(src, rows_ok, &d)) != MH_OK)
+            report(v, rc, name, d.offset, "%s", d.msg);
         if ((rc = mh_psum_fsck(seg, &d)) != MH_OK)
             report(v, rc, name, d.offset, "%s", d.msg);
         if (seg->nblocks) {
@@ -546,6 +556,7 @@ static void seg_check(vctx *v, const char *name, const mh_manrec *rec, segpass *
     free(tby);
     free(cmask);
     free(chunk_of);
+    free(sby);
     free(tl.count);
     free(tl.t_first);
     free(tl.t_last);

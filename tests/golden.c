@@ -173,7 +173,7 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
         size_t n = mh_reader_section_count(r, seg);
         uint64_t at = 256; /* sections tile the file from the header on */
         uint32_t known = 0, span = 0, psum = 0, idtime = 0, apost = 0, apostw = 0, spost = 0,
-                 sspan = 0;
+                 sspan = 0, sruns = 0;
         size_t psum_at = n, idtime_at = n; /* their directory positions */
         for (size_t i = 0; i < n; i++) {
             mh_section_info x = {.struct_size = sizeof x};
@@ -191,21 +191,23 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
             apostw += x.type == 14; /* ... with wide ranges (2.6) */
             spost += x.type == 15;  /* the stream postings (2.7) */
             sspan += x.type == 16;  /* the span stream address set (2.8) */
+            sruns += x.type == 17;  /* the stream id runs (2.8) */
             if (x.type == 12)
                 psum_at = i;
             if (x.type == 13)
                 idtime_at = i;
             at += x.size;
-            /* types 7-16 are named from the minor that defines them on */
+            /* types 7-17 are named from the minor that defines them on */
             static const char *const later[] = {"id map", "address set",
                                                 "fine address summary", "address postings",
                                                 "span address set", "piece sums",
                                                 "id transitions", "wide address postings",
-                                                "stream postings", "span stream address set"};
-            static const uint16_t since[] = {1, 1, 1, 2, 3, 4, 5, 6, 7, 8};
+                                                "stream postings", "span stream address set",
+                                                "stream id runs"};
+            static const uint16_t since[] = {1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 8};
             mh_segment_info si = {.struct_size = sizeof si};
             CHECK_OK(mh_reader_segment_info(r, seg, &si));
-            if (x.type >= 7 && x.type <= 16) {
+            if (x.type >= 7 && x.type <= 17) {
                 int named = si.version_major == 2 && si.version_minor >= since[x.type - 7];
                 CHECKF(strcmp(x.name, named ? later[x.type - 7] : "unknown") == 0,
                        "segment %zu (2.%u) section type %u named %s", seg, si.version_minor,
@@ -244,6 +246,9 @@ static void check_streams_windows(const mh_reader *r, int v2, int idmap) {
          * 9e.1); segment 0 none */
         CHECKF(sspan == (mi >= 8 && seg == 1), "segment %zu (2.%u): %u span stream address "
                "sets", seg, mi, sspan);
+        /* and segment 0, of streams 0 and 1, the stream id runs (9d.3) */
+        CHECKF(sruns == (mi >= 8 && seg == 0), "segment %zu (2.%u): %u stream id runs", seg,
+               mi, sruns);
         CHECKF(!idtime || idtime_at < psum_at,
                "segment %zu: id transitions at directory entry %zu, piece sums at %zu", seg,
                idtime_at, psum_at);
@@ -265,7 +270,7 @@ static void check_seg_info_12(const mh_segment_info *si, int v2, int seg) {
            (unsigned long long)si->summary_bytes);
 }
 /* store: tiny.store as 2.8 (v2, minor 8: segment 1's span stream address
- * set), 2.7 (minor 7: segment 0's stream postings, format/golden/v2.7),
+ * set, segment 0's stream id runs), 2.7 (minor 7: segment 0's stream postings, format/golden/v2.7),
  * 2.6 (minor 6: segment 0's address postings with its wide ranges,
  * format/golden/v2.6), 2.5 (minor 5: each segment with its id
  * transitions, format/golden/v2.5), 2.4 (minor 4: each segment with its piece sums,
@@ -618,6 +623,11 @@ static const expect expects[] = {
      * the reader's refusals) */
     {"sspan-stream", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
     {"sspan-entry-size", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
+    /* segment 0's stream id runs (2.8) are read by stream-filtered
+     * questions walked in id order, none of this table's (tests/sruns.c
+     * checks the reader's refusals) */
+    {"sruns-stream", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
+    {"sruns-entry-size", MH_OK, MH_OK, MH_OK, MH_ECORRUPT, 0, 0},
     /* valid: a later minor's additions, skipped by this reader */
     {"future-minor", MH_OK, MH_OK, MH_OK, MH_OK, -1, 0},
 };
@@ -838,7 +848,7 @@ static void copy_store_dir(const char *from, const char *to) {
 
 /* The stores earlier versions wrote, kept as committed (never
  * regenerated): each opens and answers as tiny.store does. v2.7: memhist
- * 1.12's tiny.store, no span stream address set; v2.6: memhist
+ * 1.12's tiny.store, no span stream address set or stream id runs; v2.6: memhist
  * 1.11's tiny.store, no stream postings; v2.5: 1.10's, segment 0 without
  * address postings (its two 4 GiB accesses too wide for them); v2.4:
  * 1.8's, no id transitions; v2.3: 1.7's, no piece sums; v2.2: 1.5's, no

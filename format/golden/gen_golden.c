@@ -1087,6 +1087,29 @@ static void sspan_entry_size(se_seg *g) {
     mhf_store_u32(sspan(g)->data.p + MHF_SSPAN_ENTRY_SIZE_OFF, 25);
 }
 static void m_sspan_entry_size(const char *s) { edit_segment(s, SEG1, sspan_entry_size); }
+/* Segment 0's stream id runs (section 17, 2.8: its rows are of streams 0
+ * and 1). */
+static se_section *sruns(se_seg *g) {
+    for (size_t i = 0; i < g->nsect; i++)
+        if (g->s[i].type == MHF_SECT_SRUNS)
+            return &g->s[i];
+    se_die("segment has no stream id runs", "sruns");
+    return NULL;
+}
+static void sruns_stream(se_seg *g) {
+    /* entry 1 names stream 2 (declared by no one): well formed, stream 1
+     * has rows and no entry */
+    unsigned char *p = sruns(g)->data.p;
+    if (mhf_load_u32(p + MHF_SRUNS_COUNT) != 2)
+        se_die("segment 0's stream id runs do not list two streams", "sruns");
+    mhf_store_u32(p + MHF_SRUNS_HEADER_SIZE + MHF_SRUNS_ENTRY_SIZE + MHF_SRUNS_E_STREAM, 2);
+}
+static void m_sruns_stream(const char *s) { edit_segment(s, SEG0, sruns_stream); }
+static void sruns_entry_size(se_seg *g) {
+    /* entries of 25 bytes, which this minor does not allow */
+    mhf_store_u32(sruns(g)->data.p + MHF_SRUNS_ENTRY_SIZE_OFF, 25);
+}
+static void m_sruns_entry_size(const char *s) { edit_segment(s, SEG0, sruns_entry_size); }
 
 /* -- a newer minor: everything SPEC.md 12.1 lets a later writer add -------- */
 static void future_dict(se_dict *d) {
@@ -1207,9 +1230,10 @@ static void future_segment(se_seg *g) {
         widen_table(ap, MHF_APOST_HEADER_SIZE, mhf_load_u32(ap->data.p + MHF_APOST_RUN_COUNT),
                     MHF_APOST_RUN_SIZE, 32, MHF_APOST_RUN_SIZE_OFF);
     /* longer wide ranges' records (32; segment 0's section 14), stream
-     * postings entries (32; its section 15) and span stream address set
-     * entries (32; segment 1's section 16), reserved fields set: a reader
-     * of this minor reads their first 24 bytes */
+     * postings entries (32; its section 15), stream id runs entries (32;
+     * its section 17) and span stream address set entries (32; segment
+     * 1's section 16), reserved fields set: a reader of this minor reads
+     * their first 24 bytes */
     for (size_t i = 0; i < g->nsect; i++) {
         se_section *x = &g->s[i];
         if (x->type == MHF_SECT_APOSTW) {
@@ -1227,6 +1251,15 @@ static void future_segment(se_seg *g) {
                                   MHF_SPOST_E_RESERVED, 0x21212121);
             widen_table(x, MHF_SPOST_HEADER_SIZE, n, MHF_SPOST_ENTRY_SIZE, 32,
                         MHF_SPOST_ENTRY_SIZE_OFF);
+        } else if (x->type == MHF_SECT_SRUNS) {
+            /* segment 0's stream id runs: longer entries (32), reserved
+             * fields set */
+            uint32_t n = mhf_load_u32(x->data.p + MHF_SRUNS_COUNT);
+            for (uint32_t k = 0; k < n; k++)
+                mhf_store_u32(x->data.p + MHF_SRUNS_HEADER_SIZE + (size_t)k * MHF_SRUNS_ENTRY_SIZE +
+                                  MHF_SRUNS_E_RESERVED, 0x21212121);
+            widen_table(x, MHF_SRUNS_HEADER_SIZE, n, MHF_SRUNS_ENTRY_SIZE, 32,
+                        MHF_SRUNS_ENTRY_SIZE_OFF);
         } else if (x->type == MHF_SECT_SSPAN) {
             /* segment 1's span stream address set: longer entries (32)
              * and reserved fields set */
@@ -1319,6 +1352,8 @@ static const struct {
     {"spost-entry-size", m_spost_entry_size},
     {"sspan-stream", m_sspan_stream},
     {"sspan-entry-size", m_sspan_entry_size},
+    {"sruns-stream", m_sruns_stream},
+    {"sruns-entry-size", m_sruns_entry_size},
     {"future-minor", m_future_minor},
 };
 

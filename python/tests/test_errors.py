@@ -66,7 +66,8 @@ FSCK_ONLY = {"idmap-flip", "idmap-label-range", "idmap-label-swap",
              "apost-popcount", "apost-granule-order", "apost-shift",
              "apost-run-bounds", "idtime-flip", "idtime-sample",
              "idtime-high-bits", "idtime-reserved", "apostw-range", "apostw-log2",
-             "spost-stream", "spost-entry-size", "sspan-stream", "sspan-entry-size"}
+             "spost-stream", "spost-entry-size", "sspan-stream", "sspan-entry-size",
+             "sruns-stream", "sruns-entry-size"}
 #: Variants whose every segment is sound but whose store-level tables are
 #: not: a stream missing from the newest segment's table, window parts that
 #: do not continue. Only the stream / window tables read them.

@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
     lib L[2] = {{.path = argv[1]}, {.path = argv[2]}};
     const char *store = NULL, *classes = NULL;
     long nq = 100, reps = 3, streams = 0;
-    for (int i = 3; i < argc; i++) {
+    for (int i = 3; i < argc; i += 2) { /* each option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
         if (!v)
@@ -136,7 +136,6 @@ int main(int argc, char **argv) {
             ;
         else
             return usage();
-        i++;
     }
     if (!store)
         return usage();

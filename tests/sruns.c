@@ -1,0 +1,364 @@
+/*
+ * sruns.c - the stream id runs (SPEC.md §9d.3, section type 17, format
+ * 2.8) on multi-stream stores: every body's runs equal brute force over its
+ * stream's ids (runs across slices, after a discard, a stream of one-row
+ * runs without a body); questions of one or two streams over wide and
+ * narrow ranges equal the oracle with the section used and ignored, and
+ * with it a question whose stream waits long decodes fewer rows; fsck is
+ * clean; damage is refused with its detail. `sruns real MEMHIST VICTIM`
+ * does the same on a qemu recording of a program of 8 threads (skipped
+ * without qemu).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apost_util.h"
+#include "resum.h"
+#include "testutil.h"
+
+/* Streams 0 .. ns - 2 take turns in bursts of 1-300 accesses, stream 0 now
+ * and then waiting for thousands; stream ns - 1 (chatty) slips single
+ * accesses in between (its runs are one row: no body). Addresses: each
+ * stream's stack, a shared heap. */
+static mh_access *make_trace(size_t n, uint32_t ns, uint64_t seed) {
+    mh_access *a = calloc(n, sizeof *a);
+    CHECK(a);
+    tu_rng rng = {seed};
+    uint64_t t = 100;
+    uint32_t s = 0;
+    size_t left = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (left == 0) {
+            s = (uint32_t)tu_below(&rng, ns - 1);
+            left = 1 + tu_below(&rng, 300);
+            if (s == 0 && tu_below(&rng, 4) == 0)
+                s = 1 + (uint32_t)tu_below(&rng, ns - 2); /* stream 0 waits */
+        }
+        left--;
+        uint32_t st = tu_below(&rng, 100) == 0 ? ns - 1 : s;
+        t += tu_below(&rng, 3);
+        uint64_t phy = tu_below(&rng, 2) ? 0x7f000000u + ((uint64_t)st << 20) - 8 * tu_range(&rng, 1, 200)
+                                         : ((uint64_t)1 << 32) + 8 * tu_below(&rng, 20000);
+        a[i] = (mh_access){.transition = t, .physical = phy, .size = 8,
+                           .op = (uint8_t)(tu_below(&rng, 3) == 0 ? MH_OP_WRITE : MH_OP_READ),
+                           .stream = st};
+    }
+    return a;
+}
+
+/* Every segment's section against brute force over all (the store's
+ * accesses in id order); returns the bodies checked. */
+static size_t check_runs(mh_reader *r, const mh_access *all, uint32_t chatty,
+                         size_t *nobody) {
+    size_t bodies = 0;
+    for (size_t g = 0; g < r->nsegs; g++) {
+        const mh_seg *seg = tu_seg_of(r, g);
+        mh_sruns_view v;
+        mh_diag d = {0, 0, ""};
+        int rc = mh_sruns_view_get(seg, &v, &d);
+        const mh_access *x = all + seg->id_first;
+        uint8_t *has = calloc(MH_STREAM_MAX + 1, 1);
+        CHECK(has);
+        uint32_t nhas = 0;
+        for (uint64_t i = 0; i < seg->count; i++) {
+            nhas += !has[x[i].stream];
+            has[x[i].stream] = 1;
+        }
+        if (nhas < 2) {
+            CHECKF(rc == MH_ENOTFOUND, "segment %zu of one stream has stream id runs", g);
+            free(has);
+            continue;
+        }
+        CHECKF(rc == MH_OK, "segment %zu: %s", g, d.msg);
+        CHECKF(v.n == nhas, "segment %zu: %u entries for %u streams", g, v.n, nhas);
+        for (uint32_t e = 0; e < v.n; e++) {
+            uint32_t st = mhf_load_u32(v.ents + (size_t)e * v.esz + MHF_SRUNS_E_STREAM);
+            CHECKF(has[st], "segment %zu lists stream %u, which has no row there", g, st);
+            mh_sruns_body_view b;
+            mh_sruns_body(&v, e, &b);
+            if (!b.bytes) {
+                /* kept none: only the chatty stream's one-row runs pass
+                 * their budget (a small segment keeps them too) */
+                CHECKF(st == chatty, "segment %zu: stream %u has no body", g, st);
+                (*nobody)++;
+                continue;
+            }
+            uint64_t k = 0, i = 0;
+            uint64_t runs[2 * MHF_SRUNS_K_DEFAULT];
+            for (uint32_t gr = 0; gr < b.groups; gr++) {
+                uint32_t m;
+                CHECKF(mh_sruns_group(&b, gr, runs, &m, &d) == MH_OK, "%s", d.msg);
+                for (uint32_t j = 0; j < m; j++, k++) {
+                    while (i < seg->count && x[i].stream != st)
+                        i++;
+                    uint64_t a0 = i;
+                    while (i < seg->count && x[i].stream == st)
+                        i++;
+                    CHECKF(runs[2 * j] == a0 && runs[2 * j + 1] == i - 1,
+                           "segment %zu stream %u run %llu: [%llu, %llu], brute force "
+                           "[%llu, %llu]", g, st, (unsigned long long)k,
+                           (unsigned long long)runs[2 * j], (unsigned long long)runs[2 * j + 1],
+                           (unsigned long long)a0, (unsigned long long)(i - 1));
+                }
+            }
+            while (i < seg->count && x[i].stream != st)
+                i++;
+            CHECKF(i == seg->count && k == b.runs, "segment %zu stream %u: more runs than "
+                   "its %llu", g, st, (unsigned long long)b.runs);
+            bodies++;
+        }
+        free(has);
+    }
+    return bodies;
+}
+
+/* Questions of one or two streams, every width (a third the whole space),
+ * against the oracle with the section used (way 0) and ignored. */
+static void check_oracle(mh_reader *r, const mh_access *all, size_t n, uint32_t ns,
+                         uint64_t seed) {
+    for (int way = 0; way < 2; way++) {
+        r->sruns_off = way;
+        tu_rng rng = {seed};
+        size_t answered = 0;
+        for (int q = 0; q < 400; q++) {
+            const mh_access *x = &all[tu_below(&rng, n)];
+            mh_query qq;
+            mh_query_init(&qq);
+            if (tu_below(&rng, 3) == 0) {
+                qq.addr_first = 0;
+                qq.addr_last = UINT64_MAX;
+            } else {
+                uint64_t width = (uint64_t)8 << tu_below(&rng, 30);
+                qq.addr_first = x->physical > width / 2 ? x->physical - width / 2 : 0;
+                qq.addr_last = qq.addr_first + width - 1;
+            }
+            qq.ops = 1 + (uint32_t)tu_below(&rng, 3);
+            qq.direction = tu_below(&rng, 2) ? MH_BACKWARD : MH_FORWARD;
+            qq.start = all[tu_below(&rng, n)].transition;
+            uint32_t s[2] = {(uint32_t)tu_below(&rng, ns), (uint32_t)tu_below(&rng, ns)};
+            qq.streams = s;
+            qq.nstreams = 1 + (uint32_t)(tu_below(&rng, 4) == 0);
+            size_t max = 1 + tu_below(&rng, 20), ng = 0, nw = 0;
+            mh_access got[20], want[20];
+            oracle_query oq;
+            CHECK_OK(oracle_query_from(&oq, &qq, NULL, 0));
+            CHECK_OK(oracle_run(all, n, &oq, want, max, &nw));
+            CHECK_OK(mh_query_run(r, &qq, got, max, &ng));
+            snprintf(tu_context, sizeof tu_context, "way %d question %d: streams %u/%u of %u, "
+                     "[0x%llx, 0x%llx], ops %u, %s from %llu, max %zu", way, q, s[0],
+                     qq.nstreams, ns, (unsigned long long)qq.addr_first,
+                     (unsigned long long)qq.addr_last, qq.ops, qq.direction ? "bwd" : "fwd",
+                     (unsigned long long)qq.start, max);
+            CHECK(oracle_compare("stream question", got, ng, want, nw) == 0);
+            answered += ng > 0;
+        }
+        CHECKF(answered >= 150, "%zu of 400 stream questions had matches", answered);
+    }
+    r->sruns_off = 0;
+}
+
+/* Stream 0's next access, anywhere, from the start of each of its waits:
+ * with the runs the walk decodes fewer blocks than without. */
+static void check_jumps(const char *dir, const mh_access *all, size_t n) {
+    uint64_t blocks[2] = {0, 0};
+    for (int way = 0; way < 2; way++) {
+        mh_reader *r;
+        CHECK_OK(mh_reader_open(dir, &r));
+        r->sruns_off = way;
+        size_t asked = 0;
+        for (size_t i = 1; i < n && asked < 200; i++) {
+            if (!(all[i - 1].stream == 0 && all[i].stream != 0))
+                continue;
+            mh_query q;
+            mh_query_init(&q);
+            q.start_kind = MH_FROM_ID;
+            q.start = i - 1; /* ids are the indexes */
+            uint32_t s = 0;
+            q.streams = &s;
+            q.nstreams = 1;
+            mh_access a;
+            size_t got;
+            CHECK_OK(mh_query_run(r, &q, &a, 1, &got));
+            size_t j = i;
+            while (j < n && all[j].stream != 0)
+                j++;
+            CHECK(got == (j < n) && (!got || a.id == j));
+            asked++;
+        }
+        blocks[way] = atomic_load(&r->blocks_decoded);
+        mh_reader_close(r);
+    }
+    CHECKF(blocks[0] < blocks[1], "stream 0's next accesses decoded %llu blocks with the "
+           "runs, %llu without", (unsigned long long)blocks[0], (unsigned long long)blocks[1]);
+}
+
+static void test_store(uint32_t ns, int discard, uint64_t seed) {
+    char dir[4096];
+    tu_mkdtemp(dir, sizeof dir, "sruns");
+    snprintf(tu_context, sizeof tu_context, "%u streams, discard %d, seed %llu", ns, discard,
+             (unsigned long long)seed);
+    size_t n = 60000, m;
+    mh_access *src = make_trace(n, ns, seed);
+    mh_access *all = tu_apost_write(dir, src, n, 25000, 400, discard, 1, &m);
+    free(src);
+    mh_reader *r;
+    CHECK_OK(mh_reader_open(dir, &r));
+    size_t none = 0, nb = check_runs(r, all, ns - 1, &none);
+    CHECKF(nb >= ns - 1 && none >= 1, "%zu bodies checked for %u streams, %zu entries "
+           "without", nb, ns, none);
+    check_oracle(r, all, m, ns, seed + 1);
+    mh_reader_close(r);
+    check_jumps(dir, all, m);
+    tu_problems p = tu_fsck(dir);
+    CHECKF(p.n == 0, "fsck: %d problems: %s", p.n, p.msg);
+    free(all);
+    tu_rmtree(dir);
+}
+
+/* ---- damage ------------------------------------------------------------ */
+typedef struct dmg {
+    const char *name;
+    void (*edit)(uint8_t *p, uint64_t size, void *ctx);
+    const char *detail; /* in fsck's first problem */
+    int structural;     /* refused by a stream question through the section */
+} dmg;
+
+static uint8_t *body0(uint8_t *p) {
+    uint32_t n = mhf_load_u32(p + MHF_SRUNS_COUNT);
+    return p + MHF_SRUNS_HEADER_SIZE + (size_t)n * MHF_SRUNS_ENTRY_SIZE;
+}
+static void e_count(uint8_t *p, uint64_t size, void *ctx) {
+    (void)size, (void)ctx;
+    mhf_store_u32(p + MHF_SRUNS_COUNT, 0);
+}
+static void e_esize(uint8_t *p, uint64_t size, void *ctx) {
+    (void)size, (void)ctx;
+    mhf_store_u32(p + MHF_SRUNS_ENTRY_SIZE_OFF, 25);
+}
+static void e_k(uint8_t *p, uint64_t size, void *ctx) {
+    (void)size, (void)ctx;
+    mhf_store_u32(body0(p) + MHF_SRUNS_B_K, 0);
+}
+static void e_reserved(uint8_t *p, uint64_t size, void *ctx) {
+    (void)size, (void)ctx;
+    mhf_store_u32(p + MHF_SRUNS_HEADER_SIZE + MHF_SRUNS_E_RESERVED, 1);
+}
+static void e_stream(uint8_t *p, uint64_t size, void *ctx) {
+    (void)size, (void)ctx; /* the last entry names a stream with no row */
+    uint32_t n = mhf_load_u32(p + MHF_SRUNS_COUNT);
+    mhf_store_u32(p + MHF_SRUNS_HEADER_SIZE + (size_t)(n - 1) * MHF_SRUNS_ENTRY_SIZE +
+                      MHF_SRUNS_E_STREAM, 60000);
+}
+static void e_first(uint8_t *p, uint64_t size, void *ctx) {
+    (void)size, (void)ctx; /* body 0's last run one id shorter: well formed */
+    uint64_t bytes = mhf_load_u64(p + MHF_SRUNS_HEADER_SIZE + MHF_SRUNS_E_BYTES);
+    uint8_t *last = body0(p) + bytes - 1; /* its length's varint, one byte */
+    CHECKF(*last > 0 && *last < 0x80, "body 0's last run is %u long", *last);
+    (*last)--;
+}
+
+static void test_damage(void) {
+    char dir[4096], copy[4096];
+    tu_mkdtemp(dir, sizeof dir, "sruns-dmg");
+    size_t n = 30000, m;
+    mh_access *src = make_trace(n, 5, 21);
+    mh_access *all = tu_apost_write(dir, src, n, 100000, 400, 0, 1, &m);
+    free(src);
+    static const dmg ds[] = {
+        {"count", e_count, "0 entries, not 1", 1},
+        {"entry size", e_esize, "entry size 25, this reader knows 24", 1},
+        {"K", e_k, "0 a group", 1},
+        {"reserved", e_reserved, "reserved field is not 0", 1},
+        {"stream", e_stream, "has rows in the segment and no entry", 0},
+        {"last run", e_first, "its rows make", 0},
+    };
+    for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) {
+        snprintf(tu_context, sizeof tu_context, "damage %s", ds[i].name);
+        char name[64];
+        snprintf(name, sizeof name, "sruns-dmg-%zu", i);
+        tu_mkdtemp(copy, sizeof copy, name);
+        tu_copy_dir(dir, copy);
+        tu_resum_segment(copy, "seg-0000000000000000.mhs", MHF_SECT_SRUNS, ds[i].edit, NULL);
+        tu_problems p = tu_fsck(copy);
+        CHECKF(p.n >= 1 && p.code == MH_ECORRUPT && strstr(p.msg, ds[i].detail),
+               "fsck: %d problems, first %s: %s (want %s)", p.n, mh_error_name(p.code),
+               p.msg, ds[i].detail);
+        /* stream 1's next access anywhere: the id-order walk reads the section */
+        mh_reader *r;
+        CHECK_OK(mh_reader_open(copy, &r));
+        mh_query q;
+        mh_query_init(&q);
+        q.start = all[m / 2].transition;
+        uint32_t s = 1;
+        q.streams = &s;
+        q.nstreams = 1;
+        mh_access out[4];
+        size_t got;
+        int rc = mh_query_run(r, &q, out, 4, &got);
+        char msg[MH_ERRMSG_MAX];
+        mh_reader_errmsg(r, msg, sizeof msg);
+        if (ds[i].structural)
+            CHECKF(rc == MH_ECORRUPT && strstr(msg, ds[i].detail), "stream query: %s: %s",
+                   mh_error_name(rc), msg);
+        else
+            CHECKF(rc == MH_OK, "stream query: %s: %s", mh_error_name(rc), msg);
+        /* without a stream set it is not read */
+        q.streams = NULL;
+        q.nstreams = 0;
+        CHECK_OK(mh_query_run(r, &q, out, 4, &got));
+        mh_reader_close(r);
+        tu_rmtree(copy);
+    }
+    snprintf(tu_context, sizeof tu_context, "damage: a flipped byte");
+    tu_mkdtemp(copy, sizeof copy, "sruns-flip");
+    tu_copy_dir(dir, copy);
+    tu_flip_section_byte(copy, "seg-0000000000000000.mhs", MHF_SECT_SRUNS);
+    tu_problems p = tu_fsck(copy);
+    CHECKF(p.n >= 1 && p.code == MH_ECHECKSUM, "fsck of a flipped byte: %s: %s",
+           mh_error_name(p.code), p.msg);
+    tu_rmtree(copy);
+    free(all);
+    tu_rmtree(dir);
+}
+
+/* ---- a real recording --------------------------------------------------- */
+static int test_real(const char *memhist, const char *victim) {
+    char dir[4096], rec[4096], prog[4200];
+    tu_mkdtemp(dir, sizeof dir, "sruns-real");
+    snprintf(prog, sizeof prog, "'%s' threads 8", victim);
+    int rc = tu_record_qemu(memhist, dir, prog, 0, rec, sizeof rec, "sruns real");
+    if (rc != 0) {
+        tu_rmtree(dir);
+        return rc;
+    }
+    snprintf(tu_context, sizeof tu_context, "qemu recording of 8 threads");
+    mh_reader *r;
+    CHECK_OK(mh_reader_open(rec, &r));
+    size_t n;
+    mh_access *all = tu_read_all(r, &n);
+    uint32_t ns = 0;
+    for (size_t i = 0; i < n; i++)
+        ns = all[i].stream + 1 > ns ? all[i].stream + 1 : ns;
+    size_t none = 0, nb = check_runs(r, all, UINT32_MAX, &none);
+    CHECKF(nb >= 9, "%zu bodies in the recording of 8 threads", nb);
+    check_oracle(r, all, n, ns, 33);
+    mh_reader_close(r);
+    tu_problems p = tu_fsck(rec);
+    CHECKF(p.n == 0, "fsck: %d problems: %s", p.n, p.msg);
+    printf("sruns real: %zu accesses, %zu bodies: exact, oracle, fsck clean\n", n, nb);
+    free(all);
+    tu_rmtree(dir);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 4 && strcmp(argv[1], "real") == 0)
+        return test_real(argv[2], argv[3]);
+    test_store(4, 0, 1);
+    test_store(6, 1, 2);
+    test_store(40, 0, 3);
+    test_damage();
+    printf("sruns: ok\n");
+    return 0;
+}
