@@ -1874,6 +1874,27 @@ int mh_span_fsck(const char *dir, const mh_seg *seg, size_t ri,
                  const mh_manrec *recs, size_t nrecs, mh_seg *const *open,
                  mh_diag *d);
 
+/* ---- the layout of sections 15 and 17 (stream_table.c) -------------- */
+/* A 16-byte header (entry_count, entry_size, data_bytes), entries {u32
+ * stream strictly increasing, u32 reserved, u64 body offset, u64 bytes},
+ * the bodies back to back (SPEC.md §9d.2, §9d.3). */
+typedef struct mh_stream_table {
+    uint32_t n, esz;
+    const uint8_t *ents, *data;
+    uint64_t data_off; /* the bodies' file offset */
+} mh_stream_table;
+/* Checks a body (bytes at p, file offset off): MH_OK or MH_E* with detail. */
+typedef int (*mh_stream_body_fn)(void *ctx, const uint8_t *p, uint64_t bytes, uint64_t off,
+                                 mh_diag *d);
+/* Checks the size bytes at p (file offset off; later: a file of a later
+ * minor, §12.1): header, entries (order, bound, reserved, offsets tiling,
+ * some body) and each body through fn. MH_ECORRUPT "<what> at byte N: ...". */
+int mh_stream_table_parse(const uint8_t *p, uint64_t size, uint64_t off, int later,
+                          const char *what, mh_stream_body_fn fn, void *ctx,
+                          mh_stream_table *out, mh_diag *d);
+/* The entry of stream `stream` among n entries of esz bytes at ents, or n. */
+uint32_t mh_stream_table_entry(const uint8_t *ents, uint32_t n, uint32_t esz, uint32_t stream);
+
 /* ---- stream id runs (sruns_build.c, sruns_read.c, verify_sruns.c;
  * section 17, format 2.8, SPEC.md §9d.3) ------------------------------- */
 /* The builder's hook (mh_builder_run): the slice's runs of one stream in

@@ -67,65 +67,17 @@ static int parse_body(const uint8_t *p, uint64_t bn, uint64_t off, uint64_t coun
     return MH_OK;
 }
 
+static int check_body(void *ctx, const uint8_t *p, uint64_t bytes, uint64_t off, mh_diag *d) {
+    const mh_seg *seg = ctx;
+    return parse_body(p, bytes, off, seg->count, d);
+}
+
 static int parse(const mh_seg *seg, const mh_section *sec, mh_sruns_view *v, mh_diag *d) {
-    const uint8_t *p = seg->base + sec->offset;
-    uint64_t size = sec->size, off = sec->offset;
-    int later = seg->minor > MHF_VERSION_MINOR; /* the one reserved/size rule */
-    if (size < MHF_SRUNS_HEADER_SIZE)
-        return SR_FAIL(off, "%llu bytes, less than its %u-byte header",
-                       (unsigned long long)off, (unsigned long long)size,
-                       MHF_SRUNS_HEADER_SIZE);
-    uint32_t n = mhf_load_u32(p + MHF_SRUNS_COUNT);
-    uint32_t esz = mhf_load_u32(p + MHF_SRUNS_ENTRY_SIZE_OFF);
-    uint64_t db = mhf_load_u64(p + MHF_SRUNS_DATA_BYTES);
-    if (n < 1 || n > (uint32_t)MH_STREAM_MAX + 1u)
-        return SR_FAIL(off + MHF_SRUNS_COUNT, "%u entries, not 1 ... %u",
-                       (unsigned long long)(off + MHF_SRUNS_COUNT), n,
-                       (unsigned)MH_STREAM_MAX + 1u);
-    if (later ? esz < MHF_SRUNS_ENTRY_SIZE : esz != MHF_SRUNS_ENTRY_SIZE)
-        return SR_FAIL(off + MHF_SRUNS_ENTRY_SIZE_OFF, "entry size %u, this reader knows %u",
-                       (unsigned long long)(off + MHF_SRUNS_ENTRY_SIZE_OFF), esz,
-                       MHF_SRUNS_ENTRY_SIZE);
-    uint64_t room = size - MHF_SRUNS_HEADER_SIZE;
-    if ((uint64_t)n * esz > room || db != room - (uint64_t)n * esz)
-        return SR_FAIL(off + MHF_SRUNS_DATA_BYTES, "%u entries of %u bytes and %llu "
-                       "bytes of bodies in a section of %llu bytes",
-                       (unsigned long long)(off + MHF_SRUNS_DATA_BYTES), n, esz,
-                       (unsigned long long)db, (unsigned long long)size);
+    mh_stream_table t;
+    MH_TRY(mh_stream_table_parse(seg->base + sec->offset, sec->size, sec->offset,
+                                 seg->minor > MHF_VERSION_MINOR, "stream id runs", check_body,
+                                 (void *)seg, &t, d));
     fill(seg, sec, v);
-    uint64_t at = 0;
-    int any = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *e = v->ents + (size_t)i * esz;
-        uint64_t eo = v->off + MHF_SRUNS_HEADER_SIZE + (uint64_t)i * esz;
-        uint32_t st = mhf_load_u32(e + MHF_SRUNS_E_STREAM);
-        uint64_t bo = mhf_load_u64(e + MHF_SRUNS_E_OFFSET);
-        uint64_t bn = mhf_load_u64(e + MHF_SRUNS_E_BYTES);
-        if (st > MH_STREAM_MAX ||
-            (i > 0 && st <= mhf_load_u32(e - esz + MHF_SRUNS_E_STREAM)))
-            return SR_FAIL(eo, "entry %u: stream %u, not above the entry before "
-                           "it and at most %u", (unsigned long long)eo, i, st,
-                           (unsigned)MH_STREAM_MAX);
-        if (!later && mhf_load_u32(e + MHF_SRUNS_E_RESERVED) != 0)
-            return SR_FAIL(eo + MHF_SRUNS_E_RESERVED, "entry %u: reserved field is not 0",
-                           (unsigned long long)(eo + MHF_SRUNS_E_RESERVED), i);
-        if (bo != at || bn > db - at)
-            return SR_FAIL(eo + MHF_SRUNS_E_OFFSET, "entry %u: body at %llu of %llu "
-                           "bytes, where the bodies before it end at %llu of %llu",
-                           (unsigned long long)(eo + MHF_SRUNS_E_OFFSET), i,
-                           (unsigned long long)bo, (unsigned long long)bn,
-                           (unsigned long long)at, (unsigned long long)db);
-        at += bn;
-        any |= bn > 0;
-        if (bn)
-            MH_TRY(parse_body(v->data + bo, bn, v->data_off + bo, seg->count, d));
-    }
-    if (at != db)
-        return SR_FAIL(off + MHF_SRUNS_DATA_BYTES, "the bodies end at %llu of its "
-                       "%llu bytes", (unsigned long long)(off + MHF_SRUNS_DATA_BYTES),
-                       (unsigned long long)at, (unsigned long long)db);
-    if (!any)
-        return SR_FAIL(off, "no entry has a body", (unsigned long long)off);
     return MH_OK;
 }
 
@@ -152,18 +104,7 @@ int mh_sruns_view_get(const mh_seg *seg, mh_sruns_view *out, mh_diag *d) {
 }
 
 uint32_t mh_sruns_entry(const mh_sruns_view *v, uint32_t stream) {
-    uint32_t lo = 0, hi = v->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (mhf_load_u32(v->ents + (size_t)mid * v->esz + MHF_SRUNS_E_STREAM) < stream)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < v->n &&
-                   mhf_load_u32(v->ents + (size_t)lo * v->esz + MHF_SRUNS_E_STREAM) == stream
-               ? lo
-               : v->n;
+    return mh_stream_table_entry(v->ents, v->n, v->esz, stream);
 }
 
 void mh_sruns_body(const mh_sruns_view *v, uint32_t e, mh_sruns_body_view *out) {
