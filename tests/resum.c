@@ -90,3 +90,12 @@ void tu_resum_segment(const char *dir, const char *name, uint32_t type,
     CHECK_OK(mh_manifest_store(dir, &m, &d));
     mh_manifest_free(&m);
 }
+
+tu_problems tu_damaged_copy(const char *dir, const char *tag, const char *name, uint32_t type,
+                            void (*edit)(uint8_t *sec, uint64_t size, void *ctx), char *copy,
+                            size_t cap) {
+    tu_mkdtemp(copy, cap, tag);
+    tu_copy_dir(dir, copy);
+    tu_resum_segment(copy, name, type, edit, NULL);
+    return tu_fsck(copy);
+}

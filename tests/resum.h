@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "testutil.h"
+
 /* Calls edit(section bytes, size, ctx) on every section of `type` of
  * segment file dir/name (the test fails when there is none), then resums
  * (the piece sums too, unless `type` is theirs: then they stay as edited,
@@ -18,6 +20,13 @@
 void tu_resum_segment(const char *dir, const char *name, uint32_t type,
                       void (*edit)(uint8_t *sec, uint64_t size, void *ctx),
                       void *ctx);
+/* A copy of the store dir in a new temporary directory (its path in copy,
+ * cap bytes; tag names it) whose segment `name` had section `type` edited
+ * (tu_resum_segment), and fsck's verdict on it (tu_fsck). The caller
+ * removes the copy. */
+tu_problems tu_damaged_copy(const char *dir, const char *tag, const char *name, uint32_t type,
+                            void (*edit)(uint8_t *sec, uint64_t size, void *ctx), char *copy,
+                            size_t cap);
 /* The piece sums (SPEC.md §9f) of the n bytes of segment file b made
  * right for its sections as they are now, and section 12's directory sum:
  * written from the spec (entries' types, pieces of 2^shift bytes). */

@@ -381,10 +381,7 @@ static void test_damage(void) {
         snprintf(tu_context, sizeof tu_context, "damage %s", ds[i].name);
         char name[64];
         snprintf(name, sizeof name, "spost-dmg-%zu", i);
-        tu_mkdtemp(copy, sizeof copy, name);
-        tu_copy_dir(dir, copy);
-        tu_resum_segment(copy, "seg-0000000000000000.mhs", MHF_SECT_SPOST, ds[i].edit, NULL);
-        tu_problems p = tu_fsck(copy);
+        tu_problems p = tu_damaged_copy(dir, name, "seg-0000000000000000.mhs", MHF_SECT_SPOST, ds[i].edit, copy, sizeof copy);
         CHECKF(p.n >= 1 && p.code == ds[i].fsck_code && strstr(p.msg, ds[i].detail),
                "fsck: %d problems, first %s: %s (want %s: %s)", p.n, mh_error_name(p.code),
                p.msg, mh_error_name(ds[i].fsck_code), ds[i].detail);
@@ -450,25 +447,18 @@ static void test_damage(void) {
 
 /* ---- a real recording --------------------------------------------------- */
 static int test_real(const char *memhist, const char *victim) {
-    char dir[4096], rec[4096], prog[4200];
-    tu_mkdtemp(dir, sizeof dir, "spost-real");
-    snprintf(prog, sizeof prog, "'%s' threads 8", victim);
-    int rc = tu_record_qemu(memhist, dir, prog, 0, rec, sizeof rec, "spost real");
-    if (rc != 0) {
-        tu_rmtree(dir);
-        return rc;
-    }
-    snprintf(tu_context, sizeof tu_context, "qemu recording of 8 threads");
+    char dir[4096], rec[4200];
     mh_reader *r;
-    CHECK_OK(mh_reader_open(rec, &r));
+    mh_access *all;
     size_t n;
-    mh_access *all = tu_read_all(r, &n);
+    uint32_t ns;
+    int rc = tu_record_threads(memhist, victim, "spost-real", dir, sizeof dir, &r, &all, &n, &ns);
+    if (rc != 0)
+        return rc;
+    tu_join(rec, sizeof rec, dir, "rec.mh");
     CHECKF(mh_reader_stream_count(r) >= 9, "%zu streams", mh_reader_stream_count(r));
     size_t nb = check_bodies(r, all, n);
     CHECKF(nb >= 9, "%zu bodies in the recording of 8 threads", nb);
-    uint32_t ns = 0;
-    for (size_t i = 0; i < n; i++)
-        ns = all[i].stream + 1 > ns ? all[i].stream + 1 : ns;
     check_candidates(r, all, n, ns, 31);
     check_oracle(r, all, n, 33);
     mh_reader_close(r);

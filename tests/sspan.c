@@ -382,10 +382,7 @@ static void test_damage(void) {
         snprintf(tu_context, sizeof tu_context, "damage %s", ds[i].name);
         char name[64];
         snprintf(name, sizeof name, "sspan-dmg-%zu", i);
-        tu_mkdtemp(copy, sizeof copy, name);
-        tu_copy_dir(dir, copy);
-        tu_resum_segment(copy, seg7, MHF_SECT_SSPAN, ds[i].edit, NULL);
-        tu_problems p = tu_fsck(copy);
+        tu_problems p = tu_damaged_copy(dir, name, seg7, MHF_SECT_SSPAN, ds[i].edit, copy, sizeof copy);
         CHECKF(p.n >= 1 && p.code == MH_ECORRUPT && strstr(p.msg, ds[i].detail),
                "fsck: %d problems, first %s: %s (want %s)", p.n, mh_error_name(p.code),
                p.msg, ds[i].detail);
@@ -452,21 +449,16 @@ static void test_damage(void) {
 
 /* ---- a real recording --------------------------------------------------- */
 static int test_real(const char *memhist, const char *victim) {
-    char dir[4096], rec[4096], cut[4096], prog[4200];
-    tu_mkdtemp(dir, sizeof dir, "sspan-real");
-    tu_join(cut, sizeof cut, dir, "cut.mh");
-    snprintf(prog, sizeof prog, "'%s' threads 8", victim);
-    int rc = tu_record_qemu(memhist, dir, prog, 0, rec, sizeof rec, "sspan real");
-    if (rc != 0) {
-        tu_rmtree(dir);
-        return rc;
-    }
-    snprintf(tu_context, sizeof tu_context, "qemu recording of 8 threads");
+    char dir[4096], cut[4200];
     mh_reader *r;
-    CHECK_OK(mh_reader_open(rec, &r));
+    mh_access *src;
     size_t n;
-    mh_access *src = tu_read_all(r, &n);
+    uint32_t ns;
+    int rc = tu_record_threads(memhist, victim, "sspan-real", dir, sizeof dir, &r, &src, &n, &ns);
+    if (rc != 0)
+        return rc;
     mh_reader_close(r);
+    tu_join(cut, sizeof cut, dir, "cut.mh");
     /* the same accesses in segments of 30,000 */
     size_t m;
     mh_access *all = tu_apost_write(cut, src, n, 30000, 4096, 0, 1, &m);

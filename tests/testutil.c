@@ -876,6 +876,25 @@ int tu_record_qemu(const char *memhist, const char *dir, const char *prog, int c
     return skip ? TU_SKIP : 1;
 }
 
+int tu_record_threads(const char *memhist, const char *victim, const char *tag, char *dir,
+                      size_t cap, mh_reader **r, mh_access **all, size_t *n, uint32_t *ns) {
+    char rec[4096], prog[4200];
+    tu_mkdtemp(dir, cap, tag);
+    snprintf(prog, sizeof prog, "'%s' threads 8", victim);
+    int rc = tu_record_qemu(memhist, dir, prog, 0, rec, sizeof rec, tag);
+    if (rc != 0) {
+        tu_rmtree(dir);
+        return rc;
+    }
+    snprintf(tu_context, sizeof tu_context, "qemu recording of 8 threads");
+    CHECK_OK(mh_reader_open(rec, r));
+    *all = tu_read_all(*r, n);
+    *ns = 0;
+    for (size_t i = 0; i < *n; i++)
+        *ns = (*all)[i].stream + 1 > *ns ? (*all)[i].stream + 1 : *ns;
+    return 0;
+}
+
 void tu_flip_section_byte(const char *dir, const char *name, uint32_t type) {
     char path[4096];
     tu_join(path, sizeof path, dir, name);

@@ -112,6 +112,13 @@ int tu_record_sort(const char *memhist, const char *dir, int lines, uint64_t mul
  * dir/rec.mh, with the environment cleared (LC_ALL=C) when clean_env. */
 int tu_record_qemu(const char *memhist, const char *dir, const char *prog, int clean_env,
                    char *rec, size_t cap, const char *who);
+/* The test victim's 8 threads (`VICTIM threads 8`) recorded with qemu
+ * (tu_record_qemu) into dir/rec.mh, dir a new temporary directory named
+ * tag (cap bytes), then opened: 0 with *r, its accesses in id order in
+ * *all (*n of them) and *ns one above the highest stream id; TU_SKIP or
+ * 1 otherwise (printed why, dir removed). */
+int tu_record_threads(const char *memhist, const char *victim, const char *tag, char *dir,
+                      size_t cap, mh_reader **r, mh_access **all, size_t *n, uint32_t *ns);
 /* The last byte of section `type` of dir/name flipped, no sum made right
  * (a checksum's test). */
 void tu_flip_section_byte(const char *dir, const char *name, uint32_t type);
