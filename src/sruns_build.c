@@ -66,11 +66,19 @@ void mh_sruns_acc_destroy(mh_sruns_acc *s) {
     free(s);
 }
 
+/* While a segment fills, its runs may number count / 16 + 64 Ki: past
+ * that its streams interleave too finely for bodies to fit their budget
+ * (a run costs two bytes at least, a stream's budget is rows / 8 + 256),
+ * and keeping them would cost 24 bytes a row (64 threads interleaved
+ * access by access: a run a row). The segment then gets none. */
+#define RUNS_LIMIT(count) ((count) / 16u + 65536u)
+
 void mh_sruns_acc_add(mh_sruns_acc *s, const mh_builder *b, uint64_t base) {
     if (s->lost)
         return;
-    if (b->sr_lost) {
+    if (b->sr_lost || s->runs.n / sizeof(srun) > RUNS_LIMIT(base + b->n)) {
         s->lost = 1;
+        mh_buf_free(&s->runs);
         return;
     }
     const uint32_t *r = (const uint32_t *)(const void *)b->sr_iv.p;

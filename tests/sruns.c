@@ -216,6 +216,32 @@ static void test_store(uint32_t ns, int discard, uint64_t seed) {
     tu_rmtree(dir);
 }
 
+/* A segment of 150,000 where stream 0 runs 1,000 accesses at a time and
+ * streams 1-3 take turns access by access in the 4,000 between: stream 0's
+ * runs would fit their budget, but the segment's runs (one a row for the
+ * others) pass count / 16 + 65536 as it fills, so the writer stops
+ * keeping them and the segment has no section; answers as before. */
+static void test_interleaved(void) {
+    char dir[4096];
+    tu_mkdtemp(dir, sizeof dir, "sruns-interleaved");
+    snprintf(tu_context, sizeof tu_context, "stream 0 in runs of 1,000, streams 1-3 interleaved");
+    size_t n = 150000, m;
+    mh_access *src = make_trace(n, 5, 7);
+    for (size_t i = 0; i < n; i++)
+        src[i].stream = i % 5000 < 1000 ? 0 : (uint32_t)(1 + i % 3);
+    mh_access *all = tu_apost_write(dir, src, n, 200000, 4096, 0, 1, &m);
+    free(src);
+    mh_reader *r;
+    CHECK_OK(mh_reader_open(dir, &r));
+    CHECK(r->nsegs == 1);
+    CHECKF(mh_sruns_section(tu_seg_of(r, 0), &(const mh_section *){0}) == MH_ENOTFOUND,
+           "a segment of 120,000 one-row runs has stream id runs");
+    check_oracle(r, all, m, 4, 9);
+    mh_reader_close(r);
+    free(all);
+    tu_rmtree(dir);
+}
+
 /* ---- damage ------------------------------------------------------------ */
 typedef struct dmg {
     const char *name;
@@ -348,6 +374,7 @@ int main(int argc, char **argv) {
     test_store(4, 0, 1);
     test_store(6, 1, 2);
     test_store(40, 0, 3);
+    test_interleaved();
     test_damage();
     printf("sruns: ok\n");
     return 0;
