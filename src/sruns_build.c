@@ -28,19 +28,32 @@ void mh_sruns_slice(mh_builder *w, const mh_rec *a, uint32_t n) {
             w->sr_lost = 1;
         return;
     }
+    /* at most n / 16 + 64 runs (SLICE_RUNS): a slice of streams taking
+     * turns access by access (64 threads) stops at once, its segment then
+     * gets no section, and the pass stays a compare and a store a run */
+    uint32_t cap = n / 16 + 64;
+    if (mh_buf_reserve(&w->sr_iv, (size_t)cap * 3 * sizeof(uint32_t)) != MH_OK) {
+        w->sr_lost = 1;
+        return;
+    }
+    uint32_t *r = (uint32_t *)(void *)w->sr_iv.p, k = 0;
     uint32_t first = 0, cur = a[0].stream;
     for (uint32_t i = 1; i <= n; i++) {
         uint32_t st = i < n ? a[i].stream : ~cur;
         if (st == cur)
             continue;
-        uint32_t r[3] = {cur, first, i - 1};
-        if (mh_buf_append(&w->sr_iv, r, sizeof r) != MH_OK) {
+        if (k == cap) {
             w->sr_lost = 1;
             return;
         }
+        r[3 * k] = cur;
+        r[3 * k + 1] = first;
+        r[3 * k + 2] = i - 1;
+        k++;
         first = i;
         cur = st;
     }
+    w->sr_iv.n = (size_t)k * 3 * sizeof(uint32_t);
 }
 
 /* One run of a segment: stream, first and last id offsets. */
@@ -66,17 +79,15 @@ void mh_sruns_acc_destroy(mh_sruns_acc *s) {
     free(s);
 }
 
-/* While a segment fills, its runs may number count / 16 + 64 Ki: past
- * that its streams interleave too finely for bodies to fit their budget
- * (a run costs two bytes at least, a stream's budget is rows / 8 + 256),
- * and keeping them would cost 24 bytes a row (64 threads interleaved
- * access by access: a run a row). The segment then gets none. */
-#define RUNS_LIMIT(count) ((count) / 16u + 65536u)
-
+/* A slice gives at most rows / 16 + 64 runs (mh_sruns_slice), so the
+ * segment keeps at most count / 16 + 64 a slice, 24 bytes each; a slice
+ * past that (streams interleaved too finely for bodies to fit their
+ * budget: a run costs two bytes at least, a stream's budget is rows / 8 +
+ * 256) costs the segment its section. */
 void mh_sruns_acc_add(mh_sruns_acc *s, const mh_builder *b, uint64_t base) {
     if (s->lost)
         return;
-    if (b->sr_lost || s->runs.n / sizeof(srun) > RUNS_LIMIT(base + b->n)) {
+    if (b->sr_lost) {
         s->lost = 1;
         mh_buf_free(&s->runs);
         return;

@@ -218,9 +218,9 @@ static void test_store(uint32_t ns, int discard, uint64_t seed) {
 
 /* A segment of 150,000 where stream 0 runs 1,000 accesses at a time and
  * streams 1-3 take turns access by access in the 4,000 between: stream 0's
- * runs would fit their budget, but the segment's runs (one a row for the
- * others) pass count / 16 + 65536 as it fills, so the writer stops
- * keeping them and the segment has no section; answers as before. */
+ * runs would fit their budget, but a slice's runs (one a row for the
+ * others) pass rows / 16 + 64, so the writer stops keeping them and the
+ * segment has no section; answers as before. */
 static void test_interleaved(void) {
     char dir[4096];
     tu_mkdtemp(dir, sizeof dir, "sruns-interleaved");
