@@ -111,7 +111,7 @@ int mh_sruns_fsck_end(mh_sruns_chk *c, int rows_ok, mh_diag *d) {
     if (!c)
         return mh_diag_fail(d, MH_ENOMEM, 0, "out of memory checking the stream id runs");
     int rc = MH_OK;
-    mh_sruns_view v;
+    mh_sruns_view v = {0};
     if (c->present)
         rc = mh_sruns_view_whole(c->seg, &v, d);
     int compare = rc == MH_OK && c->present && rows_ok && !c->lost &&
