@@ -90,7 +90,7 @@ int mh_segw_create(const mh_segw_config *cfg, mh_segw **out, mh_diag *d) {
     if (w->apost) /* ranges of 64 KiB and more as wide ranges (§9d.1, 2.6) */
         mh_apost_acc_set_wide(w->apost, MHF_APOSTW_LOG2_DEFAULT);
     if (rc == MH_OK && cfg->apost && mh_sruns_acc_create(&w->sruns) != MH_OK)
-        rc = MH_ENOMEM;
+        rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (rc == MH_OK && cfg->apost && mh_spost_acc_create(&w->spost) != MH_OK)
         rc = mh_diag_fail(d, MH_ENOMEM, 0, "out of memory for a segment writer");
     if (rc == MH_OK && cfg->aset && mh_aset_acc_create(&w->aset) != MH_OK)
@@ -721,11 +721,13 @@ int mh_segw_seal(mh_segw *w, const mh_seal_info *si, mh_manrec *rec,
      * when it got none; an empty one when it has no access) and its
      * children's, read from their files */
     mh_buf span = {0};
+    /* (and the stream node's, below) */
     const uint64_t *own[MHF_OP_COUNT] = {NULL, NULL, NULL};
     size_t nown[MHF_OP_COUNT] = {0, 0, 0};
-    int have_own = w->count == 0 ||
-                   (aset.n > 0 && mh_aset_acc_finish(w->aset, own, nown) == 0);
+    int have_own = 0;
     if (w->cfg.span && w->has_position) {
+        have_own = w->count == 0 ||
+                   (aset.n > 0 && mh_aset_acc_finish(w->aset, own, nown) == 0);
         if (mh_span_build(w->dir, w->recs, w->nrecs, w->count, have_own, own,
                           nown, &span) != MH_OK)
             span.n = 0; /* out of memory: none (optional), never a wrong one */
