@@ -906,6 +906,9 @@ struct mh_reader {
     /* tests: id map label groups decoded by queries (query_idmap.c), so
      * that a test can see a repeated query reuse its cached groups */
     _Atomic uint64_t idmap_groups_decoded;
+    /* tests: slices the id-order path walked (query_idmap.c), so that a
+     * test can see which way a query took where both give its answers */
+    _Atomic uint64_t idmap_walks;
     /* tests: blocks decoded into the query caches (query.c), so that a
      * test can see which chunks a query searched */
     _Atomic uint64_t blocks_decoded;
@@ -2264,6 +2267,12 @@ void mh_apost_run_open(const mh_apost_view *v, uint32_t op, uint32_t run,
  * with detail "address postings at byte N: ...". */
 int mh_apost_run_step(mh_apost_cur *c, uint64_t *bits, uint32_t *list,
                       uint32_t *n, mh_diag *d);
+/* The same, its postings ORed into bits only when the key's granule lies in
+ * [wa, wb] (every key checked alike): one decode of a key where a check
+ * first, then an OR, took two. On MH_ECORRUPT bits may hold some of the
+ * failing key's postings (the caller's question fails with it). */
+int mh_apost_run_step_in(mh_apost_cur *c, uint64_t wa, uint64_t wb, uint64_t *bits,
+                         uint32_t *n, mh_diag *d);
 
 /* The candidate slices of one segment for one narrow query: a bitmap of
  * the segment's slices in the caller's scratch (no allocation of its own). */

@@ -117,19 +117,12 @@ static int body_or(const mh_apost_view *b, unsigned o, uint64_t wa, uint64_t wb,
         mh_apost_cur c;
         mh_apost_run_open(b, o, r, &c);
         for (;;) {
-            mh_apost_cur back = c;
             uint32_t n;
-            int rc = mh_apost_run_step(&c, NULL, NULL, &n, d);
+            int rc = mh_apost_run_step_in(&c, wa, wb, bits, &n, d);
             if (rc < 0)
-                return rc;
+                return rc; /* the question fails: bits are not used */
             if (rc == 0 || c.w > wb)
                 break;
-            if (c.w >= wa) { /* again, ORing: checked, it cannot fail */
-                c = back;
-                rc = mh_apost_run_step(&c, bits, NULL, &n, d);
-                if (rc < 0)
-                    return rc;
-            }
         }
     }
     return MH_OK;

@@ -193,6 +193,100 @@ static void check_jumps(const char *dir, const mh_access *all, size_t n) {
            "runs, %llu without", (unsigned long long)blocks[0], (unsigned long long)blocks[1]);
 }
 
+/* Stream 0's last 10 accesses, anywhere, from the end of each of its
+ * waits (backward from a transition: the slices before hold every
+ * stream's chunks, stream 0's rows a part of each): with the runs the
+ * question walks the stream's ids and decodes fewer blocks than the
+ * chunk walk, which takes candidates from every chunk of the slice. */
+static void check_back(const char *dir, const mh_access *all, size_t n) {
+    uint64_t blocks[2] = {0, 0}, walks[2] = {0, 0};
+    for (int way = 0; way < 2; way++) {
+        mh_reader *r;
+        CHECK_OK(mh_reader_open(dir, &r));
+        r->sruns_off = way;
+        size_t asked = 0;
+        for (size_t i = 1; i < n && asked < 200; i++) {
+            if (!(all[i - 1].stream != 0 && all[i].stream == 0))
+                continue;
+            mh_query q;
+            mh_query_init(&q);
+            q.start = all[i - 1].transition;
+            q.direction = MH_BACKWARD;
+            uint32_t s = 0;
+            q.streams = &s;
+            q.nstreams = 1;
+            mh_access a[10];
+            size_t got;
+            CHECK_OK(mh_query_run(r, &q, a, 10, &got));
+            /* again, its blocks and label groups cached: */
+            uint64_t w0 = atomic_load(&r->idmap_walks);
+            CHECK_OK(mh_query_run(r, &q, a, 10, &got));
+            walks[way] += atomic_load(&r->idmap_walks) - w0;
+            size_t j = i, k = 0;
+            while (j < n && all[j].transition <= q.start)
+                j++; /* ids are the indexes: j - 1 the last at or before */
+            for (; j-- > 0 && k < 10;) {
+                if (all[j].stream != 0)
+                    continue;
+                CHECKF(k < got && a[k].id == j, "backward from %llu: answer %zu is %llu, "
+                       "want %zu", (unsigned long long)q.start, k,
+                       k < got ? (unsigned long long)a[k].id : 0ull, j);
+                k++;
+            }
+            CHECK(got == k);
+            asked++;
+        }
+        blocks[way] = atomic_load(&r->blocks_decoded);
+        mh_reader_close(r);
+    }
+    CHECKF(blocks[0] < blocks[1], "stream 0's last accesses decoded %llu blocks with the "
+           "runs, %llu without", (unsigned long long)blocks[0], (unsigned long long)blocks[1]);
+    /* asked again, every block cached: the chunk walk of a slice wholly
+     * before the start would look cheap (no block to decode), but it takes
+     * candidates from each of the stream's chunks, passing the other
+     * streams' rows; with the runs the id path is taken there too */
+    CHECKF(walks[0] > walks[1], "asked again, the id path walked %llu slices with the runs, "
+           "%llu without", (unsigned long long)walks[0], (unsigned long long)walks[1]);
+}
+
+/* Four streams in bursts of 1-300 accesses for 48,000, then streams 1-3
+ * alone for 48,000 (stream 0 waits three slices of 16,000), twice; four
+ * accesses in five on the stream's own stack regions, the others on
+ * shared heap regions (32 each, 16 MiB apart: a slice holds about 190
+ * chunks, stream 0's rows in 70-80 of them, where a real recording's
+ * 32,768-row slices hold about 110): check_back. */
+static void test_back(void) {
+    char dir[4096];
+    tu_mkdtemp(dir, sizeof dir, "sruns-back");
+    snprintf(tu_context, sizeof tu_context, "backward, waits of three slices");
+    size_t n = 192000, m;
+    mh_access *src = calloc(n, sizeof *src);
+    CHECK(src);
+    tu_rng rng = {23};
+    uint64_t t = 100;
+    uint32_t st = 0;
+    size_t left = 0;
+    for (size_t i = 0; i < n; i++) {
+        int waiting = i / 48000 % 2 == 1;
+        if (left == 0 || (waiting && st == 0)) {
+            st = waiting ? 1 + (uint32_t)tu_below(&rng, 3) : (uint32_t)tu_below(&rng, 4);
+            left = 1 + tu_below(&rng, 300);
+        }
+        left--;
+        t += tu_below(&rng, 3);
+        uint64_t region = tu_below(&rng, 5) ? st * 32 + tu_below(&rng, 32) : 128 + tu_below(&rng, 32);
+        src[i] = (mh_access){.transition = t, .physical = (region << 24) + 8 * tu_below(&rng, 4096),
+                             .size = 8, .op = (uint8_t)(tu_below(&rng, 3) == 0 ? MH_OP_WRITE
+                                                                                 : MH_OP_READ),
+                             .stream = st};
+    }
+    mh_access *all = tu_apost_write(dir, src, n, 96000, 16000, 0, 1, &m);
+    free(src);
+    check_back(dir, all, m);
+    free(all);
+    tu_rmtree(dir);
+}
+
 static void test_store(uint32_t ns, int discard, uint64_t seed) {
     char dir[4096];
     tu_mkdtemp(dir, sizeof dir, "sruns");
@@ -375,6 +469,7 @@ int main(int argc, char **argv) {
     test_store(6, 1, 2);
     test_store(40, 0, 3);
     test_interleaved();
+    test_back();
     test_damage();
     printf("sruns: ok\n");
     return 0;

@@ -5,7 +5,7 @@
  * written; the store is read as it is, by both.
  *
  *   mh_abstore BASE_LIB NEW_LIB --store DIR [--queries N] [--reps R]
- *              [--seed N] [--streams 0|1] [--classes LIST]
+ *              [--seed N] [--streams 0|1] [--classes LIST] [--asks CSV]
  *
  * The questions are drawn as mh_bench's user distribution
  * (tools/bench/README.md), from the store itself: an access at an id
@@ -22,7 +22,12 @@
  * best, a class's p50 / p99 over its questions, and the paired median the
  * median over its questions of new / base. --classes LIST keeps the
  * classes whose name contains one of LIST's comma-separated parts.
- * Output: one Markdown table. Exit 2 on bad usage.
+ * --asks CSV writes every question, one row each (header
+ * class,question,direction,start,addr_first,addr_last,stream,
+ * base_us,new_us,answers: stream empty without --streams 1, the times
+ * each build's best), to find a class's slow questions and ask them again
+ * (tools/bench/README.md). Output: one Markdown table. Exit 2 on bad
+ * usage, 1 when the CSV cannot be written.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -95,7 +100,7 @@ static double pct(double *v, size_t n, double p) {
 
 static int usage(void) {
     fprintf(stderr, "usage: mh_abstore BASE_LIB NEW_LIB --store DIR [--queries N] [--reps R] "
-                    "[--seed N] [--streams 0|1] [--classes LIST]\n");
+                    "[--seed N] [--streams 0|1] [--classes LIST] [--asks CSV]\n");
     return 2;
 }
 
@@ -114,7 +119,7 @@ int main(int argc, char **argv) {
     if (argc < 3)
         return usage();
     lib L[2] = {{.path = argv[1]}, {.path = argv[2]}};
-    const char *store = NULL, *classes = NULL;
+    const char *store = NULL, *classes = NULL, *asks = NULL;
     long nq = 100, reps = 3, streams = 0;
     for (int i = 3; i < argc; i += 2) { /* each option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -125,6 +130,8 @@ int main(int argc, char **argv) {
             store = v;
         else if (!strcmp(a, "--classes"))
             classes = v;
+        else if (!strcmp(a, "--asks"))
+            asks = v;
         else if (!strcmp(a, "--queries") && (nq = strtol(v, &end, 10)) > 0 && !*end)
             ;
         else if (!strcmp(a, "--reps") && (reps = strtol(v, &end, 10)) > 0 && !*end)
@@ -161,6 +168,15 @@ int main(int argc, char **argv) {
     }
     if (load(&L[0], store) || load(&L[1], store))
         return 1;
+    FILE *af = NULL;
+    if (asks) {
+        if (!(af = fopen(asks, "w"))) {
+            fprintf(stderr, "mh_abstore: cannot write %s\n", asks);
+            return 1;
+        }
+        fprintf(af, "class,question,direction,start,addr_first,addr_last,stream,base_us,new_us,"
+                    "answers\n");
+    }
     printf("mh_abstore: %s, %" PRIu64 " accesses, %zu streams; base %s (%s), new %s (%s); "
            "%ld questions a class, best of %ld passes\n\n",
            store, st.accesses, ns, L[0].path, L[0].version(), L[1].path, L[1].version(), nq,
@@ -174,6 +190,11 @@ int main(int argc, char **argv) {
     uint32_t *qs = calloc((size_t)nq, sizeof *qs);
     double *best[2] = {calloc((size_t)nq, sizeof(double)), calloc((size_t)nq, sizeof(double))};
     double *ratio = calloc((size_t)nq, sizeof(double));
+    size_t *nans = calloc((size_t)nq, sizeof *nans);
+    if (!q || !qs || !best[0] || !best[1] || !ratio || !nans || !sid) {
+        fprintf(stderr, "mh_abstore: out of memory for %ld questions\n", nq);
+        return 1;
+    }
     mh_access o[2][10];
     int mismatches = 0;
     for (int w = 0; w < 4; w++)
@@ -231,6 +252,7 @@ int main(int argc, char **argv) {
                                 name, i, mh_error_name(r0), n0, mh_error_name(r1), n1);
                     }
                     answers += n1;
+                    nans[i] = n1;
                     best[0][i] = best[1][i] = 1e300;
                 }
                 for (long p = 0; p < reps; p++)
@@ -246,6 +268,14 @@ int main(int argc, char **argv) {
                         }
                 for (long i = 0; i < nq; i++)
                     ratio[i] = best[1][i] / best[0][i];
+                for (long i = 0; af && i < nq; i++) {
+                    char sbuf[16] = "";
+                    if (q[i].nstreams)
+                        snprintf(sbuf, sizeof sbuf, "%u", qs[i]);
+                    fprintf(af, "%s,%ld,%s,%" PRIu64 ",0x%" PRIx64 ",0x%" PRIx64 ",%s,%.3f,%.3f,%zu\n",
+                            name, i, d ? "bwd" : "fwd", q[i].start, q[i].addr_first,
+                            q[i].addr_last, sbuf, best[0][i], best[1][i], nans[i]);
+                }
                 double b50 = pct(best[0], (size_t)nq, 0.5), b99 = pct(best[0], (size_t)nq, 0.99);
                 double n50 = pct(best[1], (size_t)nq, 0.5), n99 = pct(best[1], (size_t)nq, 0.99);
                 printf("| %s | %.2f / %.1f | %.2f / %.1f | %.2fx | %zu |\n", name, b50, b99, n50,
@@ -253,6 +283,10 @@ int main(int argc, char **argv) {
                 fflush(stdout);
             }
     printf("\nmismatches %d\n", mismatches);
+    if (af && fclose(af) != 0) {
+        fprintf(stderr, "mh_abstore: cannot write %s\n", asks);
+        return 1;
+    }
     L[0].close(L[0].r);
     L[1].close(L[1].r);
     mh_reader_close(own);
@@ -261,6 +295,7 @@ int main(int argc, char **argv) {
     free(best[0]);
     free(best[1]);
     free(ratio);
+    free(nans);
     free(sid);
     return mismatches ? 1 : 0;
 }

@@ -5,6 +5,9 @@
 #   and 10; forward and backward), the twins named " 1str"; every answer
 #   of the two builds agrees (mismatches 0).
 #   --classes "point ": only the 4 point classes.
+#   --asks CSV: a header and one row per question (4 classes x 4), each
+#   with its class, direction, range, stream (--streams 1), two times and
+#   its answers (the 1str rows' streams those the store has).
 #   Bad usage (no --store, --streams 2) exits 2.
 set -eu
 abstore=$1
@@ -24,6 +27,21 @@ out=$("$abstore" "$lib" "$lib" --store "$store" --queries 4 --reps 1 --classes "
 rows=$(echo "$out" | grep -c '^| point' || true)
 all=$(echo "$out" | grep -Ec '^\| (page|1MiB|whole)' || true)
 [ "$rows" -eq 4 ] && [ "$all" -eq 0 ] || fail "--classes: $rows point rows, $all others"
+csv=${TMPDIR:-/tmp}/abstore_test.$$.csv
+trap 'rm -f "$csv"' EXIT
+"$abstore" "$lib" "$lib" --store "$store" --queries 4 --reps 1 --streams 1 \
+  --classes "point " --asks "$csv" >/dev/null || fail "--asks: mh_abstore failed"
+head -1 "$csv" | grep -qx 'class,question,direction,start,addr_first,addr_last,stream,base_us,new_us,answers' ||
+  fail "--asks: header $(head -1 "$csv")"
+n=$(tail -n +2 "$csv" | wc -l)
+[ "$n" -eq 16 ] || fail "--asks: $n rows, expected 16"
+bad=$(tail -n +2 "$csv" | awk -F, '$1 !~ /^point max(1|10) (fwd|bwd) 1str$/ ||
+  index($1, " " $3 " ") == 0 || $4 !~ /^[0-9]+$/ || $5 !~ /^0x[0-9a-f]+$/ ||
+  $6 !~ /^0x[0-9a-f]+$/ || $7 !~ /^[0-9]+$/ || $8 <= 0 || $9 <= 0 || $10 !~ /^[0-9]+$/ ||
+  $10 > 10' | wc -l)
+[ "$bad" -eq 0 ] || fail "--asks: $bad malformed rows"
+rc=0; "$abstore" "$lib" "$lib" --store "$store" --asks /nonexistent/dir/x.csv >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "--asks unwritable: exit $rc, expected 1"
 rc=0; "$abstore" "$lib" "$lib" --queries 4 2>/dev/null || rc=$?
 [ "$rc" -eq 2 ] || fail "no --store: exit $rc, expected 2"
 rc=0; "$abstore" "$lib" "$lib" --store "$store" --streams 2 2>/dev/null || rc=$?
