@@ -539,8 +539,12 @@ static int slot_room(qctx *c) {
     return 1;
 }
 
-static int32_t take_entry(qctx *c) {
+/* An entry for a block or a label group: a spare one (no buffers), a new
+ * one while the budget allows, else the least recently used, its buffers
+ * kept (*evicted set). */
+static int32_t take_entry(qctx *c, int *evicted) {
     int32_t e;
+    *evicted = 0;
     const size_t budget = c->r->cache_bytes;
     /* the list walked only when the bytes alone say no */
     if (c->spare >= 0 && (c->held < budget + budget / 4 || !list_has_two(c))) {
@@ -562,6 +566,7 @@ static int32_t take_entry(qctx *c) {
     if (c->ent[e].seg)
         cache_unhash(c, e);
     c->ent[e].seg = NULL;
+    *evicted = 1;
     return e;
 }
 
@@ -660,6 +665,26 @@ static void entry_gm(qctx *c, centry *x, uint32_t rows_per_block) {
         return;
     memset(x->gm, 0, (size_t)x->gm_cap * sizeof *x->gm);
     x->gm_ok = 1;
+}
+
+/* Entry x, taken from the least recently used end to hold what `want`
+ * asks, keeps only the buffers that serves (the caller counts the bytes,
+ * entry_bytes before and after). Below the budget an entry keeps every
+ * buffer it once had, whatever it holds next (entry_fill: reallocating
+ * them each time the kind changed cost the first asks 30 %); at the budget
+ * an entry reused for a located block with a whole block's columns, or
+ * for a whole block with a located block's raw buffer, was counted for
+ * both, so fewer blocks fit: after 800 1 MiB questions on python had
+ * filled the cache with whole blocks, 200 whole-space max-10 ones (located
+ * blocks, 13.5 MB alone) cycled through it, 5.6 blocks decoded a question
+ * at every pass, 36-40 us where they took 4-8 us alone. */
+static void entry_fit(qctx *c, centry *x, unsigned want) {
+    if (want != WANT_ALL && x->rows.cap && !x->rows.idt)
+        mh_rows_free(&x->rows); /* the ids and transitions alone, anew */
+    if (want != WANT_LOCATE && x->raw)
+        entry_drop_raw(c, x);
+    if (want != WANT_ALL && x->gm)
+        entry_drop_gm(c, x);
 }
 
 /* Entries' buffers freed from the least recently used on, once the bytes
@@ -811,11 +836,14 @@ static int get_block_entry(qctx *c, const mh_seg *seg, const mh_slice *s, uint32
             return rc;
         }
     } else {
-        e = take_entry(c);
+        int evicted;
+        e = take_entry(c, &evicted);
         x = &c->ent[e];
         size_t was = entry_bytes(x);
         /* an entry that held a label group holds rows now */
         entry_drop_labels(c, x);
+        if (evicted)
+            entry_fit(c, x, want);
         x->rows.n = x->rows.lo = 0;
         count_decode(c);
         rc = entry_fill(c, x, seg, s, b, want, from, need);
@@ -881,7 +909,8 @@ int mhq_labels_entry(qctx *c, const mh_seg *seg, uint32_t grp, uint32_t cap,
         cache_unhash(c, e);
         c->ent[e].seg = NULL;
     } else {
-        e = take_entry(c);
+        int evicted;
+        e = take_entry(c, &evicted);
     }
     centry *x = &c->ent[e];
     size_t was = entry_bytes(x);

@@ -665,6 +665,75 @@ static void check_cover_choice(void) {
     }
 }
 
+/* Entries taken from the least recently used end keep only the buffers
+ * of what they hold now (query.c entry_fit): a cache filled with whole
+ * blocks by page questions (the chunk walk), then whole-space max-10
+ * questions by the id path (located blocks: ids, transitions and the raw
+ * block), asked twice, with a cache of 5 MiB. Counted with the whole
+ * blocks' columns on top of their own, the located blocks of the second
+ * set did not fit and cycled through it, each decoded again at every pass
+ * (230 of 271 blocks at 6 MiB, 352 of 374 at 4 MiB; none at 8 MiB); now
+ * the second pass decodes none. The answers are the oracle's. */
+static void check_fit(void) {
+    const size_t n = 300000;
+    mh_access *all = calloc(n, sizeof *all);
+    CHECK(all != NULL);
+    tu_rng rng = {31};
+    for (size_t i = 0; i < n; i++)
+        all[i] = (mh_access){.transition = 1 + i, .size = 8,
+                             .physical = 0x10000000u + 8 * tu_below(&rng, 1u << 18),
+                             .op = (uint8_t)(tu_below(&rng, 3) ? MH_OP_READ : MH_OP_WRITE)};
+    char dir[4096];
+    tu_mkdtemp(dir, sizeof dir, "idmap-fit");
+    mh_writer_options o;
+    mh_writer_options_init(&o);
+    o.slice_accesses = 65536;
+    mh_writer *w = NULL;
+    CHECK_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
+    CHECK_OK(mh_writer_append_batch(w, all, n, NULL));
+    CHECK_OK(mh_writer_close(w));
+    for (size_t i = 0; i < n; i++)
+        all[i].id = i;
+    mh_reader *r = NULL;
+    CHECK_OK(mh_reader_open(dir, &r));
+    CHECK_OK(mh_reader_set_cache(r, 5u << 20));
+    /* whole blocks: page questions by the chunk walk */
+    r->idmap_off = 1;
+    for (int i = 0; i < 400; i++) {
+        mh_query q;
+        mh_query_init(&q);
+        q.start = 1 + tu_below(&rng, n);
+        q.direction = tu_below(&rng, 2) ? MH_BACKWARD : MH_FORWARD;
+        q.addr_first = all[tu_below(&rng, n)].physical & ~(uint64_t)4095;
+        q.addr_last = q.addr_first + 4095;
+        (void)tu_check_query(r, all, n, &q, 10);
+    }
+    /* located blocks: whole-space questions by the id path, twice */
+    r->idmap_off = -1;
+    uint64_t decoded[2];
+    for (int pass = 0; pass < 2; pass++) {
+        tu_rng qr = {77};
+        uint64_t before = atomic_load(&r->blocks_decoded);
+        for (int i = 0; i < 60; i++) {
+            mh_query q;
+            mh_query_init(&q);
+            q.start = 1 + tu_below(&qr, n);
+            q.direction = tu_below(&qr, 2) ? MH_BACKWARD : MH_FORWARD;
+            (void)tu_check_query(r, all, n, &q, 10);
+        }
+        decoded[pass] = atomic_load(&r->blocks_decoded) - before;
+    }
+    tu_context[0] = '\0';
+    printf("  entry fit: %llu blocks decoded by the first pass, %llu by the second\n",
+           (unsigned long long)decoded[0], (unsigned long long)decoded[1]);
+    CHECKF(decoded[0] > 0 && decoded[1] == 0, "whole-space questions after page ones: %llu "
+           "blocks decoded by the first pass, %llu by the second (expected none: cached)",
+           (unsigned long long)decoded[0], (unsigned long long)decoded[1]);
+    mh_reader_close(r);
+    tu_rmtree(dir);
+    free(all);
+}
+
 /* A small qemu recording (sort of a generated file), upgraded through the
  * CLI's recorder as a user would make it, queried the three ways. */
 static int run_real(const char *memhist, size_t queries) {
@@ -718,6 +787,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++)
         run_config(&configs[i], queries);
     check_cover_choice();
+    check_fit();
     check_corrupt();
     printf("idmap_query: ok\n");
     return 0;
