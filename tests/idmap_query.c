@@ -633,12 +633,7 @@ static void check_cover_choice(void) {
         mh_writer_options_init(&o);
         o.slice_accesses = (uint32_t)n;
         o.chunk_min_accesses = 4; /* an address a chunk */
-        mh_writer *w = NULL;
-        CHECK_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
-        CHECK_OK(mh_writer_append_batch(w, all, n, NULL));
-        CHECK_OK(mh_writer_close(w));
-        for (size_t i = 0; i < n; i++)
-            all[i].id = i;
+        tu_write_store(dir, &o, all, n);
         mh_reader *r = NULL;
         CHECK_OK(mh_reader_open(dir, &r));
         check_present(r);
@@ -688,12 +683,7 @@ static void check_fit(void) {
     mh_writer_options o;
     mh_writer_options_init(&o);
     o.slice_accesses = 65536;
-    mh_writer *w = NULL;
-    CHECK_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
-    CHECK_OK(mh_writer_append_batch(w, all, n, NULL));
-    CHECK_OK(mh_writer_close(w));
-    for (size_t i = 0; i < n; i++)
-        all[i].id = i;
+    tu_write_store(dir, &o, all, n);
     mh_reader *r = NULL;
     CHECK_OK(mh_reader_open(dir, &r));
     CHECK_OK(mh_reader_set_cache(r, 5u << 20));

@@ -695,12 +695,7 @@ static void check_ops_narrowed(void) {
     mh_writer_options_init(&o);
     o.slice_accesses = (uint32_t)n;
     o.chunk_min_accesses = 8192; /* few chunks: the writes' gaps merged */
-    mh_writer *w = NULL;
-    CHECK_OK(mh_writer_open(dir, MH_CREATE, &o, &w));
-    CHECK_OK(mh_writer_append_batch(w, all, n, NULL));
-    CHECK_OK(mh_writer_close(w));
-    for (size_t i = 0; i < n; i++)
-        all[i].id = i;
+    tu_write_store(dir, &o, all, n);
     uint64_t dec[2];
     for (int k = 0; k < 2; k++) {
         mh_reader *r = NULL;

@@ -821,6 +821,15 @@ tu_problems tu_fsck(const char *dir) {
     return x;
 }
 
+void tu_write_store(const char *dir, const mh_writer_options *o, mh_access *all, size_t n) {
+    mh_writer *w = NULL;
+    CHECK_OK(mh_writer_open(dir, MH_CREATE, o, &w));
+    CHECK_OK(mh_writer_append_batch(w, all, n, NULL));
+    CHECK_OK(mh_writer_close(w));
+    for (size_t i = 0; i < n; i++)
+        all[i].id = i;
+}
+
 mh_access *tu_read_all(const mh_reader *r, size_t *n) {
     mh_stats st = {.struct_size = sizeof st};
     CHECK_OK(mh_reader_stats(r, &st));

@@ -95,6 +95,10 @@ typedef struct tu_problems {
 } tu_problems;
 tu_problems tu_fsck(const char *dir);
 
+/* A new store at dir holding all[0 .. n) in one batch with options o
+ * (NULL: the defaults), closed; then all[i].id = i, the ids it gave them. */
+void tu_write_store(const char *dir, const mh_writer_options *o, mh_access *all, size_t n);
+
 /* ---- real recordings ------------------------------------------------------ */
 /* Every access of r in id order, from one whole-space query: a malloc'd
  * array (at least one element) and its length in *n. */
