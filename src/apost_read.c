@@ -710,13 +710,14 @@ static inline int run_step(mh_apost_cur *c, uint64_t *bits, uint32_t *list, uint
         uint64_t s = UINT64_MAX; /* s_{-1}: s_0 = x */
         uint64_t j = 0;
         if (!list) {
-            /* one- and two-byte gaps, the common case, in a tight loop: a posting
-             * s_{j-1} + 1 + x below S checked as in the loop below (which
-             * takes over at the first longer varint, at the end of the
-             * run's bytes or at a posting to report), each word of bits
-             * written once per stretch of postings in it (a store per
-             * posting waited on the last one: 80 % of a one-stream 1 MiB
-             * question reading section 15, perf) */
+            /* one- and two-byte gaps, the common case, in a tight loop: a
+             * posting s_{j-1} + 1 + x below S checked as in the loop below
+             * (which takes over at the first longer varint, at the end of
+             * the run's bytes or at a posting to report), each word of bits
+             * written once per stretch of postings in it. The checked loop
+             * alone (a varint call, two compares and a store a posting) was
+             * 80 % of a one-stream 1 MiB question reading 33,000 postings
+             * of section 15 (perf) */
             const uint8_t *p = c->p;
             uint64_t wi = 0, acc = 0;
             for (; j < cnt && p < c->end; j++) {
