@@ -903,6 +903,10 @@ struct mh_reader {
      * -1, they take it in every slice of a segment with an id map where the
      * wide path does not (no cost choice); 0 the reference reader's choice */
     int idmap_off;
+    /* tests: 1, a full query cache lets every new block in on probation
+     * (query.c, cache_admit); -1, never (the plain LRU of 1.13.1); 0 the
+     * reference reader's choice, by the evicted blocks that come back */
+    int cache_probation;
     /* tests: id map label groups decoded by queries (query_idmap.c), so
      * that a test can see a repeated query reuse its cached groups */
     _Atomic uint64_t idmap_groups_decoded;
@@ -912,6 +916,8 @@ struct mh_reader {
     /* tests: blocks decoded into the query caches (query.c), so that a
      * test can see which chunks a query searched */
     _Atomic uint64_t blocks_decoded;
+    /* tests: blocks let in on probation (query.c, cache_admit) */
+    _Atomic uint64_t probation_in;
     /* tests: groups of rows the chunk walk passed by their masks (query.c,
      * scan_chunk), so that a test can see the masks serve */
     _Atomic uint64_t groups_passed;

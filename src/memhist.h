@@ -102,10 +102,10 @@ extern "C" {
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
 #define MH_VERSION_MINOR 13
-#define MH_VERSION_PATCH 1
+#define MH_VERSION_PATCH 2
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.13.1"
+#define MH_VERSION_STRING "1.13.2"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores
@@ -471,7 +471,11 @@ MH_API int mh_reader_open(const char *path, mh_reader **out);
 #define MH_READER_CACHE_DEFAULT ((size_t)16 << 20)
 
 /* Sets how many bytes of decoded access blocks each query context keeps
- * between calls (least recently used first out), with the decoded id-map
+ * between calls (least recently used first out; since 1.13.2, once blocks
+ * evicted come back from beyond the cache's reach, as when the same
+ * questions whose blocks outgrow it are asked again and again, new blocks
+ * are let in on probation, in an eighth of the entries, first out, so
+ * that part of the working set stays: memhist(3)), with the decoded id-map
  * label groups of the id-order path (at most an eighth of the bytes) and
  * (since 1.9.3) the raw bytes of the blocks whose rows that path takes one
  * at a time.

@@ -45,6 +45,9 @@ typedef struct centry {
     const mh_seg *seg; /* NULL: free */
     uint64_t key;      /* block index, or MHQ_KEY_LABELS | group index */
     int32_t prev, next; /* LRU list, most recent first; -1 ends */
+    int32_t pprev, pnext; /* probation list, oldest first (prob set) */
+    uint8_t prob;         /* a block let in on probation (query.c, cache_admit) */
+    uint64_t last;        /* qctx.clock at its last use */
     mh_rows rows;      /* the block's rows rows.lo .. rows.n - 1 (get_block_entry) */
     uint32_t rows_all; /* the block's rows: rows.lo > 0 or rows.n < rows_all, a part only */
     uint8_t id_t;      /* 1: the id and transition columns only */
@@ -80,6 +83,18 @@ typedef struct qctx {
     int32_t head, tail;    /* most and least recently used */
     int32_t spare;         /* entries cache_trim emptied, out of the list
                             * (linked by next; -1 none) */
+    /* thrash resistance (query.c, cache_admit): blocks let in on
+     * probation, the oldest first out; the uses of blocks counted (clock,
+     * entry_used); the evicted blocks' keys and last uses (ghost, 2 words
+     * a slot, gmask + 1 slots; NULL until the first eviction); psel > 0:
+     * new blocks go on probation */
+    int32_t phead, ptail;
+    uint32_t nprob;
+    uint64_t clock;
+    uint64_t *ghost;
+    uint32_t gmask;
+    int32_t psel;
+    uint32_t admitted; /* blocks let in on probation (every 32nd not) */
     uint8_t *scratch;  /* a raw block of scratch_rows rows */
     uint32_t scratch_rows;
     mh_access *cand;
