@@ -27,6 +27,7 @@
 #include "fuzz_data_producer.h"
 #include "fuzz_helpers.h"
 #include "fuzz_store.h"
+#include "internal.h" /* mh_reader.cache_probation */
 
 #define MAX_ACCESSES 1500 /* keeps the brute force and the checks cheap */
 #define MAX_STEPS 300
@@ -380,6 +381,24 @@ static void reader_step(fuzz_producer *p, model *m, const char *dir,
                         mh_writer *w) {
     mh_reader *r = NULL;
     FUZZ_OK(mh_reader_open(dir, &r));
+    /* the query cache as a user may set it, or at its smallest (two
+     * entries: every block evicted in turn), and with every new block on
+     * probation (query.c, cache_admit): the answers stay the model's */
+    switch (fuzz_producer_u32_range(p, 0, 3)) {
+    case 1:
+        FUZZ_OK(mh_reader_set_cache(r, 0));
+        break;
+    case 2:
+        FUZZ_OK(mh_reader_set_cache(r, 0));
+        r->cache_probation = 1;
+        break;
+    case 3:
+        FUZZ_OK(mh_reader_set_cache(r, 16u << 10));
+        r->cache_probation = 1;
+        break;
+    default:
+        break;
+    }
     mh_stats st = {.struct_size = sizeof st};
     FUZZ_OK(mh_reader_stats(r, &st));
     FUZZ_ASSERT_MSG(st.accesses == m->committed,
