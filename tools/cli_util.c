@@ -278,6 +278,12 @@ const char *cli_open_error(int rc, const char *detail) {
     /* a missing store needs no more words than its name */
     if (!detail || !detail[0] || rc == MH_ENOENT)
         return cli_store_error(rc);
+    /* MH_EIO is any failure of the OS the library met, and its detail says
+     * which and why (strerror): "input/output error: No such file or
+     * directory" in front of it told a missing parent directory wrongly,
+     * and twice */
+    if (rc == MH_EIO)
+        return detail;
     snprintf(buf, sizeof buf, "%s: %s", cli_store_error(rc), detail);
     return buf;
 }
