@@ -285,11 +285,16 @@ static void ctx_destroy(qctx *c) {
     free(c);
 }
 
-static uint32_t home(const qctx *c, const mh_seg *seg, uint64_t key) {
+/* A block's (or label group's) key mixed with its segment: the table's
+ * slot (home) and the evicted blocks' tags (ghost_tag). */
+static uint64_t key_mix(const mh_seg *seg, uint64_t key) {
     uint64_t h = (uint64_t)(uintptr_t)seg * 0x9E3779B97F4A7C15u ^
                  key * 0xC2B2AE3D27D4EB4Fu;
-    h ^= h >> 31;
-    return (uint32_t)h & c->mask;
+    return h ^ h >> 31;
+}
+
+static uint32_t home(const qctx *c, const mh_seg *seg, uint64_t key) {
+    return (uint32_t)key_mix(seg, key) & c->mask;
 }
 
 static int32_t cache_find(const qctx *c, const mh_seg *seg, uint64_t key) {
@@ -421,11 +426,7 @@ static void prob_push(qctx *c, int32_t e) {
 }
 
 static uint64_t ghost_tag(const mh_seg *seg, uint64_t key) {
-    uint64_t h = (uint64_t)(uintptr_t)seg * 0x9E3779B97F4A7C15u ^ key * 0xC2B2AE3D27D4EB4Fu;
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9u;
-    h ^= h >> 32;
-    return h | 1; /* 0: an empty slot */
+    return key_mix(seg, key) | 1; /* 0: an empty slot */
 }
 
 static uint64_t *ghost_slot(const qctx *c, uint64_t tag) {
@@ -460,7 +461,7 @@ static void psel_add(qctx *c, int32_t v) {
     c->psel = c->psel > PROB_VOTES ? PROB_VOTES : c->psel < -PROB_VOTES ? -PROB_VOTES : c->psel;
 }
 
-/* Block (seg, key), about to be decoded into a full cache: its vote. */
+/* Block (seg, key), not cached, about to be decoded: its vote. */
 static void ghost_vote(qctx *c, const mh_seg *seg, uint64_t key) {
     if (!c->ghost)
         return;
