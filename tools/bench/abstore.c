@@ -43,6 +43,8 @@ typedef struct lib {
     const char *path;
     void *dl;
     int (*open)(const char *, mh_reader **);
+    /* the failure's detail (looked up, not required) */
+    int (*open_ex)(const char *, const mh_reader_options *, mh_reader **, char *, size_t);
     void (*close)(mh_reader *);
     int (*run)(const mh_reader *, const mh_query *, mh_access *, size_t, size_t *);
     const char *(*version)(void);
@@ -56,6 +58,7 @@ static int load(lib *l, const char *store) {
         return -1;
     }
     *(void **)&l->open = dlsym(l->dl, "mh_reader_open");
+    *(void **)&l->open_ex = dlsym(l->dl, "mh_reader_open_ex");
     *(void **)&l->close = dlsym(l->dl, "mh_reader_close");
     *(void **)&l->run = dlsym(l->dl, "mh_query_run");
     *(void **)&l->version = dlsym(l->dl, "mh_version_string");
@@ -63,10 +66,12 @@ static int load(lib *l, const char *store) {
         fprintf(stderr, "mh_abstore: %s: not a libmemhist\n", l->path);
         return -1;
     }
-    int rc = l->open(store, &l->r);
+    char detail[512] = "";
+    int rc = l->open_ex ? l->open_ex(store, NULL, &l->r, detail, sizeof detail)
+                        : l->open(store, &l->r);
     if (rc != MH_OK) {
-        fprintf(stderr, "mh_abstore: %s cannot open %s: %s\n", l->path, store,
-                mh_error_name(rc));
+        fprintf(stderr, "mh_abstore: %s cannot open %s: %s: %s\n", l->path, store,
+                mh_error_name(rc), detail[0] ? detail : mh_strerror(rc));
         return -1;
     }
     return 0;
@@ -148,9 +153,11 @@ int main(int argc, char **argv) {
         return usage();
     /* the store's size, transitions and streams: this program's library */
     mh_reader *own;
-    int rc = mh_reader_open(store, &own);
+    char detail[512] = "";
+    int rc = mh_reader_open_ex(store, NULL, &own, detail, sizeof detail);
     if (rc != MH_OK) {
-        fprintf(stderr, "mh_abstore: cannot open %s: %s\n", store, mh_error_name(rc));
+        fprintf(stderr, "mh_abstore: cannot open %s: %s: %s\n", store, mh_error_name(rc),
+                detail);
         return 1;
     }
     mh_stats st = {.struct_size = sizeof st};

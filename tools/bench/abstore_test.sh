@@ -8,7 +8,8 @@
 #   --asks CSV: a header and one row per question (4 classes x 4), each
 #   with its class, direction, range, stream (--streams 1), two times and
 #   its answers (the 1str rows' streams those the store has).
-#   Bad usage (no --store, --streams 2) exits 2.
+#   Bad usage (no --store, --streams 2) exits 2. A store that does not
+#   exist exits 1 with the library's detail.
 set -eu
 abstore=$1
 lib=$2
@@ -46,4 +47,8 @@ rc=0; "$abstore" "$lib" "$lib" --queries 4 2>/dev/null || rc=$?
 [ "$rc" -eq 2 ] || fail "no --store: exit $rc, expected 2"
 rc=0; "$abstore" "$lib" "$lib" --store "$store" --streams 2 2>/dev/null || rc=$?
 [ "$rc" -eq 2 ] || fail "--streams 2: exit $rc, expected 2"
+rc=0; err=$("$abstore" "$lib" "$lib" --store "$store.missing" 2>&1 >/dev/null) || rc=$?
+[ "$rc" -eq 1 ] || fail "missing store: exit $rc, expected 1"
+[ "$err" = "mh_abstore: cannot open $store.missing: MH_ENOENT: no such store: $store.missing: No such file or directory" ] ||
+  fail "missing store: $err"
 echo "bench_abstore: ok"

@@ -62,6 +62,12 @@ typedef struct lib {
     const char *name; /* "base", "new" */
     void *dl;
     int (*writer_open)(const char *, unsigned, const mh_writer_options *, mh_writer **);
+    /* a failure's detail (looked up, not required: without, the code's text) */
+    int (*writer_open_ex)(const char *, unsigned, const mh_writer_options *, mh_writer **,
+                          char *, size_t);
+    size_t (*writer_errmsg)(const mh_writer *, char *, size_t);
+    int (*reader_open_ex)(const char *, const mh_reader_options *, mh_reader **, char *,
+                          size_t);
     int (*append_batch)(mh_writer *, const mh_access *, size_t, size_t *);
     int (*stream_declare)(mh_writer *, const mh_stream_info *);
     int (*writer_close)(mh_writer *);
@@ -96,6 +102,9 @@ static int lib_load(lib *l)
     /* 1.2 on (--streams only): NULL in an older build */
     *(void **)&l->stream_declare = dlsym(l->dl, "mh_writer_stream_declare");
     SYM(writer_close, "mh_writer_close");
+    *(void **)&l->writer_open_ex = dlsym(l->dl, "mh_writer_open_ex");
+    *(void **)&l->writer_errmsg = dlsym(l->dl, "mh_writer_errmsg");
+    *(void **)&l->reader_open_ex = dlsym(l->dl, "mh_reader_open_ex");
     SYM(reader_open, "mh_reader_open");
     SYM(reader_close, "mh_reader_close");
     SYM(query_run, "mh_query_run");
@@ -124,8 +133,11 @@ static int ingest(lib *l, const mhb_trace *t, double *secs)
 {
     mhb_remove_path(l->store);
     mh_writer *w = NULL;
+    char detail[512] = "";
     double t0 = mhb_now();
-    int rc = l->writer_open(l->store, MH_CREATE, NULL, &w);
+    int rc = l->writer_open_ex
+                 ? l->writer_open_ex(l->store, MH_CREATE, NULL, &w, detail, sizeof detail)
+                 : l->writer_open(l->store, MH_CREATE, NULL, &w);
     /* a multi-stream trace's streams (a --store of several) */
     for (size_t i = 0; rc == MH_OK && t->nsids > 1 && i < t->ndecl; i++)
         rc = l->stream_declare ? l->stream_declare(w, &t->decl[i]) : MH_EINVAL;
@@ -134,6 +146,8 @@ static int ingest(lib *l, const mhb_trace *t, double *secs)
         rc = l->append_batch(w, t->a + i, k, NULL);
     }
     if (w != NULL) {
+        if (rc != MH_OK && l->writer_errmsg)
+            l->writer_errmsg(w, detail, sizeof detail);
         int rc2 = l->writer_close(w);
         if (rc == MH_OK)
             rc = rc2;
@@ -141,7 +155,7 @@ static int ingest(lib *l, const mhb_trace *t, double *secs)
     *secs = mhb_now() - t0;
     if (rc != MH_OK)
         fprintf(stderr, "mh_abtest: %s: writing %s: %s\n", l->name, l->store,
-                mh_strerror(rc));
+                detail[0] ? detail : mh_strerror(rc));
     return rc;
 }
 
@@ -229,7 +243,12 @@ static int run(const opts *o, lib *L, const char *name, mhb_trace *t, int *met)
             ot[k][i] = (mhb_now() - t0) * 1e3;
             L[k].reader_close(r);
             if (rc != MH_OK) {
-                fprintf(stderr, "mh_abtest: %s: open: %s\n", L[k].name, mh_strerror(rc));
+                char detail[512] = ""; /* asked again, untimed, for the detail */
+                if (L[k].reader_open_ex &&
+                    L[k].reader_open_ex(L[k].store, NULL, &r, detail, sizeof detail) == MH_OK)
+                    L[k].reader_close(r);
+                fprintf(stderr, "mh_abtest: %s: open: %s\n", L[k].name,
+                        detail[0] ? detail : mh_strerror(rc));
                 return 1;
             }
         }

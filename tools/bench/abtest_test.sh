@@ -10,6 +10,8 @@
 #   substring, as for mh_bench) and no other, and the verdict counts them
 #   alone.
 #   A bad --thrash is refused as bad usage (exit 2).
+#   A --dir whose parent is missing fails (exit 1) saying which directory
+#   it could not create and why, the library's detail.
 set -eu
 abtest=$1
 lib=$2
@@ -39,4 +41,11 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "--thrash x: exit $rc, expected 2"
+set +e
+err=$("$abtest" "$lib" "$lib" --sizes 1000 --ingest-runs 1 --dir "$dir/missing/sub" 2>&1 >/dev/null)
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "--dir in a missing directory: exit $rc, expected 1"
+echo "$err" | grep -q "writing $dir/missing/sub/.*: cannot create directory .*: No such file or directory" ||
+  fail "--dir in a missing directory: $(echo "$err" | grep writing)"
 exit 0
