@@ -42,8 +42,7 @@
 typedef struct lib {
     const char *path;
     void *dl;
-    int (*open)(const char *, mh_reader **);
-    /* the failure's detail (looked up, not required) */
+    /* mh_reader_open_ex: a failure's detail (every 1.x has it) */
     int (*open_ex)(const char *, const mh_reader_options *, mh_reader **, char *, size_t);
     void (*close)(mh_reader *);
     int (*run)(const mh_reader *, const mh_query *, mh_access *, size_t, size_t *);
@@ -57,21 +56,19 @@ static int load(lib *l, const char *store) {
         fprintf(stderr, "mh_abstore: %s\n", dlerror());
         return -1;
     }
-    *(void **)&l->open = dlsym(l->dl, "mh_reader_open");
     *(void **)&l->open_ex = dlsym(l->dl, "mh_reader_open_ex");
     *(void **)&l->close = dlsym(l->dl, "mh_reader_close");
     *(void **)&l->run = dlsym(l->dl, "mh_query_run");
     *(void **)&l->version = dlsym(l->dl, "mh_version_string");
-    if (!l->open || !l->close || !l->run || !l->version) {
+    if (!l->open_ex || !l->close || !l->run || !l->version) {
         fprintf(stderr, "mh_abstore: %s: not a libmemhist\n", l->path);
         return -1;
     }
     char detail[512] = "";
-    int rc = l->open_ex ? l->open_ex(store, NULL, &l->r, detail, sizeof detail)
-                        : l->open(store, &l->r);
+    int rc = l->open_ex(store, NULL, &l->r, detail, sizeof detail);
     if (rc != MH_OK) {
         fprintf(stderr, "mh_abstore: %s cannot open %s: %s: %s\n", l->path, store,
-                mh_error_name(rc), detail[0] ? detail : mh_strerror(rc));
+                mh_error_name(rc), detail);
         return -1;
     }
     return 0;

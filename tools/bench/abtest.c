@@ -61,8 +61,7 @@ typedef struct lib {
     const char *path;
     const char *name; /* "base", "new" */
     void *dl;
-    int (*writer_open)(const char *, unsigned, const mh_writer_options *, mh_writer **);
-    /* a failure's detail (looked up, not required: without, the code's text) */
+    /* the _ex opens and errmsg: a failure's detail (every 1.x has them) */
     int (*writer_open_ex)(const char *, unsigned, const mh_writer_options *, mh_writer **,
                           char *, size_t);
     size_t (*writer_errmsg)(const mh_writer *, char *, size_t);
@@ -97,14 +96,13 @@ static int lib_load(lib *l)
             return -1;                                                           \
         }                                                                        \
     } while (0)
-    SYM(writer_open, "mh_writer_open");
+    SYM(writer_open_ex, "mh_writer_open_ex");
+    SYM(writer_errmsg, "mh_writer_errmsg");
+    SYM(reader_open_ex, "mh_reader_open_ex");
     SYM(append_batch, "mh_writer_append_batch");
     /* 1.2 on (--streams only): NULL in an older build */
     *(void **)&l->stream_declare = dlsym(l->dl, "mh_writer_stream_declare");
     SYM(writer_close, "mh_writer_close");
-    *(void **)&l->writer_open_ex = dlsym(l->dl, "mh_writer_open_ex");
-    *(void **)&l->writer_errmsg = dlsym(l->dl, "mh_writer_errmsg");
-    *(void **)&l->reader_open_ex = dlsym(l->dl, "mh_reader_open_ex");
     SYM(reader_open, "mh_reader_open");
     SYM(reader_close, "mh_reader_close");
     SYM(query_run, "mh_query_run");
@@ -135,9 +133,7 @@ static int ingest(lib *l, const mhb_trace *t, double *secs)
     mh_writer *w = NULL;
     char detail[512] = "";
     double t0 = mhb_now();
-    int rc = l->writer_open_ex
-                 ? l->writer_open_ex(l->store, MH_CREATE, NULL, &w, detail, sizeof detail)
-                 : l->writer_open(l->store, MH_CREATE, NULL, &w);
+    int rc = l->writer_open_ex(l->store, MH_CREATE, NULL, &w, detail, sizeof detail);
     /* a multi-stream trace's streams (a --store of several) */
     for (size_t i = 0; rc == MH_OK && t->nsids > 1 && i < t->ndecl; i++)
         rc = l->stream_declare ? l->stream_declare(w, &t->decl[i]) : MH_EINVAL;
@@ -146,7 +142,7 @@ static int ingest(lib *l, const mhb_trace *t, double *secs)
         rc = l->append_batch(w, t->a + i, k, NULL);
     }
     if (w != NULL) {
-        if (rc != MH_OK && l->writer_errmsg)
+        if (rc != MH_OK)
             l->writer_errmsg(w, detail, sizeof detail);
         int rc2 = l->writer_close(w);
         if (rc == MH_OK)
@@ -244,8 +240,7 @@ static int run(const opts *o, lib *L, const char *name, mhb_trace *t, int *met)
             L[k].reader_close(r);
             if (rc != MH_OK) {
                 char detail[512] = ""; /* asked again, untimed, for the detail */
-                if (L[k].reader_open_ex &&
-                    L[k].reader_open_ex(L[k].store, NULL, &r, detail, sizeof detail) == MH_OK)
+                if (L[k].reader_open_ex(L[k].store, NULL, &r, detail, sizeof detail) == MH_OK)
                     L[k].reader_close(r);
                 fprintf(stderr, "mh_abtest: %s: open: %s\n", L[k].name,
                         detail[0] ? detail : mh_strerror(rc));
