@@ -234,14 +234,12 @@ static int run(const opts *o, lib *L, const char *name, mhb_trace *t, int *met)
         for (int j = 0; j < 2; j++) {
             int k = (i + j) % 2;
             mh_reader *r = NULL;
+            char detail[512] = ""; /* mh_reader_open is this with no buffer */
             double t0 = mhb_now();
-            int rc = L[k].reader_open(L[k].store, &r);
+            int rc = L[k].reader_open_ex(L[k].store, NULL, &r, detail, sizeof detail);
             ot[k][i] = (mhb_now() - t0) * 1e3;
             L[k].reader_close(r);
             if (rc != MH_OK) {
-                char detail[512] = ""; /* asked again, untimed, for the detail */
-                if (L[k].reader_open_ex(L[k].store, NULL, &r, detail, sizeof detail) == MH_OK)
-                    L[k].reader_close(r);
                 fprintf(stderr, "mh_abtest: %s: open: %s\n", L[k].name,
                         detail[0] ? detail : mh_strerror(rc));
                 return 1;
