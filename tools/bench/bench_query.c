@@ -448,7 +448,18 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
     long *mf = calloc((maxq ? maxq : 1) * passes * (nimpl ? nimpl : 1), sizeof *mf);
     /* the warm pass's times, by implementation: the first asks */
     double *fus = calloc((maxq ? maxq : 1) * (nimpl ? nimpl : 1), sizeof *fus);
-    if (!ref || !nref || !got || !us || !fus || !rest || !mf) {
+    /* the answers of the untimed implementations (the brute-force scan),
+     * asked before the reference's warm pass: a scan reads the whole
+     * trace, and what it leaves in the caches and TLBs must meet a warm
+     * pass, not the timed pass after it (with it last, the first timed
+     * pass of the 35 M-access sort store had median 3.7 us and max 124 for
+     * point max1 bwd write, against 1.6 and 5.6 without the scan) */
+    size_t nchk = 0;
+    for (size_t m = 1; m < nimpl; m++)
+        nchk += impl[m].slot < 0;
+    mh_access *pre = malloc((nchk ? nchk : 1) * (maxq ? maxq : 1) * MHB_OUT_CAP * sizeof *pre);
+    size_t *npre = calloc((nchk ? nchk : 1) * (maxq ? maxq : 1), sizeof *npre);
+    if (!ref || !nref || !got || !us || !fus || !rest || !mf || !pre || !npre) {
         rc = MH_ENOMEM;
         goto out;
     }
@@ -460,6 +471,15 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
         /* warm pass: the reference's answers, then everyone else's
          * compared; each run timed, its question's first ask */
         x->nrun = x->nq;
+        for (size_t m = 1, j = 0; m < nimpl && rc == MH_OK; m++) {
+            if (impl[m].slot >= 0)
+                continue;
+            if (x->sid == NULL || impl[m].full)
+                for (size_t i = 0; i < x->nq && i < impl[m].limit && rc == MH_OK; i++)
+                    rc = mhb_run_one(&impl[m], x, i, pre + (j * maxq + i) * MHB_OUT_CAP,
+                                     &npre[j * maxq + i]);
+            j++;
+        }
         long f0 = mhb_major_faults();
         double t0 = mhb_now();
         size_t nfirst[MHB_SLOTS + 1] = {0};
@@ -484,25 +504,33 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                         x->q[i].addr_last);
                 (*mismatches)++;
             }
-        for (size_t m = 1; m < nimpl && rc == MH_OK; m++) {
+        for (size_t m = 1, j = 0; m < nimpl && rc == MH_OK; m++) {
             t0 = mhb_now();
+            const int pre_asked = impl[m].slot < 0; /* its answers in pre, slot j */
+            j += pre_asked;
             if (x->sid != NULL && !impl[m].full)
                 continue; /* SQLite cannot filter by stream */
             long g0 = mhb_major_faults();
             for (size_t i = 0; i < x->nrun && i < impl[m].limit && rc == MH_OK; i++) {
                 size_t ng = 0;
-                double t1 = mhb_now();
-                rc = mhb_run_one(&impl[m], x, i, got, &ng);
-                fus[m * maxq + i] = (mhb_now() - t1) * 1e6;
+                const mh_access *ga = got;
+                if (pre_asked) {
+                    ga = pre + ((j - 1) * maxq + i) * MHB_OUT_CAP;
+                    ng = npre[(j - 1) * maxq + i];
+                } else {
+                    double t1 = mhb_now();
+                    rc = mhb_run_one(&impl[m], x, i, got, &ng);
+                    fus[m * maxq + i] = (mhb_now() - t1) * 1e6;
+                }
                 if (m <= MHB_SLOTS)
                     nfirst[m] = i + 1;
                 if (rc != MH_OK)
                     break;
                 (*compared)++;
                 if (!mhb_compare(x, i, impl[0].name, ref + i * MHB_OUT_CAP, nref[i],
-                             impl[m].name, got, ng, impl[m].full))
+                             impl[m].name, ga, ng, impl[m].full))
                     (*mismatches)++;
-                if (mhb_now() - t0 > budget)
+                if (!pre_asked && mhb_now() - t0 > budget)
                     x->nrun = i + 1;
             }
             if (impl[m].slot >= 0 && g0 >= 0)
@@ -629,6 +657,8 @@ out:
     free(rest);
     free(mf);
     free(fus);
+    free(pre);
+    free(npre);
     return rc;
 }
 
