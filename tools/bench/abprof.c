@@ -31,9 +31,9 @@
  *       Prints the wall time, the process's CPU time (every thread's:
  *       the writer is CPU-bound on a small machine, and CPU time varies
  *       less with the neighbours than wall time) and its minor page
- *       faults over the writer's open, appends and close. A
- *       multi-stream trace would need its streams declared: FILE must hold
- *       stream 0 only (checked).
+ *       faults over the writer's open, appends and close. A trace of
+ *       several streams (a dump of a multi-stream store) has streams 1 ..
+ *       its highest declared first, as threads without pid or cpu.
  */
 #include "bench.h"
 
@@ -58,6 +58,7 @@ typedef struct lib {
     int (*writer_open)(const char *, unsigned, const mh_writer_options *, mh_writer **);
     int (*append_batch)(mh_writer *, const mh_access *, size_t, size_t *);
     int (*writer_close)(mh_writer *);
+    int (*stream_declare)(mh_writer *, const mh_stream_info *);
     int (*reader_open)(const char *, mh_reader **);
     void (*reader_close)(mh_reader *);
     int (*query_run)(const mh_reader *, const mh_query *, mh_access *, size_t, size_t *);
@@ -82,6 +83,7 @@ static int lib_load(const char *path, lib *l)
     SYM(writer_open, "mh_writer_open");
     SYM(append_batch, "mh_writer_append_batch");
     SYM(writer_close, "mh_writer_close");
+    SYM(stream_declare, "mh_writer_stream_declare");
     SYM(reader_open, "mh_reader_open");
     SYM(reader_close, "mh_reader_close");
     SYM(query_run, "mh_query_run");
@@ -289,10 +291,23 @@ static int dump(int argc, char **argv)
 
 /* Everything callgrind counts (--toggle-collect=abprof_ingest). */
 __attribute__((noinline)) int abprof_ingest(const lib *l, const char *store,
-                                            const mh_access *a, size_t n)
+                                            const mh_access *a, size_t n, uint32_t streams)
 {
     mh_writer *w = NULL;
     int rc = l->writer_open(store, MH_CREATE, NULL, &w);
+    /* streams 1 .. streams - 1 (stream 0 needs no declaration) */
+    for (uint32_t s = 1; rc == MH_OK && s < streams; s++) {
+        mh_stream_info si;
+        memset(&si, 0, sizeof si);
+        si.struct_size = sizeof si;
+        si.id = s;
+        si.kind = MH_STREAM_THREAD;
+        si.parent = MH_NONE32;
+        si.pid = MH_NONE64;
+        si.tid = s;
+        si.cpu = MH_NONE32;
+        rc = l->stream_declare(w, &si);
+    }
     for (size_t i = 0; rc == MH_OK && i < n; i += 65536)
         rc = l->append_batch(w, a + i, n - i < 65536 ? n - i : 65536, NULL);
     if (w != NULL) {
@@ -321,16 +336,21 @@ static int ingest(int argc, char **argv)
     mh_access *a = malloc(n * sizeof *a + 1);
     int bad = a == NULL || fread(a, sizeof *a, n, f) != n;
     fclose(f);
-    for (size_t i = 0; !bad && i < n; i++)
-        bad = a[i].stream != 0;
+    uint32_t streams = 1;
+    for (size_t i = 0; !bad && i < n; i++) {
+        bad = a[i].stream > MH_STREAM_MAX;
+        if (!bad && a[i].stream >= streams)
+            streams = a[i].stream + 1u;
+    }
     if (bad) {
-        fprintf(stderr, "mh_abprof: %s: unreadable, or a stream other than 0\n", argv[3]);
+        fprintf(stderr, "mh_abprof: %s: unreadable, or a stream above %u\n", argv[3],
+                (unsigned)MH_STREAM_MAX);
         free(a);
         return 1;
     }
     double t0 = mhb_now(), c0 = mhb_cpu();
     long f0 = mhb_minor_faults();
-    int rc = abprof_ingest(&l, argv[4], a, n);
+    int rc = abprof_ingest(&l, argv[4], a, n, streams);
     double dt = mhb_now() - t0, cpu = mhb_cpu() - c0;
     long faults = mhb_minor_faults() - f0;
     printf("mh_abprof: %zu accesses written in %.3f s (%.2f M/s), %.3f CPU-s "
