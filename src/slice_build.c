@@ -140,15 +140,6 @@ static uint32_t cut_hot(mh_builder *w, const mh_rec *a, const uint64_t *ord,
     return nint + ncut;
 }
 
-/* The rows are read in address order, scattered over the slice's
- * records (1.5 MiB for 32,768): each loop that gathers them asks for the
- * record MH_GATHER_AHEAD rows on, both its lines (a record is 48 bytes). */
-#define MH_GATHER_AHEAD 16u
-static inline void mh_prefetch_rec(const mh_rec *x) {
-    __builtin_prefetch(x);
-    __builtin_prefetch((const char *)(x + 1) - 1);
-}
-
 /* Forms the chunks of one operation from its rows sorted by address
  * (ord[0..m): row indexes in their low 32 bits). Writes chunk ranges
  * starting at *nck and sets chunk_of[row]. */

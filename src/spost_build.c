@@ -48,12 +48,18 @@ void mh_spost_slice_ranges(mh_builder *w, const mh_rec *a, const uint64_t *ord,
         return;
     }
     memset(started, 0, ns);
+    /* locals: the appends below would otherwise make the compiler load
+     * these again for every row */
+    uint32_t *slot = w->stream_slot;
+    mh_buf *iv = &w->sp_iv;
     for (uint32_t k = 0; k < ns; k++)
-        w->stream_slot[w->streams[k].stream] = k;
+        slot[w->streams[k].stream] = k;
     int rc = MH_OK;
-    for (uint32_t i = 0; i < m && rc == MH_OK; i++) {
+    for (uint32_t i = 0; i < m; i++) {
+        if (i + MH_GATHER_AHEAD < m)
+            mh_prefetch_rec(&a[(uint32_t)ord[i + MH_GATHER_AHEAD]]);
         const mh_rec *x = &a[(uint32_t)ord[i]];
-        uint32_t k = w->stream_slot[x->stream];
+        uint32_t k = slot[x->stream];
         uint64_t end = x->physical + (x->size - 1u);
         if (started[k] && (hi[k] == UINT64_MAX || x->physical <= hi[k] + 1u)) {
             if (end > hi[k])
@@ -62,7 +68,9 @@ void mh_spost_slice_ranges(mh_builder *w, const mh_rec *a, const uint64_t *ord,
         }
         if (started[k]) {
             sp_range r = {lo[k], hi[k], k, op};
-            rc = mh_buf_append(&w->sp_iv, &r, sizeof r);
+            rc = mh_buf_append(iv, &r, sizeof r);
+            if (rc != MH_OK)
+                break;
         }
         started[k] = 1;
         lo[k] = x->physical;
@@ -71,10 +79,10 @@ void mh_spost_slice_ranges(mh_builder *w, const mh_rec *a, const uint64_t *ord,
     for (uint32_t k = 0; k < ns && rc == MH_OK; k++)
         if (started[k]) {
             sp_range r = {lo[k], hi[k], k, op};
-            rc = mh_buf_append(&w->sp_iv, &r, sizeof r);
+            rc = mh_buf_append(iv, &r, sizeof r);
         }
     for (uint32_t k = 0; k < ns; k++)
-        w->stream_slot[w->streams[k].stream] = UINT32_MAX;
+        slot[w->streams[k].stream] = UINT32_MAX;
     if (rc != MH_OK)
         w->sp_lost = 1;
 }
