@@ -7,20 +7,10 @@
  * compared with the reference's (a wrong one is a mismatch), and so are a
  * timed implementation's, which asks after the reference.
  */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
-
-static int failures;
-#define CHECK(c)                                                               \
-    do {                                                                       \
-        if (!(c)) {                                                            \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
-            failures++;                                                        \
-        }                                                                      \
-    } while (0)
+#include "testutil.h" /* CHECK, CHECKF: fail fast */
 
 /* every ask, in order: the implementation's tag and the query's start */
 static char who[256];
@@ -77,20 +67,17 @@ int main(void)
     };
     uint64_t compared = 0, mismatches = 0;
     fprintf(stderr, "classes_test: one MISMATCH report below is expected\n");
-    int rc = mhb_classes_bench(&c, 1, impl, 3, 1, 0, NULL, 60.0, &compared, &mismatches);
-    CHECK(rc == MH_OK);
+    CHECK_OK(mhb_classes_bench(&c, 1, impl, 3, 1, 0, NULL, 60.0, &compared, &mismatches));
     /* other: 4 answers in the warm pass and 4 in the timed one; the
      * checker: its 2, the second wrong */
-    CHECK(compared == 2 * NQ + 2);
-    CHECK(mismatches == 1);
+    CHECKF(compared == 2 * NQ + 2, "%llu answers compared", (unsigned long long)compared);
+    CHECKF(mismatches == 1, "%llu mismatches", (unsigned long long)mismatches);
     CHECK(c.nrun == NQ);
     /* the order: the checker's 2, the reference's 4, other's 4 (warm
      * pass), then one timed pass: the reference's 4, other's 4 */
     const char *want = "ccrrrroooorrrroooo";
-    CHECK(nlog == strlen(want));
-    CHECK(nlog == strlen(want) && memcmp(who, want, nlog) == 0);
+    CHECKF(nlog == strlen(want) && memcmp(who, want, nlog) == 0, "asks %.*s, want %s",
+           (int)nlog, who, want);
     CHECK(what[0] == 100 && what[1] == 101 && what[2] == 100 && what[5] == 103);
-    if (failures)
-        fprintf(stderr, "classes_test: %d failures (asks: %.*s)\n", failures, (int)nlog, who);
-    return failures != 0;
+    return 0;
 }
