@@ -86,11 +86,12 @@ static int lib_load(const char *path, lib *l)
     SYM(writer_open, "mh_writer_open");
     SYM(append_batch, "mh_writer_append_batch");
     SYM(writer_close, "mh_writer_close");
-    SYM(stream_declare, "mh_writer_stream_declare");
     SYM(reader_open, "mh_reader_open");
     SYM(reader_close, "mh_reader_close");
     SYM(query_run, "mh_query_run");
 #undef SYM
+    /* 1.2 on; only a dump of several streams needs it (ingest) */
+    *(void **)&l->stream_declare = dlsym(l->dl, "mh_writer_stream_declare");
     return 0;
 }
 
@@ -348,6 +349,13 @@ static int ingest(int argc, char **argv)
     if (bad) {
         fprintf(stderr, "mh_abprof: %s: unreadable, or a stream above %u\n", argv[3],
                 (unsigned)MH_STREAM_MAX);
+        free(a);
+        return 1;
+    }
+    if (streams > 1 && l.stream_declare == NULL) {
+        fprintf(stderr, "mh_abprof: %s has %u streams; %s cannot declare them "
+                        "(no mh_writer_stream_declare: a library before 1.2)\n",
+                argv[3], streams, argv[2]);
         free(a);
         return 1;
     }

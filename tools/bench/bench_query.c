@@ -454,11 +454,16 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
      * pass, not the timed pass after it (with it last, the first timed
      * pass of the 35 M-access sort store had median 3.7 us and max 124 for
      * point max1 bwd write, against 1.6 and 5.6 without the scan) */
-    size_t nchk = 0;
+    size_t nchk = 0, pcap = 1; /* checkers; room for pcap answers each */
     for (size_t m = 1; m < nimpl; m++)
-        nchk += impl[m].slot < 0;
-    mh_access *pre = malloc((nchk ? nchk : 1) * (maxq ? maxq : 1) * MHB_OUT_CAP * sizeof *pre);
-    size_t *npre = calloc((nchk ? nchk : 1) * (maxq ? maxq : 1), sizeof *npre);
+        if (impl[m].slot < 0) {
+            nchk++;
+            size_t k = impl[m].limit < maxq ? impl[m].limit : maxq;
+            if (k > pcap)
+                pcap = k;
+        }
+    mh_access *pre = malloc((nchk ? nchk : 1) * pcap * MHB_OUT_CAP * sizeof *pre);
+    size_t *npre = calloc((nchk ? nchk : 1) * pcap, sizeof *npre);
     if (!ref || !nref || !got || !us || !fus || !rest || !mf || !pre || !npre) {
         rc = MH_ENOMEM;
         goto out;
@@ -476,8 +481,8 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                 continue;
             if (x->sid == NULL || impl[m].full)
                 for (size_t i = 0; i < x->nq && i < impl[m].limit && rc == MH_OK; i++)
-                    rc = mhb_run_one(&impl[m], x, i, pre + (j * maxq + i) * MHB_OUT_CAP,
-                                     &npre[j * maxq + i]);
+                    rc = mhb_run_one(&impl[m], x, i, pre + (j * pcap + i) * MHB_OUT_CAP,
+                                     &npre[j * pcap + i]);
             j++;
         }
         long f0 = mhb_major_faults();
@@ -515,8 +520,8 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
                 size_t ng = 0;
                 const mh_access *ga = got;
                 if (pre_asked) {
-                    ga = pre + ((j - 1) * maxq + i) * MHB_OUT_CAP;
-                    ng = npre[(j - 1) * maxq + i];
+                    ga = pre + ((j - 1) * pcap + i) * MHB_OUT_CAP;
+                    ng = npre[(j - 1) * pcap + i];
                 } else {
                     double t1 = mhb_now();
                     rc = mhb_run_one(&impl[m], x, i, got, &ng);
