@@ -155,6 +155,8 @@ static int parse(int argc, char **argv, opts *o) {
                 return usage("unknown option", a);
             continue;
         }
+        if (a[0] == '-')
+            return usage("unknown option", a);
         if (o->store)
             return usage("more than one store", a);
         o->store = a;

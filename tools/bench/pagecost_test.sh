@@ -36,7 +36,7 @@ st=0; "$pc" "$dir/missing" > /dev/null 2> "$dir/err" || st=$?
   fail "missing store: exit $st, $(cat "$dir/err")"
 st=0; "$pc" "$dir/empty" > /dev/null 2> "$dir/err" || st=$?
 [ "$st" -eq 1 ] && grep -q "no file of a page or more" "$dir/err" || fail "empty dir: exit $st, $(cat "$dir/err")"
-for bad in "--passes 0" "--passes 33" "--pages 0" "--pages x" "--frob 1" "--pages"; do
+for bad in "--passes 0" "--passes 33" "--pages 0" "--pages x" "--frob 1" "--pages" "-x"; do
   st=0; "$pc" "$store" $bad > /dev/null 2> "$dir/err" || st=$?
   [ "$st" -eq 2 ] && grep -q '^usage: mh_pagecost' "$dir/err" || fail "'$bad': exit $st, $(cat "$dir/err")"
 done
