@@ -30,7 +30,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,17 +141,19 @@ static int parse(int argc, char **argv, opts *o) {
             unsigned long long x = strtoull(v, &end, 10);
             if (errno || end == v || *end || v[0] == '-')
                 return usage("bad number", v);
-            if (!strcmp(a, "--pages") && x >= 1 && x <= 100000000)
+            if (!strcmp(a, "--pages")) {
+                if (x < 1 || x > 100000000)
+                    return usage("--pages must be 1 .. 100000000", v);
                 o->pages = (size_t)x;
-            else if (!strcmp(a, "--passes") && x >= 1 && x <= MAX_PASSES)
+            } else if (!strcmp(a, "--passes")) {
+                if (x < 1 || x > MAX_PASSES)
+                    return usage("--passes must be 1 .. 32", v);
                 o->passes = (unsigned)x;
-            else if (!strcmp(a, "--seed"))
+            } else if (!strcmp(a, "--seed")) {
                 o->seed = x;
-            else if (!strcmp(a, "--pages") || !strcmp(a, "--passes"))
-                return usage(!strcmp(a, "--pages") ? "--pages must be 1 .. 100000000"
-                                                   : "--passes must be 1 .. 32", v);
-            else
+            } else {
                 return usage("unknown option", a);
+            }
             continue;
         }
         if (a[0] == '-')
@@ -196,7 +197,8 @@ int main(int argc, char **argv) {
         void *p = fd < 0 ? MAP_FAILED
                          : mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
         if (p == MAP_FAILED) {
-            fprintf(stderr, "mh_pagecost: cannot map %s: %s\n", path, strerror(errno));
+            fprintf(stderr, "mh_pagecost: cannot %s %s: %s\n", fd < 0 ? "open" : "map", path,
+                    strerror(errno));
             rc = 1;
         } else {
             m[n].p = p;
