@@ -263,6 +263,43 @@ static void test_budget(void) {
     mh_aset_acc_destroy(a);
 }
 
+/* The accumulator's table of pairs seen (aset_build.c) is zeroed memory
+ * untouched until used: a zeroed slot must match no pair (the first pair
+ * of a fresh accumulator, at address 0, is kept), and a reset must forget
+ * every pair (the same pairs, added again for the next segment, are kept
+ * again), also when the pairs before it were all repeats. */
+static void test_seen(void) {
+    static const uint64_t edge[][2] = {
+        {0, 0}, {1, 1}, {0, 1}, {1, UINT64_MAX}, {UINT64_MAX, UINT64_MAX}, {2, 7}};
+    const size_t ne = sizeof edge / sizeof edge[0];
+    mh_aset_acc *a;
+    CHECK_OK(mh_aset_acc_create(&a));
+    for (int round = 0; round < 3; round++) {
+        for (unsigned o = 0; o < MHF_OP_COUNT; o++)
+            for (int twice = 0; twice < 2; twice++)
+                for (size_t i = 0; i < ne; i++)
+                    if ((i + o + (size_t)round) % 2 == 0 || round == 2)
+                        CHECK_OK(mh_aset_acc_add(a, o, edge[i], 1, 1000));
+        const uint64_t *pairs[MHF_OP_COUNT];
+        size_t np[MHF_OP_COUNT];
+        CHECK(mh_aset_acc_finish(a, pairs, np) == 0);
+        for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+            /* the brute union of the pairs this round added to op */
+            iv r[8];
+            size_t n = 0;
+            for (size_t i = 0; i < ne; i++)
+                if ((i + o + (size_t)round) % 2 == 0 || round == 2)
+                    r[n++] = (iv){edge[i][0], edge[i][1], o};
+            uint64_t want[16];
+            size_t w = brute_union(r, n, o, want);
+            CHECKF(np[o] == w, "round %d op %u: %zu pairs, want %zu", round, o, np[o], w);
+            CHECK(w == 0 || memcmp(pairs[o], want, w * 16) == 0);
+        }
+        mh_aset_acc_reset(a);
+    }
+    mh_aset_acc_destroy(a);
+}
+
 /* A small valid section to damage: op 0 with 5 intervals in runs of 2, op
  * 2 with one, op 1 with none. */
 static void small_section(mh_buf *b) {
@@ -796,6 +833,7 @@ int main(int argc, char **argv) {
         return test_real(argv[2]);
     test_roundtrip();
     test_budget();
+    test_seen();
     test_damage();
     test_store(0);
     test_store(1);
