@@ -267,7 +267,8 @@ static void test_budget(void) {
  * untouched until used: a zeroed slot must match no pair (the first pair
  * of a fresh accumulator, at address 0, is kept), and a reset must forget
  * every pair (the same pairs, added again for the next segment, are kept
- * again), also when the pairs before it were all repeats. */
+ * again). Each round adds every pair twice, the second time dropped as
+ * seen: the union is the same. */
 static void test_seen(void) {
     static const uint64_t edge[][2] = {
         {0, 0}, {1, 1}, {0, 1}, {1, UINT64_MAX}, {UINT64_MAX, UINT64_MAX}, {2, 7}};
