@@ -44,12 +44,11 @@ struct mh_aset_acc {
      * (the same stack slot or heap object in the next slice) is already
      * inside the union, so it is dropped without being sorted. A slot
      * holds lo ^ 1 and hi, so that a zeroed one reads as lo 1, hi 0, never
-     * a pair: the table comes from calloc, untouched until used, and a
-     * reset clears it only when used (filled at each making, 192 KiB, it
-     * was a fifth of the time of a fuzz input making 750 segments, whose
-     * seals and checks make an accumulator each) */
+     * a pair: the table comes from calloc, untouched until used (filled
+     * at each making, 192 KiB, it was a fifth of the time of a fuzz input
+     * making 750 segments, whose seals and checks make an accumulator
+     * each); a reset (after a discard, rare) zeroes it */
     uint64_t (*seen)[SEEN_SLOTS][2];
-    int seen_used; /* a slot written since the table was zeroed */
     /* sort scratch: keys, payload and their temporaries */
     uint64_t *key, *tmpk;
     uint32_t *val, *tmpv;
@@ -59,9 +58,7 @@ struct mh_aset_acc {
 };
 
 static void seen_clear(mh_aset_acc *a) {
-    if (a->seen_used)
-        memset(a->seen, 0, MHF_OP_COUNT * sizeof *a->seen);
-    a->seen_used = 0;
+    memset(a->seen, 0, MHF_OP_COUNT * sizeof *a->seen);
 }
 
 int mh_aset_acc_create(mh_aset_acc **out) {
@@ -211,7 +208,6 @@ int mh_aset_acc_add(mh_aset_acc *a, unsigned op, const uint64_t *pairs,
         kept++;
     }
     b->n += kept * 16;
-    a->seen_used |= kept != 0;
     size_t have = b->n / 16;
     if (have < FIRST_MERGE || have < 2 * a->merged[op])
         return MH_OK;
