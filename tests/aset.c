@@ -269,6 +269,12 @@ static void test_budget(void) {
  * every pair (the same pairs, added again for the next segment, are kept
  * again). Each round adds every pair twice, the second time dropped as
  * seen: the union is the same. */
+/* Whether test_seen's round adds edge pair i to op o: half of them in
+ * rounds 0 and 1 (the other half each time), all in round 2. */
+static int seen_picks(size_t i, unsigned o, int round) {
+    return (i + o + (size_t)round) % 2 == 0 || round == 2;
+}
+
 static void test_seen(void) {
     static const uint64_t edge[][2] = {
         {0, 0}, {1, 1}, {0, 1}, {1, UINT64_MAX}, {UINT64_MAX, UINT64_MAX}, {2, 7}};
@@ -279,7 +285,7 @@ static void test_seen(void) {
         for (unsigned o = 0; o < MHF_OP_COUNT; o++)
             for (int twice = 0; twice < 2; twice++)
                 for (size_t i = 0; i < ne; i++)
-                    if ((i + o + (size_t)round) % 2 == 0 || round == 2)
+                    if (seen_picks(i, o, round))
                         CHECK_OK(mh_aset_acc_add(a, o, edge[i], 1, 1000));
         const uint64_t *pairs[MHF_OP_COUNT];
         size_t np[MHF_OP_COUNT];
@@ -289,7 +295,7 @@ static void test_seen(void) {
             iv r[8];
             size_t n = 0;
             for (size_t i = 0; i < ne; i++)
-                if ((i + o + (size_t)round) % 2 == 0 || round == 2)
+                if (seen_picks(i, o, round))
                     r[n++] = (iv){edge[i][0], edge[i][1], o};
             uint64_t want[16];
             size_t w = brute_union(r, n, o, want);
