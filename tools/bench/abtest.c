@@ -310,7 +310,7 @@ static int run(const opts *o, lib *L, const char *name, mhb_trace *t, int *met)
     };
     uint64_t compared = 0, mismatches = 0;
     fprintf(stderr, "mh_abtest: %s: warm pass, answers compared\n", name);
-    int rc = mhb_classes_bench(c, nc, impl, 3, 0, 0, NULL, 1e9, &compared, &mismatches);
+    int rc = mhb_classes_bench(c, nc, impl, 3, 0, 0, 0, NULL, 1e9, &compared, &mismatches);
     mh_access *got = malloc(MHB_OUT_CAP * sizeof *got);
     double *us[2] = {malloc(o->queries * sizeof(double)), malloc(o->queries * sizeof(double))};
     double *ratio = malloc(o->queries * sizeof(double));

@@ -57,6 +57,7 @@ typedef struct opts {
     uint64_t threads_total;
     int ingest_only;      /* --ingest-only: the memhist ingest (bg on) alone */
     unsigned timed_passes; /* --timed-passes: timed passes a class */
+    int turns_impl;        /* --turns impl */
     int timed_set;         /* --timed-passes given: --quick keeps it */
     int faults;           /* --faults: minor page faults of each timed ask */
     const char *classes;  /* --classes: only the classes named (substrings) */
@@ -96,6 +97,11 @@ static void usage(FILE *f)
             "                (default 3; the implementations take turns pass by\n"
             "                pass): p50 / p99 / max are read from passes x queries\n"
             "                asks (with 1, a class's p99 is its 2nd slowest of 100)\n"
+            "  --turns       pass (default): the implementations take turns pass\n"
+            "                by pass, each timed pass after the others'; impl:\n"
+            "                each implementation's timed passes back to back,\n"
+            "                after an untimed pass of its own (warm: what one\n"
+            "                user asking one tool meets); JSON \"turns\"\n"
             "  --faults      count the minor page faults of each timed ask\n"
             "                (getrusage around it, outside its timing; JSON\n"
             "                minor_faults, asks_with_faults, p99_calm_us: the\n"
@@ -324,6 +330,11 @@ static int parse_opts(int argc, char **argv, opts *o)
                 return bad_usage("bad --timed-passes (1 .. 99)", v);
             o->timed_passes = (unsigned)x;
             o->timed_set = 1;
+            i++;
+        } else if (!strcmp(a, "--turns")) {
+            if (!v || (strcmp(v, "pass") && strcmp(v, "impl")))
+                return bad_usage("bad --turns (pass or impl)", v);
+            o->turns_impl = !strcmp(v, "impl");
             i++;
         } else if (!strcmp(a, "--budget")) {
             if (parse_count(v, &x) || x == 0 || x > 86400)
@@ -1036,6 +1047,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     }
     w->pinned = pin.how;
     w->timed_passes = o->timed_passes;
+    w->turns_impl = o->turns_impl;
     w->reader_cache = o->cache;
     if (!failed) {
         /* a warm-up of every implementation with other questions of every
@@ -1063,7 +1075,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
                 o->queries);
         mhb_asks asks = {o->asks_f, w->name};
         rc = mhb_classes_bench(w->cls, w->ncls, impl, nimpl, (int)o->timed_passes,
-                               o->faults, o->asks_f ? &asks : NULL, o->budget,
+                               o->turns_impl, o->faults, o->asks_f ? &asks : NULL, o->budget,
                                &w->compared, &w->mismatches);
         if (rc != MH_OK)
             failed = 1;

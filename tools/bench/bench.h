@@ -145,8 +145,10 @@ void mhb_classes_repeat(mhb_class *c, size_t count, uint64_t reps, uint64_t shif
 /* Runs every class: impl[0] is the reference; each other implementation's
  * answers are compared with it query by query (a warm pass), then, when
  * timed > 0, the implementations with a slot are timed in `timed` passes,
- * taking turns pass by pass, whose answers are compared again (a class's
- * latencies are read from timed x nrun asks). Mismatches are described on stderr and counted. An
+ * taking turns pass by pass (by_impl 0) or each implementation's passes
+ * back to back after an untimed pass of its own (by_impl 1: "warm", each
+ * timed pass follows its own questions), whose answers are compared again
+ * (a class's latencies are read from timed x nrun asks). Mismatches are described on stderr and counted. An
  * implementation still running a class's warm pass after budget seconds
  * stops there, and the class keeps only the queries every implementation
  * finished (nrun): a whole-space query of the SQLite design walks every
@@ -164,8 +166,9 @@ typedef struct mhb_asks {
     const char *workload;
 } mhb_asks;
 int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
-                      size_t nimpl, int timed, int faults, const mhb_asks *asks,
-                      double budget, uint64_t *compared, uint64_t *mismatches);
+                      size_t nimpl, int timed, int by_impl, int faults,
+                      const mhb_asks *asks, double budget, uint64_t *compared,
+                      uint64_t *mismatches);
 
 /* Runs the queries of every class once on impl (within budget seconds a
  * class), answers discarded: the reader-memory children. */
@@ -317,6 +320,8 @@ typedef struct mhb_workload {
     int pinned;              /* stores pinned for the query passes (mhb_pin_store):
                                 1 mlocked, 2 mapped and read, 0 not (--no-pin) */
     unsigned timed_passes;   /* timed passes a class (--timed-passes) */
+    int turns_impl;          /* --turns impl: each implementation's passes back
+                                to back (else they take turns pass by pass) */
     uint64_t reader_cache;   /* the memhist readers' mh_reader_set_cache bytes
                                 (--cache; MH_READER_CACHE_DEFAULT without) */
     /* accesses/s: memhist bg on, bg off, SQLite, SQLite design defaults */

@@ -430,8 +430,9 @@ void mhb_summarise(double *us, size_t n, mhb_lat *out)
 }
 
 int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
-                      size_t nimpl, int timed, int faults, const mhb_asks *asks,
-                      double budget, uint64_t *compared, uint64_t *mismatches)
+                      size_t nimpl, int timed, int by_impl, int faults,
+                      const mhb_asks *asks, double budget, uint64_t *compared,
+                      uint64_t *mismatches)
 {
     int rc = MH_OK;
     size_t maxq = 0;
@@ -561,53 +562,67 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
          * nrun (one machine stall of 100 us in a pass was a class's p99) */
         long flt[MHB_SLOTS] = {0};
         uint64_t mh_dec = 0, mh_asks = 0;
-        for (size_t p = 0; p < passes && rc == MH_OK; p++)
-            for (size_t m = 0; m < nimpl && rc == MH_OK; m++) {
-                if (impl[m].slot < 0 || (x->sid != NULL && !impl[m].full))
-                    continue;
-                long g0 = mhb_major_faults();
-                double *um = us + m * maxq * passes + p * x->nrun;
-                long *fm = mf + m * maxq * passes + p * x->nrun;
+        /* the passes in their order: by_impl runs each implementation's
+         * passes back to back instead (--turns impl), after one untimed
+         * pass of its own (step p == passes), so that every timed pass of
+         * it follows its own questions: what "warm" means to a user asking
+         * one tool, where taking turns measures each after the others */
+        const size_t steps = by_impl ? nimpl * (passes + 1) : passes * nimpl;
+        for (size_t st = 0; st < steps && rc == MH_OK; st++) {
+            size_t m = by_impl ? st / (passes + 1) : st % nimpl;
+            size_t p = by_impl ? (st % (passes + 1) + passes) % (passes + 1) : st / nimpl;
+            if (impl[m].slot < 0 || (x->sid != NULL && !impl[m].full))
+                continue;
+            if (p == passes) { /* by_impl's untimed pass, answers unchecked */
                 for (size_t i = 0; i < x->nrun && rc == MH_OK; i++) {
                     size_t ng = 0;
-                    long m0 = faults ? mhb_minor_faults() : -1;
-                    uint64_t d0 = impl[m].decoded ? impl[m].decoded(impl[m].h) : 0;
-                    double t1 = mhb_now();
                     rc = mhb_run_one(&impl[m], x, i, got, &ng);
-                    um[i] = (mhb_now() - t1) * 1e6;
-                    long m1 = faults ? mhb_minor_faults() : -1;
-                    fm[i] = m0 < 0 || m1 < 0 ? -1 : m1 - m0;
-                    if (rc != MH_OK)
-                        break;
-                    long long dec = impl[m].decoded
-                                        ? (long long)(impl[m].decoded(impl[m].h) - d0)
-                                        : -1;
-                    if (impl[m].slot == MHB_MH && dec >= 0) {
-                        mh_dec += (uint64_t)dec;
-                        mh_asks++;
-                    }
-                    if (asks) {
-                        const mh_query *aq = &x->q[i];
-                        fprintf(asks->f,
-                                "\"%s\",\"%s\",%s,%zu,%zu,%.3f,%ld,%lld,%s,%" PRIu64
-                                ",%s,0x%" PRIx64 ",0x%" PRIx64 ",%u,%zu\n",
-                                asks->workload, x->name, impl[m].name, p, i, um[i], fm[i],
-                                dec, aq->start_kind == MH_FROM_ID ? "id" : "transition",
-                                aq->start, aq->direction == MH_FORWARD ? "fwd" : "bwd",
-                                aq->addr_first, aq->addr_last, aq->ops, ng);
-                    }
-                    if (m > 0)
-                        (*compared)++;
-                    if (!mhb_compare(x, i, impl[0].name, ref + i * MHB_OUT_CAP, nref[i],
-                                 impl[m].name, got, ng, impl[m].full))
-                        (*mismatches)++;
                 }
-                long g1 = mhb_major_faults();
-                if (g0 < 0 || g1 < 0)
-                    flt[impl[m].slot] = -1;
-                else if (flt[impl[m].slot] >= 0)
-                    flt[impl[m].slot] += g1 - g0;
+                continue;
             }
+            long g0 = mhb_major_faults();
+            double *um = us + m * maxq * passes + p * x->nrun;
+            long *fm = mf + m * maxq * passes + p * x->nrun;
+            for (size_t i = 0; i < x->nrun && rc == MH_OK; i++) {
+                size_t ng = 0;
+                long m0 = faults ? mhb_minor_faults() : -1;
+                uint64_t d0 = impl[m].decoded ? impl[m].decoded(impl[m].h) : 0;
+                double t1 = mhb_now();
+                rc = mhb_run_one(&impl[m], x, i, got, &ng);
+                um[i] = (mhb_now() - t1) * 1e6;
+                long m1 = faults ? mhb_minor_faults() : -1;
+                fm[i] = m0 < 0 || m1 < 0 ? -1 : m1 - m0;
+                if (rc != MH_OK)
+                    break;
+                long long dec = impl[m].decoded
+                                    ? (long long)(impl[m].decoded(impl[m].h) - d0)
+                                    : -1;
+                if (impl[m].slot == MHB_MH && dec >= 0) {
+                    mh_dec += (uint64_t)dec;
+                    mh_asks++;
+                }
+                if (asks) {
+                    const mh_query *aq = &x->q[i];
+                    fprintf(asks->f,
+                            "\"%s\",\"%s\",%s,%zu,%zu,%.3f,%ld,%lld,%s,%" PRIu64
+                            ",%s,0x%" PRIx64 ",0x%" PRIx64 ",%u,%zu\n",
+                            asks->workload, x->name, impl[m].name, p, i, um[i], fm[i],
+                            dec, aq->start_kind == MH_FROM_ID ? "id" : "transition",
+                            aq->start, aq->direction == MH_FORWARD ? "fwd" : "bwd",
+                            aq->addr_first, aq->addr_last, aq->ops, ng);
+                }
+                if (m > 0)
+                    (*compared)++;
+                if (!mhb_compare(x, i, impl[0].name, ref + i * MHB_OUT_CAP, nref[i],
+                             impl[m].name, got, ng, impl[m].full))
+                    (*mismatches)++;
+            }
+            long g1 = mhb_major_faults();
+            if (g0 < 0 || g1 < 0)
+                flt[impl[m].slot] = -1;
+            else if (flt[impl[m].slot] >= 0)
+                flt[impl[m].slot] += g1 - g0;
+        }
         if (mh_asks)
             x->mh_decoded_per_ask = (double)mh_dec / (double)mh_asks;
         for (size_t m = 0; m < nimpl && rc == MH_OK; m++) {

@@ -298,9 +298,12 @@ void mhb_report_markdown(FILE *f, const mhb_machine *m, const mhb_workload *w,
             fprintf(f, "| producers' store = batch store | %s | | | |\n",
                     x->producer_same == 1 ? "yes" : x->producer_same == 0 ? "**no**" : "error");
         }
-        fprintf(f, "\nTimed: %u pass%s of each class after its warm pass, the implementations "
-                   "taking turns; p50 / p99 / max of passes x queries asks.\n",
-                x->timed_passes, x->timed_passes == 1 ? "" : "es");
+        fprintf(f, "\nTimed: %u pass%s of each class after its warm pass, %s; "
+                   "p50 / p99 / max of passes x queries asks.\n",
+                x->timed_passes, x->timed_passes == 1 ? "" : "es",
+                x->turns_impl ? "each implementation's back to back after an untimed "
+                                "pass of its own (--turns impl)"
+                              : "the implementations taking turns");
         fprintf(f, "\n| query class (latency us p50 / p99 / max) | queries | results | memhist | "
                    "SQLite | SQLite design | ratio p50 / p99 to SQLite | to design |\n"
                    "|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -447,6 +450,7 @@ int mhb_report_json(const char *path, const mhb_machine *m,
                 x->compared, x->mismatches);
         fprintf(f, "     \"dist\": \"%s\",\n", x->dist == MHB_DIST_USER ? "user" : "near");
         fprintf(f, "     \"timed_passes\": %u,\n", x->timed_passes);
+        fprintf(f, "     \"turns\": \"%s\",\n", x->turns_impl ? "impl" : "pass");
         fprintf(f, "     \"reader_cache_bytes\": %" PRIu64 ",\n", x->reader_cache);
         fprintf(f, "     \"pinned\": %s,\n", x->pinned == 1 ? "\"mlock\""
                                            : x->pinned == 2 ? "\"mapped\"" : "false");

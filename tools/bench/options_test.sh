@@ -11,6 +11,9 @@
 #   --no-pin: the report says the stores were not held.
 #   --cache: the report gives the readers' cache option; with the
 #   smallest a second pass decodes blocks again, with the default none.
+#   --turns: pass (the default, in the report) alternates the
+#   implementations pass by pass; impl gives each its passes back to back;
+#   another value exits 2 with its message.
 #   mh_probe --asks CSV --class NAME --qfile F: asks the class's questions
 #   of memhist's first timed pass (not the second's), as many as the CSV
 #   holds; an unknown class or an existing F is refused, and F is not
@@ -120,6 +123,26 @@ if "$bench" --quick --cache 2e12 > /dev/null 2> "$dir/options_err"; then
   fail "--cache beyond 2^40 succeeded"
 fi
 grep -q 'bad --cache' "$dir/options_err" || fail "--cache beyond 2^40: no message"
+
+# --turns: the default takes turns pass by pass (a class's rows change
+# implementation with each pass), impl runs each one's passes back to back
+# (a class's rows change implementation once a timed implementation)
+grep -q '"turns": "pass"' "$json" || fail "no --turns: the report does not say pass"
+switches() { awk -F, -v c="$2" 'NR > 1 && $2 == c { if ($3 != last) n++; last = $3 }
+  END { print n + 0 }' "$1"; }
+cls='"point max1 fwd read"'
+impls=$(awk -F, -v c="$cls" 'NR > 1 && $2 == c { print $3 }' "$asks" | sort -u | wc -l)
+[ "$(switches "$asks" "$cls")" -eq $((2 * impls)) ] ||
+  fail "no --turns: $cls's asks do not take turns pass by pass"
+"$bench" --quick --no-cold --timed-passes 2 --turns impl --classes "point max1 fwd read" \
+  --asks "$dir/turns.csv" --json "$dir/turns.json" > /dev/null || fail "--turns impl failed"
+grep -q '"turns": "impl"' "$dir/turns.json" || fail "--turns impl: not in the report"
+[ "$(switches "$dir/turns.csv" "$cls")" -eq "$impls" ] ||
+  fail "--turns impl: $cls's passes are not back to back"
+if "$bench" --quick --turns class > /dev/null 2> "$dir/options_err"; then
+  fail "--turns class succeeded"
+fi
+grep -q 'bad --turns (pass or impl): class' "$dir/options_err" || fail "--turns class: no message"
 
 # a list no class matches: a failure that names it
 if "$bench" --quick --no-cold --classes "no such class" > /dev/null 2> "$dir/options_err"; then
