@@ -132,6 +132,30 @@ def point_family(w):
     print(line + f"; p99 <= 50 us {p99}: {verdict(ok99)}")
 
 
+def wide_vs_point(w):
+    """Issue 10: "whole-space and 1 MiB queries at max 1 and 10 must be at
+    least as fast as the 8-byte ones": each wide class against the point
+    class of the same max, direction and operations, at p50."""
+    slow, n = [], 0
+    for mx in ("max1", "max10"):
+        for d in ("fwd", "bwd"):
+            for o in ("read", "write", "rw"):
+                p = cls(w, f"point {mx} {d} {o}")
+                for wide in ("1MiB", "whole"):
+                    q = cls(w, f"{wide} {mx} {d} {o}")
+                    a, b = lat(q, "memhist", "p50_us"), lat(p, "memhist", "p50_us")
+                    if a is None or b is None:
+                        continue
+                    n += 1
+                    if a > b:
+                        slow.append(a / b)
+    if n:
+        print(f"- 1 MiB and whole-space max1 / max10 classes at most their point class's p50: "
+              f"{n - len(slow)} of {n}"
+              + (f" (the others {min(slow):.2f}-{max(slow):.2f}x the point's)" if slow else "")
+              + f": {verdict(not slow)}")
+
+
 def per_workload(w):
     turns = ("each implementation's passes back to back (--turns impl)"
              if w.get("turns") == "impl" else "the implementations taking turns pass by pass")
@@ -150,14 +174,16 @@ def per_workload(w):
               f"p99 {fmt(p99)} us (target <= 50 us): {verdict(p99 <= 50)}")
         rest = lat(p, "memhist", "p99_rest_us")
         if rest is not None:
-            print(f"  (p99 of the asks after each timed pass's first, the first being "
-                  f"memhist's ask right after SQLite's pass: {fmt(rest)} us)")
+            first = ("" if w.get("turns") == "impl" else
+                     ", the first being memhist's ask right after SQLite's pass")
+            print(f"  (p99 of the asks after each timed pass's first{first}: {fmt(rest)} us)")
         faults = lat(p, "memhist", "asks_with_faults")
         if faults is not None:
             calm = lat(p, "memhist", "p99_calm_us")
             print(f"  (--faults: {faults} of {lat(p, 'memhist', 'asks')} asks took a minor "
                   f"page fault; p99 of the others {fmt(calm) if calm is not None else '-'} us)")
     point_family(w)
+    wide_vs_point(w)
     for k in SQLS:
         if not any(q.get(k) for q in w["queries"]):
             continue
