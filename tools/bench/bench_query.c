@@ -569,8 +569,14 @@ int mhb_classes_bench(mhb_class *c, size_t count, const mhb_impl *impl,
          * one tool, where taking turns measures each after the others */
         const size_t steps = by_impl ? nimpl * (passes + 1) : passes * nimpl;
         for (size_t st = 0; st < steps && rc == MH_OK; st++) {
-            size_t m = by_impl ? st / (passes + 1) : st % nimpl;
-            size_t p = by_impl ? (st % (passes + 1) + passes) % (passes + 1) : st / nimpl;
+            size_t m, p;
+            if (by_impl) { /* per implementation: the untimed pass, then 0 .. */
+                m = st / (passes + 1);
+                p = st % (passes + 1) == 0 ? passes : st % (passes + 1) - 1;
+            } else {
+                m = st % nimpl;
+                p = st / nimpl;
+            }
             if (impl[m].slot < 0 || (x->sid != NULL && !impl[m].full))
                 continue;
             if (p == passes) { /* by_impl's untimed pass, answers unchecked */
