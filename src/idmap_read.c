@@ -214,15 +214,24 @@ int mh_idmap_group_find(const mh_idmap_view *v, uint32_t si, const mh_slice *s, 
         *grp = mh_idmap_first_group(v, si) + x / v->g;
         return MH_OK;
     }
-    uint32_t lo = 0, hi = v->ngroups;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        const uint8_t *r;
-        MH_TRY(rec_at(v, mid, &r, d));
-        if (mhf_load_u32(r + MHF_IDMAP_G_SLICE) < si)
-            lo = mid + 1;
-        else
-            hi = mid;
+    /* the slice's first group: remembered by an earlier search whose
+     * record passed the checks below, else searched */
+    _Atomic uint32_t *known = mh_seg_group0(v->lazy, 0, si);
+    uint32_t lo = known ? atomic_load_explicit(known, memory_order_relaxed) : 0;
+    const int searched = lo == 0;
+    if (lo) {
+        lo--;
+    } else {
+        uint32_t hi = v->ngroups;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            const uint8_t *r;
+            MH_TRY(rec_at(v, mid, &r, d));
+            if (mhf_load_u32(r + MHF_IDMAP_G_SLICE) < si)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
     }
     const uint32_t g = lo + x / v->g, first = x / v->g * v->g;
     MH_CHECK(lo < v->ngroups && v->ngroups - lo > x / v->g, MH_ECORRUPT, d, v->off,
@@ -262,6 +271,10 @@ int mh_idmap_group_find(const mh_idmap_view *v, uint32_t si, const mh_slice *s, 
                            cs, "id map", d);
     if (rc < 0)
         return rc;
+    /* group g names slice si and id offset first: the slice's groups
+     * start at g - x / g (they tile it in order, one per g ids) */
+    if (searched && known)
+        atomic_store_explicit(known, lo + 1, memory_order_relaxed);
     *grp = g;
     return MH_OK;
 }

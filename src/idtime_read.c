@@ -258,8 +258,8 @@ static inline uint64_t low_of(const uint8_t *w, uint32_t i, unsigned L) {
 /* The smallest i < c whose value (transition - t_first) is >= v, c when
  * none; reads only the group's `words` words. q - h <= q never wraps: q
  * counts h zeros before it. */
-static uint32_t lower_bound(const uint8_t *g, uint32_t words, uint32_t c,
-                            unsigned L, uint64_t v) {
+static inline __attribute__((always_inline)) uint32_t
+lower_bound_body(const uint8_t *g, uint32_t words, uint32_t c, unsigned L, uint64_t v) {
     const uint64_t lw = ((uint64_t)c * L + 63) / 64;
     const uint8_t *hi = g + 8 * lw;
     const uint64_t nh = words - lw;
@@ -279,10 +279,21 @@ static uint32_t lower_bound(const uint8_t *g, uint32_t words, uint32_t c,
         }
         if (k == nh)
             return c; /* fewer zeros: every sample's high part is below h */
-        uint64_t inv = ~word;
-        for (uint64_t r = h - 1 - zeros; r > 0; r--)
+        /* the (h - zeros)-th zero of word: a byte at a time, then bit by
+         * bit in its byte (at most 7 cleared) */
+        uint64_t inv = ~word, r = h - 1 - zeros;
+        unsigned base = 0;
+        for (;;) {
+            const uint64_t n8 = (uint64_t)__builtin_popcountll(inv & 0xffu);
+            if (r < n8)
+                break;
+            r -= n8;
+            inv >>= 8;
+            base += 8;
+        }
+        for (; r > 0; r--)
             inv &= inv - 1;
-        q = 64 * k + (uint64_t)__builtin_ctzll(inv) + 1;
+        q = 64 * k + base + (uint64_t)__builtin_ctzll(inv) + 1;
     }
     if (q - h >= c)
         return c;
@@ -297,6 +308,30 @@ static uint32_t lower_bound(const uint8_t *g, uint32_t words, uint32_t c,
     }
     return i < c ? i : c;
 }
+
+int mh_idtime_no_popcnt;
+
+/* lower_bound_body as compiled for every x86-64 (popcount a libgcc call:
+ * half the search's instructions, callgrind) and, where the CPU has it,
+ * with the popcnt instruction, chosen once per call by the CPU's features
+ * (as libgcc reads them at start-up). */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__POPCNT__)
+__attribute__((target("popcnt"))) static uint32_t
+lower_bound_popcnt(const uint8_t *g, uint32_t words, uint32_t c, unsigned L, uint64_t v) {
+    return lower_bound_body(g, words, c, L, v);
+}
+static uint32_t lower_bound(const uint8_t *g, uint32_t words, uint32_t c, unsigned L,
+                            uint64_t v) {
+    if (!mh_idtime_no_popcnt && __builtin_cpu_supports("popcnt"))
+        return lower_bound_popcnt(g, words, c, L, v);
+    return lower_bound_body(g, words, c, L, v);
+}
+#else
+static uint32_t lower_bound(const uint8_t *g, uint32_t words, uint32_t c, unsigned L,
+                            uint64_t v) {
+    return lower_bound_body(g, words, c, L, v);
+}
+#endif
 
 /* A lazy view's record of group gi of slice si (c samples): what the
  * whole parse checks of one record, but its tiling with the next. */
@@ -339,8 +374,15 @@ int mh_idtime_first_at_least(const mh_idtime_view *v, uint32_t si, uint32_t coun
     *j = 0;
     if (ngs == 0)
         return MH_OK;
-    uint32_t g0;
-    MH_TRY(first_group_checked(v, si, &g0, d));
+    /* the slice's first group: remembered by an earlier search whose
+     * record passed lazy_rec_check, else searched */
+    _Atomic uint32_t *known = v->lazy ? mh_seg_group0(v->lazy, 1, si) : NULL;
+    uint32_t g0 = known ? atomic_load_explicit(known, memory_order_relaxed) : 0;
+    const int searched = g0 == 0;
+    if (g0)
+        g0--;
+    else
+        MH_TRY(first_group_checked(v, si, &g0, d));
     MH_CHECK(g0 < v->ngroups && v->ngroups - g0 >= ngs, MH_ECORRUPT, d, v->off,
              "id transitions at byte %llu: slice %u has no %u groups from group %u "
              "of %u", (unsigned long long)v->off, si, ngs, g0, v->ngroups);
@@ -361,8 +403,13 @@ int mh_idtime_first_at_least(const mh_idtime_view *v, uint32_t si, uint32_t coun
     const uint8_t *r;
     MH_TRY(rec_at(v, g0 + gi, &r, d));
     const uint32_t c = ns - j0 < v->s ? ns - j0 : v->s;
-    if (v->lazy)
+    if (v->lazy) {
         MH_TRY(lazy_rec_check(v, r, si, gi, c, d));
+        /* record g0 + gi names slice si sample gi * S: the slice's groups
+         * start at g0 */
+        if (searched && known)
+            atomic_store_explicit(known, g0 + 1, memory_order_relaxed);
+    }
     const uint64_t t0 = mhf_load_u64(r + MHF_IDTIME_G_T_FIRST);
     *j = j0 + lower_bound(v->data + mhf_load_u64(r + MHF_IDTIME_G_DATA_OFFSET),
                           mhf_load_u32(r + MHF_IDTIME_G_WORDS), c,

@@ -564,6 +564,13 @@ typedef struct mh_seg {
      * budget or memory was short: then every search reads them in the run
      * table) */
     _Atomic(_Atomic uint64_t *) apost_top;
+    /* per slice, 1 + the index of its first group in the id map (entries
+     * [0, nslices)) and in the id transitions ([nslices, 2 nslices)), 0
+     * not yet known: remembered once a query's search found the group and
+     * its record passed the checks, so that later queries skip the search
+     * (mh_seg_group0; out of the budget as apost_top; NULL until the
+     * first, or when the budget had no room: then every query searches) */
+    _Atomic(_Atomic uint32_t *) group0;
     /* per run of the address set: where a later query may resume its
      * decode, recorded by the decodes that checked the run up to there
      * (aset_read.c; NULL until the section's first use, or when its
@@ -616,6 +623,12 @@ void *mh_seg_marks_alloc(const mh_seg *seg, size_t bytes, int hint);
  * that loses the race frees its own; its budget stays spent); NULL when
  * the budget has no room or memory is short. */
 _Atomic uint64_t *mh_seg_bits(const mh_seg *seg, _Atomic(_Atomic uint64_t *) *slot, size_t n);
+/* The slot of seg->group0 for slice si of the id map (which 0) or the id
+ * transitions (1), the table made on first call (hint 1, published once
+ * as mh_seg_bits); NULL when seg is NULL, si is out of range, or the
+ * budget has no room. A slot holds 0 or 1 + the group index found by a
+ * checked search: racing threads store the same value. */
+_Atomic uint32_t *mh_seg_group0(const mh_seg *seg, unsigned which, uint32_t si);
 /* Bit i of such a bitmap (0 when w is NULL), and setting it (nothing when
  * w is NULL): a bit is set after what it stands for passed its checks, and
  * read before that is relied on. */
@@ -730,6 +743,22 @@ int mh_seg_slice_check(const mh_seg *seg, uint32_t i, const mh_slice *s,
  * segment-wide array). */
 int mh_seg_chunk(const mh_seg *seg, const mh_slice *s, uint32_t k,
                  mh_chunk *out, mh_diag *d);
+/* Chunk record k of seg into *c, as mh_seg_chunk loads it but without its
+ * check of k (a chunk of a slice mh_seg_slice_check passed): inline, for
+ * the chunk walk's loop over a slice's chunks. */
+static inline void mh_seg_chunk_load(const mh_seg *seg, uint32_t k, mh_chunk *c) {
+    const uint8_t *p = seg->chunks + (size_t)k * seg->chunk_recsz;
+    c->phy_first = mhf_load_u64(p + MHF_CHUNK_PHY_FIRST);
+    c->phy_last = mhf_load_u64(p + MHF_CHUNK_PHY_LAST);
+    c->t_first = mhf_load_u64(p + MHF_CHUNK_T_FIRST);
+    c->t_last = mhf_load_u64(p + MHF_CHUNK_T_LAST);
+    c->id_first = mhf_load_u32(p + MHF_CHUNK_ID_FIRST);
+    c->id_last = mhf_load_u32(p + MHF_CHUNK_ID_LAST);
+    c->row_first = mhf_load_u32(p + MHF_CHUNK_ROW_FIRST);
+    c->row_count = mhf_load_u32(p + MHF_CHUNK_ROW_COUNT);
+    c->op = p[MHF_CHUNK_OP];
+    c->stream_mask = seg->major >= 2 ? mhf_load_u32(p + MHF2_CHUNK_STREAM_MASK) : 1;
+}
 int mh_seg_block(const mh_seg *seg, const mh_slice *s, uint32_t k,
                  mh_block *out, mh_diag *d);
 /* Decodes block b (0-based within slice s) into out; scratch holds
@@ -1661,6 +1690,10 @@ int mh_idtime_view_whole(const mh_seg *seg, mh_idtime_view *out, mh_diag *d);
  * words it reads, and the found group's record (MH_ECHECKSUM /
  * MH_ECORRUPT). Reads only inside the section (a crafted file gives a
  * wrong bound, never a read outside; fsck checks the meaning). */
+/* Tests: non-zero makes mh_idtime_first_at_least count bits as compiled
+ * for every x86-64 even where the CPU has popcnt (idtime_read.c), so that
+ * both of its builds are checked on one machine. Set before any search. */
+extern int mh_idtime_no_popcnt;
 int mh_idtime_first_at_least(const mh_idtime_view *v, uint32_t si, uint32_t count,
                              uint64_t T, uint32_t *j, mh_diag *d);
 /* Decodes group grp's samples (its count, c <= S) as transitions into t,

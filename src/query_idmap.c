@@ -30,38 +30,53 @@
 
 #include "query_int.h"
 
-/* The choice, in tenths of a microsecond as measured warm and cold on
- * synthetic 10^7 (tools/bench/probe.c --idmap both). The chunk walk pays
- * for each chunk that can match and that the start cuts (one wholly past
- * the start costs it little once its cutoff is set): a search of its
- * blocks and rows, IDQ_WALK_HIT when its block is cached, IDQ_DECODE when
- * it is decoded. The id path pays IDQ_GROUP for a label group not in the
- * context, IDQ_FIXED for the chunk pass and bounds, and IDQ_LOCATE per
- * wanted row (a block located, often cached). Counting every chunk the
- * start cuts whatever the cache made 1 MiB max 1 take the id path and
- * run 4x slower warm (its chunk walk finds its blocks cached). */
-#define IDQ_WALK_HIT 1
-#define IDQ_DECODE 20
-#define IDQ_GROUP 25
-#define IDQ_FIXED 10
-#define IDQ_LOCATE 10
+/* The choice, in hundredths of a microsecond. The chunk walk pays for
+ * each chunk that can match and that the start cuts (one wholly past the
+ * start costs it little once its cutoff is set): a search of its blocks
+ * and rows, IDQ_WALK_HIT when its block is cached, IDQ_DECODE when it is
+ * decoded. The id path pays IDQ_GROUP for a label group not in the
+ * context, IDQ_FIXED for placing the start and the chunk pass, and per
+ * wanted row a row located: IDQ_LOCATE when every block the chunk walk
+ * would search is cached (the slice's blocks are warm), IDQ_LOCATE_COLD
+ * (a block decoded for its ids and transitions, often) when one is not.
+ * Measured warm on the real stores (1.13.5, mh_probe --idmap on / force
+ * / off, sort's whole-space max-10 write questions: ~100 chunks cut, 2.6
+ * us by the chunk walk, 1.25 by the id path; a row located 0.06-0.08 us,
+ * a cut chunk 0.02-0.03); the tenths of a microsecond before (WALK_HIT 1,
+ * LOCATE 10), set on synthetic 10^7 before the id path's row memo and
+ * sparse takes, kept those questions on the chunk walk at twice the cost.
+ * Counting every chunk the start cuts whatever the cache made 1 MiB max 1
+ * take the id path and run 4x slower warm (its chunk walk finds its blocks
+ * cached). */
+#define IDQ_WALK_HIT 3
+#define IDQ_DECODE 200
+#define IDQ_GROUP 250
+#define IDQ_FIXED 50
+#define IDQ_LOCATE 8
+#define IDQ_LOCATE_COLD 50
+/* A question whose range meets at most (IDQ_GROUP + IDQ_FIXED +
+ * IDQ_MEET_LOCATE x want) / IDQ_DECODE chunks (2 at max 1, 6 at max 10:
+ * a point question's) keeps the chunk walk before any cost is counted */
+#define IDQ_MEET_LOCATE 100
+/* chunks of a run looked at for the chunk walk's cost, at most */
+#define IDQ_WALK_SAMPLE 16
 /* and the chunks that can match hold at least this fraction of the slice's
  * rows: sparser, the walk passes many labels per match. The labels passed
  * are in the id path's cost (labels_cost: count / cover a wanted row, at
- * IDQ_LABELS_TENTH labels a tenth of a microsecond: a byte load and a
- * class lookup each, with the group's partial decode). An eighth alone
- * kept gzip's whole-space and 1 MiB write questions (their chunks hold
- * 1/32 to 1/8 of a slice) on the chunk walk, 1.25x slower warm and 1.35x
- * with the CPU caches cold than the id path (mh_probe, forced) */
+ * IDQ_LABELS_HUNDREDTH labels a hundredth of a microsecond: a byte load
+ * and a class lookup each, with the group's partial decode). An eighth
+ * alone kept gzip's whole-space and 1 MiB write questions (their chunks
+ * hold 1/32 to 1/8 of a slice) on the chunk walk, 1.25x slower warm and
+ * 1.35x with the CPU caches cold than the id path (mh_probe, forced) */
 #define IDQ_COVER_DIV 32
-#define IDQ_LABELS_TENTH 50
+#define IDQ_LABELS_HUNDREDTH 5
 #define IDQ_MAX_WANT 256
 
 /* The id path's cost of the labels it passes, want rows wanted among count
  * with cover of them able to match (cover > 0): no larger for a larger
  * cover, so that at the least cover taken it bounds every other. */
 static inline uint64_t labels_cost(size_t want, uint32_t count, uint64_t cover) {
-    return (uint64_t)want * count / cover / IDQ_LABELS_TENTH;
+    return (uint64_t)want * count / cover / IDQ_LABELS_HUNDREDTH;
 }
 
 void mh_query_idmap_free(qctx *c) {
@@ -141,9 +156,20 @@ static void narrow_block(const qspec *q, bounds *bo, const mh_rows *rows) {
 
 /* The index in seg's id map of the group of slice si holding id offset x
  * (x < the slice's count), and the map's view. */
+/* The id map's view of seg, got once a walk (c->idv_seg is cleared when
+ * a walk begins): its checks run on the first get of the reader. */
+static int idv_get(qctx *c, const mh_seg *seg) {
+    if (c->idv_seg != seg) {
+        c->idv_rc = mh_idmap_view_get(seg, &c->idv, &c->diag);
+        c->idv_seg = seg;
+    }
+    return c->idv_rc;
+}
+
 static int group_of(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s, uint32_t x,
                     mh_idmap_view *v, uint32_t *grp) {
-    MH_TRY(mh_idmap_view_get(seg, v, &c->diag));
+    MH_TRY(idv_get(c, seg));
+    *v = c->idv;
     return mh_idmap_group_find(v, si, s, x, grp, &c->diag);
 }
 
@@ -247,13 +273,17 @@ static inline uint32_t row_search(const uint32_t *col_id, uint32_t a, uint32_t b
 /* Is the group of slice si holding id offset x (< its count) in the cache?
  * Only a checked id map has groups there: an unchecked one is not checked
  * for the cost choice (the chunk walk may answer without it). */
-static int group_cached(const qctx *c, const mh_seg *seg, uint32_t si, uint32_t x) {
-    if (!atomic_load_explicit(&seg->idmap_ok, memory_order_acquire))
+static int group_cached(qctx *c, const mh_seg *seg, uint32_t si, uint32_t x) {
+    /* a checked view's get does not fail */
+    if (!atomic_load_explicit(&seg->idmap_ok, memory_order_acquire) || idv_get(c, seg) != MH_OK)
         return 0;
-    mh_idmap_view v;
-    if (mh_idmap_view_get(seg, &v, NULL) != MH_OK)
-        return 0;
-    return mhq_labels_cached(c, seg, mh_idmap_first_group(&v, si) + x / v.g) >= 0;
+    const mh_idmap_view v = c->idv;
+    /* the slice's first group as the searches remembered it (checked),
+     * else searched in the records */
+    _Atomic uint32_t *known = mh_seg_group0(seg, 0, si);
+    uint32_t g0 = known ? atomic_load_explicit(known, memory_order_relaxed) : 0;
+    g0 = g0 ? g0 - 1 : mh_idmap_first_group(&v, si);
+    return mhq_labels_cached(c, seg, g0 + x / v.g) >= 0;
 }
 
 static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
@@ -452,6 +482,7 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
                       const qspec *q, size_t want, mh_access *out, size_t *got) {
     int force = c->r->idmap_off < 0;
     c->first_seg = NULL;
+    c->idv_seg = NULL;
     if (c->r->idmap_off > 0 || (!force && want >= IDQ_MAX_WANT) ||
         !mh_idmap_present(seg))
         return 0;
@@ -462,7 +493,7 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
      * that a slice the chunk walk keeps costs little more than its search */
     uint32_t first[MH_OP_COUNT];
     uint32_t meet = 0;
-    const uint32_t need = (IDQ_GROUP + IDQ_FIXED + IDQ_LOCATE * (uint32_t)want) / IDQ_DECODE;
+    const uint32_t need = (IDQ_GROUP + IDQ_FIXED + IDQ_MEET_LOCATE * (uint32_t)want) / IDQ_DECODE;
     for (unsigned op = 0; op < MH_OP_COUNT; op++) {
         first[op] = nck;
         if (!(q->ops & (1u << op)) || s->op_counts[op] == 0)
@@ -516,6 +547,7 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
      * ops meeting [A, B] (cover, the wide path's coverage), how many the
      * chunk walk would visit; their first and last rows place transitions */
     const int by_t = q->kind == MH_FROM_TRANSITION || q->end_kind == MH_END_TRANSITION;
+    const int has_idt = by_t && mh_idtime_present(seg); /* the id transitions place it */
     uint64_t cover = 0;
     /* Without a stream set the chunks of an op meeting [A, B] are a run
      * (chunks in (op, address) order, disjoint, their rows tiling the
@@ -527,9 +559,12 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
      * A whole-space query classed every chunk of its slice first (up to
      * 256 records, 55 % of a warm whole-space max-1 question on python,
      * perf); its walk meets a few. */
+    /* the rows of the chunks meeting [A, B], whatever their streams */
+    uint64_t range_rows = 0;
     uint32_t end[MH_OP_COUNT];
-    int later = 0;
-    if (!q->sbits && by_t && s->block_count > 1 && mh_idtime_present(seg)) {
+    int later = 0, lazy = 0;
+    if (!q->sbits && has_idt && s->block_count > 1) {
+        lazy = 1;
         for (unsigned op = 0; op < MH_OP_COUNT; op++) {
             end[op] = first[op];
             if (first[op] >= nck)
@@ -547,13 +582,30 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             }
         }
         later = cover >= s->count / 2;
-        if (!later)
-            cover = 0; /* counted again below, chunk by chunk */
+        range_rows = cover;
+        /* too sparse for the id path, whatever the costs below (as the
+         * choice decides it) */
+        if (!force && !q->nslist && (cover == 0 || cover < s->count / IDQ_COVER_DIV))
+            return 0;
     }
     /* the id path's cost, and the chunk walk's as the chunks are met (the
      * cache looked at only until the chunk walk costs more) */
-    const int lab_here = !later && group_cached(c, seg, si, (uint32_t)(fwd ? bo.lo : bo.hi));
-    const uint64_t id_cost = (lab_here ? 0 : IDQ_GROUP) + IDQ_FIXED + IDQ_LOCATE * (uint64_t)want;
+    /* the label group the walk starts in: a transition start's id taken
+     * where the slice's transitions, as if even, put it (the id
+     * transitions place it exactly only once the id path is taken) */
+    int64_t x_at = fwd ? bo.lo : bo.hi;
+    if (q->kind == MH_FROM_TRANSITION && s->t_last > s->t_first && q->start > s->t_first &&
+        q->start < s->t_last) {
+        const int64_t est = (int64_t)((double)(q->start - s->t_first) /
+                                      (double)(s->t_last - s->t_first) * (double)(s->count - 1));
+        x_at = est < bo.lo ? bo.lo : est > bo.hi ? bo.hi : est;
+    }
+    const int lab_here = !later && group_cached(c, seg, si, (uint32_t)x_at);
+    /* (its rows located cold until the walk's count shows every block
+     * cached) */
+    const uint64_t id_fixed = (lab_here ? 0 : IDQ_GROUP) + IDQ_FIXED;
+    uint64_t id_cost = id_fixed + IDQ_LOCATE_COLD * (uint64_t)want;
+    int walk_misses = 0;
     /* the walk's cost is summed as far as the id path's can reach: its
      * labels passed at the least cover it takes */
     const uint32_t least = s->count / IDQ_COVER_DIV;
@@ -563,10 +615,39 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
     const uint32_t R = seg->rows_per_block;
     /* only the chunks of the requested ops meeting [A, B], found as the
      * chunk walk finds them: a narrow range pays for a few records */
-    /* the rows of the chunks meeting [A, B], whatever their streams */
-    uint64_t range_rows = 0;
-    memset(c->ck, later ? CK_LATER : 0, nck);
-    for (unsigned op = 0; op < MH_OP_COUNT && !later; op++) {
+    memset(c->ck, lazy ? CK_LATER : 0, nck);
+    /* with the runs known, the chunks are classed as the walk meets them
+     * (classify): before the choice only the chunk walk's cost is counted,
+     * the run's chunks the start cuts (a whole-space write question on
+     * sort passed ~50 chunk records twice as dear, 1,100 of its 6,600
+     * instructions, callgrind) */
+    for (unsigned op = 0; op < MH_OP_COUNT && lazy && !later; op++) {
+        /* at most IDQ_WALK_SAMPLE of the run's chunks, evenly spaced, each
+         * standing for `step` (a whole-space write question's run of ~50
+         * chunks cost 700 of its 5,400 instructions, callgrind) */
+        const uint32_t run = end[op] - first[op];
+        const uint32_t step = run > IDQ_WALK_SAMPLE ? run / IDQ_WALK_SAMPLE : 1;
+        for (uint32_t k = first[op]; k < end[op] && !force && walk_cost <= id_most; k += step) {
+            const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
+            const uint64_t idf = s->id_first + mhf_load_u32(rec + MHF_CHUNK_ID_FIRST);
+            const uint64_t idz = s->id_first + mhf_load_u32(rec + MHF_CHUNK_ID_LAST);
+            const uint64_t tf = mhf_load_u64(rec + MHF_CHUNK_T_FIRST);
+            const uint64_t tl = mhf_load_u64(rec + MHF_CHUNK_T_LAST);
+            /* cut: its first row in query order before the start, its last
+             * on the query's side */
+            if (in_range(q, fwd ? tf : tl, fwd ? idf : idz) ||
+                !in_range(q, fwd ? tl : tf, fwd ? idz : idf))
+                continue;
+            uint32_t r0 = mhf_load_u32(rec + MHF_CHUNK_ROW_FIRST);
+            uint32_t r1 = r0 + mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT) - 1;
+            int hit = (r0 / R == last_b || mh_query_cached(c, seg, s->block_first + r0 / R)) &&
+                      (r1 / R == r0 / R || mh_query_cached(c, seg, s->block_first + r1 / R));
+            walk_cost += (uint64_t)step * (hit ? IDQ_WALK_HIT : IDQ_DECODE);
+            walk_misses |= !hit;
+            last_b = r1 / R;
+        }
+    }
+    for (unsigned op = 0; op < MH_OP_COUNT && !lazy; op++) {
         for (uint32_t k = first[op]; k < nck; k++) {
             /* the fields compared, straight from the record (checked by
              * mh_seg_slice_check); the stream mask through the decoder */
@@ -602,6 +683,7 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
                            mh_query_cached(c, seg, s->block_first + r0 / R)) &&
                           (r1 / R == r0 / R || mh_query_cached(c, seg, s->block_first + r1 / R));
                 walk_cost += hit ? IDQ_WALK_HIT : IDQ_DECODE;
+                walk_misses |= !hit;
                 last_b = r1 / R;
             }
         }
@@ -625,9 +707,10 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
      * costs above (the id path passes the stream's rows outside it: a
      * 1 MiB max-1 question with 3 chunks able to match took 25 us by it,
      * 4.2 by the chunk walk) */
+    if (walk_cost > 0 && !walk_misses)
+        id_cost = id_fixed + IDQ_LOCATE * (uint64_t)want;
     const mh_section *srsec;
-    const int exact = (by_t && cover >= s->count / 2 && s->block_count > 1 &&
-                       mh_idtime_present(seg)) ||
+    const int exact = (has_idt && cover >= s->count / 2 && s->block_count > 1) ||
                       (q->nslist && range_rows >= s->count / 2 && !c->r->sruns_off &&
                        mh_sruns_section(seg, &srsec) == MH_OK);
     if (!force && (cover == 0 || cover < s->count / IDQ_COVER_DIV ||
@@ -637,7 +720,7 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
     /* the id transitions (SPEC §9g): where the transition bounds fall
      * among the ids, from the samples; exact at stride 1 */
     int placed = 0;
-    if (by_t && mh_idtime_present(seg)) {
+    if (has_idt) {
         mh_idtime_view tv;
         MH_TRY(mh_idtime_view_get(seg, &tv, &c->diag));
         if (bo.tlo > 0) {
@@ -722,7 +805,12 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
                 continue;
             }
         }
-        MH_TRY(labels_at(c, seg, si, s, (uint32_t)x, fwd));
+        /* (the group walked, the common case, tested here: a call per
+         * located row cost ~75 instructions, 10 % of a whole-space max-10
+         * question, callgrind) */
+        if (!(c->lab_seg == seg && c->lab_slice == si && (uint32_t)x >= c->lab_first &&
+              (uint32_t)x - c->lab_first < c->lab_n))
+            MH_TRY(labels_at(c, seg, si, s, (uint32_t)x, fwd));
         const uint8_t *lab = c->lab;
         const int64_t g0 = c->lab_first, g1 = (int64_t)c->lab_first + c->lab_n - 1;
         /* the labels of this group, in query order, until a candidate: one
@@ -793,9 +881,12 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
         }
         if (b == UINT32_MAX)
             b = block_of_id(seg, s, b0, b1, xo);
-        mh_block bl;
-        MH_TRY(mh_seg_block(seg, s, s->block_first + b, &bl, &c->diag));
-        if (bl.phy_max < q->a || bl.phy_min > q->b || !mask_meets(q, bl.stream_mask)) {
+        /* the block's address range and streams, straight from its record
+         * (b is one of the chunk's blocks, within the checked slice) */
+        const uint8_t *brec = seg->blocks + (size_t)(s->block_first + b) * seg->block_recsz;
+        if (mhf_load_u64(brec + MHF_BLOCK_PHY_MAX) < q->a ||
+            mhf_load_u64(brec + MHF_BLOCK_PHY_MIN) > q->b ||
+            !mask_meets(q, seg->major >= 2 ? mhf_load_u32(brec + MHF2_BLOCK_STREAM_MASK) : 1)) {
             x += fwd ? 1 : -1; /* no row of this block can match */
             continue;
         }

@@ -117,6 +117,12 @@ typedef struct qctx {
     const mh_seg *lab_seg;
     uint32_t lab_slice, lab_first, lab_n;
     int32_t pin;
+    /* the id map's view of segment idv_seg (NULL: not got yet), got once
+     * a walk; idv_rc: what mh_idmap_view_get returned (its detail in diag
+     * when it failed) */
+    mh_idmap_view idv;
+    const mh_seg *idv_seg;
+    int idv_rc;
     size_t lab_held; /* bytes the cache's label groups take (of held) */
     uint8_t *ck;
     uint32_t *memo;

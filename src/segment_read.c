@@ -720,6 +720,7 @@ void mh_seg_close(mh_seg *s) {
     free((void *)s->slice_ok);
     free((void *)atomic_load(&s->apost_run_ok));
     free((void *)atomic_load(&s->apost_top));
+    free((void *)atomic_load(&s->group0));
     mh_marks_free(atomic_load(&s->aset_marks));
     mh_marks_free(atomic_load(&s->apost_marks));
     free((void *)atomic_load(&s->block_ok));
@@ -730,20 +731,6 @@ void mh_seg_close(mh_seg *s) {
     free(atomic_load(&s->psum));
     free(s->sections);
     memset(s, 0, sizeof *s);
-}
-
-static void load_chunk(const mh_seg *seg, uint32_t k, mh_chunk *c) {
-    const uint8_t *p = seg->chunks + (size_t)k * seg->chunk_recsz;
-    c->phy_first = mhf_load_u64(p + MHF_CHUNK_PHY_FIRST);
-    c->phy_last = mhf_load_u64(p + MHF_CHUNK_PHY_LAST);
-    c->t_first = mhf_load_u64(p + MHF_CHUNK_T_FIRST);
-    c->t_last = mhf_load_u64(p + MHF_CHUNK_T_LAST);
-    c->id_first = mhf_load_u32(p + MHF_CHUNK_ID_FIRST);
-    c->id_last = mhf_load_u32(p + MHF_CHUNK_ID_LAST);
-    c->row_first = mhf_load_u32(p + MHF_CHUNK_ROW_FIRST);
-    c->row_count = mhf_load_u32(p + MHF_CHUNK_ROW_COUNT);
-    c->op = p[MHF_CHUNK_OP];
-    c->stream_mask = seg->major >= 2 ? mhf_load_u32(p + MHF2_CHUNK_STREAM_MASK) : 1;
 }
 
 static void load_block(const mh_seg *seg, uint32_t k, mh_block *b) {
@@ -791,7 +778,7 @@ static int check_slice_records(const mh_seg *seg, uint32_t si,
         mh_chunk c;
         uint32_t idx = s->chunk_first + k;
         uint64_t off = seg->chunk_off + (uint64_t)idx * seg->chunk_recsz;
-        load_chunk(seg, idx, &c);
+        mh_seg_chunk_load(seg, idx, &c);
         const uint8_t *p = seg->chunks + (size_t)idx * seg->chunk_recsz;
         for (unsigned r = 0; strict && r < (v2 ? 3u : 7u); r++)
             MH_CHECK(p[MHF_CHUNK_RESERVED + r] == 0, MH_ECORRUPT, d,
@@ -981,7 +968,7 @@ int mh_seg_chunk(const mh_seg *seg, const mh_slice *s, uint32_t k,
                  mh_chunk *out, mh_diag *d) {
     MH_CHECK(k >= s->chunk_first && k - s->chunk_first < s->chunk_count,
              MH_EINVAL, d, 0, "chunk %u not in slice", k);
-    load_chunk(seg, k, out);
+    mh_seg_chunk_load(seg, k, out);
     return MH_OK;
 }
 
@@ -1013,10 +1000,10 @@ static int check_row_streams(const mh_seg *seg, const mh_slice *s, uint32_t b,
             hi = mid;
     }
     mh_chunk c;
-    load_chunk(seg, s->chunk_first + lo, &c);
+    mh_seg_chunk_load(seg, s->chunk_first + lo, &c);
     for (uint32_t k = 0; k < out->n; k++, row++) {
         while (row - c.row_first >= c.row_count && lo + 1 < s->chunk_count)
-            load_chunk(seg, s->chunk_first + ++lo, &c);
+            mh_seg_chunk_load(seg, s->chunk_first + ++lo, &c);
         uint32_t bit = 1u << (mh_rows_stream(out, k) & 31u);
         if (!(bl->stream_mask & c.stream_mask & s->stream_mask & bit)) {
             uint32_t si = mh_seg_slice_of_block(seg, bi);
@@ -1147,6 +1134,26 @@ _Atomic uint64_t *mh_seg_bits(const mh_seg *seg, _Atomic(_Atomic uint64_t *) *sl
         return fresh;
     free((void *)fresh); /* another thread's won; its budget stays spent */
     return none;
+}
+
+_Atomic uint32_t *mh_seg_group0(const mh_seg *seg, unsigned which, uint32_t si) {
+    if (!seg || which > 1 || si >= seg->nslices)
+        return NULL;
+    _Atomic(_Atomic uint32_t *) *slot = &((mh_seg *)seg)->group0;
+    _Atomic uint32_t *t = atomic_load_explicit(slot, memory_order_acquire);
+    if (!t) {
+        _Atomic uint32_t *fresh = mh_seg_marks_alloc(seg, 2 * (size_t)seg->nslices * sizeof *fresh, 1),
+                         *none = NULL;
+        if (!fresh)
+            return NULL;
+        if (atomic_compare_exchange_strong(slot, &none, fresh)) {
+            t = fresh;
+        } else {
+            free((void *)fresh); /* another thread's won; its budget stays spent */
+            t = none;
+        }
+    }
+    return &t[(size_t)which * seg->nslices + si];
 }
 
 static size_t marks_page_bytes(const mh_marks *m) {

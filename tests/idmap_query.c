@@ -577,6 +577,36 @@ static void check_label_cache(const char *dir, const trace *tr) {
     mh_reader_close(r);
 }
 
+/* The slices' first groups the searches remember (seg->group0, 1.13.5):
+ * every slot a query set holds 1 + the group the records say (a whole
+ * view's search), and the queries above set some (their id maps and id
+ * transitions are read by piece sums, the lazy views that remember). */
+static void check_group_memo(const mh_reader *r) {
+    size_t set = 0;
+    for (size_t i = 0; i < r->nlive; i++) {
+        if (atomic_load(&r->seg_state[r->live[i]]) != MH_SEG_OPEN)
+            continue;
+        const mh_seg *seg = &r->segs[r->live[i]];
+        const _Atomic uint32_t *t = atomic_load(&seg->group0);
+        if (!t)
+            continue;
+        mh_idmap_view mv;
+        mh_idtime_view tv;
+        const int has_m = mh_idmap_view_whole(seg, &mv, NULL) == MH_OK;
+        const int has_t = mh_idtime_view_whole(seg, &tv, NULL) == MH_OK;
+        for (uint32_t si = 0; si < seg->nslices; si++) {
+            const uint32_t m = atomic_load(&t[si]), tt = atomic_load(&t[seg->nslices + si]);
+            CHECKF(!m || (has_m && m - 1 == mh_idmap_first_group(&mv, si)),
+                   "segment %zu slice %u: id map group %u remembered", i, si, m - 1);
+            CHECKF(!tt || (has_t && tt - 1 == mh_idtime_first_group(&tv, si)),
+                   "segment %zu slice %u: id transitions group %u remembered", i, si, tt - 1);
+            set += (m != 0) + (tt != 0);
+        }
+    }
+    CHECKF(set > 0, "no slice's first group remembered");
+    printf("  first groups remembered: %zu\n", set);
+}
+
 static void run_config(const config *c, size_t queries) {
     printf("%s: %zu accesses\n", c->name, c->total);
     trace tr;
@@ -590,6 +620,7 @@ static void run_config(const config *c, size_t queries) {
     CHECK_OK(mh_reader_open(dir, &r));
     check_present(r);
     random_queries(r, &tr, queries, c->seed * 1000003);
+    check_group_memo(r);
     mh_reader_close(r);
     check_label_cache(dir, &tr);
     tu_rmtree(dir);

@@ -485,8 +485,8 @@ static void run_synthetic(size_t queries) {
  * apost_read.c) come out of the reader's budget, its cache option: every
  * opened segment's mark tables and the pages of them its queries touched
  * are charged, and (since 1.10.4) the postings' checked-run flags and run
- * search tops, what is left is the option less those, and with no budget
- * (0) none is kept. */
+ * search tops, (since 1.13.5) the slices' first groups, what is left is the
+ * option less those, and with no budget (0) none is kept. */
 static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
                                int64_t *bits_out) {
     int64_t spent = 0, marks = 0;
@@ -521,6 +521,12 @@ static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
         if (atomic_load(&seg->apost_top)) { /* the run searches' tops (1.10.4): an aid */
             spent += (int64_t)MH_APOST_TOP_BYTES;
             marks += (int64_t)MH_APOST_TOP_BYTES;
+            with++;
+        }
+        if (atomic_load(&seg->group0)) { /* the slices' first id-map and id-transition
+                                             groups (1.13.5): an aid */
+            spent += (int64_t)(2 * (size_t)seg->nslices * sizeof(uint32_t));
+            marks += (int64_t)(2 * (size_t)seg->nslices * sizeof(uint32_t));
             with++;
         }
         if (atomic_load(&seg->block_ok)) { /* the checked-blocks bitmap (since 1.7) */
@@ -558,6 +564,7 @@ static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
         }
         CHECKF(budget > 0 || (!atomic_load(&seg->aset_marks) && !atomic_load(&seg->apost_marks) &&
                               !atomic_load(&seg->apost_run_ok) && !atomic_load(&seg->apost_top) &&
+                              !atomic_load(&seg->group0) &&
                               !atomic_load(&seg->block_ok) && !pt &&
                               !atomic_load(&seg->summary_post_ok[0]) &&
                               !atomic_load(&seg->summary_post_ok[1]) &&

@@ -420,8 +420,9 @@ int main(int argc, char **argv) {
                 return usage("--apost is on, off or both", v);
             apost = v;
         } else if (!strcmp(a, "--idmap")) {
-            if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both"))
-                return usage("--idmap is on, off or both", v);
+            if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both") &&
+                strcmp(v, "force"))
+                return usage("--idmap is on, off, both or force", v);
             idmap = v;
         }
     }
@@ -575,6 +576,8 @@ int main(int argc, char **argv) {
     int sp_off[2] = {!strcmp(span, "off"), sp_both || !strcmp(span, "off")};
     int ap_off[2] = {!strcmp(apost, "off"), ap_both || !strcmp(apost, "off")};
     int idm_off[2] = {!strcmp(idmap, "off"), idm_both || !strcmp(idmap, "off")};
+    if (!strcmp(idmap, "force")) /* the id path wherever it can be taken */
+        idm_off[0] = idm_off[1] = -1;
     int sum_off[2] = {!strcmp(summary, "off"), sum_both || !strcmp(summary, "off")};
     int set_off[2] = {!strcmp(aset, "off"), set_both || !strcmp(aset, "off")};
     int nways = both ? 2 : 1;
