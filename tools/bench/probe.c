@@ -6,7 +6,7 @@
  *   mh_probe [--size N] [--store DIR] [--slice N] [--queries N] [--reps N]
  *            [--max N] [--range BYTES] [--dir fwd|bwd] [--ops r|w|rw]
  *            [--draw near|user|never] [--summary on|off|both]
- *            [--aset on|off|both] [--idmap on|off|both]
+ *            [--aset on|off|both] [--idmap on|off|both|force]
  *            [--apost on|off|both] [--qfile FILE] [--answers FILE]
  *            [--cache BYTES] [--thrash MIB] [--thrash-each 0|1] [--spin MS]
  *            [--thrash-code KIB] [--thrash-small 0|1]
@@ -28,7 +28,8 @@
  * the answers and prints the two lines side by side. --aset does the same
  * with the segments' address sets (section 8), --idmap with the id-order
  * path (SPEC.md 14 step 2b: off never takes it, on where the reader's cost
- * choice does), --apost with the address postings (section 10, format
+ * choice does, force wherever the segment has an id map: what the choice
+ * is measured against), --apost with the address postings (section 10, format
  * 2.2), --span with the span address sets (section 11), --union with
  * the whole store's union (SPEC.md 14 step 0); one of them may be both.
  * --size 0 with an existing --store reads the trace from that store (a
@@ -125,7 +126,7 @@ static int usage(const char *why, const char *what) {
             "                [--ops r|w|rw] [--draw near|user|never]\n"
             "                [--summary on|off|both] [--aset on|off|both] [--span on|off|both]\n"
             "                [--union on|off|both]\n"
-            "                [--idmap on|off|both] [--apost on|off|both]\n"
+            "                [--idmap on|off|both|force] [--apost on|off|both]\n"
             "                [--qfile FILE] [--answers FILE] [--cache BYTES]\n"
             "                [--asks CSV --class NAME --qfile FILE]\n"
             "                [--thrash MIB] [--thrash-each 0|1] [--spin MS]\n"
