@@ -239,6 +239,16 @@ int mh_idmap_group_find(const mh_idmap_view *v, uint32_t si, const mh_slice *s, 
              (unsigned long long)v->off, si, x, v->ngroups);
     const uint8_t *r;
     MH_TRY(rec_at(v, g, &r, d));
+    /* a group whose record and bytes passed the checks below before: that
+     * it is this slice's, as then, is all there is to check */
+    _Atomic uint64_t *ok = mh_seg_bits(v->lazy, &((mh_seg *)v->lazy)->idmap_grp_ok, v->ngroups);
+    if (mh_bit_get(ok, g) && mhf_load_u32(r + MHF_IDMAP_G_SLICE) == si &&
+        mhf_load_u32(r + MHF_IDMAP_G_ID_OFFSET) == first) {
+        if (searched && known)
+            atomic_store_explicit(known, lo + 1, memory_order_relaxed);
+        *grp = g;
+        return MH_OK;
+    }
     /* the record's checks of the whole parse, but its tiling with the
      * others: its slice, id offset, count, width, reserved bytes, bytes
      * inside the data area; then its bytes' pieces */
@@ -273,6 +283,7 @@ int mh_idmap_group_find(const mh_idmap_view *v, uint32_t si, const mh_slice *s, 
         return rc;
     /* group g names slice si and id offset first: the slice's groups
      * start at g - x / g (they tile it in order, one per g ids) */
+    mh_bit_set(ok, g);
     if (searched && known)
         atomic_store_explicit(known, lo + 1, memory_order_relaxed);
     *grp = g;

@@ -404,7 +404,15 @@ int mh_idtime_first_at_least(const mh_idtime_view *v, uint32_t si, uint32_t coun
     MH_TRY(rec_at(v, g0 + gi, &r, d));
     const uint32_t c = ns - j0 < v->s ? ns - j0 : v->s;
     if (v->lazy) {
-        MH_TRY(lazy_rec_check(v, r, si, gi, c, d));
+        /* a group whose record and bytes passed lazy_rec_check before: that
+         * it is this slice's, as then, is all there is to check */
+        _Atomic uint64_t *ok = mh_seg_bits(v->lazy, &((mh_seg *)v->lazy)->idtime_grp_ok,
+                                           v->ngroups);
+        if (!(mh_bit_get(ok, g0 + gi) && mhf_load_u32(r + MHF_IDTIME_G_SLICE) == si &&
+              mhf_load_u32(r + MHF_IDTIME_G_FIRST) == j0)) {
+            MH_TRY(lazy_rec_check(v, r, si, gi, c, d));
+            mh_bit_set(ok, g0 + gi);
+        }
         /* record g0 + gi names slice si sample gi * S: the slice's groups
          * start at g0 */
         if (searched && known)

@@ -571,6 +571,12 @@ typedef struct mh_seg {
      * (mh_seg_group0; out of the budget as apost_top; NULL until the
      * first, or when the budget had no room: then every query searches) */
     _Atomic(_Atomic uint32_t *) group0;
+    /* per group of the id map / the id transitions read by piece sums: its
+     * record and bytes passed a query's checks (idmap_read.c,
+     * idtime_read.c: a later query checks only that the record names its
+     * slice and first id; check bits out of the budget as block_ok; NULL
+     * until the first, or when the budget had no room) */
+    _Atomic(_Atomic uint64_t *) idmap_grp_ok, idtime_grp_ok;
     /* per run of the address set: where a later query may resume its
      * decode, recorded by the decodes that checked the run up to there
      * (aset_read.c; NULL until the section's first use, or when its

@@ -721,6 +721,8 @@ void mh_seg_close(mh_seg *s) {
     free((void *)atomic_load(&s->apost_run_ok));
     free((void *)atomic_load(&s->apost_top));
     free((void *)atomic_load(&s->group0));
+    free((void *)atomic_load(&s->idmap_grp_ok));
+    free((void *)atomic_load(&s->idtime_grp_ok));
     mh_marks_free(atomic_load(&s->aset_marks));
     mh_marks_free(atomic_load(&s->apost_marks));
     free((void *)atomic_load(&s->block_ok));

@@ -485,7 +485,8 @@ static void run_synthetic(size_t queries) {
  * apost_read.c) come out of the reader's budget, its cache option: every
  * opened segment's mark tables and the pages of them its queries touched
  * are charged, and (since 1.10.4) the postings' checked-run flags and run
- * search tops, (since 1.13.5) the slices' first groups, what is left is the
+ * search tops, (since 1.13.5) the slices' first groups and the id map's
+ * and id transitions' checked groups, what is left is the
  * option less those, and with no budget (0) none is kept. */
 static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
                                int64_t *bits_out) {
@@ -529,6 +530,18 @@ static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
             marks += (int64_t)(2 * (size_t)seg->nslices * sizeof(uint32_t));
             with++;
         }
+        if (atomic_load(&seg->idmap_grp_ok)) { /* checked id map groups (1.13.5) */
+            mh_idmap_view mv;
+            CHECK_OK(mh_idmap_view_get(seg, &mv, NULL));
+            spent += (int64_t)((mv.ngroups + 63) / 64 ? (mv.ngroups + 63) / 64 : 1) * 8;
+            with++;
+        }
+        if (atomic_load(&seg->idtime_grp_ok)) { /* checked id transition groups (1.13.5) */
+            mh_idtime_view tv;
+            CHECK_OK(mh_idtime_view_get(seg, &tv, NULL));
+            spent += (int64_t)((tv.ngroups + 63) / 64 ? (tv.ngroups + 63) / 64 : 1) * 8;
+            with++;
+        }
         if (atomic_load(&seg->block_ok)) { /* the checked-blocks bitmap (since 1.7) */
             spent += (int64_t)((seg->nblocks + 63) / 64) * 8;
             with++;
@@ -564,7 +577,8 @@ static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
         }
         CHECKF(budget > 0 || (!atomic_load(&seg->aset_marks) && !atomic_load(&seg->apost_marks) &&
                               !atomic_load(&seg->apost_run_ok) && !atomic_load(&seg->apost_top) &&
-                              !atomic_load(&seg->group0) &&
+                              !atomic_load(&seg->group0) && !atomic_load(&seg->idmap_grp_ok) &&
+                              !atomic_load(&seg->idtime_grp_ok) &&
                               !atomic_load(&seg->block_ok) && !pt &&
                               !atomic_load(&seg->summary_post_ok[0]) &&
                               !atomic_load(&seg->summary_post_ok[1]) &&
