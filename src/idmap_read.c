@@ -216,7 +216,7 @@ int mh_idmap_group_find(const mh_idmap_view *v, uint32_t si, const mh_slice *s, 
     }
     /* the slice's first group: remembered by an earlier search whose
      * record passed the checks below, else searched */
-    _Atomic uint32_t *known = mh_seg_group0(v->lazy, 0, si);
+    _Atomic uint32_t *known = mh_seg_memo(v->lazy, MH_MEMO_IDMAP_G0, si);
     uint32_t lo = known ? atomic_load_explicit(known, memory_order_relaxed) : 0;
     const int searched = lo == 0;
     if (lo) {

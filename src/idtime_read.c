@@ -376,7 +376,7 @@ int mh_idtime_first_at_least(const mh_idtime_view *v, uint32_t si, uint32_t coun
         return MH_OK;
     /* the slice's first group: remembered by an earlier search whose
      * record passed lazy_rec_check, else searched */
-    _Atomic uint32_t *known = v->lazy ? mh_seg_group0(v->lazy, 1, si) : NULL;
+    _Atomic uint32_t *known = v->lazy ? mh_seg_memo(v->lazy, MH_MEMO_IDTIME_G0, si) : NULL;
     uint32_t g0 = known ? atomic_load_explicit(known, memory_order_relaxed) : 0;
     const int searched = g0 == 0;
     if (g0)

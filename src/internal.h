@@ -564,13 +564,15 @@ typedef struct mh_seg {
      * budget or memory was short: then every search reads them in the run
      * table) */
     _Atomic(_Atomic uint64_t *) apost_top;
-    /* per slice, 1 + the index of its first group in the id map (entries
-     * [0, nslices)) and in the id transitions ([nslices, 2 nslices)), 0
-     * not yet known: remembered once a query's search found the group and
-     * its record passed the checks, so that later queries skip the search
-     * (mh_seg_group0; out of the budget as apost_top; NULL until the
-     * first, or when the budget had no room: then every query searches) */
-    _Atomic(_Atomic uint32_t *) group0;
+    /* per slice, what queries searched for and later ones need not (0 not
+     * yet known, else 1 + it; MH_MEMO_KINDS entries a slice, kind by kind):
+     * its first group in the id map and in the id transitions, remembered
+     * once a search found the group and its record passed the checks; the
+     * first chunk of each op from the second on (searched in chunk records
+     * mh_seg_slice_check passed). mh_seg_memo; out of the budget as
+     * apost_top; NULL until the first, or when the budget had no room:
+     * then every query searches */
+    _Atomic(_Atomic uint32_t *) slice_memo;
     /* per group of the id map / the id transitions read by piece sums: its
      * record and bytes passed a query's checks (idmap_read.c,
      * idtime_read.c: a later query checks only that the record names its
@@ -629,12 +631,30 @@ void *mh_seg_marks_alloc(const mh_seg *seg, size_t bytes, int hint);
  * that loses the race frees its own; its budget stays spent); NULL when
  * the budget has no room or memory is short. */
 _Atomic uint64_t *mh_seg_bits(const mh_seg *seg, _Atomic(_Atomic uint64_t *) *slot, size_t n);
-/* The slot of seg->group0 for slice si of the id map (which 0) or the id
- * transitions (1), the table made on first call (hint 1, published once
- * as mh_seg_bits); NULL when seg is NULL, si is out of range, or the
- * budget has no room. A slot holds 0 or 1 + the group index found by a
- * checked search: racing threads store the same value. */
-_Atomic uint32_t *mh_seg_group0(const mh_seg *seg, unsigned which, uint32_t si);
+/* The kinds of seg->slice_memo: a slice's first group of the id map, of
+ * the id transitions, and the first chunk of op 1 .. MH_OP_COUNT - 1
+ * (relative to the slice's first; op 0's is 0). */
+enum {
+    MH_MEMO_IDMAP_G0 = 0,
+    MH_MEMO_IDTIME_G0 = 1,
+    MH_MEMO_OP_START = 2, /* + op - 1 */
+    MH_MEMO_KINDS = 2 + MH_OP_COUNT - 1
+};
+/* The slot of seg->slice_memo for kind `kind` of slice si, the table made
+ * on first call (hint 1, published once as mh_seg_bits); NULL when seg is
+ * NULL, kind or si is out of range, or the budget has no room. A slot
+ * holds 0 or 1 + what a checked search found: racing threads store the
+ * same value. */
+_Atomic uint32_t *mh_seg_memo(const mh_seg *seg, unsigned kind, uint32_t si);
+/* What seg->slice_memo holds for kind `kind` of slice si (< nslices): 0
+ * when not known or there is no table yet (inline, for the hot path; set
+ * through mh_seg_memo). */
+static inline uint32_t mh_seg_memo_get(const mh_seg *seg, unsigned kind, uint32_t si) {
+    const _Atomic uint32_t *t =
+        atomic_load_explicit(&((mh_seg *)seg)->slice_memo, memory_order_acquire);
+    return t ? atomic_load_explicit(&t[(size_t)kind * seg->nslices + si], memory_order_relaxed)
+             : 0;
+}
 /* Bit i of such a bitmap (0 when w is NULL), and setting it (nothing when
  * w is NULL): a bit is set after what it stands for passed its checks, and
  * read before that is relied on. */

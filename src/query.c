@@ -1619,10 +1619,14 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
     for (unsigned op = 0; op < MH_OP_COUNT; op++) {
         if (!(q->ops & (1u << op)) || s.op_counts[op] == 0)
             continue;
-        uint32_t lo = c->first_seg == seg && c->first_si == si
-                          ? c->first_chunk[op] /* searched by the id path */
-                          : mhq_first_chunk(seg, s.chunk_first,
-                                            s.chunk_first + s.chunk_count, op, q->a);
+        uint32_t lo;
+        if (c->first_seg == seg && c->first_si == si) {
+            lo = c->first_chunk[op]; /* searched by the id path */
+        } else {
+            uint32_t olo, ohi;
+            mhq_op_chunks(seg, si, &s, op, &olo, &ohi);
+            lo = q->a == 0 ? olo : mhq_first_chunk(seg, olo, ohi, op, q->a);
+        }
         for (uint32_t ci = lo; ci < s.chunk_first + s.chunk_count; ci++) {
             /* the fields that pass most chunks by, straight from the
              * record (checked by mh_seg_slice_check); the whole record

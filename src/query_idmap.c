@@ -280,7 +280,7 @@ static int group_cached(qctx *c, const mh_seg *seg, uint32_t si, uint32_t x) {
     const mh_idmap_view v = c->idv;
     /* the slice's first group as the searches remembered it (checked),
      * else searched in the records */
-    _Atomic uint32_t *known = mh_seg_group0(seg, 0, si);
+    _Atomic uint32_t *known = mh_seg_memo(seg, MH_MEMO_IDMAP_G0, si);
     uint32_t g0 = known ? atomic_load_explicit(known, memory_order_relaxed) : 0;
     g0 = g0 ? g0 - 1 : mh_idmap_first_group(&v, si);
     return mhq_labels_cached(c, seg, g0 + x / v.g) >= 0;
@@ -491,15 +491,18 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
     /* the cost choice below needs more chunks meeting [A, B] than a point
      * query has: counted first (the few records a narrow range meets), so
      * that a slice the chunk walk keeps costs little more than its search */
-    uint32_t first[MH_OP_COUNT];
+    uint32_t first[MH_OP_COUNT], op_end[MH_OP_COUNT];
     uint32_t meet = 0;
     const uint32_t need = (IDQ_GROUP + IDQ_FIXED + IDQ_MEET_LOCATE * (uint32_t)want) / IDQ_DECODE;
     for (unsigned op = 0; op < MH_OP_COUNT; op++) {
         first[op] = nck;
+        op_end[op] = s->chunk_first + nck;
         if (!(q->ops & (1u << op)) || s->op_counts[op] == 0)
             continue;
-        first[op] = mhq_first_chunk(seg, s->chunk_first, s->chunk_first + nck, op, q->a) -
-                    s->chunk_first;
+        uint32_t olo, ohi;
+        mhq_op_chunks(seg, si, s, op, &olo, &ohi);
+        op_end[op] = ohi;
+        first[op] = (q->a == 0 ? olo : mhq_first_chunk(seg, olo, ohi, op, q->a)) - s->chunk_first;
         for (uint32_t k = first[op]; k < nck && (force || meet <= need); k++) {
             const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
             if (rec[MHF_CHUNK_OP] != op || mhf_load_u64(rec + MHF_CHUNK_PHY_FIRST) > q->b)
@@ -569,8 +572,10 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             end[op] = first[op];
             if (first[op] >= nck)
                 continue;
-            end[op] = mhq_chunk_end(seg, s->chunk_first + first[op], s->chunk_first + nck, op,
-                                    q->b) - s->chunk_first;
+            end[op] = (q->b == UINT64_MAX
+                           ? op_end[op]
+                           : mhq_chunk_end(seg, s->chunk_first + first[op], op_end[op], op, q->b)) -
+                      s->chunk_first;
             if (end[op] > first[op]) {
                 const uint8_t *r0 = seg->chunks + (size_t)(s->chunk_first + first[op]) *
                                                       seg->chunk_recsz;
@@ -610,6 +615,11 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
      * labels passed at the least cover it takes */
     const uint32_t least = s->count / IDQ_COVER_DIV;
     const uint64_t id_most = id_cost + labels_cost(want, s->count, least ? least : 1);
+    /* ... and, while every block counted is cached, as far as its warm
+     * cost: a miss past there would add a decode to the walk, more than
+     * the id path's rows cold add to it */
+    const uint64_t id_most_warm =
+        id_fixed + IDQ_LOCATE * (uint64_t)want + labels_cost(want, s->count, least ? least : 1);
     uint64_t walk_cost = 0;
     uint32_t last_b = UINT32_MAX; /* the block the last cut chunk ends in */
     const uint32_t R = seg->rows_per_block;
@@ -627,7 +637,9 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
          * chunks cost 700 of its 5,400 instructions, callgrind) */
         const uint32_t run = end[op] - first[op];
         const uint32_t step = run > IDQ_WALK_SAMPLE ? run / IDQ_WALK_SAMPLE : 1;
-        for (uint32_t k = first[op]; k < end[op] && !force && walk_cost <= id_most; k += step) {
+        for (uint32_t k = first[op];
+             k < end[op] && !force && walk_cost <= (walk_misses ? id_most : id_most_warm);
+             k += step) {
             const uint8_t *rec = seg->chunks + (size_t)(s->chunk_first + k) * seg->chunk_recsz;
             const uint64_t idf = s->id_first + mhf_load_u32(rec + MHF_CHUNK_ID_FIRST);
             const uint64_t idz = s->id_first + mhf_load_u32(rec + MHF_CHUNK_ID_LAST);

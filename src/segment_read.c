@@ -720,7 +720,7 @@ void mh_seg_close(mh_seg *s) {
     free((void *)s->slice_ok);
     free((void *)atomic_load(&s->apost_run_ok));
     free((void *)atomic_load(&s->apost_top));
-    free((void *)atomic_load(&s->group0));
+    free((void *)atomic_load(&s->slice_memo));
     free((void *)atomic_load(&s->idmap_grp_ok));
     free((void *)atomic_load(&s->idtime_grp_ok));
     mh_marks_free(atomic_load(&s->aset_marks));
@@ -1138,13 +1138,14 @@ _Atomic uint64_t *mh_seg_bits(const mh_seg *seg, _Atomic(_Atomic uint64_t *) *sl
     return none;
 }
 
-_Atomic uint32_t *mh_seg_group0(const mh_seg *seg, unsigned which, uint32_t si) {
-    if (!seg || which > 1 || si >= seg->nslices)
+_Atomic uint32_t *mh_seg_memo(const mh_seg *seg, unsigned kind, uint32_t si) {
+    if (!seg || kind >= MH_MEMO_KINDS || si >= seg->nslices)
         return NULL;
-    _Atomic(_Atomic uint32_t *) *slot = &((mh_seg *)seg)->group0;
+    _Atomic(_Atomic uint32_t *) *slot = &((mh_seg *)seg)->slice_memo;
     _Atomic uint32_t *t = atomic_load_explicit(slot, memory_order_acquire);
     if (!t) {
-        _Atomic uint32_t *fresh = mh_seg_marks_alloc(seg, 2 * (size_t)seg->nslices * sizeof *fresh, 1),
+        _Atomic uint32_t *fresh =
+            mh_seg_marks_alloc(seg, (size_t)MH_MEMO_KINDS * seg->nslices * sizeof *fresh, 1),
                          *none = NULL;
         if (!fresh)
             return NULL;
@@ -1155,7 +1156,7 @@ _Atomic uint32_t *mh_seg_group0(const mh_seg *seg, unsigned which, uint32_t si) 
             t = none;
         }
     }
-    return &t[(size_t)which * seg->nslices + si];
+    return &t[(size_t)kind * seg->nslices + si];
 }
 
 static size_t marks_page_bytes(const mh_marks *m) {

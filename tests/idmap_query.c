@@ -577,7 +577,7 @@ static void check_label_cache(const char *dir, const trace *tr) {
     mh_reader_close(r);
 }
 
-/* The slices' first groups the searches remember (seg->group0, 1.13.5):
+/* The slices' first groups the searches remember (seg->slice_memo, 1.13.5):
  * every slot a query set holds 1 + the group the records say (a whole
  * view's search), and the queries above set some (their id maps and id
  * transitions are read by piece sums, the lazy views that remember). */
@@ -587,7 +587,7 @@ static void check_group_memo(const mh_reader *r) {
         if (atomic_load(&r->seg_state[r->live[i]]) != MH_SEG_OPEN)
             continue;
         const mh_seg *seg = &r->segs[r->live[i]];
-        const _Atomic uint32_t *t = atomic_load(&seg->group0);
+        const _Atomic uint32_t *t = atomic_load(&seg->slice_memo);
         if (!t)
             continue;
         mh_idmap_view mv;
@@ -595,7 +595,8 @@ static void check_group_memo(const mh_reader *r) {
         const int has_m = mh_idmap_view_whole(seg, &mv, NULL) == MH_OK;
         const int has_t = mh_idtime_view_whole(seg, &tv, NULL) == MH_OK;
         for (uint32_t si = 0; si < seg->nslices; si++) {
-            const uint32_t m = atomic_load(&t[si]), tt = atomic_load(&t[seg->nslices + si]);
+            const uint32_t m = atomic_load(&t[(size_t)MH_MEMO_IDMAP_G0 * seg->nslices + si]),
+                           tt = atomic_load(&t[(size_t)MH_MEMO_IDTIME_G0 * seg->nslices + si]);
             CHECKF(!m || (has_m && m - 1 == mh_idmap_first_group(&mv, si)),
                    "segment %zu slice %u: id map group %u remembered", i, si, m - 1);
             CHECKF(!tt || (has_t && tt - 1 == mh_idtime_first_group(&tv, si)),

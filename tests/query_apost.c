@@ -485,7 +485,7 @@ static void run_synthetic(size_t queries) {
  * apost_read.c) come out of the reader's budget, its cache option: every
  * opened segment's mark tables and the pages of them its queries touched
  * are charged, and (since 1.10.4) the postings' checked-run flags and run
- * search tops, (since 1.13.5) the slices' first groups and the id map's
+ * search tops, (since 1.13.5) the slices' first groups and op chunks and the id map's
  * and id transitions' checked groups, what is left is the
  * option less those, and with no budget (0) none is kept. */
 static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
@@ -524,10 +524,11 @@ static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
             marks += (int64_t)MH_APOST_TOP_BYTES;
             with++;
         }
-        if (atomic_load(&seg->group0)) { /* the slices' first id-map and id-transition
-                                             groups (1.13.5): an aid */
-            spent += (int64_t)(2 * (size_t)seg->nslices * sizeof(uint32_t));
-            marks += (int64_t)(2 * (size_t)seg->nslices * sizeof(uint32_t));
+        if (atomic_load(&seg->slice_memo)) { /* the slices' first id-map and
+                                                 id-transition groups and op
+                                                 chunks (1.13.5): an aid */
+            spent += (int64_t)((size_t)MH_MEMO_KINDS * seg->nslices * sizeof(uint32_t));
+            marks += (int64_t)((size_t)MH_MEMO_KINDS * seg->nslices * sizeof(uint32_t));
             with++;
         }
         if (atomic_load(&seg->idmap_grp_ok)) { /* checked id map groups (1.13.5) */
@@ -577,7 +578,7 @@ static void check_marks_budget(mh_reader *r, int64_t budget, int64_t *marks_out,
         }
         CHECKF(budget > 0 || (!atomic_load(&seg->aset_marks) && !atomic_load(&seg->apost_marks) &&
                               !atomic_load(&seg->apost_run_ok) && !atomic_load(&seg->apost_top) &&
-                              !atomic_load(&seg->group0) && !atomic_load(&seg->idmap_grp_ok) &&
+                              !atomic_load(&seg->slice_memo) && !atomic_load(&seg->idmap_grp_ok) &&
                               !atomic_load(&seg->idtime_grp_ok) &&
                               !atomic_load(&seg->block_ok) && !pt &&
                               !atomic_load(&seg->summary_post_ok[0]) &&
