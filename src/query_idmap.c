@@ -154,8 +154,6 @@ static void narrow_block(const qspec *q, bounds *bo, const mh_rows *rows) {
     }
 }
 
-/* The index in seg's id map of the group of slice si holding id offset x
- * (x < the slice's count), and the map's view. */
 /* The id map's view of seg, got once a walk (c->idv_seg is cleared when
  * a walk begins): its checks run on the first get of the reader. */
 static int idv_get(qctx *c, const mh_seg *seg) {
@@ -166,6 +164,8 @@ static int idv_get(qctx *c, const mh_seg *seg) {
     return c->idv_rc;
 }
 
+/* The index in seg's id map of the group of slice si holding id offset x
+ * (x < the slice's count), and the map's view. */
 static int group_of(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s, uint32_t x,
                     mh_idmap_view *v, uint32_t *grp) {
     MH_TRY(idv_get(c, seg));
@@ -280,9 +280,8 @@ static int group_cached(qctx *c, const mh_seg *seg, uint32_t si, uint32_t x) {
     const mh_idmap_view v = c->idv;
     /* the slice's first group as the searches remembered it (checked),
      * else searched in the records */
-    _Atomic uint32_t *known = mh_seg_memo(seg, MH_MEMO_IDMAP_G0, si);
-    uint32_t g0 = known ? atomic_load_explicit(known, memory_order_relaxed) : 0;
-    g0 = g0 ? g0 - 1 : mh_idmap_first_group(&v, si);
+    const uint32_t known = mh_seg_memo_get(seg, MH_MEMO_IDMAP_G0, si);
+    const uint32_t g0 = known ? known - 1 : mh_idmap_first_group(&v, si);
     return mhq_labels_cached(c, seg, g0 + x / v.g) >= 0;
 }
 
