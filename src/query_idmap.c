@@ -288,6 +288,22 @@ static int group_cached(qctx *c, const mh_seg *seg, uint32_t si, uint32_t x) {
 static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s,
                       const qspec *q, size_t want, mh_access *out, size_t *got);
 
+/* For the chunk walk's cost: are the blocks holding the first and last
+ * rows of the chunk of record rec (of slice s) cached? Chunks are met in
+ * row order and small ones share a block, decoded once: *last_b, the
+ * block the previous cut chunk ended in, counts as cached, and becomes
+ * this chunk's last. */
+static inline int cut_blocks_cached(const qctx *c, const mh_seg *seg, const mh_slice *s,
+                                    const uint8_t *rec, uint32_t *last_b) {
+    const uint32_t R = seg->rows_per_block;
+    const uint32_t r0 = mhf_load_u32(rec + MHF_CHUNK_ROW_FIRST);
+    const uint32_t r1 = r0 + mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT) - 1;
+    const int hit = (r0 / R == *last_b || mh_query_cached(c, seg, s->block_first + r0 / R)) &&
+                    (r1 / R == r0 / R || mh_query_cached(c, seg, s->block_first + r1 / R));
+    *last_b = r1 / R;
+    return hit;
+}
+
 /* Where a transition start falls among a slice's ids, as far as the rows
  * seen show: forward, b is the largest id offset seen before the start
  * (transition below it) and a the smallest seen on its side; backward, b
@@ -649,13 +665,9 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
             if (in_range(q, fwd ? tf : tl, fwd ? idf : idz) ||
                 !in_range(q, fwd ? tl : tf, fwd ? idz : idf))
                 continue;
-            uint32_t r0 = mhf_load_u32(rec + MHF_CHUNK_ROW_FIRST);
-            uint32_t r1 = r0 + mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT) - 1;
-            int hit = (r0 / R == last_b || mh_query_cached(c, seg, s->block_first + r0 / R)) &&
-                      (r1 / R == r0 / R || mh_query_cached(c, seg, s->block_first + r1 / R));
+            const int hit = cut_blocks_cached(c, seg, s, rec, &last_b);
             walk_cost += (uint64_t)step * (hit ? IDQ_WALK_HIT : IDQ_DECODE);
             walk_misses |= !hit;
-            last_b = r1 / R;
         }
     }
     for (unsigned op = 0; op < MH_OP_COUNT && !lazy; op++) {
@@ -687,15 +699,9 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
                                  : mhf_load_u64(rec + MHF_CHUNK_T_LAST),
                           s->id_first + (fwd ? mhf_load_u32(rec + MHF_CHUNK_ID_FIRST)
                                              : mhf_load_u32(rec + MHF_CHUNK_ID_LAST)))) {
-                uint32_t r0 = mhf_load_u32(rec + MHF_CHUNK_ROW_FIRST);
-                uint32_t r1 = r0 + mhf_load_u32(rec + MHF_CHUNK_ROW_COUNT) - 1;
-                /* chunks in row order: small ones share a block, decoded once */
-                int hit = (r0 / R == last_b ||
-                           mh_query_cached(c, seg, s->block_first + r0 / R)) &&
-                          (r1 / R == r0 / R || mh_query_cached(c, seg, s->block_first + r1 / R));
+                const int hit = cut_blocks_cached(c, seg, s, rec, &last_b);
                 walk_cost += hit ? IDQ_WALK_HIT : IDQ_DECODE;
                 walk_misses |= !hit;
-                last_b = r1 / R;
             }
         }
     }
