@@ -270,7 +270,7 @@ static void ctx_free(qctx *c) {
     free(c->slot);
     free(c->ghost);
     free(c->scratch);
-    free(c->cand);
+    mhq_cands_free(&c->cands);
     free(c->ap_bits);
     free(c->sp_bits);
     mh_query_wide_free(c);
@@ -1172,33 +1172,6 @@ int mh_query_block_id_t(qctx *c, const mh_seg *seg, const mh_slice *s, uint32_t 
     return MH_OK;
 }
 
-static int add_cand(qctx *c, const mh_access *a) {
-    if (c->ncand == c->capcand) {
-        size_t cap = c->capcand ? c->capcand * 2 : 64;
-        mh_access *p = realloc(c->cand, cap * sizeof *p);
-        if (!p)
-            return MH_ENOMEM;
-        c->cand = p;
-        c->capcand = cap;
-    }
-    c->cand[c->ncand++] = *a;
-    return MH_OK;
-}
-
-static int cmp_id_asc(const void *x, const void *y) {
-    uint64_t a = ((const mh_access *)x)->id, b = ((const mh_access *)y)->id;
-    return (a > b) - (a < b);
-}
-
-static int cmp_id_desc(const void *x, const void *y) { return cmp_id_asc(y, x); }
-
-static void sort_cands(qctx *c, uint32_t dir) {
-    if (c->ncand < 2)
-        return;
-    qsort(c->cand, c->ncand, sizeof *c->cand,
-          dir == MH_FORWARD ? cmp_id_asc : cmp_id_desc);
-}
-
 /* Can no row lie both on the query's side of the start and within the end?
  * Decided without the data when both are of one kind. */
 static int end_before_start(const qspec *q) {
@@ -1493,7 +1466,7 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
                     "the block", mh_seg_slice_of_block(seg, s->block_first + (uint32_t)b),
                     s->block_first + (uint32_t)b, (unsigned long long)bl.offset,
                     r0, r1 - 1);
-        /* the columns in locals: add_cand's stores could alias them */
+        /* the columns in locals: mhq_cands_add's stores could alias them */
         const uint32_t *col_id = rows->id_off, *col_size = rows->size;
         const uint64_t *col_t = rows->t, *col_phy = rows->phy;
         /* inside the block the chunk's rows are in order (check_rows); where
@@ -1585,7 +1558,7 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
             if (filtered && !row_keep(q, rows, row))
                 continue;
             mh_access a = mhq_access(s, rows, row, ch->op);
-            if (add_cand(c, &a) != MH_OK)
+            if (mhq_cands_add(&c->cands, &a) != MH_OK)
                 MH_FAIL(MH_ENOMEM, &c->diag, 0, "out of memory for candidates");
             if (++found == want)
                 return MH_OK;
@@ -1613,7 +1586,8 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
         wide = mh_query_idmap(c, seg, si, &s, q, want, out, got);
     if (wide != 0)
         return wide < 0 ? wide : MH_OK;
-    c->ncand = 0;
+    mhq_cands *cd = &c->cands;
+    cd->n = cd->sorted = 0;
     cut k = {0, 0};
     int fwd = q->dir == MH_FORWARD;
     for (unsigned op = 0; op < MH_OP_COUNT; op++) {
@@ -1653,35 +1627,33 @@ static int scan_slice(qctx *c, const mh_seg *seg, uint32_t si, const qspec *q,
             if (!mask_meets(q, ch.stream_mask))
                 continue; /* no row of the stream set */
             MH_TRY(scan_chunk(c, seg, &s, &ch, q, want, &k));
-            if (c->ncand >= want &&
-                (!k.set || want <= 16 || c->ncand / 2 >= want)) {
-                sort_cands(c, q->dir);
-                c->ncand = want;
+            if (cd->n >= want && (!k.set || want <= 16 || cd->n / 2 >= want)) {
+                mhq_cands_order(cd, q->dir, want);
                 k.set = 1;
-                k.id = c->cand[want - 1].id;
+                k.id = cd->v[want - 1].id;
             }
         }
     }
     c->first_seg = NULL;
-    sort_cands(c, q->dir);
-    size_t n = c->ncand < want ? c->ncand : want;
+    mhq_cands_order(cd, q->dir, want);
+    size_t n = cd->n < want ? cd->n : want;
     /* rows of different chunks must agree too: ids are unique and
      * transitions follow ids */
     for (size_t i = 1; i < n; i++)
-        if (fwd ? c->cand[i].id <= c->cand[i - 1].id ||
-                      c->cand[i].transition < c->cand[i - 1].transition
-                : c->cand[i].id >= c->cand[i - 1].id ||
-                      c->cand[i].transition > c->cand[i - 1].transition)
+        if (fwd ? cd->v[i].id <= cd->v[i - 1].id ||
+                      cd->v[i].transition < cd->v[i - 1].transition
+                : cd->v[i].id >= cd->v[i - 1].id ||
+                      cd->v[i].transition > cd->v[i - 1].transition)
             MH_FAIL(MH_ECORRUPT, &c->diag,
                     seg->slice_off + (uint64_t)si * seg->slice_recsz,
                     "slice %u at byte %llu: accesses %llu and %llu of different "
                     "chunks disagree (id repeated or transition out of order)",
                     si, (unsigned long long)(seg->slice_off +
                                              (uint64_t)si * seg->slice_recsz),
-                    (unsigned long long)c->cand[i - 1].id,
-                    (unsigned long long)c->cand[i].id);
+                    (unsigned long long)cd->v[i - 1].id,
+                    (unsigned long long)cd->v[i].id);
     if (n)
-        memcpy(out, c->cand, n * sizeof *out);
+        memcpy(out, cd->v, n * sizeof *out);
     *got = n;
     return MH_OK;
 }

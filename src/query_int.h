@@ -69,6 +69,41 @@ typedef struct centry {
 /* Room for a stream set's bits (qspec.sbits). */
 #define MHQ_SBITS_WORDS ((MH_STREAM_MAX + 1) / 64)
 
+/* The chunk walk's matches in a slice (query_cands.c): v[0 .. sorted - 1]
+ * in query order, then what the chunks walked since added, each chunk's
+ * in query order. */
+typedef struct mhq_cands {
+    mh_access *v;
+    size_t n, cap, sorted;
+    mh_access *run; /* a run's copy while it is merged */
+    size_t caprun;
+} mhq_cands;
+
+/* Room for one more in c->v: MH_OK or MH_ENOMEM. */
+int mhq_cands_grow(mhq_cands *c);
+
+static inline int mhq_cands_add(mhq_cands *c, const mh_access *a) {
+    if (c->n == c->cap && mhq_cands_grow(c) != MH_OK)
+        return MH_ENOMEM;
+    c->v[c->n++] = *a;
+    return MH_OK;
+}
+
+/* c's matches in query order (dir: MH_FORWARD by ascending id, else
+ * descending), the first `keep` of them kept (keep >= 1); then all are
+ * sorted. Never fails: out of memory for a run's copy, it sorts in place. */
+void mhq_cands_merge(mhq_cands *c, uint32_t dir, size_t keep);
+
+static inline void mhq_cands_order(mhq_cands *c, uint32_t dir, size_t keep) {
+    const size_t n = c->n;
+    if (n <= 1 || c->sorted >= n) /* nothing to place (max 1, mostly): no call */
+        c->n = c->sorted = n < keep ? n : keep;
+    else
+        mhq_cands_merge(c, dir, keep);
+}
+
+void mhq_cands_free(mhq_cands *c);
+
 typedef struct qctx {
     const mh_reader *r;
     size_t made_for; /* r's cache option when made (ctx_give) */
@@ -97,8 +132,7 @@ typedef struct qctx {
     uint32_t admitted; /* blocks let in on probation (every 32nd not) */
     uint8_t *scratch;  /* a raw block of scratch_rows rows */
     uint32_t scratch_rows;
-    mh_access *cand;
-    size_t ncand, capcand;
+    mhq_cands cands; /* the chunk walk's matches (query_cands.c) */
     mh_diag diag; /* the detail of the failing call (code 0 at its start) */
     /* the wide path's (query_wide.c): one block decoded outside the cache,
      * and a slice's matches placed by id offset with their marks */
