@@ -394,6 +394,13 @@ int mhq_labels_entry(qctx *c, const mh_seg *seg, uint32_t grp, uint32_t cap,
                      int32_t *e, int *fresh);
 void mhq_labels_done(qctx *c, int32_t e, const mh_seg *seg);
 void mhq_labels_drop(qctx *c, int32_t e);
+/* The id path's label scan (idmap_scan.c): the first of labels i .. e
+ * (forward, i <= e; backward from i down to e) of lab, w bytes each,
+ * whose chunk ck marks (nonzero), its label in *k; -1 when none. Only
+ * labels inside [lo, lo + span] are looked up in ck: the caller's every
+ * marked chunk lies there. */
+int64_t mhq_label_next(const uint8_t *lab, unsigned w, int64_t i, int64_t e, int fwd,
+                       const uint8_t *ck, uint32_t lo, uint32_t span, uint32_t *k);
 /* The entry of label group grp when c's cache holds it, else -1 (LRU order
  * left as it is). */
 int32_t mhq_labels_cached(const qctx *c, const mh_seg *seg, uint32_t grp);
