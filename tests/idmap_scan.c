@@ -13,28 +13,10 @@
 #include <string.h>
 
 #include "query_int.h"
+#include "testutil.h"
 
-static int failures;
-
-#define EXPECT(c, ...)                                                         \
-    do {                                                                       \
-        if (!(c)) {                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-            if (++failures > 20)                                               \
-                exit(1);                                                       \
-        }                                                                      \
-    } while (0)
-
-static uint64_t rng = 0x853c49e6748fea9bu;
-static uint64_t next_u64(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static uint32_t below(uint32_t n) { return (uint32_t)(next_u64() % n); }
+static tu_rng rng = {0x853c49e6748fea9bu};
+static uint32_t below(uint32_t n) { return (uint32_t)tu_below(&rng, n); }
 
 static uint32_t get(const uint8_t *lab, unsigned w, int64_t j) {
     uint32_t v = 0;
@@ -104,21 +86,17 @@ int main(void) {
                 }
             uint32_t k = UINT32_MAX;
             const int64_t got = mhq_label_next(lab, w, i, e, fwd, ck, lo, span, &k);
-            EXPECT(got == want, "w %u %s from %lld to %lld, run [%u, +%u]: %lld, want %lld", w,
+            CHECKF(got == want, "w %u %s from %lld to %lld, run [%u, +%u]: %lld, want %lld", w,
                    fwd ? "fwd" : "bwd", (long long)i, (long long)e, lo, span, (long long)got,
                    (long long)want);
             if (got >= 0 && got == want)
-                EXPECT(k == get(lab, w, got), "label %u at %lld, want %u", k, (long long)got,
+                CHECKF(k == get(lab, w, got), "label %u at %lld, want %u", k, (long long)got,
                        get(lab, w, got));
             scans++;
             hits += want >= 0;
         }
     }
     free(lab);
-    if (failures) {
-        fprintf(stderr, "idmap_scan: %d failures\n", failures);
-        return 1;
-    }
     printf("idmap_scan: %u scans (%u finding a label) as a label-by-label scan\n", scans, hits);
     return 0;
 }
