@@ -641,8 +641,10 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
     /* the walk's cost is summed as far as the id path's can reach: its
      * labels passed at the least cover it takes */
     const uint32_t least = s->count / IDQ_COVER_DIV;
-    /* labels left out of the chunks' run (eager: known after its pass) */
-    int runs = lazy && khi - klo + 1 < nck; /* (none: klo > khi, nothing to pass) */
+    /* does the run [klo, khi] leave chunk indices out? (eager: known
+     * after its pass, below; no chunk, klo > khi: its wrapped width says
+     * yes, and no label is looked up) */
+    int runs = lazy && khi - klo + 1 < nck;
     const uint64_t id_most = id_cost + labels_cost(want, s->count, least ? least : 1, runs);
     /* ... and, while every block counted is cached, as far as its warm
      * cost: a miss past there would add a decode to the walk, more than
@@ -809,7 +811,6 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
      * marked: [0, 0], which classes to 0. */
     if (klo > khi)
         klo = khi = 0;
-    const int narrow_labels = khi - klo + 1 < nck;
     size_t n = 0;
     int have_prev = 0;
     uint64_t prev_t = 0, prev_id = 0;
@@ -868,7 +869,7 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
          * the common case, found without a call); past them, when the
          * chunks able to match leave labels out, mhq_label_next passes
          * those several at a time */
-        const int64_t lim = !narrow_labels ? stop
+        const int64_t lim = !runs ? stop
                             : fwd ? (stop - x > IDQ_NEAR ? x + IDQ_NEAR : stop)
                                   : (x - stop > IDQ_NEAR ? x - IDQ_NEAR : stop);
 #define IDQ_SCAN(LOAD)                                                         \
