@@ -325,9 +325,9 @@ int mh_block_decode_rows(const uint8_t *comp, uint32_t comp_size, uint64_t sum,
  * rows, query_idmap.c: the id and transition columns are decoded as
  * usual, the others of the rows it locates only). The cursor's state is
  * saved at every MH_BC_CHECKPOINTS-th of the block as it passes there (a
- * checkpoint; from the first row taken before the cursor on), so that a
- * row before the cursor is reached from the checkpoint at or before it,
- * not from the block's first row. */
+ * checkpoint), so that a row is reached from the checkpoint at or before
+ * it when the cursor is past the row or behind that checkpoint, not from
+ * the block's first row. */
 #define MH_BC_CHECKPOINTS 32
 typedef struct mh_block_ckpt {
     uint32_t pos[MH_COL_UNKNOWN]; /* each column's varint at the row */
@@ -344,7 +344,6 @@ typedef struct mh_block_cols {
     uint64_t prev[MH_COL_UNKNOWN]; /* physical, pc: the value before it */
     uint32_t step;                 /* rows between two checkpoints */
     uint32_t nck;                  /* checkpoints saved: rows 0, step, .. */
-    int saving;                    /* a row before the cursor was taken */
     mh_block_ckpt ck[MH_BC_CHECKPOINTS];
 } mh_block_cols;
 
@@ -359,12 +358,13 @@ int mh_block_cols_find(const uint8_t *raw, size_t raw_size, uint32_t n,
  * checked as a decode checks them (a varint
  * malformed or past its column, a size of 0 or 2^32 or more or wrapping,
  * a stream above MH_STREAM_MAX: MH_ECORRUPT, without a detail: the caller
- * decodes the block whole, which names it). Rows taken in increasing order
- * cost the varints between them; a row before the cursor costs those from
- * the checkpoint at or before it (the first time from row 0, then at most
- * n / MH_BC_CHECKPOINTS rows' worth), so rows taken in decreasing order,
- * as a backward query takes them, cost two walks over the block and a
- * short one a row. */
+ * decodes the block whole, which names it). A row costs the varints from
+ * the cursor or from the checkpoint at or before it, whichever is nearer
+ * on its side: the first walk to a row passes (and saves the checkpoints
+ * of) the rows before it, a row before the furthest point walked costs at
+ * most n / MH_BC_CHECKPOINTS rows' worth, so rows taken in decreasing
+ * order, as a backward query takes them, cost one walk over the block and
+ * a short one a row. */
 int mh_block_row_take(mh_block_cols *bc, uint32_t i, mh_access *a);
 
 /* ---- dictionary (dict.c) -------------------------------------------- */

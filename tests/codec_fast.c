@@ -169,6 +169,18 @@ static void take_rows(blockbuf *bb, tu_rng *r, const uint8_t *raw, size_t size, 
             : how == 3 && i > 0   ? i - 1
                                   : (uint32_t)tu_below(r, n);
     }
+    /* a question asked again: rows in increasing order, taken in three
+     * passes on one cursor (from the second pass on, each row past the
+     * cursor starts from the checkpoint saved at or before it) */
+    if (mh_block_cols_find(raw, size, n, l, &bc) != MH_OK)
+        return;
+    uint32_t rows[8], nr = 0;
+    for (i = (uint32_t)tu_below(r, n); nr < 8 && i < n; i += 1 + (uint32_t)tu_below(r, n / 4 + 1))
+        rows[nr++] = i;
+    for (unsigned pass = 0; pass < 3; pass++)
+        for (uint32_t k = 0; k < nr; k++)
+            if (!take_one(bb, &bc, rows[k], n, full_rc))
+                return;
     /* a backward walk over checkpoints: rows in decreasing order, 1 .. 3
      * apart, from anywhere, on a cursor found again (none saved past row 0) */
     if (mh_block_cols_find(raw, size, n, l, &bc) != MH_OK)
