@@ -1543,9 +1543,15 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         gmscan gs = {ent->walked && ~qm && ent->gm_ok ? ent->gm : NULL, qm, ext, k0, k1,
                      &((mh_reader *)c->r)->groups_passed};
         c->ent[ei].walked = 1;
+        /* a chunk inside [A, B] (a whole-space question's, most of a 1 MiB
+         * one's): every row meets it (the decode checked each row within
+         * its chunk's range), so the next row is the match, unscanned */
+        const int all_meet = ch->phy_first >= q->a && ch->phy_last <= q->b;
         for (;;) {
-            uint32_t row = !gs.gm ? (fwd ? hit_fwd(&x, u0, u1) : hit_bwd(&x, u0, u1))
-                           : fwd ? hit_fwd_gm(&x, &gs, u0, u1) : hit_bwd_gm(&x, &gs, u0, u1);
+            uint32_t row = all_meet ? (u0 >= u1 ? UINT32_MAX : fwd ? u0 : u1 - 1)
+                           : !gs.gm ? (fwd ? hit_fwd(&x, u0, u1) : hit_bwd(&x, u0, u1))
+                           : fwd    ? hit_fwd_gm(&x, &gs, u0, u1)
+                                    : hit_bwd_gm(&x, &gs, u0, u1);
             if (row == UINT32_MAX)
                 break;
             uint64_t id = s->id_first + col_id[row];
