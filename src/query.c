@@ -1537,16 +1537,18 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
          * mask costs a few instructions a row more than the scan), and
          * for a range of fewer than 64 granules alone (a wider one meets
          * every mask) */
+        /* a chunk inside [A, B] (a whole-space question's, most of a 1 MiB
+         * one's, a point question's chunk of one address): every row meets
+         * it (the decode checked each row within its chunk's range), so the
+         * next row is the match, unscanned, and no mask is made for it */
+        const int all_meet = ch->phy_first >= q->a && ch->phy_last <= q->b;
         uint64_t qm = gran_mask(q->a, q->b);
-        if (ent->walked && ~qm && !ent->gm_ok)
+        const int masks = !all_meet && ent->walked && ~qm;
+        if (masks && !ent->gm_ok)
             entry_gm(c, &c->ent[ei], seg->rows_per_block);
-        gmscan gs = {ent->walked && ~qm && ent->gm_ok ? ent->gm : NULL, qm, ext, k0, k1,
+        gmscan gs = {masks && ent->gm_ok ? ent->gm : NULL, qm, ext, k0, k1,
                      &((mh_reader *)c->r)->groups_passed};
         c->ent[ei].walked = 1;
-        /* a chunk inside [A, B] (a whole-space question's, most of a 1 MiB
-         * one's): every row meets it (the decode checked each row within
-         * its chunk's range), so the next row is the match, unscanned */
-        const int all_meet = ch->phy_first >= q->a && ch->phy_last <= q->b;
         for (;;) {
             uint32_t row = all_meet ? (u0 >= u1 ? UINT32_MAX : fwd ? u0 : u1 - 1)
                            : !gs.gm ? (fwd ? hit_fwd(&x, u0, u1) : hit_bwd(&x, u0, u1))
