@@ -1532,16 +1532,16 @@ static int scan_chunk(qctx *c, const mh_seg *seg, const mh_slice *s,
         rowscan x = {col_phy, col_size, q->a, q->b, q->a > ext ? q->a - ext : 0, 0};
         x.span = q->b - x.lo;
         uint32_t u0 = a0, u1 = a1;
-        /* the masks from a block's second walk on (the first, through a
-         * block decoded for it, often its only one, scans as before: a
-         * mask costs a few instructions a row more than the scan), and
-         * for a range of fewer than 64 granules alone (a wider one meets
-         * every mask) */
         /* a chunk inside [A, B] (a whole-space question's, most of a 1 MiB
          * one's, a point question's chunk of one address): every row meets
          * it (the decode checked each row within its chunk's range), so the
          * next row is the match, unscanned, and no mask is made for it */
         const int all_meet = ch->phy_first >= q->a && ch->phy_last <= q->b;
+        /* the masks from a block's second walk on (the first, through a
+         * block decoded for it, often its only one, scans as before: a
+         * mask costs a few instructions a row more than the scan), and
+         * for a range of fewer than 64 granules alone (a wider one meets
+         * every mask) */
         uint64_t qm = gran_mask(q->a, q->b);
         const int masks = !all_meet && ent->walked && ~qm;
         if (masks && !ent->gm_ok)
