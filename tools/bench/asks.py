@@ -16,13 +16,7 @@ import csv
 import sys
 from collections import OrderedDict
 
-
-def nearest_rank(sorted_values, q):
-    """The q quantile by nearest rank (as mh_bench's summaries)."""
-    if not sorted_values:
-        return float("nan")
-    k = max(0, -(-int(q * 1000) * len(sorted_values) // 1000) - 1)
-    return sorted_values[min(k, len(sorted_values) - 1)]
+from asks_csv import nearest_rank
 
 
 def main(argv):

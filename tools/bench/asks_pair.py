@@ -27,34 +27,27 @@ import csv
 import sys
 from statistics import median
 
+from asks_csv import impl_rows, not_an_ask
+
 
 def load(path, impl):
     """{(class, query): (question, [us], [results], [blocks])} of impl."""
     out = {}
     need = ("class", "implementation", "query", "us", "blocks_decoded", "direction",
             "addr_first", "addr_last", "ops", "results")
-    with open(path, newline="") as f:
-        rd = csv.DictReader(f)
-        missing = [c for c in need if c not in (rd.fieldnames or [])]
-        if missing:
-            raise ValueError(f"{path}: not an --asks CSV of mh_bench since stop 47: "
-                             f"no column {', '.join(missing)}")
-        for r in rd:
-            if r.get("implementation") != impl:
-                continue
-            try:  # a short row leaves None in its missing fields
-                key = (r["class"], int(r["query"]))
-                us, res, dec = float(r["us"]), int(r["results"]), int(r["blocks_decoded"])
-            except (TypeError, ValueError):
-                raise ValueError(f"{path} line {rd.line_num}: not an ask "
-                                 "(a field missing or not a number)") from None
-            q = (r["direction"], r["addr_first"], r["addr_last"], r["ops"])
-            e = out.setdefault(key, (q, [], [], []))
-            if e[0] != q:
-                raise ValueError(f"{path}: {key} asks two questions")
-            e[1].append(us)
-            e[2].append(res)
-            e[3].append(dec)
+    for line, r in impl_rows(path, impl, need):
+        try:  # a short row leaves None in its missing fields
+            key = (r["class"], int(r["query"]))
+            us, res, dec = float(r["us"]), int(r["results"]), int(r["blocks_decoded"])
+        except (TypeError, ValueError):
+            raise not_an_ask(path, line) from None
+        q = (r["direction"], r["addr_first"], r["addr_last"], r["ops"])
+        e = out.setdefault(key, (q, [], [], []))
+        if e[0] != q:
+            raise ValueError(f"{path}: {key} asks two questions")
+        e[1].append(us)
+        e[2].append(res)
+        e[3].append(dec)
     return out
 
 

@@ -31,44 +31,30 @@ import csv
 import re
 import sys
 
+from asks_csv import impl_rows, nearest_rank, not_an_ask
+
 NEED = ("class", "implementation", "us", "results")
 CLASS = re.compile(r"^(point|1MiB|whole) max(1|10) (fwd|bwd) (read|write|rw)$")
 
 
-def nearest_rank(sorted_values, q):
-    """The q quantile by nearest rank (as mh_bench's summaries)."""
-    if not sorted_values:
-        return None
-    k = max(0, -(-int(q * 1000) * len(sorted_values) // 1000) - 1)
-    return sorted_values[min(k, len(sorted_values) - 1)]
-
-
 def p50(values):
-    return nearest_rank(sorted(values), 0.5)
+    """The median by nearest rank, None when there is no value."""
+    return nearest_rank(sorted(values), 0.5) if values else None
 
 
 def load(path, impl):
     """{class: [(us, results)]} of impl's timed asks, the classes the rule
     names only."""
     out = {}
-    with open(path, newline="") as f:
-        rd = csv.DictReader(f)
-        missing = [c for c in NEED if c not in (rd.fieldnames or [])]
-        if missing:
-            raise ValueError(f"{path}: not an --asks CSV of mh_bench since stop 47: "
-                             f"no column {', '.join(missing)}")
-        for r in rd:
-            if r.get("implementation") != impl:
-                continue
-            c = r.get("class")
-            if c is None or not CLASS.match(c):
-                continue
-            try:  # a short row leaves None in its missing fields
-                us, res = float(r["us"]), int(r["results"])
-            except (TypeError, ValueError):
-                raise ValueError(f"{path} line {rd.line_num}: not an ask "
-                                 "(a field missing or not a number)") from None
-            out.setdefault(c, []).append((us, res))
+    for line, r in impl_rows(path, impl, NEED):
+        c = r.get("class")
+        if c is None or not CLASS.match(c):
+            continue
+        try:  # a short row leaves None in its missing fields
+            us, res = float(r["us"]), int(r["results"])
+        except (TypeError, ValueError):
+            raise not_an_ask(path, line) from None
+        out.setdefault(c, []).append((us, res))
     return out
 
 
