@@ -265,17 +265,19 @@ static int not_there(qctx *c, uint32_t si, const mh_slice *s, uint32_t k,
             "its label", (unsigned long long)(s->id_first + x), x, si, k);
 }
 
-/* First row index in [a, b) of rows whose id offset is >= x. */
-static inline uint32_t row_search(const uint32_t *col_id, uint32_t a, uint32_t b,
-                                  uint32_t x) {
-    while (a < b) {
-        uint32_t m = a + (b - a) / 2;
-        if (col_id[m] < x)
-            a = m + 1;
-        else
-            b = m;
-    }
-    return a;
+/* Where the ids of a chunk (record crec, its rows [r0, r1) of the slice)
+ * put id offset xo among them, as a row of the block whose first row is
+ * base, within its rows of the chunk there, [k0, k1) (k0 < k1): the
+ * guess for mhq_row_search_near. */
+static inline uint32_t row_guess(const uint8_t *crec, uint32_t r0, uint32_t r1, uint32_t base,
+                                 uint32_t k0, uint32_t k1, uint32_t xo) {
+    const uint32_t cf = mhf_load_u32(crec + MHF_CHUNK_ID_FIRST);
+    const uint32_t cl = mhf_load_u32(crec + MHF_CHUNK_ID_LAST);
+    uint64_t r = r0;
+    if (cl > cf && xo > cf)
+        r += (uint64_t)(xo - cf) * (r1 - 1 - r0) / (cl - cf);
+    const uint64_t lo = (uint64_t)base + k0, hi = (uint64_t)base + k1 - 1;
+    return (uint32_t)((r < lo ? lo : r > hi ? hi : r) - base);
 }
 
 /* Is the group of slice si holding id offset x (< its count) in the cache?
@@ -445,7 +447,7 @@ static int probe_start(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *
         uint32_t k0, k1;
         if (!rows_in_block(r0, r1, blo * R, rows, &k0, &k1))
             return not_there(c, si, s, s->chunk_first + kk, xo);
-        uint32_t i = row_search(rows->id_off, k0, k1, xo);
+        uint32_t i = mhq_row_search(rows->id_off, k0, k1, xo);
         if (i == k1 || rows->id_off[i] != xo)
             return not_there(c, si, s, s->chunk_first + kk, xo);
         for (uint32_t j = rows->lo; j < rows->n; j++)
@@ -964,7 +966,8 @@ static int idmap_walk(qctx *c, const mh_seg *seg, uint32_t si, const mh_slice *s
         else if (m != UINT32_MAX && m / R == b && m % R > k0 && col_id[m % R - 1] == xo)
             i = m % R - 1; /* backward */
         else {
-            i = row_search(col_id, k0, k1, xo);
+            const uint32_t g = row_guess(crec, r0, r1, b * R, k0, k1, xo);
+            i = mhq_row_search_near(col_id, k0, k1, xo, g);
             if (i == k1 || col_id[i] != xo)
                 return not_there(c, si, s, s->chunk_first + k, xo);
         }

@@ -284,6 +284,46 @@ static inline uint32_t mhq_first_chunk(const mh_seg *seg, uint32_t lo, uint32_t 
     return lo;
 }
 
+/* First row index in [a, b) of rows whose id offset is >= x (col_id
+ * increasing there): the id path (query_idmap.c) locating a row. */
+static inline uint32_t mhq_row_search(const uint32_t *col_id, uint32_t a, uint32_t b,
+                                      uint32_t x) {
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (col_id[m] < x)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+/* mhq_row_search's answer, found from a guess g in [a, b) (a < b): a gallop
+ * from it, then a binary search in the last step, O(log d) probes for a
+ * guess d rows off. The guess (a chunk's rows advance with their ids about
+ * evenly) puts the probes in the id column's line that holds the answer,
+ * where the binary search from the middle read three or four lines of it
+ * for each located row (a wide question locates one in each of ~10 blocks,
+ * their columns no longer in the CPU's caches). */
+static inline uint32_t mhq_row_search_near(const uint32_t *col_id, uint32_t a, uint32_t b,
+                                           uint32_t x, uint32_t g) {
+    uint32_t step = 1;
+    if (col_id[g] >= x) {
+        /* the answer lies in [a, g] */
+        while (g - a > step && col_id[g - step] >= x) {
+            g -= step;
+            step <<= 1;
+        }
+        return mhq_row_search(col_id, g - a > step ? g - step : a, g, x);
+    }
+    /* in (g, b] */
+    while (b - g > step && col_id[g + step] < x) {
+        g += step;
+        step <<= 1;
+    }
+    return mhq_row_search(col_id, g + 1, b - g > step ? g + step : b, x);
+}
+
 /* The chunks of op in slice si (record s; its chunk records, in (op,
  * address) order, checked by mh_seg_slice_check): [*lo, *hi), absolute
  * indexes, from the segment's memo of where each op's chunks begin (kept
