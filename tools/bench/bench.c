@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -423,6 +424,9 @@ typedef struct child_msg {
      * and file-backed (RssFile: the store's mapped pages the queries
      * touched, clean and reclaimable). -1 unknown. */
     double anon_mib, file_mib;
+    /* CPU seconds the child spent in the timed part, all its threads:
+     * user and system (getrusage RUSAGE_SELF; -1 unknown) */
+    double cpu_user, cpu_sys;
     char err[256];
 } child_msg;
 
@@ -452,6 +456,7 @@ static void in_child(child_fn fn, void *ctx, child_msg *m)
         child_msg r;
         memset(&r, 0, sizeof r);
         r.mib = r.anon_mib = r.file_mib = -1;
+        r.cpu_user = r.cpu_sys = -1;
         fn(ctx, &r);
         ssize_t k = write(fds[1], &r, sizeof r);
         _exit(k == (ssize_t)sizeof r ? 0 : 1);
@@ -477,6 +482,11 @@ static void in_child(child_fn fn, void *ctx, child_msg *m)
                  WIFSIGNALED(status) ? "killed by signal" : "exited with",
                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     }
+}
+
+static double tv_diff(const struct timeval *a, const struct timeval *b)
+{
+    return (double)(a->tv_sec - b->tv_sec) + (double)(a->tv_usec - b->tv_usec) / 1e6;
 }
 
 typedef struct ingest_ctx {
@@ -514,6 +524,8 @@ static void ingest_child(void *p, child_msg *m)
     release_free_heap();
     long rss0 = vm_kib("VmRSS"); /* the trace, mapped from the parent */
     int reset = reset_hwm();
+    struct rusage ru0, ru1;
+    int ru_ok = getrusage(RUSAGE_SELF, &ru0) == 0; /* writer open included */
     double t0 = 0;
     int rc;
     if (c->sqlite) {
@@ -586,6 +598,10 @@ static void ingest_child(void *p, child_msg *m)
     }
     m->seconds = mhb_now() - t0;
     m->rc = rc;
+    if (ru_ok && getrusage(RUSAGE_SELF, &ru1) == 0) {
+        m->cpu_user = tv_diff(&ru1.ru_utime, &ru0.ru_utime);
+        m->cpu_sys = tv_diff(&ru1.ru_stime, &ru0.ru_stime);
+    }
     long hwm = vm_kib("VmHWM");
     if (reset == 0 && hwm >= 0 && rss0 >= 0)
         m->mib = (double)(hwm - rss0) / 1024.0;
@@ -875,6 +891,12 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
                 return 1;
             }
             note_run(secs, k, &m, &mib);
+            if (m.cpu_user >= 0 && m.seconds > 0)
+                fprintf(stderr,
+                        "mh_bench: %s: ingest %u: %.2f M/s, %.3f s, CPU user %.3f s, "
+                        "system %.3f s (%.2f cores busy)\n",
+                        w->name, k + 1, (double)total / m.seconds / 1e6, m.seconds,
+                        m.cpu_user, m.cpu_sys, (m.cpu_user + m.cpu_sys) / m.seconds);
         }
         w->ingest_rate[bg ? 0 : 1] = (double)total / secs[runs / 2];
         w->writer_mib[bg ? 0 : 1] = mib;
