@@ -826,6 +826,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
     w->dist = o->dist;
     for (int i = 0; i < 4; i++)
         w->ingest_rate[i] = w->writer_mib[i] = -1;
+    w->ingest_cores[0] = w->ingest_cores[1] = -1;
     for (int i = 0; i < MHB_SLOTS; i++) {
         w->bytes_per_access[i] = w->open_ms[i] = w->reader_mib[i] = -1;
         w->reader_anon_mib[i] = w->reader_file_mib[i] = -1;
@@ -880,7 +881,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         ic.path = bg ? mh_path : mh_path2;
         ic.sqlite = 0;
         unsigned runs = o->quick ? 1 : o->ingest_runs;
-        double secs[99], mib = 0;
+        double secs[99] = {0}, mib = 0, run_secs[99] = {0}, run_cores[99] = {0};
         for (unsigned k = 0; k < runs; k++) {
             if (k > 0)
                 mhb_remove_path(ic.path); /* the last run's store is the one kept */
@@ -891,7 +892,11 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
                 return 1;
             }
             note_run(secs, k, &m, &mib);
-            if (m.cpu_user >= 0 && m.seconds > 0)
+            run_secs[k] = m.seconds;
+            run_cores[k] = m.cpu_user >= 0 && m.seconds > 0
+                               ? (m.cpu_user + m.cpu_sys) / m.seconds
+                               : -1;
+            if (run_cores[k] >= 0)
                 fprintf(stderr,
                         "mh_bench: %s: ingest %u: %.2f M/s, %.3f s, CPU user %.3f s, "
                         "system %.3f s (%.2f cores busy)\n",
@@ -899,6 +904,9 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
                         m.cpu_user, m.cpu_sys, (m.cpu_user + m.cpu_sys) / m.seconds);
         }
         w->ingest_rate[bg ? 0 : 1] = (double)total / secs[runs / 2];
+        for (unsigned k = 0; k < runs; k++)
+            if (run_secs[k] == secs[runs / 2]) /* the median run's */
+                w->ingest_cores[bg ? 0 : 1] = run_cores[k];
         w->writer_mib[bg ? 0 : 1] = mib;
     }
     w->store_bytes[MHB_MH] = mhb_path_bytes(mh_path);

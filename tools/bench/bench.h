@@ -327,6 +327,10 @@ typedef struct mhb_workload {
     /* accesses/s: memhist bg on, bg off, SQLite, SQLite design defaults */
     double ingest_rate[4];
     double writer_mib[4];    /* as ingest_rate */
+    /* memhist bg on, bg off: the CPU seconds of the median run's threads
+     * (user + system) over its wall time, the cores it kept busy; -1
+     * unknown */
+    double ingest_cores[2];
     /* below, by slot (MHB_MH, MHB_SQL, MHB_SQLD) */
     double bytes_per_access[MHB_SLOTS];
     uint64_t store_bytes[MHB_SLOTS];

@@ -461,6 +461,10 @@ int mhb_report_json(const char *path, const mhb_machine *m,
             fprintf(f, "%s\"%s\": ", i ? ", " : "", keys[i]);
             json_num(f, x->ingest_rate[i]);
         }
+        fprintf(f, "},\n     \"ingest_cpu_cores\": {\"memhist_bg\": ");
+        json_num(f, x->ingest_cores[0]);
+        fprintf(f, ", \"memhist_nobg\": ");
+        json_num(f, x->ingest_cores[1]);
         fprintf(f, "},\n     \"writer_peak_rss_mib\": {");
         for (int i = 0; i < 4; i++) {
             fprintf(f, "%s\"%s\": ", i ? ", " : "", keys[i]);

@@ -156,7 +156,7 @@ def wide_vs_point(w):
               + f": {verdict(not slow)}")
 
 
-def per_workload(w):
+def per_workload(w, machine=None):
     turns = ("each implementation's passes back to back (--turns impl)"
              if w.get("turns") == "impl" else "the implementations taking turns pass by pass")
     print(f"{w['name']} ({w['accesses']} accesses, {w.get('dist', 'near')} distribution, "
@@ -210,8 +210,14 @@ def per_workload(w):
               f"{c['cached_pct']:.1f} % of the store still cached after the drop")
     if is_real(w):
         r = ing["memhist_bg"]
+        cores = (w.get("ingest_cpu_cores") or {}).get("memhist_bg")
+        busy = ""
+        if cores is not None:
+            nproc = machine.get("nproc") if machine else None
+            busy = (f"; its median run kept {cores:.2f}"
+                    + (f" of {nproc}" if nproc else "") + " cores busy (CPU time over wall time)")
         print(f"- ingest {r / 1e6:.1f} M/s (target >= 25 M/s on each real trace): "
-              f"{verdict(r >= 25e6)}")
+              f"{verdict(r >= 25e6)}{busy}")
 
 
 def scale(ws):
@@ -340,7 +346,7 @@ def main():
     print()
     format2(ws)
     for w in ws:
-        per_workload(w)
+        per_workload(w, m if isinstance(m, dict) else None)
     scale(ws)
     return 0
 

@@ -9,7 +9,9 @@
 #   the 24 wide classes: 1 MiB at half its point class's p50, whole space
 #   at twice: 12 of 24, the others 2.00x;
 #   the run's turns in the workload's header; a JSON of the default turns
-#   says so too.
+#   says so too;
+#   the ingest line: its rate's verdict and the cores its median run kept
+#   busy, of the machine's.
 set -eu
 script=$1
 dir=$2
@@ -44,6 +46,7 @@ for mx in ("max1", "max10"):
 w = {"name": "store-made.mh", "accesses": 30000000, "dist": "user", "turns": turns,
      "answers_compared": 42, "mismatches": 0,
      "ingest_accesses_per_s": {"memhist_bg": 3e7, "sqlite": 6e5, "sqlite_design": 6e5},
+     "ingest_cpu_cores": {"memhist_bg": 1.874, "memhist_nobg": 0.99},
      "bytes_per_access": {"memhist": 3.0, "sqlite": 66.0, "sqlite_design": 69.0},
      "open_ms": {"memhist": 0.01, "sqlite": 0.2, "sqlite_design": 0.1},
      "writer_peak_rss_mib": {"memhist_bg": 100, "sqlite": 900, "sqlite_design": 80},
@@ -64,6 +67,11 @@ grep -qxF -- "$want" "$dir/impl.out" || fail "wide line: want
 $want
 got
 $(grep '1 MiB and whole' "$dir/impl.out")"
+want='- ingest 30.0 M/s (target >= 25 M/s on each real trace): met; its median run kept 1.87 of 2 cores busy (CPU time over wall time)'
+grep -qxF -- "$want" "$dir/impl.out" || fail "ingest line: want
+$want
+got
+$(grep '^- ingest' "$dir/impl.out")"
 grep -q '^store-made.mh (.*; timed: each implementation'"'"'s passes back to back (--turns impl)):$' \
   "$dir/impl.out" || fail "the header does not name --turns impl"
 make_json "$dir/pass.json" pass
