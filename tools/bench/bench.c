@@ -794,15 +794,27 @@ static int run_cold(const stores *st, int nslots, mhb_workload *w)
     return rc;
 }
 
+/* The cores a run kept busy: its CPU time over its wall time (-1 unknown). */
+static double run_cores(const child_msg *m)
+{
+    return m->cpu_user >= 0 && m->seconds > 0 ? (m->cpu_user + m->cpu_sys) / m->seconds : -1;
+}
+
 /* Run k of an ingest measured: its time into secs[0 .. k] kept sorted
- * (insertion: runs are few; the median is secs[runs / 2]) and the largest
- * writer memory into *mib. */
-static void note_run(double *secs, unsigned k, const child_msg *m, double *mib)
+ * (insertion: runs are few; the median is secs[runs / 2]), its busy cores
+ * at the same place in cores[] (when not NULL) and the largest writer
+ * memory into *mib. */
+static void note_run(double *secs, double *cores, unsigned k, const child_msg *m, double *mib)
 {
     unsigned j = k;
-    for (; j > 0 && secs[j - 1] > m->seconds; j--)
+    for (; j > 0 && secs[j - 1] > m->seconds; j--) {
         secs[j] = secs[j - 1];
+        if (cores)
+            cores[j] = cores[j - 1];
+    }
     secs[j] = m->seconds;
+    if (cores)
+        cores[j] = run_cores(m);
     if (m->mib > *mib)
         *mib = m->mib;
 }
@@ -881,7 +893,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
         ic.path = bg ? mh_path : mh_path2;
         ic.sqlite = 0;
         unsigned runs = o->quick ? 1 : o->ingest_runs;
-        double secs[99] = {0}, mib = 0, run_secs[99] = {0}, run_cores[99] = {0};
+        double secs[99], cores[99], mib = 0;
         for (unsigned k = 0; k < runs; k++) {
             if (k > 0)
                 mhb_remove_path(ic.path); /* the last run's store is the one kept */
@@ -891,22 +903,16 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
                         m.err);
                 return 1;
             }
-            note_run(secs, k, &m, &mib);
-            run_secs[k] = m.seconds;
-            run_cores[k] = m.cpu_user >= 0 && m.seconds > 0
-                               ? (m.cpu_user + m.cpu_sys) / m.seconds
-                               : -1;
-            if (run_cores[k] >= 0)
+            note_run(secs, cores, k, &m, &mib);
+            if (run_cores(&m) >= 0)
                 fprintf(stderr,
                         "mh_bench: %s: ingest %u: %.2f M/s, %.3f s, CPU user %.3f s, "
                         "system %.3f s (%.2f cores busy)\n",
                         w->name, k + 1, (double)total / m.seconds / 1e6, m.seconds,
-                        m.cpu_user, m.cpu_sys, (m.cpu_user + m.cpu_sys) / m.seconds);
+                        m.cpu_user, m.cpu_sys, run_cores(&m));
         }
         w->ingest_rate[bg ? 0 : 1] = (double)total / secs[runs / 2];
-        for (unsigned k = 0; k < runs; k++)
-            if (run_secs[k] == secs[runs / 2]) /* the median run's */
-                w->ingest_cores[bg ? 0 : 1] = run_cores[k];
+        w->ingest_cores[bg ? 0 : 1] = cores[runs / 2]; /* the median run's */
         w->writer_mib[bg ? 0 : 1] = mib;
     }
     w->store_bytes[MHB_MH] = mhb_path_bytes(mh_path);
@@ -955,7 +961,7 @@ static int run_workload(const opts *o, const char *dir, trace *t, mhb_workload *
                         m.err);
                 return 1;
             }
-            note_run(secs, k, &m, &mib);
+            note_run(secs, NULL, k, &m, &mib);
         }
         ic.producers = 0;
         w->producer_rate = (double)total / secs[runs / 2];
