@@ -17,7 +17,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -484,11 +483,6 @@ static void in_child(child_fn fn, void *ctx, child_msg *m)
     }
 }
 
-static double tv_diff(const struct timeval *a, const struct timeval *b)
-{
-    return (double)(a->tv_sec - b->tv_sec) + (double)(a->tv_usec - b->tv_usec) / 1e6;
-}
-
 typedef struct ingest_ctx {
     const trace *t;
     const char *path;
@@ -524,8 +518,8 @@ static void ingest_child(void *p, child_msg *m)
     release_free_heap();
     long rss0 = vm_kib("VmRSS"); /* the trace, mapped from the parent */
     int reset = reset_hwm();
-    struct rusage ru0, ru1;
-    int ru_ok = getrusage(RUSAGE_SELF, &ru0) == 0; /* writer open included */
+    double user0 = 0, sys0 = 0; /* the writer's open included */
+    int cpu_ok = mhb_cpu_parts(&user0, &sys0) == 0;
     double t0 = 0;
     int rc;
     if (c->sqlite) {
@@ -598,9 +592,10 @@ static void ingest_child(void *p, child_msg *m)
     }
     m->seconds = mhb_now() - t0;
     m->rc = rc;
-    if (ru_ok && getrusage(RUSAGE_SELF, &ru1) == 0) {
-        m->cpu_user = tv_diff(&ru1.ru_utime, &ru0.ru_utime);
-        m->cpu_sys = tv_diff(&ru1.ru_stime, &ru0.ru_stime);
+    double user1, sys1;
+    if (cpu_ok && mhb_cpu_parts(&user1, &sys1) == 0) {
+        m->cpu_user = user1 - user0;
+        m->cpu_sys = sys1 - sys0;
     }
     long hwm = vm_kib("VmHWM");
     if (reset == 0 && hwm >= 0 && rss0 >= 0)

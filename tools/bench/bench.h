@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <stdio.h>
-#include "clock.h" /* mhb_now, mhb_major_faults, mhb_minor_faults */
+#include "clock.h" /* mhb_now, mhb_major_faults, mhb_minor_faults, mhb_cpu_parts */
 #include "memhist.h"
 
 #define MHB_OUT_CAP 1000u  /* most accesses one query (or chain) returns */

@@ -27,14 +27,23 @@ static inline long mhb_minor_faults(void) {
     return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_minflt : -1;
 }
 
-/* CPU time of the process so far (user + system, every thread), in
- * seconds (getrusage), -1 if unknown. */
-static inline double mhb_cpu(void) {
+/* CPU time of the process so far, every thread, in seconds (getrusage):
+ * user into *user, system into *sys; 0, or -1 (both left alone) if
+ * unknown. */
+static inline int mhb_cpu_parts(double *user, double *sys) {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         return -1;
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+    *user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+    *sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+    return 0;
+}
+
+/* CPU time of the process so far (user + system, every thread), in
+ * seconds (getrusage), -1 if unknown. */
+static inline double mhb_cpu(void) {
+    double user, sys;
+    return mhb_cpu_parts(&user, &sys) == 0 ? user + sys : -1;
 }
 
 #endif
