@@ -28,10 +28,16 @@ void mh_sruns_slice(mh_builder *w, const mh_rec *a, uint32_t n) {
             w->sr_lost = 1;
         return;
     }
-    /* at most n / 16 + 64 runs (SLICE_RUNS): a slice of streams taking
-     * turns access by access (64 threads) stops at once, its segment then
-     * gets no section, and the pass stays a compare and a store a run */
-    uint32_t cap = n / 16 + 64;
+    /* at most n / 8 + 64 runs: a slice of streams taking turns access by
+     * access (64 threads) stops at once, its segment then gets no
+     * section, and the pass stays a compare and a store a run. Twice what
+     * bodies afford on average (a run costs two bytes at least, a
+     * stream's budget is rows / 8 + 256), so that one slice where the
+     * host ran threads side by side (a real recording of 8 threads: 2,512
+     * runs in 32,769 rows, among slices of a few) does not cost a segment
+     * whose other slices keep their runs its section; the bodies' budgets
+     * decide. */
+    uint32_t cap = n / 8 + 64;
     if (mh_buf_reserve(&w->sr_iv, (size_t)cap * 3 * sizeof(uint32_t)) != MH_OK) {
         w->sr_lost = 1;
         return;
@@ -79,11 +85,10 @@ void mh_sruns_acc_destroy(mh_sruns_acc *s) {
     free(s);
 }
 
-/* A slice gives at most rows / 16 + 64 runs (mh_sruns_slice), so the
- * segment keeps at most count / 16 + 64 a slice, 24 bytes each; a slice
- * past that (streams interleaved too finely for bodies to fit their
- * budget: a run costs two bytes at least, a stream's budget is rows / 8 +
- * 256) costs the segment its section. */
+/* A slice gives at most rows / 8 + 64 runs (mh_sruns_slice), so the
+ * segment keeps at most count / 8 + 64 a slice, 24 bytes each (3 bytes a
+ * row at the most); a slice past that (streams interleaved too finely for
+ * bodies to fit their budget) costs the segment its section. */
 void mh_sruns_acc_add(mh_sruns_acc *s, const mh_builder *b, uint64_t base) {
     if (s->lost)
         return;
