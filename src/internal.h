@@ -1976,10 +1976,14 @@ uint32_t mh_stream_table_entry(const uint8_t *ents, uint32_t n, uint32_t esz, ui
 /* The builder's hook (mh_builder_run): the slice's runs of one stream in
  * id order into b->sr_iv (b->sr_lost when memory runs out). */
 void mh_sruns_slice(mh_builder *b, const mh_rec *a, uint32_t n);
+/* A segment keeps its runs while they number at most rows / 8 +
+ * MH_SRUNS_SLACK at each of its slices' ends (SPEC.md §9d.3). */
+#define MH_SRUNS_SLACK 16384u
 /* The segment's runs (id offsets from its id_first), a run continued
  * across slices joined; serialized grouped by stream at seal (nothing for
- * a one-stream segment, after running out of memory, or when no stream
- * keeps a body: MH_OK with nothing appended; MH_ENOMEM). */
+ * a one-stream segment, after running out of memory, once its runs passed
+ * that budget, or when no stream keeps a body: MH_OK with nothing
+ * appended; MH_ENOMEM). */
 typedef struct mh_sruns_acc mh_sruns_acc;
 int mh_sruns_acc_create(mh_sruns_acc **out);
 void mh_sruns_acc_destroy(mh_sruns_acc *s); /* NULL accepted */
@@ -2018,6 +2022,11 @@ int mh_sruns_group(const mh_sruns_body_view *b, uint32_t g, uint64_t *runs, uint
  * serve), or a group's decode error. */
 int mh_sruns_next(const mh_sruns_view *v, const uint32_t *streams, uint32_t ns, uint64_t x,
                   int fwd, uint64_t *a, uint64_t *b, mh_diag *d);
+/* Whether the segment's runs serve a walk of streams[0 .. ns): 1 when it
+ * has section 17 and each of them a body there or no entry, 0 when not
+ * (no section, or a stream whose runs were not kept: the walk would test
+ * every row), < 0 a section that does not read (mh_sruns_view_get). */
+int mh_sruns_serves(const mh_seg *seg, const uint32_t *streams, uint32_t ns, mh_diag *d);
 /* fsck (verify_sruns.c), fed by verify.c's pass: each slice's streams by
  * id offset (whole: every id given), slice after slice. */
 typedef struct mh_sruns_chk mh_sruns_chk;

@@ -28,17 +28,10 @@ void mh_sruns_slice(mh_builder *w, const mh_rec *a, uint32_t n) {
             w->sr_lost = 1;
         return;
     }
-    /* at most n / 8 + 64 runs: a slice of streams taking turns access by
-     * access (64 threads) stops at once, its segment then gets no
-     * section, and the pass stays a compare and a store a run. Twice what
-     * bodies afford on average (a run costs two bytes at least, a
-     * stream's budget is rows / 8 + 256), so that one slice where the
-     * host ran threads side by side (a real recording of 8 threads: 2,512
-     * runs in 32,769 rows, among slices of a few) does not cost a segment
-     * whose other slices keep their runs its section; the bodies' budgets
-     * decide. */
-    uint32_t cap = n / 8 + 64;
-    if (mh_buf_reserve(&w->sr_iv, (size_t)cap * 3 * sizeof(uint32_t)) != MH_OK) {
+    /* every run of the slice: a slice of streams taking turns access by
+     * access (64 threads) gives one a row, 12 bytes each here; the
+     * segment's budget (mh_sruns_acc_add) decides what it keeps */
+    if (mh_buf_reserve(&w->sr_iv, (size_t)n * 3 * sizeof(uint32_t)) != MH_OK) {
         w->sr_lost = 1;
         return;
     }
@@ -48,10 +41,6 @@ void mh_sruns_slice(mh_builder *w, const mh_rec *a, uint32_t n) {
         uint32_t st = i < n ? a[i].stream : ~cur;
         if (st == cur)
             continue;
-        if (k == cap) {
-            w->sr_lost = 1;
-            return;
-        }
         r[3 * k] = cur;
         r[3 * k + 1] = first;
         r[3 * k + 2] = i - 1;
@@ -85,10 +74,17 @@ void mh_sruns_acc_destroy(mh_sruns_acc *s) {
     free(s);
 }
 
-/* A slice gives at most rows / 8 + 64 runs (mh_sruns_slice), so the
- * segment keeps at most count / 8 + 64 a slice, 24 bytes each (3 bytes a
- * row at the most); a slice past that (streams interleaved too finely for
- * bodies to fit their budget) costs the segment its section. */
+/* The segment keeps its runs while, at the end of each slice, they number
+ * at most rows / 8 + MH_SRUNS_SLACK (rows: the segment's so far), 24 bytes
+ * each: 3 bytes a row and 384 KiB at the most (and one slice's runs
+ * while they are added). Past that its streams take
+ * turns too often for bodies to fit their budgets (a run costs two bytes
+ * at least, a stream's budget is rows / 8 + 256, so bodies afford rows /
+ * 16 runs on average) and the segment gets no section. The slack lets a
+ * few slices where the host ran a recording's threads side by side
+ * (QEMU, xz -T2: up to 5,955 runs in 32,768 rows, the other slices a few)
+ * pass without costing the whole segment the section, as a cap of rows /
+ * 16 + 64 a slice did up to 1.13.9. */
 void mh_sruns_acc_add(mh_sruns_acc *s, const mh_builder *b, uint64_t base) {
     if (s->lost)
         return;
@@ -111,6 +107,10 @@ void mh_sruns_acc_add(mh_sruns_acc *s, const mh_builder *b, uint64_t base) {
             s->lost = 1;
             return;
         }
+    }
+    if (s->runs.n / sizeof(srun) > (base + b->n) / 8 + MH_SRUNS_SLACK) {
+        s->lost = 1;
+        mh_buf_free(&s->runs);
     }
 }
 

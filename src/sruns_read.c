@@ -265,3 +265,20 @@ int mh_sruns_next(const mh_sruns_view *v, const uint32_t *streams, uint32_t ns, 
     }
     return found;
 }
+
+int mh_sruns_serves(const mh_seg *seg, const uint32_t *streams, uint32_t ns, mh_diag *d) {
+    mh_sruns_view v;
+    int rc = mh_sruns_view_get(seg, &v, d);
+    if (rc != MH_OK)
+        return rc == MH_ENOTFOUND ? 0 : rc;
+    for (uint32_t i = 0; i < ns; i++) {
+        uint32_t e = mh_sruns_entry(&v, streams[i]);
+        if (e == v.n)
+            continue; /* no row of it in the segment */
+        mh_sruns_body_view b;
+        mh_sruns_body(&v, e, &b);
+        if (!b.bytes)
+            return 0;
+    }
+    return 1;
+}

@@ -82,29 +82,33 @@ static uint64_t body_size(const mh_access *x, uint64_t count, uint32_t st, uint6
 }
 
 /* What the writer keeps of a multi-stream segment's runs (sruns_build.c,
- * SPEC.md §9d.3): nothing when one of its slices has more than rows / 8 +
- * 64 runs, else a body for each stream whose body fits rows / 8 + 256 bytes,
- * and no section when none fits. Sets fits[st] per stream of has[] and
- * returns whether the segment has a section; *why tells a reader of a
- * failure which rule applied. A recording's threads interleave as the host
- * schedules them, so a real segment may have either. */
+ * SPEC.md §9d.3): nothing once, at the end of one of its slices, the runs
+ * of its rows so far (joined across slices) number more than rows / 8 +
+ * MH_SRUNS_SLACK (rows: those so far), else a body for each stream whose
+ * body fits rows / 8 + 256 bytes, and no section when none fits. Sets
+ * fits[st] per stream of has[] and returns whether the segment has a
+ * section; *why tells a reader of a failure which rule applied. A
+ * recording's threads interleave as the host schedules them, so a real
+ * segment may have either. */
 static uint64_t densest_runs, densest_rows; /* the densest slice seen (real) */
 
 static int expect_section(const mh_seg *seg, const mh_access *x, const uint8_t *has,
                           uint8_t *fits, const char **why) {
+    uint64_t runs = 0;
     for (uint32_t si = 0; si < seg->nslices; si++) {
         mh_slice sl;
         mh_seg_slice(seg, si, &sl);
-        const mh_access *y = x + (sl.id_first - seg->id_first);
-        uint64_t runs = sl.count > 0;
-        for (uint32_t i = 1; i < sl.count; i++)
-            runs += y[i].stream != y[i - 1].stream;
-        if (runs * densest_rows >= densest_runs * sl.count) {
-            densest_runs = runs;
+        uint64_t a = sl.id_first - seg->id_first, e = a + sl.count, own = sl.count > 0;
+        for (uint64_t i = a; i < e; i++) {
+            runs += i == 0 || x[i].stream != x[i - 1].stream;
+            own += i > a && x[i].stream != x[i - 1].stream;
+        }
+        if (own * densest_rows >= densest_runs * sl.count) {
+            densest_runs = own;
             densest_rows = sl.count;
         }
-        if (runs > sl.count / 8 + 64) {
-            *why = "a slice with more runs than rows / 8 + 64";
+        if (runs > e / 8 + MH_SRUNS_SLACK) {
+            *why = "runs past rows / 8 + MH_SRUNS_SLACK at a slice's end";
             return 0;
         }
     }
@@ -371,6 +375,75 @@ static void test_back(void) {
     tu_rmtree(dir);
 }
 
+/* Streams 1-3 in bursts of 1-300 accesses, stream 0 slipping single
+ * accesses in near the start of each slice of 8,000 (one in 8 of 200
+ * rows), as a real recording's main thread does between its waits: its
+ * one-row runs pass their budget, so the segments have the section with
+ * no body for stream 0. A question of stream 0 must then go as if the
+ * segment had none (the runs cannot skip a row for it): the same slices
+ * walked in id order and the same blocks decoded with the section read
+ * and ignored. Up to 1.13.9 the section's presence alone sent its
+ * whole-space questions down the id path, which then tested every row
+ * back to the stream's: a real recording's main thread, 10x slower. */
+static void test_nobody(void) {
+    char dir[4096];
+    tu_mkdtemp(dir, sizeof dir, "sruns-nobody");
+    snprintf(tu_context, sizeof tu_context, "stream 0 without a body");
+    size_t n = 96000, m;
+    mh_access *src = make_trace(n, 4, 29);
+    tu_rng rng = {31};
+    uint32_t st = 1;
+    size_t left = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (left == 0) {
+            st = 1 + (uint32_t)tu_below(&rng, 3);
+            left = 1 + tu_below(&rng, 300);
+        }
+        left--;
+        src[i].stream = i % 8000 >= 100 && i % 8000 < 300 && tu_below(&rng, 8) == 0 ? 0 : st;
+    }
+    mh_access *all = tu_apost_write(dir, src, n, 48000, 8000, 0, 1, &m);
+    free(src);
+    mh_reader *r;
+    CHECK_OK(mh_reader_open(dir, &r));
+    size_t none = 0, absent = 0, nb = check_runs(r, all, &none, &absent);
+    CHECKF(nb >= 3 && none == r->nsegs && absent == 0, "%zu bodies, %zu entries without, "
+           "%zu segments without a section", nb, none, absent);
+    mh_reader_close(r);
+    uint64_t walks[2] = {0, 0}, blocks[2] = {0, 0};
+    for (int way = 0; way < 2; way++) {
+        CHECK_OK(mh_reader_open(dir, &r));
+        r->sruns_off = way;
+        tu_rng qr = {37};
+        for (int k = 0; k < 200; k++) {
+            mh_query q;
+            mh_query_init(&q);
+            q.start = all[tu_below(&qr, m)].transition;
+            q.direction = k % 2 ? MH_BACKWARD : MH_FORWARD;
+            uint32_t s0 = 0;
+            q.streams = &s0;
+            q.nstreams = 1;
+            mh_access a[10];
+            size_t got;
+            CHECK_OK(mh_query_run(r, &q, a, 10, &got));
+            CHECK_OK(mh_query_run(r, &q, a, 10, &got)); /* again, blocks cached */
+        }
+        walks[way] = atomic_load(&r->idmap_walks);
+        blocks[way] = atomic_load(&r->blocks_decoded);
+        mh_reader_close(r);
+    }
+    CHECKF(walks[0] == walks[1] && blocks[0] == blocks[1], "stream 0 without a body: "
+           "the id path walked %llu slices and %llu blocks were decoded with the section, "
+           "%llu and %llu without", (unsigned long long)walks[0],
+           (unsigned long long)blocks[0], (unsigned long long)walks[1],
+           (unsigned long long)blocks[1]);
+    CHECK_OK(mh_reader_open(dir, &r));
+    check_oracle(r, all, m, 4, 41);
+    mh_reader_close(r);
+    free(all);
+    tu_rmtree(dir);
+}
+
 static void test_store(uint32_t ns, int discard, uint64_t seed) {
     char dir[4096];
     tu_mkdtemp(dir, sizeof dir, "sruns");
@@ -396,9 +469,9 @@ static void test_store(uint32_t ns, int discard, uint64_t seed) {
 
 /* A segment of 150,000 where stream 0 runs 1,000 accesses at a time and
  * streams 1-3 take turns access by access in the 4,000 between: stream 0's
- * runs would fit their budget, but a slice's runs (one a row for the
- * others) pass rows / 8 + 64, so the writer stops keeping them and the
- * segment has no section; answers as before. */
+ * runs would fit their budget, but the segment's runs (one a row for the
+ * others) pass rows / 8 + MH_SRUNS_SLACK by its sixth slice, so the writer
+ * stops keeping them and the segment has no section; answers as before. */
 static void test_interleaved(void) {
     char dir[4096];
     tu_mkdtemp(dir, sizeof dir, "sruns-interleaved");
@@ -420,41 +493,36 @@ static void test_interleaved(void) {
     tu_rmtree(dir);
 }
 
-/* Eight slices of 4,096 rows: stream 0's, with one run of 100 stream 1
- * rows in the middle, except slice 3, where stream 0 runs 13-14 rows and
- * stream 1 one row between: exactly 576 runs there, the cap (4,096 / 8 +
- * 64), stream 0's body within budget (stream 1's one-row runs not), so the
- * segment keeps its section; then the same with slice 3 starting on a
- * stream 1 row (577 runs): none, as a real recording's one slice of
- * threads run side by side was. check_runs holds the writer to the rule
- * at both sides of the cap. */
-static void test_cap(void) {
+/* Slices of 4,096 rows: the first five streams 0 and 1 taking turns in
+ * runs of one or two rows, exactly 18,944 runs (5 x 4,096 / 8 +
+ * MH_SRUNS_SLACK: the budget at the fifth slice's end), then 48 slices of
+ * stream 0 with one run of 100 stream 1 rows in the middle; stream 0's
+ * body within its budget (stream 1's not), so the segment keeps its
+ * section, where a cap of rows / 16 + 64 a slice (1.13.9) gave it up in
+ * the first slice; then the same with 18,945 runs: none. check_runs holds
+ * the writer to the rule at both sides of the budget. */
+static void test_budget(void) {
     for (int over = 0; over < 2; over++) {
         char dir[4096];
-        tu_mkdtemp(dir, sizeof dir, "sruns-cap");
-        snprintf(tu_context, sizeof tu_context, "a slice of %s runs", over ? "577" : "576");
-        size_t n = 8 * 4096, m;
+        tu_mkdtemp(dir, sizeof dir, "sruns-budget");
+        size_t dense = 5 * 4096, n = dense + 48 * 4096, m;
+        size_t want = 5 * 4096 / 8 + MH_SRUNS_SLACK + (size_t)over;
+        snprintf(tu_context, sizeof tu_context, "%zu runs in the first 5 slices", want);
         mh_access *src = make_trace(n, 3, 11);
         for (size_t i = 0; i < n; i++) {
             src[i].transition = 100 + 2 * i; /* no slice ends inside a transition */
-            src[i].stream = i % 4096 >= 2000 && i % 4096 < 2100;
+            src[i].stream = i >= dense && i % 4096 >= 2000 && i % 4096 < 2100;
         }
-        mh_access *x = src + 3 * 4096;
         size_t i = 0;
-        for (int pair = 0; pair < 288; pair++) {
-            size_t len = pair < 64 ? 14 : 13;
-            for (size_t j = 0; j < len; j++)
-                x[i++].stream = 0;
-            x[i++].stream = 1;
-        }
-        CHECK(i == 4096);
-        if (over)
-            x[0].stream = 1;
-        mh_access *all = tu_apost_write(dir, src, n, 100000, 4096, 0, 1, &m);
+        for (size_t run = 0; run < want; run++)
+            for (size_t j = 0; j < 1 + (run < dense - want); j++)
+                src[i++].stream = run % 2;
+        CHECK(i == dense);
+        mh_access *all = tu_apost_write(dir, src, n, 1000000, 4096, 0, 1, &m);
         free(src);
         mh_reader *r;
         CHECK_OK(mh_reader_open(dir, &r));
-        CHECK(r->nsegs == 1 && tu_seg_of(r, 0)->nslices == 8);
+        CHECK(r->nsegs == 1 && tu_seg_of(r, 0)->nslices == 53);
         size_t none = 0, absent = 0, nb = check_runs(r, all, &none, &absent);
         CHECKF(over ? absent == 1 : nb == 1 && none == 1, "%zu bodies, %zu entries without, "
                "%zu segments without a section", nb, none, absent);
@@ -601,7 +669,8 @@ int main(int argc, char **argv) {
     test_store(6, 1, 2);
     test_store(40, 0, 3);
     test_interleaved();
-    test_cap();
+    test_budget();
+    test_nobody();
     test_back();
     test_damage();
     printf("sruns: ok\n");
