@@ -14,8 +14,13 @@
  * 64 KiB of it), the range of each class's width aligned around it; T
  * uniform over the store's transitions; ops rw. Classes: point (8 B),
  * page (4 KiB), 1 MiB and whole space, max 1 and 10, forward and
- * backward; with --streams 1 each is asked instead for one stream drawn
- * uniformly over the store's (" 1str", as mh_bench's twins). Each
+ * backward, and never (below); with --streams 1 each is asked instead
+ * for one stream drawn uniformly over the store's (" 1str", as mh_bench's
+ * twins). Classes never max1 fwd / bwd ask 8 bytes within 64 KiB of such
+ * an access that no access of the store touches (checked with this
+ * program's library, every operation, the whole trace): issue 10's
+ * never-accessed address, at a size mh_bench cannot hold (exit 1 when
+ * 1,000 draws a question find none). Each
  * question is asked once by both builds, their answers compared (a
  * mismatch: exit 1), then --reps passes, question by question, the order
  * of the two flipped at each question and pass; a question's time is its
@@ -187,8 +192,8 @@ int main(int argc, char **argv) {
            reps);
     printf("| class (rw) | base p50 / p99 us | new p50 / p99 us | paired median new/base | "
            "accesses returned |\n|---|---:|---:|---:|---:|\n");
-    static const uint64_t width[4] = {8, 4096, 1u << 20, 0};
-    static const char *const wname[4] = {"point", "page", "1MiB", "whole"};
+    static const uint64_t width[5] = {8, 4096, 1u << 20, 0, 8};
+    static const char *const wname[5] = {"point", "page", "1MiB", "whole", "never"};
     static const size_t maxes[2] = {1, 10};
     mh_query *q = calloc((size_t)nq, sizeof *q);
     uint32_t *qs = calloc((size_t)nq, sizeof *qs);
@@ -201,14 +206,15 @@ int main(int argc, char **argv) {
     }
     mh_access o[2][10];
     int mismatches = 0;
-    for (int w = 0; w < 4; w++)
-        for (int m = 0; m < 2; m++)
+    for (int w = 0; w < 5; w++)
+        for (int m = 0; m < 2 - (w == 4); m++) /* never: max 1 (no answer) */
             for (int d = 0; d < 2; d++) {
                 char name[64];
                 snprintf(name, sizeof name, "%s max%zu %s%s", wname[w], maxes[m],
                          d ? "bwd" : "fwd", streams ? " 1str" : "");
                 if (!wanted(name, classes))
                     continue;
+                long misses = 0;
                 for (long i = 0; i < nq; i++) {
                     mh_query s;
                     mh_query_init(&s);
@@ -222,8 +228,27 @@ int main(int argc, char **argv) {
                         continue;
                     }
                     uint64_t addr = x.physical;
-                    if (below(5) == 0) /* near one */
+                    if (w == 4) { /* 8 bytes within 64 KiB of it that no access touches */
+                        addr = (addr + below(1u << 17) - (1u << 16)) & ~(uint64_t)7;
+                        mh_query u;
+                        mh_query_init(&u);
+                        u.start_kind = MH_FROM_ID;
+                        u.start = 0;
+                        u.ops = MH_OPS_ALL;
+                        u.addr_first = addr;
+                        u.addr_last = addr + 7;
+                        if (mh_query_run(own, &u, &x, 1, &n) != MH_OK || n != 0) {
+                            if (++misses > 1000 * nq) {
+                                fprintf(stderr, "mh_abstore: %s: no 8 bytes untouched within "
+                                                "64 KiB of %ld accesses drawn\n", store, misses);
+                                return 1;
+                            }
+                            i--; /* touched (or unreadable): draw again */
+                            continue;
+                        }
+                    } else if (below(5) == 0) { /* near one */
                         addr += below(1u << 17) - (1u << 16);
+                    }
                     mh_query_init(&q[i]);
                     q[i].ops = MH_OPS_ALL;
                     q[i].direction = d ? MH_BACKWARD : MH_FORWARD;

@@ -2,8 +2,9 @@
 # abstore_test.sh ABSTORE LIB STORE: mh_abstore with the same library as
 # base and new on a small store of two streams (ctest bench_abstore).
 #   --streams 0 and 1: 16 class rows each (point, page, 1 MiB, whole; max 1
-#   and 10; forward and backward), the twins named " 1str"; every answer
-#   of the two builds agrees (mismatches 0).
+#   and 10; forward and backward) and 2 never-accessed ones (max 1, no
+#   answer), the twins named " 1str"; every answer of the two builds
+#   agrees (mismatches 0).
 #   --classes "point ": only the 4 point classes.
 #   --asks CSV: a header and one row per question (4 classes x 4), each
 #   with its class, direction, range, stream (--streams 1), two times and
@@ -21,8 +22,10 @@ for s in 0 1; do
   echo "$out" | grep -q '^mismatches 0$' || fail "--streams $s: answers differ"
   rows=$(echo "$out" | grep -Ec '^\| (point|page|1MiB|whole) max(1|10) (fwd|bwd)' || true)
   [ "$rows" -eq 16 ] || fail "--streams $s: $rows class rows, expected 16"
+  never=$(echo "$out" | grep -Ec '^\| never max1 (fwd|bwd)( 1str)? \|.*\| 0 \|$' || true)
+  [ "$never" -eq 2 ] || fail "--streams $s: $never never-accessed rows with no answer, expected 2"
   twins=$(echo "$out" | grep -c ' 1str |' || true)
-  [ "$twins" -eq $((16 * s)) ] || fail "--streams $s: $twins one-stream rows"
+  [ "$twins" -eq $((18 * s)) ] || fail "--streams $s: $twins one-stream rows"
 done
 out=$("$abstore" "$lib" "$lib" --store "$store" --queries 4 --reps 1 --classes "point ")
 rows=$(echo "$out" | grep -c '^| point' || true)
