@@ -31,8 +31,11 @@
  * class,question,direction,start,addr_first,addr_last,stream,
  * base_us,new_us,answers: stream empty without --streams 1, the times
  * each build's best), to find a class's slow questions and ask them again
- * (tools/bench/README.md). Output: one Markdown table. Exit 2 on bad
- * usage, 1 when the CSV cannot be written.
+ * (tools/bench/README.md). --cold N then opens the store N times with
+ * each build, alternated, its pages dropped from the page cache before
+ * each (issue 10's cold open), and prints p50 and max. Output: one
+ * Markdown table (and the cold line). Exit 2 on bad usage, 1 when the CSV
+ * cannot be written or a cold open fails.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -42,6 +45,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h" /* mhb_drop_cache, mhb_resident_pct (bench_cold.c) */
 #include "memhist.h"
 
 typedef struct lib {
@@ -107,7 +111,7 @@ static double pct(double *v, size_t n, double p) {
 
 static int usage(void) {
     fprintf(stderr, "usage: mh_abstore BASE_LIB NEW_LIB --store DIR [--queries N] [--reps R] "
-                    "[--seed N] [--streams 0|1] [--classes LIST] [--asks CSV]\n");
+                    "[--seed N] [--streams 0|1] [--classes LIST] [--asks CSV] [--cold N]\n");
     return 2;
 }
 
@@ -122,12 +126,56 @@ static int wanted(const char *name, const char *list) {
     return 0;
 }
 
+/* --cold N: N opens by each build (alternated) of the store just dropped
+ * from the page cache (every reader closed first: a mapped page is not
+ * dropped), each closed at once; p50 and max of each build's. */
+static int cold_opens(lib *L, const char *store, long n) {
+    double *ms[2] = {calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double))};
+    double resident = 0;
+    int rc = ms[0] && ms[1] ? 0 : 1;
+    for (long i = 0; rc == 0 && i < 2 * n; i++) {
+        int j = (int)(i & 1);
+        if (mhb_drop_cache(store) != MH_OK) {
+            fprintf(stderr, "mh_abstore: %s: cannot drop its pages from the page cache\n",
+                    store);
+            rc = 1;
+            break;
+        }
+        double pr = mhb_resident_pct(store);
+        resident = pr > resident ? pr : resident;
+        char detail[512] = "";
+        double a = now_us();
+        int orc = L[j].open_ex(store, NULL, &L[j].r, detail, sizeof detail);
+        ms[j][i / 2] = (now_us() - a) / 1e3;
+        if (orc != MH_OK) {
+            fprintf(stderr, "mh_abstore: cold open of %s: %s: %s\n", store,
+                    mh_error_name(orc), detail);
+            rc = 1;
+            break;
+        }
+        L[j].close(L[j].r);
+    }
+    if (rc == 0) {
+        double bmax = 0, nmax = 0;
+        for (long i = 0; i < n; i++) {
+            bmax = ms[0][i] > bmax ? ms[0][i] : bmax;
+            nmax = ms[1][i] > nmax ? ms[1][i] : nmax;
+        }
+        printf("cold open (pages dropped, at most %.1f %% still resident), %ld each: base p50 "
+               "%.3f ms, max %.3f; new p50 %.3f ms, max %.3f\n", resident, n,
+               pct(ms[0], (size_t)n, 0.5), bmax, pct(ms[1], (size_t)n, 0.5), nmax);
+    }
+    free(ms[0]);
+    free(ms[1]);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3)
         return usage();
     lib L[2] = {{.path = argv[1]}, {.path = argv[2]}};
     const char *store = NULL, *classes = NULL, *asks = NULL;
-    long nq = 100, reps = 3, streams = 0;
+    long nq = 100, reps = 3, streams = 0, cold = 0;
     for (int i = 3; i < argc; i += 2) { /* each option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -147,6 +195,9 @@ int main(int argc, char **argv) {
             ;
         else if (!strcmp(a, "--streams") && (streams = strtol(v, &end, 10)) >= 0 &&
                  streams <= 1 && !*end)
+            ;
+        else if (!strcmp(a, "--cold") && (cold = strtol(v, &end, 10)) >= 0 && cold <= 1000 &&
+                 !*end)
             ;
         else
             return usage();
@@ -319,6 +370,8 @@ int main(int argc, char **argv) {
     L[0].close(L[0].r);
     L[1].close(L[1].r);
     mh_reader_close(own);
+    if (cold > 0 && cold_opens(L, store, cold) != 0)
+        return 1;
     free(q);
     free(qs);
     free(best[0]);

@@ -9,7 +9,8 @@
 #   --asks CSV: a header and one row per question (4 classes x 4), each
 #   with its class, direction, range, stream (--streams 1), two times and
 #   its answers (the 1str rows' streams those the store has).
-#   Bad usage (no --store, --streams 2) exits 2. A store that does not
+#   --cold 3: one line, both builds' cold opens (p50, max).
+#   Bad usage (no --store, --streams 2, --cold x) exits 2. A store that does not
 #   exist exits 1 with the library's detail.
 set -eu
 abstore=$1
@@ -46,6 +47,12 @@ bad=$(tail -n +2 "$csv" | awk -F, '$1 !~ /^point max(1|10) (fwd|bwd) 1str$/ ||
 [ "$bad" -eq 0 ] || fail "--asks: $bad malformed rows"
 rc=0; "$abstore" "$lib" "$lib" --store "$store" --asks /nonexistent/dir/x.csv >/dev/null 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || fail "--asks unwritable: exit $rc, expected 1"
+out=$("$abstore" "$lib" "$lib" --store "$store" --queries 2 --reps 1 --classes "never" --cold 3) ||
+  fail "--cold: mh_abstore failed"
+echo "$out" | grep -Eq '^cold open \(pages dropped, at most [0-9.]+ % still resident\), 3 each: base p50 [0-9]+\.[0-9]{3} ms, max [0-9]+\.[0-9]{3}; new p50 [0-9]+\.[0-9]{3} ms, max [0-9]+\.[0-9]{3}$' ||
+  fail "--cold: no cold line in: $out"
+rc=0; "$abstore" "$lib" "$lib" --store "$store" --cold x 2>/dev/null || rc=$?
+[ "$rc" -eq 2 ] || fail "--cold x: exit $rc, expected 2"
 rc=0; "$abstore" "$lib" "$lib" --queries 4 2>/dev/null || rc=$?
 [ "$rc" -eq 2 ] || fail "no --store: exit $rc, expected 2"
 rc=0; "$abstore" "$lib" "$lib" --store "$store" --streams 2 2>/dev/null || rc=$?
