@@ -76,15 +76,15 @@ void mh_sruns_acc_destroy(mh_sruns_acc *s) {
 
 /* The segment keeps its runs while, at the end of each slice, they number
  * at most rows / 8 + MH_SRUNS_SLACK (rows: the segment's so far), 24 bytes
- * each: 3 bytes a row and 384 KiB at the most (and one slice's runs
- * while they are added). Past that its streams take
- * turns too often for bodies to fit their budgets (a run costs two bytes
- * at least, a stream's budget is rows / 8 + 256, so bodies afford rows /
- * 16 runs on average) and the segment gets no section. The slack lets a
- * few slices where the host ran a recording's threads side by side
- * (QEMU, xz -T2: up to 5,955 runs in 32,768 rows, the other slices a few)
- * pass without costing the whole segment the section, as a cap of rows /
- * 16 + 64 a slice did up to 1.13.9. */
+ * each: 3 bytes a row and 384 KiB at the most (and one slice's runs while
+ * they are added). Past that its streams take turns too often for bodies
+ * to fit their budgets (a run costs two bytes at least, a stream's budget
+ * is rows / 8 + 256, so bodies afford rows / 16 runs on average) and the
+ * segment gets no section. The slack lets a few slices where the host ran
+ * a recording's threads side by side (QEMU, xz -T2: up to 5,955 runs in
+ * 32,768 rows, the other slices a few) pass without costing the whole
+ * segment the section, as a cap of rows / 16 + 64 a slice did up to
+ * 1.13.9. */
 void mh_sruns_acc_add(mh_sruns_acc *s, const mh_builder *b, uint64_t base) {
     if (s->lost)
         return;
