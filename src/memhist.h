@@ -102,10 +102,10 @@ extern "C" {
 /* Version of this library (API), semantic: a minor adds, never breaks. */
 #define MH_VERSION_MAJOR 1
 #define MH_VERSION_MINOR 13
-#define MH_VERSION_PATCH 10
+#define MH_VERSION_PATCH 11
 #define MH_VERSION_NUMBER                                                      \
     (MH_VERSION_MAJOR * 10000 + MH_VERSION_MINOR * 100 + MH_VERSION_PATCH)
-#define MH_VERSION_STRING "1.13.10"
+#define MH_VERSION_STRING "1.13.11"
 /* Binary interface version: the shared library's SONAME (libmemhist.so.1). */
 #define MH_ABI_VERSION 1
 /* Format version written by this library; see SPEC.md "Versions". Stores

@@ -8,6 +8,11 @@
  * listed in a 2.0 MANIFEST), so an old store that must grow is copied:
  * every access (same ids, since the copy starts at 0 and keeps the order)
  * and the metadata. The source is only read.
+ *
+ * --rewrite copies a store already at this format too: its accesses through
+ * this memhist's writer, which may keep indexes an older writer of the same
+ * format gave up on, and a second store of the same accesses for measuring
+ * a writer change (tools/bench/README.md, mh_abstore --store-new).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -20,32 +25,39 @@
 #define STR(x) STR_(x)
 #define FORMAT STR(MH_FORMAT_MAJOR) "." STR(MH_FORMAT_MINOR)
 
-static const char synopsis[] = "memhist upgrade SRC DST [--quiet]";
+static const char synopsis[] = "memhist upgrade SRC DST [--rewrite] [--quiet]";
 static const char help[] =
     "Rewrites SRC, a store of format 1.0 or of a 2.x older than " FORMAT ", as\n"
     "DST, a new store of format " FORMAT " (the one this memhist writes, with\n"
     "every index it has): the same accesses with the same ids, and the same\n"
     "metadata, streams and windows. SRC is not modified; DST must not exist.\n"
-    "A store whose segments are all format " FORMAT " already is refused.\n\n"
+    "A store whose segments are all format " FORMAT " already is refused,\n"
+    "unless --rewrite is given.\n\n"
     "options:\n"
-    "  -q, --quiet   no progress, no summary\n"
-    "  -h, --help    this help\n\n"
-    "Exit status: 0 upgraded, 1 failed (SRC is already " FORMAT " or cannot be\n"
-    "read, DST exists, a write failed; DST is removed), 2 bad usage.\n";
+    "  -r, --rewrite  copy SRC even when it is format " FORMAT " already: its\n"
+    "                 accesses written again by this memhist's writer (the\n"
+    "                 indexes it keeps that an older writer may have given up)\n"
+    "  -q, --quiet    no progress, no summary\n"
+    "  -h, --help     this help\n\n"
+    "Exit status: 0 upgraded, 1 failed (SRC is already " FORMAT " without\n"
+    "--rewrite or cannot be read, DST exists, a write failed; DST is removed),\n"
+    "2 bad usage.\n";
 
 static int run(int argc, char **argv);
 const cli_cmd cmd_upgrade = {"upgrade", synopsis, help, run};
 
 static int run(int argc, char **argv) {
     static const struct option longopts[] = {
+        {"rewrite", no_argument, NULL, 'r'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const cli_cmd *cmd = &cmd_upgrade;
-    int quiet = 0, c;
-    while ((c = cli_getopt(cmd, argc, argv, "qh", longopts)) != -1) {
+    int quiet = 0, rewrite = 0, c;
+    while ((c = cli_getopt(cmd, argc, argv, "rqh", longopts)) != -1) {
         switch (c) {
+        case 'r': rewrite = 1; break;
         case 'q': quiet = 1; break;
         case 'h': return cli_help(cmd);
         default: return CLI_USAGE;
@@ -77,7 +89,7 @@ static int run(int argc, char **argv) {
             old_minor = si.version_minor;
         }
     }
-    if (nseg > 0 && old_major == MH_FORMAT_MAJOR && old_minor >= MH_FORMAT_MINOR) {
+    if (!rewrite && nseg > 0 && old_major == MH_FORMAT_MAJOR && old_minor >= MH_FORMAT_MINOR) {
         mh_reader_close(r);
         return cli_fail(cmd, "'%s' is format %u.%u: nothing to upgrade", src, old_major,
                         old_minor);
@@ -103,8 +115,9 @@ static int run(int argc, char **argv) {
     }
     int status = store_copy_finish(cmd, w, dst, rc, err, sizeof err);
     if (status == CLI_OK && !quiet)
-        fprintf(stderr, "upgraded %s (format %u.%u, %" PRIu64 " accesses) to %s (format %d.%d)\n",
-                src, old_major, old_minor, copied, dst, MH_FORMAT_MAJOR, MH_FORMAT_MINOR);
+        fprintf(stderr, "%s %s (format %u.%u, %" PRIu64 " accesses) to %s (format %d.%d)\n",
+                rewrite ? "rewrote" : "upgraded", src, old_major, old_minor, copied, dst,
+                MH_FORMAT_MAJOR, MH_FORMAT_MINOR);
     mh_reader_close(r);
     return status;
 }

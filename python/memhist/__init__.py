@@ -65,7 +65,7 @@ __all__ = [
     "StateError", "NoStreamError", "LateError", "NoSuchError", "error",
 ]
 
-__version__ = "1.13.10"
+__version__ = "1.13.11"
 
 #: Version of the loaded C library ("1.0.0").
 library_version: str = lib.mh_version_string().decode()

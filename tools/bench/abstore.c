@@ -4,8 +4,9 @@
  * in memory: a recording of 10^9 accesses is 56 GB of rows). Nothing is
  * written; the store is read as it is, by both.
  *
- *   mh_abstore BASE_LIB NEW_LIB --store DIR [--queries N] [--reps R]
- *              [--seed N] [--streams 0|1] [--classes LIST] [--asks CSV]
+ *   mh_abstore BASE_LIB NEW_LIB --store DIR [--store-new DIR2] [--queries N]
+ *              [--reps R] [--seed N] [--streams 0|1] [--classes LIST]
+ *              [--asks CSV] [--cold N]
  *
  * The questions are drawn as mh_bench's user distribution
  * (tools/bench/README.md), from the store itself: an access at an id
@@ -33,7 +34,12 @@
  * each build's best), to find a class's slow questions and ask them again
  * (tools/bench/README.md). --cold N then opens the store N times with
  * each build, alternated, its pages dropped from the page cache before
- * each (issue 10's cold open), and prints p50 and max. Output: one
+ * each (issue 10's cold open), and prints p50 and max. --store-new DIR2:
+ * the new build reads DIR2 instead, a store of the same accesses written
+ * another way (a writer change: `memhist upgrade` of DIR by each build's
+ * writer gives two such stores); the questions are drawn from DIR, the
+ * answers must still be equal, and --cold drops and opens each build's
+ * own store. Output: one
  * Markdown table (and the cold line). Exit 2 on bad usage, 1 when the CSV
  * cannot be written or a cold open fails.
  */
@@ -50,6 +56,7 @@
 
 typedef struct lib {
     const char *path;
+    const char *store; /* the store this build reads */
     void *dl;
     /* mh_reader_open_ex: a failure's detail (every 1.x has it) */
     int (*open_ex)(const char *, const mh_reader_options *, mh_reader **, char *, size_t);
@@ -59,7 +66,8 @@ typedef struct lib {
     mh_reader *r;
 } lib;
 
-static int load(lib *l, const char *store) {
+static int load(lib *l) {
+    const char *store = l->store;
     l->dl = dlopen(l->path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
     if (!l->dl) {
         fprintf(stderr, "mh_abstore: %s\n", dlerror());
@@ -111,7 +119,8 @@ static double pct(double *v, size_t n, double p) {
 
 static int usage(void) {
     fprintf(stderr, "usage: mh_abstore BASE_LIB NEW_LIB --store DIR [--queries N] [--reps R] "
-                    "[--seed N] [--streams 0|1] [--classes LIST] [--asks CSV] [--cold N]\n");
+                    "[--store-new DIR2] [--seed N] [--streams 0|1] [--classes LIST] [--asks CSV] "
+                    "[--cold N]\n");
     return 2;
 }
 
@@ -129,12 +138,13 @@ static int wanted(const char *name, const char *list) {
 /* --cold N: N opens by each build (alternated) of the store just dropped
  * from the page cache (every reader closed first: a mapped page is not
  * dropped), each closed at once; p50 and max of each build's. */
-static int cold_opens(lib *L, const char *store, long n) {
+static int cold_opens(lib *L, long n) {
     double *ms[2] = {calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double))};
     double resident = 0;
     int rc = ms[0] && ms[1] ? 0 : 1;
     for (long i = 0; rc == 0 && i < 2 * n; i++) {
         int j = (int)(i & 1);
+        const char *store = L[j].store;
         if (mhb_drop_cache(store) != MH_OK) {
             fprintf(stderr, "mh_abstore: %s: cannot drop its pages from the page cache\n",
                     store);
@@ -169,7 +179,7 @@ int main(int argc, char **argv) {
     if (argc < 3)
         return usage();
     lib L[2] = {{.path = argv[1]}, {.path = argv[2]}};
-    const char *store = NULL, *classes = NULL, *asks = NULL;
+    const char *store = NULL, *store_new = NULL, *classes = NULL, *asks = NULL;
     long nq = 100, reps = 3, streams = 0, cold = 0;
     for (int i = 3; i < argc; i += 2) { /* each option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -178,6 +188,8 @@ int main(int argc, char **argv) {
             return usage();
         if (!strcmp(a, "--store"))
             store = v;
+        else if (!strcmp(a, "--store-new"))
+            store_new = v;
         else if (!strcmp(a, "--classes"))
             classes = v;
         else if (!strcmp(a, "--asks"))
@@ -221,7 +233,9 @@ int main(int argc, char **argv) {
         if (mh_reader_stream_info(own, i, &si) == MH_OK)
             sid[i] = si.id;
     }
-    if (load(&L[0], store) || load(&L[1], store))
+    L[0].store = store;
+    L[1].store = store_new ? store_new : store;
+    if (load(&L[0]) || load(&L[1]))
         return 1;
     FILE *af = NULL;
     if (asks) {
@@ -232,10 +246,10 @@ int main(int argc, char **argv) {
         fprintf(af, "class,question,direction,start,addr_first,addr_last,stream,base_us,new_us,"
                     "answers\n");
     }
-    printf("mh_abstore: %s, %" PRIu64 " accesses, %zu streams; base %s (%s), new %s (%s); "
+    printf("mh_abstore: %s, %" PRIu64 " accesses, %zu streams; base %s (%s), new %s (%s)%s%s; "
            "%ld questions a class, best of %ld passes\n\n",
-           store, st.accesses, ns, L[0].path, L[0].version(), L[1].path, L[1].version(), nq,
-           reps);
+           store, st.accesses, ns, L[0].path, L[0].version(), L[1].path, L[1].version(),
+           store_new ? " reading " : "", store_new ? store_new : "", nq, reps);
     printf("| class (rw) | base p50 / p99 us | new p50 / p99 us | paired median new/base | "
            "accesses returned |\n|---|---:|---:|---:|---:|\n");
     static const uint64_t width[5] = {8, 4096, 1u << 20, 0, 8};
@@ -365,7 +379,7 @@ int main(int argc, char **argv) {
     L[0].close(L[0].r);
     L[1].close(L[1].r);
     mh_reader_close(own);
-    if (cold > 0 && cold_opens(L, store, cold) != 0)
+    if (cold > 0 && cold_opens(L, cold) != 0)
         return 1;
     free(q);
     free(qs);

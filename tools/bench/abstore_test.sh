@@ -10,6 +10,10 @@
 #   with its class, direction, range, stream (--streams 1), two times and
 #   its answers (the 1str rows' streams those the store has).
 #   --cold 3: one line, both builds' cold opens (p50, max).
+#   --store-new: the new build reads the 2.7 fixture of the same accesses
+#   (memhist 1.12's writer), named in the header; every answer agrees and
+#   --cold opens each build's own store; a store-new that does not exist
+#   exits 1.
 #   Bad usage (no --store, --streams 2, --cold x) exits 2. A store that does not
 #   exist exits 1 with the library's detail.
 set -eu
@@ -51,6 +55,17 @@ out=$("$abstore" "$lib" "$lib" --store "$store" --queries 2 --reps 1 --classes "
   fail "--cold: mh_abstore failed"
 echo "$out" | grep -Eq '^cold open \(pages dropped, at most [0-9.]+ % still resident\), 3 each: base p50 [0-9]+\.[0-9]{3} ms, max [0-9]+\.[0-9]{3}; new p50 [0-9]+\.[0-9]{3} ms, max [0-9]+\.[0-9]{3}$' ||
   fail "--cold: no cold line in: $out"
+old=$(dirname "$store")/v2.7/tiny.store
+out=$("$abstore" "$lib" "$lib" --store "$store" --store-new "$old" --queries 8 --reps 1 \
+  --streams 1 --cold 2) || fail "--store-new: mh_abstore failed"
+echo "$out" | grep -q "^mh_abstore: $store, 40 accesses, 2 streams; base .* reading $old; " ||
+  fail "--store-new: header $(echo "$out" | head -1)"
+echo "$out" | grep -q '^mismatches 0$' || fail "--store-new: answers differ"
+rows=$(echo "$out" | grep -Ec '^\| (point|page|1MiB|whole) max(1|10) (fwd|bwd) 1str' || true)
+[ "$rows" -eq 16 ] || fail "--store-new: $rows class rows, expected 16"
+echo "$out" | grep -q '^cold open (pages dropped' || fail "--store-new: no cold line"
+rc=0; "$abstore" "$lib" "$lib" --store "$store" --store-new "$store.missing" >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "--store-new missing: exit $rc, expected 1"
 rc=0; "$abstore" "$lib" "$lib" --store "$store" --cold x 2>/dev/null || rc=$?
 [ "$rc" -eq 2 ] || fail "--cold x: exit $rc, expected 2"
 rc=0; "$abstore" "$lib" "$lib" --queries 4 2>/dev/null || rc=$?
