@@ -2414,8 +2414,20 @@ int mh_spost_body(const mh_spost_view *v, uint32_t stream, mh_apost_view *out);
 /* The candidates of [a, b], ops, for the rows of streams[0 .. ns) (sorted,
  * distinct): 1 (it lists them, possibly none), 0 (the section does not
  * serve: absent, more than MHF_SPOST_QUERY_STREAMS streams, a stream of
- * them without a body, or [a, b] spans MHF_SPOST_SPAN granules or more of
- * a body), < 0 MH_E* with detail. Scratch as mh_apost_query's. */
+ * them without a body, [a, b] spans MHF_SPOST_SPAN granules or more of
+ * a body, or the runs holding the keys of [a, b] and ops, of the bodies
+ * where it spans MH_SPOST_VOLUME_SPAN granules or more, add up to more
+ * than MH_SPOST_VOLUME_MAX bytes), < 0 MH_E* with detail. Scratch as
+ * mh_apost_query's. */
+/* Bytes of postings a question's candidates may be made from (SPEC.md
+ * §9d.2, use by a query). Past them the streams touched the range in many
+ * slices, where the walk soon meets their rows without the section: on
+ * QEMU recordings of xz -T2 and sort --parallel=4, ORing a thread's
+ * postings of its own buffers (tens of KiB) was the 1 MiB one-stream
+ * questions' p99 of 16-124 us. */
+#define MH_SPOST_VOLUME_MAX 16384u
+/* ... counted for ranges of at least this many granules of a body */
+#define MH_SPOST_VOLUME_SPAN 16u
 int mh_spost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                    const uint32_t *streams, uint32_t ns, struct mh_apost_iter *it,
                    uint64_t **scratch, size_t *scratch_cap, mh_diag *d);

@@ -128,6 +128,23 @@ static int body_or(const mh_apost_view *b, unsigned o, uint64_t wa, uint64_t wb,
     return MH_OK;
 }
 
+/* Bytes of body b's runs holding keys (o, w), wa <= w <= wb, o in ops: what
+ * body_or would read (its whole runs, as it decodes them). */
+static uint64_t body_volume(const mh_apost_view *b, uint32_t ops, uint64_t wa, uint64_t wb) {
+    uint64_t v = 0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        if (!(ops >> o & 1u) || b->run_count[o] == 0)
+            continue;
+        for (uint32_t r = run_at(b, o, wa); r < b->run_count[o]; r++) {
+            const uint8_t *rec = b->runs + (size_t)(b->run_first[o] + r) * b->run_size;
+            if (mhf_load_u64(rec + MHF_APOST_R_GRANULE) > wb)
+                break;
+            v += mhf_load_u32(rec + MHF_APOST_R_BYTES);
+        }
+    }
+    return v;
+}
+
 int mh_spost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
                    const uint32_t *streams, uint32_t ns, mh_apost_iter *it,
                    uint64_t **scratch, size_t *scratch_cap, mh_diag *d) {
@@ -145,6 +162,7 @@ int mh_spost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
      * than kept: 64 views on the stack were 16 KiB of frame */
     mh_apost_view body;
     uint32_t nb = 0, shift = MHF_SPOST_SHIFT_DEFAULT;
+    uint64_t volume = 0; /* the postings the candidates would be made from */
     for (uint32_t i = 0; i < ns; i++) {
         int got = mh_spost_body(&v, streams[i], &body);
         if (got < 0)
@@ -153,6 +171,14 @@ int mh_spost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
             continue;
         if ((b >> body.shift) - (a >> body.shift) >= MHF_SPOST_SPAN)
             return 0;
+        /* a narrower range is left out: its few keys' postings are few
+         * (a key's are at most a bitmap of the segment's slices), and the
+         * sum would cost point and page questions its run searches */
+        if ((b >> body.shift) - (a >> body.shift) >= MH_SPOST_VOLUME_SPAN) {
+            volume += body_volume(&body, ops, a >> body.shift, b >> body.shift);
+            if (volume > MH_SPOST_VOLUME_MAX)
+                return 0;
+        }
         shift = nb++ ? shift : body.shift;
     }
     MH_TRY(mh_apost_iter_init(it, seg->nslices, ops, shift, scratch, scratch_cap, d));

@@ -5,7 +5,9 @@
  * that stream masks alias); a stream-filtered query's candidates equal the
  * slices brute force finds at the body's shift; every query (stream
  * filters drawn at random) equals the oracle with the section used and
- * ignored; fsck is clean; a one-stream store has none; damage is refused
+ * ignored; the section does not serve a question whose postings pass the
+ * volume bound (at its edge, and not below 16 granules); fsck is clean; a
+ * one-stream store has none; damage is refused
  * with its detail. `spost real MEMHIST VICTIM` does the same on a qemu
  * recording of a program of 8 threads (skipped without qemu).
  */
@@ -152,6 +154,35 @@ static size_t check_bodies(const mh_reader *r, const mh_access *all, size_t n) {
     return bodies;
 }
 
+/* Bytes of the runs of the body of `stream` holding keys of [a, b] and
+ * ops, found by a walk over every run record (a run holds the keys from
+ * its first granule to the next run's first, exclusive). */
+static uint64_t volume_of(const mh_seg *seg, uint32_t stream, uint64_t a, uint64_t b,
+                          uint32_t ops) {
+    mh_spost_view v;
+    mh_diag d = {0, 0, ""};
+    if (mh_spost_view_get(seg, &v, &d) != MH_OK)
+        return 0; /* no section */
+    mh_apost_view body;
+    if (mh_spost_body(&v, stream, &body) != 1)
+        return 0;
+    uint64_t wa = a >> body.shift, wb = b >> body.shift, vol = 0;
+    for (unsigned o = 0; o < MHF_OP_COUNT; o++) {
+        if (!(ops >> o & 1u))
+            continue;
+        for (uint32_t r = 0; r < body.run_count[o]; r++) {
+            const uint8_t *rec = body.runs + (size_t)(body.run_first[o] + r) * body.run_size;
+            uint64_t first = mhf_load_u64(rec + MHF_APOST_R_GRANULE);
+            uint64_t next = r + 1 < body.run_count[o]
+                                ? mhf_load_u64(rec + body.run_size + MHF_APOST_R_GRANULE)
+                                : UINT64_MAX;
+            if (first <= wb && (next == UINT64_MAX || next - 1 >= wa))
+                vol += mhf_load_u32(rec + MHF_APOST_R_BYTES);
+        }
+    }
+    return vol;
+}
+
 /* For random ranges and stream sets: mh_spost_query's candidates are the
  * slices with a row of the streams and ops meeting [A >> g, B >> g]. */
 static void check_candidates(const mh_reader *r, const mh_access *all, size_t n,
@@ -186,8 +217,13 @@ static void check_candidates(const mh_reader *r, const mh_access *all, size_t n,
             int rc = mh_spost_query(seg, a, b, ops, set, m, &it, &scratch, &cap, &d);
             CHECKF(rc >= 0, "segment %zu: %s", g, d.msg);
             if (rc == 0) {
+                uint64_t vol = 0; /* at 16 granules or more (a body at the first shift) */
+                for (uint32_t j = 0; j < m; j++)
+                    if ((b >> MHF_SPOST_SHIFT_DEFAULT) - (a >> MHF_SPOST_SHIFT_DEFAULT) >= 16)
+                        vol += volume_of(seg, set[j], a, b, ops);
                 CHECKF(((b >> MHF_SPOST_SHIFT_DEFAULT) - (a >> MHF_SPOST_SHIFT_DEFAULT) >=
-                        MHF_SPOST_SPAN) || mh_spost_section(seg, &(const mh_section *){0}) != MH_OK,
+                        MHF_SPOST_SPAN) || vol > MH_SPOST_VOLUME_MAX ||
+                           mh_spost_section(seg, &(const mh_section *){0}) != MH_OK,
                        "segment %zu: the postings do not serve [0x%llx, 0x%llx]", g,
                        (unsigned long long)a, (unsigned long long)b);
                 continue;
@@ -281,6 +317,131 @@ static void test_store(uint32_t ns, int discard, uint64_t seed, size_t solo) {
     mh_reader_close(r);
     tu_problems p = tu_fsck(dir);
     CHECKF(p.n == 0, "fsck: %d problems: %s", p.n, p.msg);
+    free(all);
+    tu_rmtree(dir);
+}
+
+/* The postings' volume (SPEC.md §9d.2, use by a query): a thread that
+ * writes every page of a 1 MiB buffer in each of 600 slices has postings
+ * of ~80 bytes a page there (a bitmap of 600 slices), ~20 KiB over the
+ * buffer: its 1 MiB questions go without the section (the walk meets its
+ * rows in the first slice it enters), its 64 KiB ones and the other
+ * thread's 1 MiB ones (no posting there) with it; every answer as the
+ * oracle's, with the section used and ignored. */
+static void test_volume(void) {
+    char dir[4096];
+    tu_mkdtemp(dir, sizeof dir, "spost-vol");
+    snprintf(tu_context, sizeof tu_context, "postings volume");
+    const uint64_t buf = 0x40000000u, MiB = 1u << 20;
+    size_t n = 600 * 512, m;
+    mh_access *src = calloc(n, sizeof *src);
+    CHECK(src);
+    tu_rng rng = {77};
+    for (size_t i = 0; i < n; i++) {
+        size_t k = i % 512;
+        src[i].transition = 10 + i;
+        src[i].size = 8;
+        if (k % 2 == 0) { /* stream 1: page k / 2 of the buffer */
+            src[i].stream = 1;
+            src[i].op = MH_OP_WRITE;
+            src[i].physical = buf + (uint64_t)(k / 2) * 4096 + 8 * tu_below(&rng, 512);
+        } else {
+            src[i].stream = 0;
+            src[i].op = MH_OP_READ;
+            src[i].physical = 0x10000000u + 8 * tu_below(&rng, 8192);
+        }
+    }
+    mh_access *all = tu_apost_write(dir, src, n, n, 512, 0, 1, &m);
+    free(src);
+    mh_reader *r;
+    CHECK_OK(mh_reader_open(dir, &r));
+    CHECK(mh_reader_segment_count(r) == 1);
+    const mh_seg *seg = tu_seg_of(r, 0);
+    uint64_t *scratch = NULL;
+    size_t cap = 0;
+    struct {
+        uint32_t stream;
+        uint64_t a, b;
+        int serves;
+    } k[] = {
+        {1, buf, buf + MiB - 1, 0},       /* ~20 KiB of postings */
+        {1, buf, buf + 64 * 1024 - 1, 1}, /* 16 pages: ~1.3 KiB */
+        {0, buf, buf + MiB - 1, 1},       /* none */
+        {1, buf, 0, 1},                   /* the most pages within the bound */
+        {1, buf, 0, 0},                   /* and one more */
+    };
+    /* the edge: the first run of pages whose postings pass the bound */
+    uint64_t pages = 1;
+    while (pages < 256 && volume_of(seg, 1, buf, buf + pages * 4096 - 1, MH_OPS_ALL) <=
+                              MH_SPOST_VOLUME_MAX)
+        pages++;
+    CHECKF(pages > 16 && pages < 256, "the bound passed at %llu pages",
+           (unsigned long long)pages);
+    k[3].b = buf + (pages - 1) * 4096 - 1;
+    k[4].b = buf + pages * 4096 - 1;
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        uint64_t vol = volume_of(seg, k[i].stream, k[i].a, k[i].b, MH_OPS_ALL);
+        CHECKF((vol > MH_SPOST_VOLUME_MAX) == !k[i].serves,
+               "case %zu: %llu bytes of postings against %u", i, (unsigned long long)vol,
+               MH_SPOST_VOLUME_MAX);
+        mh_apost_iter it;
+        mh_diag d = {0, 0, ""};
+        int rc = mh_spost_query(seg, k[i].a, k[i].b, MH_OPS_ALL, &k[i].stream, 1, &it,
+                                &scratch, &cap, &d);
+        CHECKF(rc == k[i].serves, "case %zu: stream %u, [0x%llx, 0x%llx]: %d, expected %d (%s)",
+               i, k[i].stream, (unsigned long long)k[i].a, (unsigned long long)k[i].b, rc,
+               k[i].serves, d.msg);
+    }
+    free(scratch);
+    check_oracle(r, all, m, 78);
+    mh_reader_close(r);
+    free(all);
+    tu_rmtree(dir);
+}
+
+/* ... counted only at 16 granules or more: in 9,000 slices of 20
+ * accesses, a thread writing the same 17 pages in each has postings of
+ * ~1.1 KiB a page (bitmaps), over 16,384 bytes on 16 pages already; its
+ * questions over 16 pages (15 granules apart) are served still, over 17
+ * (16 apart) not. */
+static void test_volume_span(void) {
+    char dir[4096];
+    tu_mkdtemp(dir, sizeof dir, "spost-vspan");
+    snprintf(tu_context, sizeof tu_context, "postings volume, narrow ranges");
+    const uint64_t buf = 0x40000000u;
+    size_t n = 9000 * 20, m;
+    mh_access *src = calloc(n, sizeof *src);
+    CHECK(src);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = i % 20;
+        src[i].transition = 10 + i;
+        src[i].size = 8;
+        src[i].op = MH_OP_WRITE;
+        src[i].stream = k < 17;
+        src[i].physical = k < 17 ? buf + (uint64_t)k * 4096 + 8 * (i % 7) : 0x10000000u + 8 * k;
+    }
+    mh_access *all = tu_apost_write(dir, src, n, n, 20, 0, 1, &m);
+    free(src);
+    mh_reader *r;
+    CHECK_OK(mh_reader_open(dir, &r));
+    CHECK(mh_reader_segment_count(r) == 1);
+    const mh_seg *seg = tu_seg_of(r, 0);
+    CHECKF(seg->nslices >= 8900, "%u slices", seg->nslices);
+    uint64_t *scratch = NULL;
+    size_t cap = 0;
+    uint32_t one = 1;
+    for (int pages = 16; pages <= 17; pages++) {
+        uint64_t b = buf + (uint64_t)pages * 4096 - 1;
+        uint64_t vol = volume_of(seg, 1, buf, b, MH_OPS_WRITE);
+        CHECKF(vol > MH_SPOST_VOLUME_MAX, "%d pages: %llu bytes of postings", pages,
+               (unsigned long long)vol);
+        mh_apost_iter it;
+        mh_diag d = {0, 0, ""};
+        int rc = mh_spost_query(seg, buf, b, MH_OPS_WRITE, &one, 1, &it, &scratch, &cap, &d);
+        CHECKF(rc == (pages < 17), "%d pages: %d (%s)", pages, rc, d.msg);
+    }
+    free(scratch);
+    mh_reader_close(r);
     free(all);
     tu_rmtree(dir);
 }
@@ -483,6 +644,8 @@ int main(int argc, char **argv) {
     test_store(4, 1, 5, 33000);
     test_store(6, 0, 6, 26000);
     test_one_stream();
+    test_volume();
+    test_volume_span();
     test_damage();
     printf("spost: ok\n");
     return 0;
