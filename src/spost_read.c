@@ -169,12 +169,13 @@ int mh_spost_query(const mh_seg *seg, uint64_t a, uint64_t b, uint32_t ops,
             return 0;
         if (got == 0)
             continue;
-        if ((b >> body.shift) - (a >> body.shift) >= MHF_SPOST_SPAN)
+        uint64_t span = (b >> body.shift) - (a >> body.shift);
+        if (span >= MHF_SPOST_SPAN)
             return 0;
         /* a narrower range is left out: its few keys' postings are few
          * (a key's are at most a bitmap of the segment's slices), and the
          * sum would cost point and page questions its run searches */
-        if ((b >> body.shift) - (a >> body.shift) >= MH_SPOST_VOLUME_SPAN) {
+        if (span >= MH_SPOST_VOLUME_SPAN) {
             volume += body_volume(&body, ops, a >> body.shift, b >> body.shift);
             if (volume > MH_SPOST_VOLUME_MAX)
                 return 0;

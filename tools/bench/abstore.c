@@ -36,8 +36,8 @@
  * each build, alternated, its pages dropped from the page cache before
  * each (issue 10's cold open), and prints p50 and max. --store-new DIR2:
  * the new build reads DIR2 instead, a store of the same accesses written
- * another way (a writer change: `memhist upgrade` of DIR by each build's
- * writer gives two such stores); the questions are drawn from DIR, the
+ * another way (a writer change: `memhist upgrade --rewrite` of DIR by each
+ * build's memhist gives two such stores); the questions are drawn from DIR, the
  * answers must still be equal, and --cold drops and opens each build's
  * own store. Output: one
  * Markdown table (and the cold line). Exit 2 on bad usage, 1 when the CSV
